@@ -1,0 +1,269 @@
+"""The `phybench` command line."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+from . import __version__
+
+EXAMPLES = {
+    "tasks": """
+        examples:
+          phybench tasks
+          phybench tasks show collision
+          phybench tasks show uniform --json
+    """,
+    "generate": """
+        examples:
+          phybench generate uniform --split id-eval --out data/uniform-id-eval
+          phybench generate collision --split ood-eval --out data/collision-ood --workers 2
+          phybench generate parabola --split train-30k --out data/parabola-30k --shard 0/4
+          phybench generate uniform --split id-eval --out /tmp/u --limit 64 --resolution 256
+    """,
+    "verify": """
+        examples:
+          phybench verify data/uniform-id-eval
+          phybench verify data/uniform-id-eval --regenerate 10 --json
+    """,
+    "quickstart": """
+        examples:
+          phybench quickstart
+          phybench quickstart --out /tmp/pb --limit 32
+    """,
+}
+
+
+class CliError(Exception):
+    """A user error: printed as one line, exit code 2."""
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="phybench",
+        description="Benchmark whether video generation models learn physical laws.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=textwrap.dedent(
+            """
+            start here:
+              phybench quickstart          generate small evaluation splits and summarise them
+              phybench tasks               list the registered tasks
+            """
+        ),
+    )
+    p.add_argument("--version", action="version", version=f"phybench {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    def add(name: str, help: str) -> argparse.ArgumentParser:
+        return sub.add_parser(
+            name, help=help, description=help,
+            epilog=textwrap.dedent(EXAMPLES.get(name, "")),
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+
+    t = add("tasks", "List the registered tasks, or show one task's spec.")
+    t.add_argument("action", nargs="?", choices=["show"], help="show one task")
+    t.add_argument("name", nargs="?", help="task name (with 'show')")
+    t.add_argument("--json", action="store_true", help="machine-readable output")
+
+    g = add("generate", "Simulate, render and write one split of a task.")
+    g.add_argument("task", help="task name (see `phybench tasks`)")
+    g.add_argument("--split", required=True, help="train-30k, train-300k, train-3m, id-eval or ood-eval")
+    g.add_argument("--out", required=True, help="output folder (created; resumable)")
+    g.add_argument("--workers", type=int, default=1, help="processes (default 1)")
+    g.add_argument("--shard", help="I/N: write only shards s with s %% N == I (several machines)")
+    g.add_argument("--limit", type=int, help="only the first N samples (a spread-out subset)")
+    g.add_argument("--resolution", type=int, help="pixels per side (default: the task's, 128)")
+    g.add_argument("--shard-size", type=int, help="samples per shard (default 250 eval, 50000 train)")
+    g.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    v = add("verify", "Recompute a split's hashes and say what differs.")
+    v.add_argument("folder", help="split folder written by `phybench generate`")
+    v.add_argument("--regenerate", type=int, default=0, metavar="K", help="also re-simulate K samples and compare")
+    v.add_argument("--json", action="store_true", help="machine-readable output")
+    v.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    q = add("quickstart", "The main job on a small built-in default: generate, verify, summarise.")
+    q.add_argument("--out", default="phybench-quickstart", help="folder (default ./phybench-quickstart)")
+    q.add_argument("--limit", type=int, default=64, help="samples per split (default 64)")
+    q.add_argument("--workers", type=int, default=1, help="processes (default 1)")
+    return p
+
+
+# ---------------------------------------------------------------- tasks
+def _fmt_range(r: tuple[float, float]) -> str:
+    return f"[{r[0]:g}, {r[1]:g}]"
+
+
+def cmd_tasks(args: argparse.Namespace) -> int:
+    from .tasks import TASKS, get_task
+
+    if args.action == "show":
+        if not args.name:
+            raise CliError("`phybench tasks show` needs a task name, e.g. `phybench tasks show uniform`")
+        spec = get_task(args.name)
+        if args.json:
+            print(json.dumps({"spec_hash": spec.spec_hash(), **spec.to_dict()}, indent=2))
+            return 0
+        print(f"{spec.name}  v{spec.version}  ({spec.scenario})   spec hash {spec.spec_hash()}")
+        print(textwrap.fill(spec.description, 88))
+        print(f"\nclip: {spec.frames} frames every {spec.frame_interval:g} s, {spec.resolution} px "
+              f"(also {', '.join(str(r) for r in spec.resolutions if r != spec.resolution)}), "
+              f"{spec.condition_frames} condition frames, world {spec.world_size:g} x {spec.world_size:g} units")
+        print("\ndegrees of freedom:")
+        for d in spec.dofs:
+            ood = " U ".join(_fmt_range(r) for r in d.ood_ranges)
+            print(f"  {d.name:<11} ID {_fmt_range(d.id_range):<11} OOD {ood:<22} {d.unit}  ({d.description})")
+        print("\nsplits:")
+        for ts in spec.training_sets:
+            print(f"  {ts.name:<11} {ts.size:>9,}  grid {' x '.join(map(str, ts.grid))}")
+        print(f"  {'id-eval':<11} {spec.id_eval_size:>9,}  midpoints of the largest training grid")
+        print(f"  {'ood-eval':<11} {spec.split_size('ood-eval'):>9,}  levels: "
+              + ", ".join(f"{lv.name} ({lv.size})" for lv in spec.ood_levels))
+        print(f"\nsimulator: {spec.simulator}")
+        print(f"seed: {spec.base_seed}")
+        if spec.notes:
+            print("\nnotes:")
+            for n in spec.notes:
+                print(textwrap.fill(n, 88, initial_indent="  - ", subsequent_indent="    "))
+        return 0
+    if args.name:
+        raise CliError(f"unexpected argument {args.name!r}; did you mean `phybench tasks show {args.name}`?")
+    rows = [(n, s) for n, s in TASKS.items()]
+    if args.json:
+        print(json.dumps([{"name": n, "version": s.version, "scenario": s.scenario, "spec_hash": s.spec_hash(),
+                           "splits": {sp: s.split_size(sp) for sp in s.split_names}} for n, s in rows], indent=2))
+        return 0
+    header = f"{'task':<10} {'ver':>3}  {'DoFs':<40} {'OOD levels':<28} {'id-eval':>7} {'ood-eval':>8}  spec hash"
+    print(header)
+    print("-" * len(header))
+    for name, s in rows:
+        dofs = ", ".join(d.name for d in s.dofs)
+        levels = ", ".join(lv.name for lv in s.ood_levels)
+        print(f"{name:<10} {s.version:>3}  {dofs:<40} {levels:<28} {s.id_eval_size:>7} "
+              f"{s.split_size('ood-eval'):>8}  {s.spec_hash()[:12]}")
+    print("\ntraining splits: train-30k, train-300k, train-3m;  `phybench tasks show NAME` for details")
+    return 0
+
+
+# ---------------------------------------------------------------- generate
+def canonical_command(plan: Any) -> str:
+    cmd = f"phybench generate {plan.spec.name} --split {plan.split} --resolution {plan.resolution}"
+    if plan.num_samples != plan.spec.split_size(plan.split):
+        cmd += f" --limit {plan.num_samples}"
+    return cmd
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    from .generate import generate, parse_shard_arg
+    from .split import make_plan
+    from .tasks import get_task
+
+    spec = get_task(args.task)
+    plan = make_plan(spec, args.split, args.resolution, args.limit, args.shard_size)
+    shard = parse_shard_arg(args.shard) if args.shard else None
+    t0 = time.perf_counter()
+    result = generate(plan, args.out, workers=args.workers, shard=shard, progress=not args.quiet,
+                      command=canonical_command(plan))
+    dt = time.perf_counter() - t0
+    n_done = plan.num_shards - len(result.missing)
+    print(f"{spec.name}/{args.split}: wrote {result.written} shard(s), reused {result.reused}, "
+          f"{n_done}/{plan.num_shards} present ({dt:.1f} s)")
+    if result.manifest is None:
+        print(f"not complete yet: shards {result.missing[:10]}{'...' if len(result.missing) > 10 else ''} "
+              f"are missing; run the other --shard slices into {args.out}, then this command once more "
+              "without --shard to write the manifest")
+        return 0
+    print(f"split hash {result.manifest['split_hash']}\nmanifest: {Path(args.out) / 'manifest.json'}")
+    return 0
+
+
+# ---------------------------------------------------------------- verify
+def cmd_verify(args: argparse.Namespace) -> int:
+    from .split import verify
+
+    report = verify(args.folder, regenerate=args.regenerate, progress=not (args.quiet or args.json))
+    if args.json:
+        print(json.dumps({"folder": str(report.folder), "ok": report.ok, "problems": report.problems,
+                          "split_hash": report.manifest.get("split_hash"), "recomputed": report.recomputed_hash,
+                          "checked_samples": report.checked_samples, "regenerated": report.regenerated}, indent=2))
+    else:
+        m = report.manifest
+        print(f"{m['task']}/{m['split']}: {report.checked_samples} samples checked"
+              + (f", {report.regenerated} re-simulated" if report.regenerated else ""))
+        if report.ok:
+            print(f"OK  split hash {report.recomputed_hash}")
+        else:
+            print(f"FAILED: {len(report.problems)} problem(s)")
+            for p in report.problems:
+                print(f"  - {p}")
+    return 0 if report.ok else 1
+
+
+# ---------------------------------------------------------------- quickstart
+def _dir_size(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*.parquet"))
+
+
+def cmd_quickstart(args: argparse.Namespace) -> int:
+    from .generate import generate
+    from .split import make_plan, verify
+    from .tasks import get_task
+
+    out = Path(args.out)
+    print(f"phybench {__version__} quickstart: {args.limit} samples per split into {out}/\n")
+    summary = []
+    for task in ("uniform", "collision", "parabola"):
+        spec = get_task(task)
+        for split in ("id-eval", "ood-eval"):
+            plan = make_plan(spec, split, None, args.limit, None)
+            folder = out / f"{task}-{split}"
+            t0 = time.perf_counter()
+            result = generate(plan, folder, workers=args.workers, progress=True, command=canonical_command(plan))
+            dt = time.perf_counter() - t0
+            report = verify(folder)
+            if not report.ok:
+                raise CliError(f"{folder} failed verification: {report.problems[0]}")
+            m = result.manifest or {}
+            size = _dir_size(folder)
+            summary.append((task, split, plan.num_samples, m.get("levels", {}), size / plan.num_samples / 1024,
+                            "reused" if result.written == 0 else f"{dt:.1f} s", m["split_hash"][:16]))
+    print(f"\n{'task':<10} {'split':<9} {'n':>5}  {'levels':<52} {'KB/clip':>7}  {'time':>7}  split hash")
+    for task, split, n, levels, kb, dt, h in summary:
+        lv = ", ".join(f"{k}:{v}" for k, v in levels.items())
+        print(f"{task:<10} {split:<9} {n:>5}  {lv:<52} {kb:>7.1f}  {dt:>7}  {h}")
+    print(f"\nall splits verified.  load one with:\n"
+          f"  python -c \"import phybench.split as s; ds = s.load_hf_dataset('{out}/uniform-id-eval'); "
+          "print(ds[0]['video'].shape, ds[0]['video'].dtype)\"")
+    return 0
+
+
+COMMANDS = {"tasks": cmd_tasks, "generate": cmd_generate, "verify": cmd_verify, "quickstart": cmd_quickstart}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from .registry import RegistryError
+    from .split import SplitError
+
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if not args.command:
+        parser.print_help()
+        return 2
+    try:
+        return COMMANDS[args.command](args)
+    except (CliError, RegistryError, SplitError) as exc:
+        print(f"phybench {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"\nphybench {args.command}: interrupted; finished shards are kept, run again to resume",
+              file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,162 @@
+"""`phybench generate`: write a split, in shards, resumable, with any number of workers.
+
+Each shard is written to a temporary file and renamed into place, then its sidecar
+(hashes) is written the same way: a killed run leaves only finished shards behind,
+and the next run skips them.  The manifest is written last, once every shard exists.
+A folder that holds another task, split, spec hash or layout is refused, never mixed.
+"""
+from __future__ import annotations
+
+import json
+import os
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from .split import (
+    DATA_DIR,
+    MANIFEST,
+    SplitError,
+    SplitPlan,
+    _atomic_write_bytes,
+    build_manifest,
+    card_text,
+    file_sha256,
+    write_shard,
+)
+
+_OWN_NAMES = {MANIFEST, DATA_DIR, "README.md"}
+
+
+@dataclass
+class GenerateResult:
+    plan: SplitPlan
+    written: int  # shards written by this run
+    reused: int  # shards found finished
+    missing: list[int]  # shards still to write (other --shard slices)
+    manifest: dict[str, Any] | None  # set once the split is complete
+
+
+def _describe(identity: dict[str, Any]) -> str:
+    return (
+        f"{identity.get('task')}/{identity.get('split')} v{identity.get('task_version')} "
+        f"(spec {str(identity.get('spec_hash'))[:12]}, {identity.get('resolution')} px, "
+        f"{identity.get('num_samples')} samples, shard size {identity.get('shard_size')})"
+    )
+
+
+def _check_identity(found: dict[str, Any], plan: SplitPlan, where: Path) -> None:
+    want = plan.identity()
+    have = {k: found.get(k) for k in want}
+    if have != want:
+        diff = ", ".join(f"{k}: {have[k]!r} != {want[k]!r}" for k in want if have[k] != want[k])
+        raise SplitError(
+            f"{where} already holds {_describe(have)}, not {_describe(want)} ({diff}); "
+            "refusing to mix them: choose another --out or delete that folder"
+        )
+
+
+def scan_existing(plan: SplitPlan, out: Path) -> dict[int, dict[str, Any]]:
+    """Finished shards already in `out` (after checking they belong to this plan)."""
+    if not out.exists():
+        return {}
+    if not out.is_dir():
+        raise SplitError(f"--out {out} exists and is not a folder")
+    strangers = sorted(p.name for p in out.iterdir() if p.name not in _OWN_NAMES)
+    if strangers:
+        raise SplitError(
+            f"--out {out} is not empty and is not a phybench split (it holds {', '.join(strangers[:5])}); "
+            "choose an empty or new folder"
+        )
+    if (out / MANIFEST).is_file():
+        try:
+            _check_identity(json.loads((out / MANIFEST).read_text()), plan, out / MANIFEST)
+        except json.JSONDecodeError as exc:
+            raise SplitError(f"{out / MANIFEST} is corrupt ({exc}); delete the folder and generate again") from None
+    done: dict[int, dict[str, Any]] = {}
+    data = out / DATA_DIR
+    if not data.is_dir():
+        return done
+    for tmp in data.glob(".shard-*.tmp"):
+        tmp.unlink()  # left by a run that was killed mid-write
+    for sidecar in sorted(data.glob("shard-*.json")):
+        try:
+            record = json.loads(sidecar.read_text())
+        except json.JSONDecodeError:
+            sidecar.unlink()  # half-written sidecars cannot happen (atomic), but be safe
+            continue
+        _check_identity(record, plan, sidecar)
+        parquet = out / record["file"]
+        if parquet.is_file() and file_sha256(parquet) == record["sha256"]:
+            done[int(record["shard"])] = record
+    return done
+
+
+def parse_shard_arg(text: str) -> tuple[int, int]:
+    """'I/N' -> (I, N) with 0 <= I < N."""
+    try:
+        i, n = (int(x) for x in text.split("/"))
+    except ValueError:
+        raise SplitError(f"--shard must look like I/N (e.g. 0/4), got {text!r}") from None
+    if n < 1 or not 0 <= i < n:
+        raise SplitError(f"--shard {text}: need 0 <= I < N")
+    return i, n
+
+
+def generate(
+    plan: SplitPlan,
+    out: str | os.PathLike[str],
+    *,
+    workers: int = 1,
+    shard: tuple[int, int] | None = None,
+    progress: bool = True,
+    command: str | None = None,
+) -> GenerateResult:
+    """Write (the rest of) a split into `out`."""
+    if workers < 1:
+        raise SplitError(f"--workers must be at least 1, got {workers}")
+    out = Path(out)
+    done = scan_existing(plan, out)
+    (out / DATA_DIR).mkdir(parents=True, exist_ok=True)
+    mine = [s for s in range(plan.num_shards) if shard is None or s % shard[1] == shard[0]]
+    todo = [s for s in mine if s not in done]
+    reused = len(mine) - len(todo)
+    total = sum(plan.shard_range(s)[1] - plan.shard_range(s)[0] for s in todo)
+    bar = tqdm(
+        total=total,
+        unit="video" if plan.with_video else "sample",
+        desc=f"{plan.spec.name}/{plan.split}",
+        disable=not progress or total == 0,
+        dynamic_ncols=True,
+    )
+    try:
+        if workers == 1 or len(todo) <= 1:
+            for s in todo:
+                done[s] = write_shard(plan, out, s)
+                bar.update(done[s]["stop"] - done[s]["start"])
+        else:
+            ctx = get_context("spawn")
+            with ProcessPoolExecutor(max_workers=min(workers, len(todo)), mp_context=ctx) as pool:
+                futures = [pool.submit(write_shard, plan, out, s) for s in todo]
+                try:
+                    for fut in as_completed(futures):
+                        record = fut.result()
+                        done[record["shard"]] = record
+                        bar.update(record["stop"] - record["start"])
+                except BaseException:
+                    for f in futures:
+                        f.cancel()
+                    raise
+    finally:
+        bar.close()
+    missing = [s for s in range(plan.num_shards) if s not in done]
+    manifest = None
+    if not missing:
+        manifest = build_manifest(plan, list(done.values()), command)
+        _atomic_write_bytes(out / "README.md", card_text(plan).encode())
+        _atomic_write_bytes(out / MANIFEST, (json.dumps(manifest, indent=2) + "\n").encode())
+    return GenerateResult(plan, len(todo), reused, missing, manifest)

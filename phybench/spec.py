@@ -1,0 +1,161 @@
+"""Task specifications: a benchmark task is data, with a version and a content hash.
+
+A `TaskSpec` says everything that determines a task's samples: its degrees of freedom
+with in-distribution (ID) and out-of-distribution (OOD) ranges, the OOD levels, the
+training grids, evaluation sizes, clip geometry, the simulator settings and the base
+seed.  `spec_hash()` is the sha256 of its canonical JSON: any change to what a task
+generates changes the hash, and splits, results and the leaderboard all carry it.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+Scenario = Literal["uniform", "collision", "parabola"]
+
+
+@dataclass(frozen=True)
+class Dof:
+    """One degree of freedom of a scene, e.g. a ball's radius."""
+
+    name: str  # column name in the split, e.g. "radius" or "velocity_2"
+    unit: str  # e.g. "world units" or "world units / s"
+    id_range: tuple[float, float]  # closed interval
+    ood_ranges: tuple[tuple[float, float], ...]  # disjoint intervals outside id_range
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        lo, hi = self.id_range
+        if not lo < hi:
+            raise ValueError(f"{self.name}: empty ID range {self.id_range}")
+        for a, b in self.ood_ranges:
+            if not a < b:
+                raise ValueError(f"{self.name}: empty OOD range {(a, b)}")
+            if a < hi and b > lo:
+                raise ValueError(f"{self.name}: OOD range {(a, b)} overlaps ID {self.id_range}")
+
+
+@dataclass(frozen=True)
+class OODLevel:
+    """An OOD evaluation level: which DoFs are drawn from their OOD ranges."""
+
+    name: str  # short id, e.g. "r" or "r1+v1"
+    ood_dofs: tuple[str, ...]
+    size: int  # samples in the ood-eval split at this level
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class TrainingSet:
+    """A training split: the full grid over the DoFs' ID ranges (one count per DoF)."""
+
+    name: str  # split name, e.g. "train-30k"
+    grid: tuple[int, ...]  # points per DoF, in `TaskSpec.dofs` order; all even (see id-eval)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.grid)
+
+
+@dataclass(frozen=True)
+class SimulatorSettings:
+    """How Box2D is driven.  See `phybench.simulate` for why each setting exists."""
+
+    steps_per_frame: int  # Box2D steps between recorded frames
+    time_scale: float  # Box2D runs k times faster: velocities x k, gravity x k^2
+    length_scale: float  # Box2D world is L times larger than ours
+    gravity: float  # world units / s^2, pointing down (0 for no gravity)
+    density: float = 1.0  # all balls: mass proportional to area
+    restitution: float = 1.0
+    friction: float = 0.0  # head-on, spin-free contacts: friction never acts
+    velocity_iterations: int = 15
+    position_iterations: int = 20
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """Everything that determines a task's data.  Frozen: a change is a new version."""
+
+    name: str
+    version: int
+    scenario: Scenario
+    description: str
+    dofs: tuple[Dof, ...]
+    ood_levels: tuple[OODLevel, ...]
+    training_sets: tuple[TrainingSet, ...]
+    id_eval_size: int
+    simulator: SimulatorSettings
+    frames: int = 32
+    frame_interval: float = 0.1  # seconds between frames
+    resolution: int = 128  # default pixels per side
+    resolutions: tuple[int, ...] = (128, 256)  # supported
+    condition_frames: int = 3  # frames a model is given
+    world_size: float = 10.0  # world units per side
+    min_frames_in_view: int = 24  # wanted frames with every ball fully in view
+    min_frames_after_contact: int = 8  # collision: frames after the contact instant
+    earliest_contact: float = 0.45  # collision: seconds; after frame 4, as in A.4
+    min_approach_speed: float = 0.05  # collision: world units / s, so the balls meet
+    base_seed: int = 0
+    notes: tuple[str, ...] = field(default=())  # where we differ from the paper or code
+
+    def __post_init__(self) -> None:
+        names = [d.name for d in self.dofs]
+        if len(set(names)) != len(names):
+            raise ValueError(f"{self.name}: duplicate DoF names {names}")
+        for level in self.ood_levels:
+            unknown = set(level.ood_dofs) - set(names)
+            if unknown:
+                raise ValueError(f"{self.name}: OOD level {level.name} names unknown DoFs {unknown}")
+        for ts in self.training_sets:
+            if len(ts.grid) != len(self.dofs):
+                raise ValueError(f"{self.name}: {ts.name} grid needs one count per DoF")
+            if any(n % 2 for n in ts.grid):
+                # Even counts make every cell midpoint of one grid miss every other grid.
+                raise ValueError(f"{self.name}: {ts.name} grid counts must be even")
+        if self.condition_frames >= self.frames:
+            raise ValueError(f"{self.name}: condition_frames must be < frames")
+
+    # ----------------------------------------------------------------- identity
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def canonical_json(self) -> str:
+        """Sorted keys, no whitespace, floats as Python's shortest repr: stable bytes."""
+        return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
+
+    def spec_hash(self) -> str:
+        return hashlib.sha256(self.canonical_json().encode()).hexdigest()
+
+    # ------------------------------------------------------------------ splits
+    @property
+    def split_names(self) -> tuple[str, ...]:
+        return tuple(ts.name for ts in self.training_sets) + ("id-eval", "ood-eval")
+
+    def split_size(self, split: str) -> int:
+        if split == "id-eval":
+            return self.id_eval_size
+        if split == "ood-eval":
+            return sum(level.size for level in self.ood_levels)
+        return self.training_set(split).size
+
+    def training_set(self, split: str) -> TrainingSet:
+        for ts in self.training_sets:
+            if ts.name == split:
+                return ts
+        raise KeyError(split)
+
+    def is_training(self, split: str) -> bool:
+        return split.startswith("train-")
+
+    def dof(self, name: str) -> Dof:
+        for d in self.dofs:
+            if d.name == name:
+                return d
+        raise KeyError(name)
+
+    @property
+    def num_balls(self) -> int:
+        return 2 if self.scenario == "collision" else 1
