@@ -316,7 +316,7 @@ def write_shard(plan: SplitPlan, out: Path, shard: int) -> dict[str, Any]:
     fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=data_dir)
     os.close(fd)
     try:
-        pq.write_table(table, tmp, compression="zstd", row_group_size=max(1, len(rows)))
+        pq.write_table(table, tmp, compression="zstd", compression_level=9, row_group_size=max(1, len(rows)))
         os.replace(tmp, final)
     except BaseException:
         if os.path.exists(tmp):

@@ -1,0 +1,96 @@
+"""The command line: happy paths and every error path gives one clear line, exit 2."""
+import json
+
+import pytest
+
+from phybench.cli import main
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_tasks_table(capsys):
+    code, out, _ = run(capsys, "tasks")
+    assert code == 0
+    for name in ("uniform", "collision", "parabola"):
+        assert name in out
+    assert "r1+r2" in out
+
+
+def test_tasks_show(capsys):
+    code, out, _ = run(capsys, "tasks", "show", "collision")
+    assert code == 0 and "radius_1" in out and "train-3m" in out and "spec hash" in out
+    code, out, _ = run(capsys, "tasks", "show", "uniform", "--json")
+    assert json.loads(out)["name"] == "uniform"
+
+
+def test_generate_then_verify(tmp_path, capsys):
+    out_dir = tmp_path / "u"
+    code, out, err = run(capsys, "generate", "uniform", "--split", "ood-eval", "--out", str(out_dir), "--limit", "6", "--quiet")
+    assert code == 0, err
+    assert "split hash" in out
+    code, out, _ = run(capsys, "verify", str(out_dir), "--quiet")
+    assert code == 0 and "OK" in out
+    # second run reuses everything
+    code, out, _ = run(capsys, "generate", "uniform", "--split", "ood-eval", "--out", str(out_dir), "--limit", "6", "--quiet")
+    assert code == 0 and "wrote 0 shard(s)" in out
+
+
+def test_verify_json_and_failure_exit_code(tmp_path, capsys):
+    out_dir = tmp_path / "u"
+    run(capsys, "generate", "parabola", "--split", "id-eval", "--out", str(out_dir), "--limit", "3", "--quiet")
+    manifest = json.loads((out_dir / "manifest.json").read_text())
+    manifest["split_hash"] = "0" * 64
+    (out_dir / "manifest.json").write_text(json.dumps(manifest))
+    code, out, _ = run(capsys, "verify", str(out_dir), "--json")
+    assert code == 1
+    assert json.loads(out)["ok"] is False
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["generate", "unifrom", "--split", "id-eval", "--out", "{tmp}/x"], "did you mean 'uniform'"),
+        (["generate", "uniform", "--split", "test", "--out", "{tmp}/x"], "no split 'test'"),
+        (["generate", "uniform", "--split", "id-eval", "--out", "{tmp}/x", "--resolution", "64"], "resolution 64"),
+        (["generate", "uniform", "--split", "id-eval", "--out", "{tmp}/x", "--limit", "-3"], "--limit"),
+        (["generate", "uniform", "--split", "id-eval", "--out", "{tmp}/x", "--workers", "0"], "--workers"),
+        (["generate", "uniform", "--split", "id-eval", "--out", "{tmp}/x", "--shard", "3/2"], "--shard"),
+        (["generate", "uniform", "--split", "id-eval", "--out", "{tmp}/x", "--shard-size", "0"], "shard size"),
+        (["generate", "uniform", "--split", "id-eval", "--out", "{tmp}/file.txt"], "not a folder"),
+        (["verify", "{tmp}/nothing"], "is not a folder"),
+        (["verify", "{tmp}"], "not a phybench split"),
+        (["tasks", "show"], "needs a task name"),
+        (["tasks", "show", "parabol"], "did you mean 'parabola'"),
+        (["tasks", "uniform"], "invalid choice"),
+    ],
+)
+def test_error_paths(tmp_path, capsys, argv, message):
+    (tmp_path / "file.txt").write_text("x")
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
+    try:
+        code = main(argv)
+    except SystemExit as exc:  # argparse's own usage errors
+        code = exc.code
+    _, err = capsys.readouterr()
+    assert code == 2
+    assert message in err
+    assert "Traceback" not in err
+    assert not (tmp_path / "x").exists()
+
+
+def test_mixing_is_refused(tmp_path, capsys):
+    out_dir = str(tmp_path / "m")
+    run(capsys, "generate", "uniform", "--split", "id-eval", "--out", out_dir, "--limit", "2", "--quiet")
+    code, _, err = run(capsys, "generate", "collision", "--split", "id-eval", "--out", out_dir, "--limit", "2", "--quiet")
+    assert code == 2 and "refusing to mix" in err
+
+
+def test_help_ends_with_examples(capsys):
+    with pytest.raises(SystemExit):
+        main(["generate", "--help"])
+    out, _ = capsys.readouterr()
+    assert "examples:" in out and "phybench generate uniform" in out
