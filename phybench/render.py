@@ -498,10 +498,10 @@ def _add_edge(
 
     Edge from (u0, v0) to (u1, v1), each (T,), weighted by scale (T,) (the sign that
     makes the polygon's coverage positive, times the part's weight); row_edges
-    (T, h+1); columns (T, w) are the cells' left edges.  Per pixel row the edge spans v in [a, b], where its
-    column runs from p = u(a) to q = u(b); the integral of clip(u - j, 0, 1) over it
-    is (b - a) * (H(q - j) - H(p - j)) / (q - p), with 2 H(z) = clip(z, 0, 1)^2 +
-    2 max(z, 1) + const.
+    (T, h+1); columns (T, w) are the cells' left edges.  Per pixel row the edge spans
+    v in [a, b], where its column runs from p = u(a) to q = u(b); the integral of
+    clip(u - j, 0, 1) over it is (b - a) * (H(q - j) - H(p - j)) / (q - p), with
+    2 H(z) = clip(z, 0, 1)^2 + 2 max(z, 1) + const.
     """
     dv = v1 - v0  # (T,)
     direction = np.sign(dv) * scale  # (T,)
@@ -517,6 +517,7 @@ def _add_edge(
     slope = np.divide(u1 - u0, dv, out=np.zeros_like(dv), where=dv != 0)[:, None]  # du/dv
     p = u0[:, None] + (a - v0[:, None]) * slope  # (T, h)
     q = u0[:, None] + (b - v0[:, None]) * slope
+    p, q = _pull_in(p, q, columns)
     width = q - p  # (T, h)
     narrow = np.abs(width) < _NARROW
     if np.all(narrow):  # vertical edge (e.g. an unrotated rect): u is constant per row
@@ -532,6 +533,21 @@ def _add_edge(
         diff = _divided_difference(p, q, columns)  # (T, h, w)
         diff *= (weight / (2.0 * width))[:, :, None]
     coverage[:, rows] += diff
+
+
+def _pull_in(p: np.ndarray, q: np.ndarray, columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Translate row segments lying wholly right (left) of the patch to just beside it.
+
+    Such a segment contributes its full weight (nothing) to every cell of the row, and
+    still does after a horizontal translation that keeps it beside the patch; but a
+    body thousands of pixels away would otherwise feed huge z = u - j into the divided
+    difference, whose rounding error grows with |z|.
+    """
+    right = columns[:, -1:] + 2.0  # (T, 1): one pixel right of the patch
+    left = columns[:, :1] - 1.0  # (T, 1): one pixel left of it
+    low, high = np.minimum(p, q), np.maximum(p, q)  # (T, h)
+    shift = np.maximum(low - right, 0.0) + np.minimum(high - left, 0.0)
+    return p - shift, q - shift
 
 
 def _divided_difference(p: np.ndarray, q: np.ndarray, columns: np.ndarray) -> np.ndarray:

@@ -133,3 +133,13 @@ def test_generated_samples_follow_the_law(task, split):
         assert view.sum() >= sample.frames_in_view
         if split != "ood-eval":  # OOD: big fast balls may not all fit (placement does its best)
             assert view[: spec.condition_frames].all(), sample.sample_id
+
+
+def test_golden_trajectories(golden):
+    """A few stored trajectories that must never drift (to 1e-6 world units)."""
+    for key, frames in golden["trajectories"].items():
+        task, split, index = key.split(":")
+        spec = get_task(task)
+        states = simulate(spec, make_sample(spec, split, int(index)))
+        for frame, expected in frames.items():
+            assert np.abs(states.positions[int(frame)] - np.array(expected)).max() < 2e-6, (key, frame)
