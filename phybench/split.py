@@ -138,8 +138,8 @@ def render_states(states: States, resolution: int) -> np.ndarray:
     return render(scene_from_states(states), resolution)
 
 
-def _digest_update(h: "hashlib._Hash", name: str, data: bytes) -> None:
-    h.update(name.encode() + b"\0" + len(data).to_bytes(8, "little"))
+def _digest_update(h: "hashlib._Hash", name: str, data: bytes | memoryview) -> None:
+    h.update(name.encode() + b"\0" + memoryview(data).nbytes.to_bytes(8, "little"))
     h.update(data)
 
 
@@ -154,7 +154,7 @@ def sample_digest(row: dict[str, Any], dof_names: tuple[str, ...], video: np.nda
     for key, dtype in (("positions", "<f4"), ("velocities", "<f4"), ("radii", "<f4"), ("colours", "u1")):
         _digest_update(h, key, np.ascontiguousarray(row[key], dtype=dtype).tobytes())
     if video is not None:
-        _digest_update(h, "video", np.ascontiguousarray(video, dtype=np.uint8).tobytes())
+        _digest_update(h, "video", memoryview(np.ascontiguousarray(video, dtype=np.uint8)).cast("B"))
     return h.digest()
 
 
