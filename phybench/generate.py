@@ -60,8 +60,12 @@ def _check_identity(found: dict[str, Any], plan: SplitPlan, where: Path) -> None
         )
 
 
-def scan_existing(plan: SplitPlan, out: Path) -> dict[int, dict[str, Any]]:
-    """Finished shards already in `out` (after checking they belong to this plan)."""
+def scan_existing(plan: SplitPlan, out: Path, clean_temp: bool = True) -> dict[int, dict[str, Any]]:
+    """Finished shards already in `out` (after checking they belong to this plan).
+
+    clean_temp: delete temp files of killed runs.  Off for `--shard` runs, which may share
+    the folder with other slices that are writing right now.
+    """
     if not out.exists():
         return {}
     if not out.is_dir():
@@ -81,8 +85,8 @@ def scan_existing(plan: SplitPlan, out: Path) -> dict[int, dict[str, Any]]:
     data = out / DATA_DIR
     if not data.is_dir():
         return done
-    for tmp in data.glob(".shard-*.tmp"):
-        tmp.unlink()  # left by a run that was killed mid-write
+    for tmp in data.glob(".shard-*.tmp") if clean_temp else ():
+        tmp.unlink(missing_ok=True)  # left by a run that was killed mid-write
     for sidecar in sorted(data.glob("shard-*.json")):
         try:
             record = json.loads(sidecar.read_text())
@@ -120,7 +124,7 @@ def generate(
     if workers < 1:
         raise SplitError(f"--workers must be at least 1, got {workers}")
     out = Path(out)
-    done = scan_existing(plan, out)
+    done = scan_existing(plan, out, clean_temp=shard is None)
     (out / DATA_DIR).mkdir(parents=True, exist_ok=True)
     mine = [s for s in range(plan.num_shards) if shard is None or s % shard[1] == shard[0]]
     todo = [s for s in mine if s not in done]
