@@ -60,9 +60,10 @@ def bench_sim_render(n: int) -> None:
 
 def bench_end_to_end(n: int, workers: int) -> None:
     from phybench.generate import generate
-    from phybench.split import make_plan
+    from phybench.split import features, make_plan
     from phybench.tasks import get_task
 
+    features(get_task("uniform"), True)  # import `datasets` once, outside the timings
     for res in (128, 256):
         for task in ("uniform", "parabola", "collision"):
             plan = make_plan(get_task(task), "id-eval", res, n, None)

@@ -138,13 +138,13 @@ def cmd_tasks(args: argparse.Namespace) -> int:
         print(json.dumps([{"name": n, "version": s.version, "scenario": s.scenario, "spec_hash": s.spec_hash(),
                            "splits": {sp: s.split_size(sp) for sp in s.split_names}} for n, s in rows], indent=2))
         return 0
-    header = f"{'task':<10} {'ver':>3}  {'DoFs':<40} {'OOD levels':<28} {'id-eval':>7} {'ood-eval':>8}  spec hash"
+    header = f"{'task':<10} {'ver':>3}  {'DoFs':<42} {'OOD levels':<32} {'id-eval':>7} {'ood-eval':>8}  spec hash"
     print(header)
     print("-" * len(header))
     for name, s in rows:
         dofs = ", ".join(d.name for d in s.dofs)
         levels = ", ".join(lv.name for lv in s.ood_levels)
-        print(f"{name:<10} {s.version:>3}  {dofs:<40} {levels:<28} {s.id_eval_size:>7} "
+        print(f"{name:<10} {s.version:>3}  {dofs:<42} {levels:<32} {s.id_eval_size:>7} "
               f"{s.split_size('ood-eval'):>8}  {s.spec_hash()[:12]}")
     print("\ntraining splits: train-30k, train-300k, train-3m;  `phybench tasks show NAME` for details")
     return 0
