@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
@@ -57,7 +57,6 @@ class SampleSpec:
     initial: InitialState
     contact_time: float = float("nan")  # seconds; collision only
     frames_in_view: int = 0  # frames with every ball fully in view (closed form)
-    extra: dict[str, float] = field(default_factory=dict)
 
 
 def sample_id(spec: TaskSpec, split: str, index: int) -> str:
@@ -193,8 +192,7 @@ def _place_collision(spec: TaskSpec, p: dict[str, float], u: np.ndarray) -> tupl
     m1, m2 = laws.disc_mass(r1), laws.disc_mass(r2)
     w1, w2 = laws.elastic_1d(m1, m2, v1, -v2)
     t_lo = spec.earliest_contact
-    t_hi = dt * (T - 1 - spec.min_frames_after_contact) + 0.5 * dt * 0  # last allowed contact
-    t_hi = dt * (T - 1) - dt * spec.min_frames_after_contact
+    t_hi = dt * (T - 1) - dt * spec.min_frames_after_contact  # latest allowed contact
     tcs = t_lo + (np.arange(_COLLISION_TC_CANDIDATES) + u[0]) * (t_hi - t_lo) / _COLLISION_TC_CANDIDATES
     xcs = 2 * r1 + (np.arange(_COLLISION_XC_CANDIDATES) + u[1]) * (L - 2 * r2 - 2 * r1) / _COLLISION_XC_CANDIDATES
     t = laws.frame_times(T, dt)[None, None, :]  # (1, 1, T)
