@@ -179,11 +179,7 @@ def generate_sample(plan: SplitPlan, index: int) -> tuple[dict[str, Any], np.nda
     if plan.with_video:
         # Render from the float32 states we store, so that re-rendering a stored row
         # gives exactly the stored video.
-        stored = States(
-            row["positions"].astype(np.float64), row["velocities"].astype(np.float64),
-            row["radii"].astype(np.float64), states.colours,
-        )
-        video = render_states(stored, plan.resolution)
+        video = render_states(row_states(row), plan.resolution)
     return row, video
 
 
