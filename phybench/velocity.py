@@ -1,0 +1,161 @@
+"""Velocity error and the other physics errors of one generated video (paper, section 3.1).
+
+The paper's metric: per video, e = 1/(N |T|) sum over balls and valid frames of
+|v - v_hat|, in world units per second, where v_hat is the velocity of the ball parsed from
+the generated pixels.  Our conventions, stated in `SETTINGS` and in every results file:
+
+- Velocities are forward differences, v_k = (p_{k+1} - p_k) / dt, for the generated video
+  *and* for the ground truth (the simulator's stored positions).  Differencing both the same
+  way makes the metric measure the video rather than the scheme: against the analytic
+  velocity a one-sided difference of a parabola is off by g dt / 2.
+- |.| is the Euclidean norm of the 2-D velocity difference.
+- A pair (k, k+1) is scored when frame k+1 is generated (k + 1 >= condition frames), the
+  ground-truth ball is fully in view in both frames, and, for collisions, t_k is at or after
+  the contact instant.
+- A video whose ball cannot be found in a scored frame is *untrackable*; it gets no error
+  and is reported with its reason and counted separately (the reference code substitutes a
+  constant without saying so).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .laws import fully_in_view
+from .parse import COLOUR_CHANGED, MISSING, PARTLY_OUT, SPLIT, Parsed
+
+SETTINGS: dict[str, Any] = {
+    "velocity": "forward difference (p[k+1] - p[k]) / dt of parsed and of ground-truth positions",
+    "norm": "euclidean norm of the 2-D velocity difference, world units / s",
+    "scored_pairs": (
+        "frame k+1 generated (k+1 >= condition_frames), ground-truth ball fully in view at k and "
+        "k+1, collision: t_k >= contact time"
+    ),
+    "untrackable": "a ball missing in any scored frame; no error is computed, counted separately",
+    "momentum_error": "collision: mean over scored pairs of |sum m (v_hat - v)| / sum m, m = r^2, world units / s",
+    "energy_error": "collision: mean over scored pairs of |KE_hat - KE| / KE, KE with m = r^2 (relative)",
+    "position_error": "mean |p_hat - p| over the frames of scored pairs, world units",
+}
+
+
+@dataclass
+class VideoErrors:
+    """Physics errors of one video; NaN where not defined or untrackable."""
+
+    velocity_error: float = float("nan")  # world units / s
+    position_error: float = float("nan")  # world units
+    momentum_error: float = float("nan")  # world units / s (collision only)
+    energy_error: float = float("nan")  # relative (collision only)
+    scored_pairs: int = 0  # (ball, frame pair) terms in the mean
+    untrackable: str | None = None  # reason, when the video could not be scored
+    flagged_frames: dict[str, int] = field(default_factory=dict)  # parser flags in scored frames
+
+    @property
+    def ok(self) -> bool:
+        return self.untrackable is None and self.scored_pairs > 0
+
+
+def scored_pairs(
+    positions: np.ndarray,
+    radii: np.ndarray,
+    *,
+    world_size: float,
+    frame_interval: float,
+    condition_frames: int,
+    contact_time: float = float("nan"),
+) -> np.ndarray:
+    """bool (T-1, B): which forward-difference pairs (k, k+1) of which ball count."""
+    T = positions.shape[0]
+    view = fully_in_view(positions, radii, world_size)  # (T, B)
+    ok = view[:-1] & view[1:]
+    k = np.arange(T - 1)
+    ok &= (k + 1 >= condition_frames)[:, None]
+    if np.isfinite(contact_time):
+        # 1e-9 s slack: contact exactly on a frame counts that frame as after contact.
+        ok &= (k * frame_interval >= contact_time - 1e-9)[:, None]
+    return ok
+
+
+def _frame_ranges(frames: np.ndarray) -> str:
+    """[3, 4, 5, 9] -> '3-5, 9' for error messages."""
+    out, start = [], None
+    for i, f in enumerate(frames):
+        if start is None:
+            start = f
+        if i + 1 == len(frames) or frames[i + 1] != f + 1:
+            out.append(f"{start}" if start == f else f"{start}-{f}")
+            start = None
+    return ", ".join(out)
+
+
+def video_errors(
+    parsed: Parsed,
+    positions: np.ndarray,
+    radii: np.ndarray,
+    *,
+    world_size: float,
+    frame_interval: float,
+    condition_frames: int,
+    contact_time: float = float("nan"),
+    colour_names: tuple[str, ...] | None = None,
+) -> VideoErrors:
+    """Errors of one parsed video against the ground-truth states.
+
+    positions: (T, B, 2) ground-truth centres, world units; radii: (B,), world units.
+    """
+    gt = np.asarray(positions, dtype=np.float64)  # (T, B, 2)
+    radii = np.asarray(radii, dtype=np.float64)
+    if parsed.positions.shape != gt.shape:
+        raise ValueError(f"parsed positions {parsed.positions.shape} do not match ground truth {gt.shape}")
+    pairs = scored_pairs(
+        gt,
+        radii,
+        world_size=world_size,
+        frame_interval=frame_interval,
+        condition_frames=condition_frames,
+        contact_time=contact_time,
+    )  # (T-1, B)
+    result = VideoErrors(scored_pairs=int(pairs.sum()))
+    if result.scored_pairs == 0:
+        result.untrackable = "the ground truth has no scorable frames (ball never fully in view)"
+        return result
+    frames = np.zeros(gt.shape[:2], dtype=bool)  # (T, B) frames that enter a scored pair
+    frames[:-1] |= pairs
+    frames[1:] |= pairs
+    flags = parsed.flags
+    for bit, name in ((MISSING, "missing"), (PARTLY_OUT, "partly_out"), (SPLIT, "split"), (COLOUR_CHANGED, "colour_changed")):
+        result.flagged_frames[name] = int(((flags & bit) != 0)[frames].sum())
+    lost = frames & (((flags & MISSING) != 0) | ~np.isfinite(parsed.positions).all(axis=-1))
+    if lost.any():
+        reasons = []
+        for b in range(gt.shape[1]):
+            idx = np.flatnonzero(lost[:, b])
+            if idx.size:
+                who = colour_names[b] if colour_names and b < len(colour_names) else f"ball {b}"
+                reasons.append(f"{who} not found in frame(s) {_frame_ranges(idx.tolist())}")
+        result.untrackable = "; ".join(reasons)
+        return result
+
+    dt = frame_interval
+    v_hat = np.diff(parsed.positions, axis=0) / dt  # (T-1, B, 2) world units / s
+    v = np.diff(gt, axis=0) / dt
+    err = np.linalg.norm(v_hat - v, axis=-1)  # (T-1, B)
+    result.velocity_error = float(err[pairs].mean())
+    result.position_error = float(np.linalg.norm(parsed.positions - gt, axis=-1)[frames].mean())
+    if gt.shape[1] > 1 and np.isfinite(contact_time):
+        both = pairs.all(axis=1)  # (T-1,) pairs where every ball is scored
+        if both.any():
+            m = radii**2  # mass of a disc of density 1, up to pi
+            dp = np.einsum("b,kbd->kd", m, v_hat[both] - v[both])  # (K, 2)
+            result.momentum_error = float((np.linalg.norm(dp, axis=-1) / m.sum()).mean())
+            ke_hat = 0.5 * np.einsum("b,kb->k", m, (v_hat[both] ** 2).sum(-1))
+            ke = 0.5 * np.einsum("b,kb->k", m, (v[both] ** 2).sum(-1))
+            with np.errstate(divide="ignore", invalid="ignore"):
+                rel = np.abs(ke_hat - ke) / ke
+            rel = rel[np.isfinite(rel)]
+            if rel.size:
+                result.energy_error = float(rel.mean())
+    return result

@@ -1,0 +1,110 @@
+"""PSNR and SSIM against scikit-image (the independent reference), and the bootstrap."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from skimage.metrics import peak_signal_noise_ratio, structural_similarity
+
+from phybench.image_metrics import PSNR_MSE_FLOOR, psnr_frames, score_frames, ssim_frames
+from phybench.results import bootstrap_ci
+from phybench.split import generate_sample, make_plan
+from phybench.tasks import get_task
+
+
+def _skimage_ssim(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.array(
+        [
+            structural_similarity(
+                a[i] / 255.0,
+                b[i] / 255.0,
+                gaussian_weights=True,
+                sigma=1.5,
+                use_sample_covariance=False,
+                data_range=1.0,
+                channel_axis=-1,
+            )
+            for i in range(len(a))
+        ]
+    )
+
+
+@pytest.fixture(scope="module")
+def gt_videos() -> list[np.ndarray]:
+    plan = make_plan(get_task("collision"), "id-eval", None, 4, None)
+    return [generate_sample(plan, i)[1] for i in range(4)]
+
+
+def _pairs(gt_videos: list[np.ndarray]):
+    rng = np.random.default_rng(1)
+    a = gt_videos[0]
+    yield "copy-last", a, np.repeat(a[2:3], len(a), axis=0)
+    yield "other sample", a, gt_videos[1]
+    noisy = np.clip(a.astype(int) + rng.integers(-20, 21, a.shape), 0, 255).astype(np.uint8)
+    yield "noise everywhere", a, noisy
+    local = a.copy()
+    local[:, 60:64, 3:7] = 0  # a small blemish near the left border
+    yield "local blemish", a, local
+    corner = a.copy()
+    corner[:, -1, -1] = (0, 255, 0)  # one pixel in the corner: only border windows see it
+    yield "corner pixel", a, corner
+    rand = rng.integers(0, 256, (3, 40, 23, 3), dtype=np.uint8)
+    yield "random non-square", rand, rng.integers(0, 256, rand.shape, dtype=np.uint8)
+
+
+def test_ssim_matches_scikit_image(gt_videos):
+    for name, a, b in _pairs(gt_videos):
+        ours, ref = ssim_frames(a, b), _skimage_ssim(a, b)
+        assert np.abs(ours - ref).max() < 1e-4, name
+        # and, in practice, far closer than the required 1e-4
+        assert np.abs(ours - ref).max() < 1e-6, name
+
+
+def test_ssim_identical_is_one_and_differences_lower_it(gt_videos):
+    a = gt_videos[0]
+    assert np.array_equal(ssim_frames(a, a), np.ones(len(a)))
+    b = a.copy()
+    b[10, 50, 50] = 0
+    s = ssim_frames(a, b)
+    assert s[10] < 1.0 and np.all(np.delete(s, 10) == 1.0)
+
+
+def test_psnr_matches_scikit_image_and_is_capped(gt_videos):
+    for name, a, b in _pairs(gt_videos):
+        ref = np.array([peak_signal_noise_ratio(a[i], b[i], data_range=255) if not np.array_equal(a[i], b[i])
+                        else np.inf for i in range(len(a))])
+        ours = psnr_frames(a, b)
+        finite = np.isfinite(ref)
+        np.testing.assert_allclose(ours[finite], ref[finite], rtol=1e-12, err_msg=name)
+        assert np.all(ours[~finite] == pytest.approx(-10 * np.log10(PSNR_MSE_FLOOR)))
+
+
+def test_score_frames_uses_generated_frames_only(gt_videos):
+    a = gt_videos[0]
+    b = a.copy()
+    b[:3] = 0  # damage only the condition frames: they are not scored
+    assert score_frames(a, b, start=3) == {"psnr": 100.0, "ssim": 1.0}
+    b = a.copy()
+    b[3:] = 0
+    assert score_frames(a, b, start=3)["psnr"] < 10
+
+
+def test_bad_inputs_raise_clear_errors(gt_videos):
+    a = gt_videos[0]
+    with pytest.raises(ValueError, match="uint8"):
+        ssim_frames(a, a.astype(np.float32))
+    with pytest.raises(ValueError, match="one shape"):
+        psnr_frames(a, a[:-1])
+    with pytest.raises(ValueError, match="at least 11"):
+        ssim_frames(a[:, :8, :8], a[:, :8, :8])
+
+
+def test_bootstrap_interval_is_reproducible_and_covers_the_mean():
+    rng = np.random.default_rng(0)
+    x = rng.exponential(1.0, 400)
+    lo, hi = bootstrap_ci(x)
+    assert (lo, hi) == bootstrap_ci(x)
+    assert lo < x.mean() < hi
+    # width close to the normal approximation 2 * 1.96 * sd / sqrt(n)
+    assert (hi - lo) == pytest.approx(2 * 1.96 * x.std() / np.sqrt(x.size), rel=0.15)
+    assert bootstrap_ci(np.array([2.0])) == (2.0, 2.0)
