@@ -50,6 +50,14 @@ EXAMPLES = {
           phybench weights verify         re-check the cached files' sha256
           PHYBENCH_WEIGHTS_DIR=/data/w phybench weights fetch
     """,
+    "leaderboard": """
+        examples:
+          phybench leaderboard build leaderboard/results --out site/
+          phybench leaderboard build results/ --out site/ --splits data/ --allow-partial
+
+        exit codes: 0 built, 1 built but some results were refused (--allow-partial),
+        2 refused (nothing built; every refused file is listed with its reason).
+    """,
     "quickstart": """
         examples:
           phybench quickstart
@@ -132,6 +140,14 @@ def _parser() -> argparse.ArgumentParser:
     w.add_argument("names", nargs="*", help="i3d, alexnet (default: both)")
     w.add_argument("--quiet", action="store_true", help="no progress output")
     w.add_argument("--json", action="store_true", help="machine-readable output")
+
+    lb = add("leaderboard", "Build the static leaderboard site from verified results files.")
+    lb.add_argument("action", choices=["build"], help="build: write the static site")
+    lb.add_argument("results_dir", metavar="RESULTS_DIR", help="folder of results files (*.json, searched recursively)")
+    lb.add_argument("--out", required=True, metavar="SITE_DIR", help="where index.html and the exports go")
+    lb.add_argument("--splits", metavar="DIR", help="folder of split folders: each split hash must equal its manifest's")
+    lb.add_argument("--allow-partial", action="store_true", help="build from the accepted files; list the refused ones")
+    lb.add_argument("--no-registry-check", action="store_true", help="skip the spec, settings and weight checks (previews)")
 
     q = add("quickstart", "The main job on a small built-in default: generate, verify, summarise.")
     q.add_argument("--out", default="phybench-quickstart", help="folder (default ./phybench-quickstart)")
@@ -281,7 +297,7 @@ def _overall(results: dict[str, Any], metric: str) -> float | None:
 
 def cmd_score(args: argparse.Namespace) -> int:
     from .results import atomic_write, markdown_table, results_bytes, write_details
-    from .score import ScoreError, parse_metrics, score
+    from .score import ScoreError, parse_metrics, samples_sidecar, score
 
     above = _thresholds(args.fail_above, "--fail-above")
     below = _thresholds(args.fail_below, "--fail-below")
@@ -297,7 +313,10 @@ def cmd_score(args: argparse.Namespace) -> int:
     for w in out.warnings:
         print(f"warning: {w}", file=sys.stderr)
     if args.out:
-        atomic_write(args.out, results_bytes(out.results))
+        out_path = Path(args.out)
+        sidecar = out_path.with_name(out_path.stem + ".samples.json")
+        atomic_write(sidecar, (json.dumps(samples_sidecar(out.results, out.details), sort_keys=True) + "\n").encode())
+        atomic_write(out_path, results_bytes(out.results))
     if args.details:
         write_details(args.details, out.details, out.results["metrics"])
     print(markdown_table(out.results))
@@ -335,6 +354,12 @@ def cmd_weights(args: argparse.Namespace) -> int:
         for n in names:
             print(f"{n:<8} {status[n]:<12} {hashes[n][:12]}  {hashes[f'{n}.source']}")
     return 0 if all(s == "ok" for s in status.values()) else 1
+
+
+def cmd_leaderboard(args: argparse.Namespace) -> int:
+    from .leaderboard import run
+
+    return run(args)
 
 
 # ---------------------------------------------------------------- quickstart
@@ -382,6 +407,7 @@ COMMANDS = {
     "validate": cmd_validate,
     "score": cmd_score,
     "weights": cmd_weights,
+    "leaderboard": cmd_leaderboard,
     "quickstart": cmd_quickstart,
 }
 

@@ -199,12 +199,12 @@ def parse_video(
         return Parsed(positions, radii, flags)
     pixels, row0, col0 = window
     cover = unmix.coverage(pixels)  # (K, T, h, w) float32
+    objects = [_object_window(cover[k], pixels, row0, col0) for k in range(k_count)]
     scale = mapping.pixel_size(width)
-    for k in range(k_count):
-        found = _parse_object(cover[k], pixels, row0, col0, width, unmix, k, refine, colour_tolerance)
-        if found is None:
+    for k, own in enumerate(objects):
+        if own is None:  # not a single core pixel of this colour anywhere
             continue
-        cu, cv, radius, f = found  # (T,) pixel column, row, radius; flags
+        cu, cv, radius, f = _parse_object(*own, width, unmix.colours[k], unmix.background, refine, colour_tolerance)
         present = (f & MISSING) == 0
         x, y = mapping.to_world(cu, cv, width)
         positions[:, k, 0] = np.where(present, x, np.nan)
@@ -287,10 +287,18 @@ class _Unmixer:
             p = _YCC.T @ weight @ my[:, 0] / (my[:, 0] @ weight @ my[:, 0])  # (3,)
             self.projection = _affine(p[None], background)  # (1, 4)
         elif k_count > 1:
-            self.chroma = _affine(np.linalg.pinv(my[1:]) @ _YCC[1:], background)  # (K, 4)
-            self.numerator = _affine((_YCC.T @ weight @ my).T, background)  # (K, 4)
+            # Every linear quantity of `_split` in one (3K, 4) map on (R, G, B, 1): the
+            # chroma-only coefficients, the numerators of the luma-weighted scale, and
+            # the plain RGB least squares (the fallback).
+            self.linear = np.concatenate(
+                [
+                    _affine(np.linalg.pinv(my[1:]) @ _YCC[1:], background),
+                    _affine((_YCC.T @ weight @ my).T, background),
+                    _affine(np.linalg.pinv(m), background),
+                ]
+            )
             self.gram = (my.T @ weight @ my).astype(np.float32)  # (K, K)
-            self.least_squares = _affine(np.linalg.pinv(m), background)  # (K, 4)
+        self.uniform_background = bool(np.all(background == background[0]))
 
     def coverage(self, pixels: np.ndarray) -> np.ndarray:
         """Coverage (K, T, h, w) float32 in [0, 1] of uint8 pixels (T, h, w, 3)."""
@@ -300,42 +308,54 @@ class _Unmixer:
             return np.clip(a, 0.0, 1.0, out=a)
         # Several objects: the window spans the gaps between them, so unmix only the
         # pixels that differ from the background (an exact background pixel is 0).
-        flat = pixels.reshape(-1, 3)
-        differs = flat[:, 0] != self.background[0]
-        differs |= flat[:, 1] != self.background[1]
-        differs |= flat[:, 2] != self.background[2]
-        index = np.flatnonzero(differs)
-        cover = np.zeros((k_count, flat.shape[0]), dtype=np.float32)
-        cover[:, index] = self._split(flat[index])
+        index, values = self.sparse_coverage(pixels)
+        cover = np.zeros((k_count, pixels.size // 3), dtype=np.float32)
+        for k in range(k_count):
+            cover[k][index] = values[k]  # row by row: 5x faster than cover[:, index]
         return cover.reshape((k_count,) + pixels.shape[:-1])
 
-    def _split(self, pixels: np.ndarray) -> np.ndarray:
-        """Coverage (K, n) of K >= 2 colours in uint8 pixels (n, 3).
+    def sparse_coverage(self, pixels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Coverage of K >= 2 colours at the pixels (..., 3) that differ from the background.
+
+        Returns their flat indices (n,) and coverage (K, n) float32; every other pixel is
+        exact background, whose coverage is 0.
+        """
+        flat = pixels.reshape(-1, 3)
+        channels = [flat[:, 0], flat[:, 1], flat[:, 2]]  # strided uint8 views
+        bg = self.background.astype(np.uint8)
+        if self.uniform_background and bg[0] in (0, 255):  # one min (or max) per pixel
+            extreme = np.minimum if bg[0] == 255 else np.maximum
+            differs = extreme(extreme(channels[0], channels[1]), channels[2]) != bg[0]
+        else:
+            differs = channels[0] != bg[0]
+            differs |= channels[1] != bg[1]
+            differs |= channels[2] != bg[2]
+        index = np.flatnonzero(differs)
+        values = np.empty((4, index.size), dtype=np.float32)  # (R, G, B, 1) rows
+        for ch in range(3):
+            values[ch] = channels[ch][index]
+        values[3] = 1.0
+        return index, self._split(values)
+
+    def _split(self, values: np.ndarray) -> np.ndarray:
+        """Coverage (K, n) of K >= 2 colours in pixels given as float32 rows (R, G, B, 1).
 
         Chroma gives the split, luma the total: the chroma-only least-squares
         coefficients g (clipped at 0) give each colour's share of the pixel, and one
-        scale factor, fitted mostly to luma, sets their sum.  Where the pixel has almost
-        no chroma signal, a plain RGB least-squares unmix is used instead.  Then the
+        scale factor, fitted mostly to luma, sets their sum:
+        scale = sum_k g_k (q_k . d) / (g^T Gram g).  Where the pixel has almost no
+        chroma signal, a plain RGB least-squares unmix is used instead.  Then the
         layers are un-hidden (`_unhide_layers`).
         """
         k_count = self.colours.shape[0]
-        g = np.stack([_combine(pixels, self.chroma[k]) for k in range(k_count)])  # (K, n)
-        np.maximum(g, 0.0, out=g)
-        numerator = g[0] * _combine(pixels, self.numerator[0])
-        denominator = np.zeros_like(numerator)
-        for k in range(k_count):
-            if k:
-                numerator += g[k] * _combine(pixels, self.numerator[k])
-            row = g[0] * self.gram[k, 0]
-            for j in range(1, k_count):
-                row += g[j] * self.gram[k, j]
-            denominator += g[k] * row
+        linear = np.einsum("kc,cn->kn", self.linear, values)  # (3K, n)
+        g = np.maximum(linear[:k_count], 0.0)  # (K, n)
+        numerator = np.einsum("kn,kn->n", g, linear[k_count : 2 * k_count])  # (n,)
+        denominator = np.einsum("kn,kj,jn->n", g, self.gram, g)
         weak = g.sum(axis=0) < _MIN_SHARE
         denominator[weak] = 1.0
         a = g * (numerator / denominator)
-        if weak.any():
-            for k in range(k_count):
-                np.copyto(a[k], _combine(pixels, self.least_squares[k]), where=weak)
+        np.copyto(a, linear[2 * k_count :], where=weak)
         np.clip(a, 0.0, 1.0, out=a)
         _unhide_layers(a)
         return a
@@ -461,35 +481,33 @@ def _gather(array: np.ndarray, row0: np.ndarray, col0: np.ndarray, h: int, w: in
 
 
 # ------------------------------------------------------------------ one object
+# Reductions and products in the hot path use `np.einsum` (numpy's own loops): `sum`
+# along a short axis is ~3x slower for these small arrays, and `@` calls OpenBLAS,
+# which goes multi-threaded above ~10k elements and then leaves threads spinning that
+# slow everything else down (several-fold on two cores, in separate scorer processes).
+
+
 def _row_sums(a: np.ndarray) -> np.ndarray:
-    """(T, h, w) float32 -> (T, h) sums over w.  A matrix-vector product: numpy's own
-    reductions along a short axis cost ~5x more for these small arrays."""
-    return (a.reshape(-1, a.shape[2]) @ np.ones(a.shape[2], dtype=a.dtype)).reshape(a.shape[:2])
+    """(T, h, w) -> (T, h) sums over w."""
+    return np.einsum("thw->th", a)
 
 
 def _col_sums(a: np.ndarray) -> np.ndarray:
-    """(T, h, w) float32 -> (T, w) sums over h (see `_row_sums`)."""
-    return np.ones(a.shape[1], dtype=a.dtype) @ a
+    """(T, h, w) -> (T, w) sums over h."""
+    return np.einsum("thw->tw", a)
 
 
-def _parse_object(
-    cover: np.ndarray,
-    pixels: np.ndarray,
-    row0: np.ndarray,
-    col0: np.ndarray,
-    width: int,
-    unmix: _Unmixer,
-    k: int,
-    refine: bool,
-    colour_tolerance: float,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
-    """Centre column, row and radius (T,) in pixels, and flags (T,) of object k.
+ObjectWindow = tuple  # (coverage (T, h, w), core, row_count (T, h), pixels (T, h, w, 3), row0, col0)
 
-    cover: (T, h, w) its coverage in the shared windows pixels (T, h, w, 3) at
-    (row0, col0).  Works on a window of its own (its core's bounding box plus one
-    pixel), so that in a collision video each ball's blob analysis sees one ball, not
-    the gap, and far-off faint junk is never part of it.  None when the object has no
-    core pixel in any frame.
+
+def _object_window(
+    cover: np.ndarray, pixels: np.ndarray, row0: np.ndarray, col0: np.ndarray
+) -> ObjectWindow | None:
+    """An object's own window: its core's bounding box plus one pixel, in every frame.
+
+    cover: (T, h, w) its coverage in the shared windows pixels (T, h, w, 3) at (row0,
+    col0).  Its own window keeps the other balls and far-off faint junk out of its blob
+    analysis, and makes that analysis small.  None when it has no core pixel anywhere.
     """
     core = cover >= _CORE  # (T, h, w)
     core_f = core.astype(np.float32)
@@ -499,21 +517,42 @@ def _parse_object(
         return None
     col_start, col_size = _spans(col_count[None] > 0)
     sub = (row_start[0], col_start[0], int(row_size[0]), int(col_size[0]))
-    if (sub[2], sub[3]) != cover.shape[1:]:  # else the shared window is already its own
-        cover = _gather(cover, *sub)
-        pixels = _gather(pixels, *sub)
-        core = cover >= _CORE
-        row_count = _row_sums(core.astype(np.float32))
-        row0, col0 = row0 + sub[0], col0 + sub[1]  # (T,) image origin of its window
-    c, split = _own_blobs(cover, core, row_count)  # (T, sh, sw), (T,)
+    if (sub[2], sub[3]) == cover.shape[1:] and not (sub[0].any() or sub[1].any()):
+        return cover, core, row_count, pixels, row0, col0  # the shared window is its own
+    cover = _gather(cover, *sub)
+    core = cover >= _CORE
+    row_count = _row_sums(core.astype(np.float32))
+    return cover, core, row_count, _gather(pixels, *sub), row0 + sub[0], col0 + sub[1]
 
-    col_sum = _col_sums(c).astype(np.float64)  # (T, sw) px^2
-    row_sum = _row_sums(c).astype(np.float64)  # (T, sh)
+
+def _parse_object(
+    cover: np.ndarray,
+    core: np.ndarray,
+    row_count: np.ndarray,
+    pixels: np.ndarray,
+    row0: np.ndarray,
+    col0: np.ndarray,
+    width: int,
+    colour: np.ndarray,
+    bg: np.ndarray,
+    refine: bool,
+    colour_tolerance: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Centre column, row and radius (T,) in pixels, and flags (T,) of one object.
+
+    cover: (T, h, w) its coverage in its own window, core = cover >= `_CORE`,
+    row_count (T, h) core pixels per row, pixels (T, h, w, 3) the window's pixels, at
+    image origin (row0, col0) (T,).
+    """
+    h, w = cover.shape[1:]
+    c, split = _own_blobs(cover, core, row_count)  # (T, h, w), (T,)
+    col_sum = _col_sums(c).astype(np.float64)  # (T, w) px^2
+    row_sum = _row_sums(c).astype(np.float64)  # (T, h)
     area = col_sum.sum(axis=1)  # (T,) px^2
     found = area >= _MIN_MASS
     safe = np.where(found, area, 1.0)
-    cu = (col_sum @ np.arange(0.5, sub[3])) / safe + col0  # (T,) centroid column
-    cv = (row_sum @ np.arange(0.5, sub[2])) / safe + row0  # (T,) centroid row
+    cu = np.einsum("tw,w->t", col_sum, np.arange(0.5, w)) / safe + col0  # (T,) column
+    cv = np.einsum("th,h->t", row_sum, np.arange(0.5, h)) / safe + row0  # (T,) row
     radius = np.sqrt(area / np.pi)  # (T,) px
 
     out = _cut_by_border(col_sum, row_sum, row0, col0, width, radius)  # (T, 4) or None
@@ -521,8 +560,8 @@ def _parse_object(
     flags[split & found] |= SPLIT
     if out is not None:
         flags[out.any(axis=1) & found] |= PARTLY_OUT
-    fitted = _fitted_colour(c, pixels, unmix.background)  # (T, 3)
-    off = ((fitted - unmix.colours[k]) ** 2).sum(axis=1) > colour_tolerance**2
+    fitted = _fitted_colour(c, pixels, bg)  # (T, 3)
+    off = ((fitted - colour) ** 2).sum(axis=1) > colour_tolerance**2
     flags[off & found] |= COLOUR_CHANGED
     if refine:
         cu, cv = _refine_centres(col_sum, row_sum, area, radius, row0, col0, out, flags, cu, cv)
@@ -571,10 +610,8 @@ def _one_run_blob(core: np.ndarray, row_count: np.ndarray) -> bool:
     (pixels with coverage above a threshold) always passes: the coverage of a convex
     shape along a row is unimodal.  row_count: (T, h) True pixels per row.
     """
-    num_frames, h, w = core.shape
-    if core[:, :, 0].any() or core[:, :, -1].any():
-        return False  # keeps the run count below exact; let `label` decide
-    runs = _row_sums((core[:, :, 1:] > core[:, :, :-1]).astype(np.float32))  # (T, h)
+    h = core.shape[1]
+    runs = _row_sums((core[:, :, 1:] > core[:, :, :-1]).astype(np.float32)) + core[:, :, 0]  # (T, h)
     filled = row_count > 0  # (T, h)
     if np.any(runs != filled):
         return False
@@ -642,11 +679,11 @@ def _fitted_colour(c: np.ndarray, pixels: np.ndarray, bg: np.ndarray) -> np.ndar
     a ball that turned purple, or whose red drifted, moves it.
     """
     num_frames = c.shape[0]
-    flat = c.reshape(num_frames, 1, -1)  # (T, 1, n)
+    flat = c.reshape(num_frames, -1)  # (T, n)
     values = pixels.reshape(num_frames, -1, 3).astype(np.float32)  # (T, n, 3)
-    first = np.matmul(flat, values)[:, 0, :].astype(np.float64)  # (T, 3): sum c * pixel
-    total = flat.sum(axis=(1, 2), dtype=np.float64)  # (T,): sum c
-    second = np.matmul(flat, flat.transpose(0, 2, 1))[:, 0, 0].astype(np.float64)  # sum c^2
+    first = np.einsum("tn,tnc->tc", flat, values).astype(np.float64)  # (T, 3): sum c * pixel
+    total = np.einsum("tn->t", flat).astype(np.float64)  # (T,): sum c
+    second = np.einsum("tn,tn->t", flat, flat).astype(np.float64)  # (T,): sum c^2
     return bg + (first - bg * total[:, None]) / np.where(second > 0, second, 1.0)[:, None]
 
 

@@ -42,6 +42,34 @@ class ScoreOutput:
     warnings: list[str] = field(default_factory=list)
 
 
+def samples_sidecar(results: dict[str, Any], details: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Per-sample conditioned vs generated velocity for the leaderboard's figure-5 plot.
+
+    Written beside a results file as `<stem>.samples.json` (format in leaderboard/README.md).
+    """
+    import math
+
+    def num(x: float) -> float | None:
+        return None if x is None or not math.isfinite(x) else float(f"{x:.9g}")
+
+    return {
+        "kind": "phybench-samples",
+        "schema_version": 1,
+        "submission_hash": results["provenance"]["submission_hash"],
+        "split_hash": results["provenance"]["split_hash"],
+        "dof": "velocity_1" if results["task"] == "collision" else "velocity",
+        "samples": [
+            {
+                "sample_id": d["sample_id"],
+                "level": d["level"],
+                "true_velocity": num(d["true_velocity"]),
+                "generated_velocity": None if d.get("untrackable") else num(d["generated_velocity"]),
+            }
+            for d in details
+        ],
+    }
+
+
 def parse_metrics(text: str | Sequence[str] | None) -> tuple[str, ...]:
     if text is None:
         return ALL_METRICS
@@ -89,6 +117,9 @@ def score_sample(
         "position_error": errors.position_error,
         "momentum_error": errors.momentum_error,
         "energy_error": errors.energy_error,
+        # the conditioned value of the velocity DoF (ball 0 moves towards +x in every task)
+        "true_velocity": float(row["velocity_1"] if "velocity_1" in row else row["velocity"]),
+        "generated_velocity": errors.generated_velocity,
     }
     if gt_video is not None and ("ssim" in metrics or "psnr" in metrics):
         frames = score_frames(gt_video, video, int(manifest["condition_frames"]))

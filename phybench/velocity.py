@@ -49,6 +49,8 @@ class VideoErrors:
     position_error: float = float("nan")  # world units
     momentum_error: float = float("nan")  # world units / s (collision only)
     energy_error: float = float("nan")  # relative (collision only)
+    generated_velocity: float = float("nan")  # ball 0's mean x velocity in generated frames, world units / s
+    true_velocity: float = float("nan")  # the same from the ground truth (the conditioned velocity)
     scored_pairs: int = 0  # (ball, frame pair) terms in the mean
     untrackable: str | None = None  # reason, when the video could not be scored
     flagged_frames: dict[str, int] = field(default_factory=dict)  # parser flags in scored frames
@@ -142,6 +144,15 @@ def video_errors(
     dt = frame_interval
     v_hat = np.diff(parsed.positions, axis=0) / dt  # (T-1, B, 2) world units / s
     v = np.diff(gt, axis=0) / dt
+    # Figure-5 style "generated vs conditioned velocity": ball 0's x velocity over the
+    # generated pairs where it is in view (collisions: before contact, where it still
+    # moves at its conditioned velocity).
+    free = scored_pairs(gt, radii, world_size=world_size, frame_interval=dt, condition_frames=condition_frames)[:, 0]
+    if np.isfinite(contact_time):
+        free &= (np.arange(len(free)) + 1) * dt <= contact_time + 1e-9
+    if free.any():
+        result.generated_velocity = float(v_hat[free, 0, 0].mean())
+        result.true_velocity = float(v[free, 0, 0].mean())
     err = np.linalg.norm(v_hat - v, axis=-1)  # (T-1, B)
     result.velocity_error = float(err[pairs].mean())
     result.position_error = float(np.linalg.norm(parsed.positions - gt, axis=-1)[frames].mean())
