@@ -50,6 +50,12 @@ EXAMPLES = {
           phybench weights verify         re-check the cached files' sha256
           PHYBENCH_WEIGHTS_DIR=/data/w phybench weights fetch
     """,
+    "baseline": """
+        examples:
+          phybench baseline physics-oracle --data data/uniform-ood-eval --out subs/oracle-uniform-ood
+          phybench baseline nearest-neighbour --data data/uniform-id-eval --train-data data/uniform-train-30k --out subs/nn
+          phybench baseline copy-last --data data/parabola-id-eval --out subs/copy-last --format npz
+    """,
     "leaderboard": """
         examples:
           phybench leaderboard build leaderboard/results --out site/
@@ -61,7 +67,8 @@ EXAMPLES = {
     "quickstart": """
         examples:
           phybench quickstart
-          phybench quickstart --out /tmp/pb --limit 32
+          phybench quickstart --out /tmp/pb --limit 32 --train-limit 5000
+          phybench quickstart --metrics velocity_error,ssim,psnr,lpips,fvd
     """,
 }
 
@@ -141,6 +148,14 @@ def _parser() -> argparse.ArgumentParser:
     w.add_argument("--quiet", action="store_true", help="no progress output")
     w.add_argument("--json", action="store_true", help="machine-readable output")
 
+    bl = add("baseline", "Write a reference baseline's submission for an evaluation split.")
+    bl.add_argument("name", help="ground-truth, copy-last, linear-extrapolation, physics-oracle or nearest-neighbour")
+    bl.add_argument("--data", required=True, metavar="SPLIT_DIR", help="the evaluation split to answer")
+    bl.add_argument("--out", required=True, metavar="SUB", help="submission folder to write (must not exist)")
+    bl.add_argument("--train-data", metavar="TRAIN_SPLIT_DIR", help="training split (nearest-neighbour)")
+    bl.add_argument("--format", default="npy", choices=["npy", "npz", "png"], help="video files (default npy)")
+    bl.add_argument("--quiet", action="store_true", help="no progress bar")
+
     lb = add("leaderboard", "Build the static leaderboard site from verified results files.")
     lb.add_argument("action", choices=["build"], help="build: write the static site")
     lb.add_argument("results_dir", metavar="RESULTS_DIR", help="folder of results files (*.json, searched recursively)")
@@ -149,9 +164,13 @@ def _parser() -> argparse.ArgumentParser:
     lb.add_argument("--allow-partial", action="store_true", help="build from the accepted files; list the refused ones")
     lb.add_argument("--no-registry-check", action="store_true", help="skip the spec, settings and weight checks (previews)")
 
-    q = add("quickstart", "The main job on a small built-in default: generate, verify, summarise.")
+    q = add("quickstart", "The whole loop on a small default: splits, baselines, scores, leaderboard.")
     q.add_argument("--out", default="phybench-quickstart", help="folder (default ./phybench-quickstart)")
-    q.add_argument("--limit", type=int, default=64, help="samples per split (default 64)")
+    q.add_argument("--limit", type=int, default=64, help="samples per evaluation split (default 64)")
+    q.add_argument("--train-limit", type=int, default=30_000,
+                   help="training samples for nearest-neighbour (default 30000: all of train-30k)")
+    q.add_argument("--metrics", default="velocity_error,ssim,psnr",
+                   help="metrics to score (default velocity_error,ssim,psnr; add lpips,fvd after `phybench weights fetch`)")
     q.add_argument("--workers", type=int, default=1, help="processes (default 1)")
     return p
 
@@ -356,6 +375,17 @@ def cmd_weights(args: argparse.Namespace) -> int:
     return 0 if all(s == "ok" for s in status.values()) else 1
 
 
+def cmd_baseline(args: argparse.Namespace) -> int:
+    from .baselines import BaselineError, run_baseline
+
+    try:
+        path = run_baseline(args.name, args.data, args.out, args.train_data, progress=not args.quiet, fmt=args.format)
+    except BaselineError as exc:
+        raise CliError(str(exc)) from None
+    print(f"wrote {path}; score it with: phybench score {path} --data {args.data}")
+    return 0
+
+
 def cmd_leaderboard(args: argparse.Namespace) -> int:
     from .leaderboard import run
 
@@ -363,40 +393,76 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------- quickstart
-def _dir_size(path: Path) -> int:
-    return sum(p.stat().st_size for p in path.rglob("*.parquet"))
+QUICKSTART_TASKS = ("uniform", "collision", "parabola")
+QUICKSTART_BASELINES = ("ground-truth", "copy-last", "linear-extrapolation", "physics-oracle", "nearest-neighbour")
 
 
 def cmd_quickstart(args: argparse.Namespace) -> int:
+    """The whole loop on a small default: splits -> baselines -> scores -> leaderboard."""
+    from .baselines import run_baseline
     from .generate import generate
-    from .split import make_plan, verify
+    from .leaderboard import build
+    from .results import atomic_write, results_bytes
+    from .score import parse_metrics, samples_sidecar, score
+    from .split import make_plan, read_manifest, verify
     from .tasks import get_task
 
     out = Path(args.out)
-    print(f"phybench {__version__} quickstart: {args.limit} samples per split into {out}/\n")
+    metrics = parse_metrics(args.metrics)
+    t_start = time.perf_counter()
+    print(f"phybench {__version__} quickstart into {out}/: {args.limit} samples per evaluation split, "
+          f"{args.train_limit} training samples, metrics {','.join(metrics)}\n")
+
+    print("[1/4] splits: generate and verify (a second run reuses them)")
     summary = []
-    for task in ("uniform", "collision", "parabola"):
+    for task in QUICKSTART_TASKS:
         spec = get_task(task)
-        for split in ("id-eval", "ood-eval"):
-            plan = make_plan(spec, split, None, args.limit, None)
-            folder = out / f"{task}-{split}"
+        for split in ("id-eval", "ood-eval", "train-30k"):
+            limit = args.train_limit if split == "train-30k" else args.limit
+            plan = make_plan(spec, split, None, min(limit, spec.split_size(split)), None)
+            folder = out / "data" / f"{task}-{split}"
             t0 = time.perf_counter()
             result = generate(plan, folder, workers=args.workers, progress=True, command=canonical_command(plan))
             dt = time.perf_counter() - t0
-            report = verify(folder)
-            if not report.ok:
-                raise CliError(f"{folder} failed verification: {report.problems[0]}")
-            m = result.manifest or {}
-            size = _dir_size(folder)
-            summary.append((task, split, plan.num_samples, m.get("levels", {}), size / plan.num_samples / 1024,
-                            "reused" if result.written == 0 else f"{dt:.1f} s", m["split_hash"][:16]))
-    print(f"\n{'task':<10} {'split':<9} {'n':>5}  {'levels':<52} {'KB/clip':>7}  {'time':>7}  split hash")
-    for task, split, n, levels, kb, dt, h in summary:
-        lv = ", ".join(f"{k}:{v}" for k, v in levels.items())
-        print(f"{task:<10} {split:<9} {n:>5}  {lv:<52} {kb:>7.1f}  {dt:>7}  {h}")
-    print(f"\nall splits verified.  load one with:\n"
-          f"  python -c \"import phybench.split as s; ds = s.load_hf_dataset('{out}/uniform-id-eval'); "
-          "print(ds[0]['video'].shape, ds[0]['video'].dtype)\"")
+            if split != "train-30k":
+                report = verify(folder)
+                if not report.ok:
+                    raise CliError(f"{folder} failed verification: {report.problems[0]}")
+            m = result.manifest or read_manifest(folder)
+            summary.append((task, split, plan.num_samples, "reused" if result.written == 0 else f"{dt:.1f} s",
+                            m["split_hash"][:16]))
+    print(f"\n{'task':<10} {'split':<10} {'n':>6}  {'time':>7}  split hash")
+    for task, split, n, dt, h in summary:
+        print(f"{task:<10} {split:<10} {n:>6}  {dt:>7}  {h}")
+
+    print("\n[2/4] reference baselines -> submissions, [3/4] score them")
+    results_dir = out / "results"
+    for task in QUICKSTART_TASKS:
+        for split in ("id-eval", "ood-eval"):
+            data = out / "data" / f"{task}-{split}"
+            for name in QUICKSTART_BASELINES:
+                results_file = results_dir / f"{task}-{split}-{name}.json"
+                if results_file.exists():
+                    print(f"  {task}/{split} {name}: reused {results_file}")
+                    continue
+                sub = out / "submissions" / f"{task}-{split}-{name}"
+                if not (sub / "submission.json").exists():
+                    train = out / "data" / f"{task}-train-30k" if name == "nearest-neighbour" else None
+                    run_baseline(name, data, sub, train, progress=True, cache_dir=out / "cache", fmt="npz")
+                res = score(sub, data, metrics, progress=True)
+                atomic_write(results_file.with_name(results_file.stem + ".samples.json"),
+                             (json.dumps(samples_sidecar(res.results, res.details), sort_keys=True) + "\n").encode())
+                atomic_write(results_file, results_bytes(res.results))
+                v = res.results["summary"]["overall"].get("velocity_error", {}).get("mean")
+                print(f"  {task}/{split} {name}: velocity error {v}")
+
+    print("\n[4/4] leaderboard")
+    report = build(results_dir, out / "site", splits_dir=out / "data")
+    print(report.to_text())
+    print(f"\ndone in {time.perf_counter() - t_start:.0f} s.")
+    print(f"  site:           {out / 'site' / 'index.html'}  (open it in a browser; no server needed)")
+    print(f"  Markdown table: {out / 'site' / 'leaderboard.md'}")
+    print(f"  results files:  {results_dir}/")
     return 0
 
 
@@ -408,6 +474,7 @@ COMMANDS = {
     "score": cmd_score,
     "weights": cmd_weights,
     "leaderboard": cmd_leaderboard,
+    "baseline": cmd_baseline,
     "quickstart": cmd_quickstart,
 }
 

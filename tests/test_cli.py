@@ -94,3 +94,17 @@ def test_help_ends_with_examples(capsys):
         main(["generate", "--help"])
     out, _ = capsys.readouterr()
     assert "examples:" in out and "phybench generate uniform" in out
+
+
+def test_quickstart_runs_the_whole_loop_and_reuses_it(tmp_path, capsys):
+    out = tmp_path / "qs"
+    code, text, err = run(capsys, "quickstart", "--out", str(out), "--limit", "4", "--train-limit", "200")
+    assert code == 0, err
+    assert (out / "site" / "index.html").is_file() and (out / "site" / "leaderboard.md").is_file()
+    results = sorted(p.name for p in (out / "results").glob("*.json") if not p.name.endswith(".samples.json"))
+    assert len(results) == 3 * 2 * 5  # tasks x splits x baselines
+    md = (out / "site" / "leaderboard.md").read_text()
+    assert "physics-oracle" in md and "nearest-neighbour" in md and "## collision" in md
+    assert "leaderboard.md" in text
+    code, text, _ = run(capsys, "quickstart", "--out", str(out), "--limit", "4", "--train-limit", "200")
+    assert code == 0 and text.count("reused") >= 30
