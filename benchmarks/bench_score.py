@@ -17,13 +17,19 @@ import multiprocessing as mp
 import os
 import time
 
-import numpy as np
+# One BLAS thread per process (set before numpy loads OpenBLAS): with 2 cores, spare
+# OpenBLAS threads spin and slow the worker processes down 2-3x.  `phybench score
+# --workers N` does the same for its workers.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 
-from phybench.image_metrics import psnr_frames, ssim_frames
-from phybench.parse import TILE, parse_video
-from phybench.split import generate_sample, make_plan
-from phybench.tasks import get_task
-from phybench.velocity import video_errors
+import numpy as np  # noqa: E402
+
+from phybench.image_metrics import psnr_frames, ssim_frames  # noqa: E402
+from phybench.parse import TILE, parse_video  # noqa: E402
+from phybench.split import generate_sample, make_plan  # noqa: E402
+from phybench.tasks import get_task  # noqa: E402
+from phybench.velocity import video_errors  # noqa: E402
 
 _DATA: list[tuple] = []  # (spec, row, gt, generated) shared with forked workers
 
