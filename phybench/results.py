@@ -69,9 +69,11 @@ def summarise(details: Sequence[dict[str, Any]], metrics: Iterable[str]) -> dict
     """Summary of one group of per-video detail rows: mean, interval and count per metric."""
     n = len(details)
     untrackable = sum(1 for d in details if d.get("untrackable"))
+    excluded = sum(1 for d in details if d.get("excluded"))
     out: dict[str, Any] = {
         "videos": n,
         "untrackable": {"count": untrackable, "rate": _round(untrackable / n) if n else None},
+        "excluded": {"count": excluded},
     }
     for name in metrics:
         if name not in VIDEO_METRICS:
@@ -121,6 +123,11 @@ def build_results(
             {"sample_id": d["sample_id"], "level": d["level"], "reason": d["untrackable"]}
             for d in details
             if d.get("untrackable")
+        ],
+        "excluded": [
+            {"sample_id": d["sample_id"], "level": d["level"], "reason": d["excluded"]}
+            for d in details
+            if d.get("excluded")
         ],
         "provenance": provenance,
     }
@@ -173,6 +180,7 @@ def write_details(path: str | os.PathLike[str], details: Sequence[dict[str, Any]
         "sample_id": pa.array(col("sample_id"), pa.string()),
         "level": pa.array(col("level"), pa.string()),
         "untrackable": pa.array(col("untrackable"), pa.string()),
+        "excluded": pa.array(col("excluded"), pa.string()),
         "scored_pairs": pa.array(col("scored_pairs"), pa.int32()),
     }
     for name in columns:
@@ -206,7 +214,7 @@ def markdown_table(results: dict[str, Any]) -> str:
     groups = [("overall", summary["overall"])] + [(f"level {k}", v) for k, v in summary["levels"].items()]
     shown = metrics + [m for m in extra if any(m in g for _, g in groups)]
     arrow = {True: "↑", False: "↓"}
-    head = ["group", "videos", "untrackable"] + [f"{m} {arrow[HIGHER_IS_BETTER[m]]}" for m in shown]
+    head = ["group", "videos", "untrackable", "excluded"] + [f"{m} {arrow[HIGHER_IS_BETTER[m]]}" for m in shown]
     lines = [
         f"**{results['model'].get('name', '?')}** on `{results['task']}` / `{results['split']}` "
         f"(split hash `{results['provenance']['split_hash'][:12]}`)",
@@ -215,7 +223,8 @@ def markdown_table(results: dict[str, Any]) -> str:
         "|" + "|".join(["---"] * len(head)) + "|",
     ]
     for group, s in groups:
-        cells = [group, str(s.get("videos", "")), f"{s.get('untrackable', {}).get('count', 0)}"]
+        cells = [group, str(s.get("videos", "")), f"{s.get('untrackable', {}).get('count', 0)}",
+                 f"{s.get('excluded', {}).get('count', 0)}"]
         for m in shown:
             entry = s.get(m)
             if m in SET_METRICS and entry:
@@ -224,5 +233,9 @@ def markdown_table(results: dict[str, Any]) -> str:
                 cells.append(_fmt(m, entry))
         lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
-    lines.append("Mean [bootstrap 95% interval] over videos; untrackable videos are excluded from the means and counted.")
+    lines.append(
+        "Mean [bootstrap 95% interval] over videos.  Untrackable videos (a ball lost in a scored frame) and "
+        "excluded ones (a ball visible in fewer than 2 condition frames: not predictable) are left out of "
+        "the means and counted."
+    )
     return "\n".join(lines) + "\n"

@@ -113,6 +113,7 @@ def score_sample(
         "sample_id": row["sample_id"],
         "level": row["level"],
         "untrackable": errors.untrackable,
+        "excluded": errors.excluded,
         "scored_pairs": errors.scored_pairs,
         "flagged_frames": errors.flagged_frames,
         "velocity_error": errors.velocity_error,

@@ -35,6 +35,10 @@ SETTINGS: dict[str, Any] = {
         "k+1, collision: t_k >= contact time"
     ),
     "untrackable": "a ball missing in any scored frame; no error is computed, counted separately",
+    "excluded": (
+        "a ball visible (at least partly) in fewer than 2 condition frames: not predictable from the "
+        "conditioning; no error is computed, counted separately"
+    ),
     "momentum_error": "collision: mean over scored pairs of |sum m (v_hat - v)| / sum m, m = r^2, world units / s",
     "energy_error": "collision: mean over scored pairs of |KE_hat - KE| / KE, KE with m = r^2 (relative)",
     "position_error": "mean |p_hat - p| over the frames of scored pairs, world units",
@@ -53,11 +57,28 @@ class VideoErrors:
     true_velocity: float = float("nan")  # the same from the ground truth (the conditioned velocity)
     scored_pairs: int = 0  # (ball, frame pair) terms in the mean
     untrackable: str | None = None  # reason, when the video could not be scored
+    excluded: str | None = None  # reason, when no model could predict it from its conditioning
     flagged_frames: dict[str, int] = field(default_factory=dict)  # parser flags in scored frames
 
     @property
     def ok(self) -> bool:
-        return self.untrackable is None and self.scored_pairs > 0
+        return self.untrackable is None and self.excluded is None and self.scored_pairs > 0
+
+
+MIN_CONDITION_VIEWS = 2  # condition frames in which each ball must be at least partly visible
+
+
+def unseen_in_condition(positions: np.ndarray, radii: np.ndarray, world_size: float, condition_frames: int) -> list[int]:
+    """Balls visible (at least partly) in fewer than MIN_CONDITION_VIEWS condition frames.
+
+    Such a video cannot be predicted from its conditioning: a ball seen in one frame has
+    no measurable velocity, one never seen has no position.  Some OOD collisions of large,
+    fast balls cannot be placed otherwise (the placement keeps them in view afterwards).
+    """
+    p = np.asarray(positions, dtype=np.float64)[:condition_frames]  # (C, B, 2)
+    r = np.asarray(radii, dtype=np.float64)[None, :, None]
+    visible = ((p + r > 0) & (p - r < world_size)).all(axis=-1)  # (C, B)
+    return [int(b) for b in np.flatnonzero(visible.sum(axis=0) < min(MIN_CONDITION_VIEWS, condition_frames))]
 
 
 def scored_pairs(
@@ -121,6 +142,14 @@ def video_errors(
         contact_time=contact_time,
     )  # (T-1, B)
     result = VideoErrors(scored_pairs=int(pairs.sum()))
+    unseen = unseen_in_condition(gt, radii, world_size, condition_frames)
+    if unseen:
+        names = [colour_names[b] if colour_names and b < len(colour_names) else f"ball {b}" for b in unseen]
+        result.excluded = (
+            f"{', '.join(names)} visible in fewer than {MIN_CONDITION_VIEWS} condition frames: "
+            "not predictable from the conditioning"
+        )
+        return result
     if result.scored_pairs == 0:
         result.untrackable = "the ground truth has no scorable frames (ball never fully in view)"
         return result

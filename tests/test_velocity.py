@@ -103,3 +103,17 @@ def test_collision_pairs_start_at_contact():
     first = np.flatnonzero(pairs.any(axis=1))[0]
     assert first * spec.frame_interval >= row["contact_time"] - 1e-9
     assert (first - 1) * spec.frame_interval < row["contact_time"]
+
+
+def test_a_ball_unseen_in_the_condition_frames_is_excluded_not_scored():
+    spec = get_task("collision")
+    plan = make_plan(spec, "id-eval", None, 2, None)
+    row, video = generate_sample(plan, 0)
+    positions = np.array(row["positions"], dtype=np.float64)
+    positions[:2, 1, 0] = 50.0  # ball 1 far outside the view in frames 0 and 1
+    parsed = parse_video(video, [tuple(int(c) for c in rgb) for rgb in row["colours"]], TILE)
+    e = video_errors(parsed, positions, row["radii"], world_size=spec.world_size,
+                     frame_interval=spec.frame_interval, condition_frames=spec.condition_frames,
+                     contact_time=float(row["contact_time"]))
+    assert not e.ok and e.excluded and "ball 1" in e.excluded and np.isnan(e.velocity_error)
+    assert e.untrackable is None
