@@ -157,12 +157,9 @@ def _parser() -> argparse.ArgumentParser:
     bl.add_argument("--quiet", action="store_true", help="no progress bar")
 
     lb = add("leaderboard", "Build the static leaderboard site from verified results files.")
-    lb.add_argument("action", choices=["build"], help="build: write the static site")
-    lb.add_argument("results_dir", metavar="RESULTS_DIR", help="folder of results files (*.json, searched recursively)")
-    lb.add_argument("--out", required=True, metavar="SITE_DIR", help="where index.html and the exports go")
-    lb.add_argument("--splits", metavar="DIR", help="folder of split folders: each split hash must equal its manifest's")
-    lb.add_argument("--allow-partial", action="store_true", help="build from the accepted files; list the refused ones")
-    lb.add_argument("--no-registry-check", action="store_true", help="skip the spec, settings and weight checks (previews)")
+    from .leaderboard import add_arguments as leaderboard_arguments
+
+    leaderboard_arguments(lb)
 
     q = add("quickstart", "The whole loop on a small default: splits, baselines, scores, leaderboard.")
     q.add_argument("--out", default="phybench-quickstart", help="folder (default ./phybench-quickstart)")
