@@ -40,6 +40,7 @@ EXAMPLES = {
           phybench score my-submission/ --data data/uniform-id-eval --out results.json
           phybench score sub.zip --data data/collision-ood-eval --metrics velocity_error,ssim,psnr
           phybench score sub/ --data data/uniform-id-eval --details details.parquet --fail-above velocity_error=0.05
+          phybench score sub/ --from-hub my-org/phybench --task uniform --split id-eval --revision 3f1c0a9
 
         exit codes: 0 scored (and every threshold passed), 1 a --fail-above/--fail-below
         threshold was crossed, 2 the submission or split is invalid (nothing is written).
@@ -63,6 +64,21 @@ EXAMPLES = {
 
         exit codes: 0 built, 1 built but some results were refused (--allow-partial),
         2 refused (nothing built; every refused file is listed with its reason).
+    """,
+    "publish": """
+        examples:
+          phybench publish uniform my-org/phybench data/uniform-id-eval data/uniform-ood-eval
+          phybench publish collision my-org/phybench data/collision-id-eval --message "collision eval splits"
+          HF_TOKEN=hf_... phybench publish parabola my-org/phybench-private data/parabola-id-eval --private
+
+        every split is verified first; data, manifests and the dataset card go up as one commit
+        (an interrupted upload creates no revision).
+    """,
+    "import": """
+        examples:
+          phybench import phyworld uniform_motion_eval.hdf5 --task uniform --out data/uniform-phyworld
+          phybench import phyworld collision_eval.hdf5 --task collision --out data/collision-phyworld --limit 200
+          phybench score my-sub/ --data data/uniform-phyworld
     """,
     "quickstart": """
         examples:
@@ -129,7 +145,11 @@ def _parser() -> argparse.ArgumentParser:
 
     sc = add("score", "Validate, then score a submission: velocity error, SSIM, PSNR, LPIPS, FVD.")
     sc.add_argument("submission", help="submission folder, .zip or .tar (see docs/submission.md)")
-    sc.add_argument("--data", required=True, metavar="SPLIT_DIR", help="the split folder it answers")
+    sc.add_argument("--data", metavar="SPLIT_DIR", help="the split folder it answers (or --from-hub)")
+    sc.add_argument("--from-hub", metavar="REPO_ID", help="download the split from this Hub dataset repo, verified")
+    sc.add_argument("--task", help="with --from-hub: the task, e.g. uniform")
+    sc.add_argument("--split", help="with --from-hub: the split, e.g. id-eval")
+    sc.add_argument("--revision", help="with --from-hub: commit sha (pin it), tag or branch (default main)")
     sc.add_argument("--metrics", help="comma-separated subset of velocity_error,ssim,psnr,lpips,fvd (default all)")
     sc.add_argument("--out", help="results JSON (docs/results.md); written atomically")
     sc.add_argument("--details", help="per-video details as Parquet")
@@ -160,6 +180,24 @@ def _parser() -> argparse.ArgumentParser:
     from .leaderboard import add_arguments as leaderboard_arguments
 
     leaderboard_arguments(lb)
+
+    pb = add("publish", "Verify splits of one task and publish them with a dataset card as one Hub revision.")
+    pb.add_argument("task", help="task name (see `phybench tasks`)")
+    pb.add_argument("repo_id", metavar="REPO_ID", help="Hub dataset repo, e.g. my-org/phybench (created if needed)")
+    pb.add_argument("splits", nargs="+", metavar="SPLIT_DIR", help="split folders of that task")
+    pb.add_argument("--private", action="store_true", help="create the repo private")
+    pb.add_argument("--message", help="commit message (default: names the splits)")
+    pb.add_argument("--token", help="Hub token with write access (default: HF_TOKEN or `hf auth login`)")
+    pb.add_argument("--quiet", action="store_true", help="no progress bars")
+
+    im = add("import", "Convert the reference authors' data into a phybench split.")
+    im.add_argument("source", choices=["phyworld"], help="phyworld: HDF5 written by github.com/phyworld/phyworld")
+    im.add_argument("file", metavar="HDF5", help="one chunk ({i}.hdf5) or a merged file")
+    im.add_argument("--task", required=True, help="uniform, parabola or collision")
+    im.add_argument("--out", required=True, help="output split folder (must not exist or be empty)")
+    im.add_argument("--split", default="phyworld-eval", help="split name (default phyworld-eval)")
+    im.add_argument("--limit", type=int, help="only the first N rows")
+    im.add_argument("--quiet", action="store_true", help="no progress bar")
 
     q = add("quickstart", "The whole loop on a small default: splits, baselines, scores, leaderboard.")
     q.add_argument("--out", default="phybench-quickstart", help="folder (default ./phybench-quickstart)")
@@ -317,6 +355,19 @@ def cmd_score(args: argparse.Namespace) -> int:
 
     above = _thresholds(args.fail_above, "--fail-above")
     below = _thresholds(args.fail_below, "--fail-below")
+    if args.from_hub:
+        if args.data:
+            raise CliError("give --data SPLIT_DIR or --from-hub REPO_ID, not both")
+        if not (args.task and args.split):
+            raise CliError("--from-hub needs --task and --split, e.g. --from-hub my-org/phybench --task uniform "
+                           "--split id-eval --revision SHA")
+        from .hub import fetch_split
+
+        args.data = str(fetch_split(args.from_hub, args.task, args.split, args.revision, progress=not args.quiet))
+    elif not args.data:
+        raise CliError("which split? give --data SPLIT_DIR or --from-hub REPO_ID --task TASK --split SPLIT")
+    elif args.task or args.split or args.revision:
+        raise CliError("--task, --split and --revision go with --from-hub; with --data the folder says them")
     try:
         metrics = parse_metrics(args.metrics)
         for name, _ in above + below:
@@ -380,6 +431,31 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     except BaselineError as exc:
         raise CliError(str(exc)) from None
     print(f"wrote {path}; score it with: phybench score {path} --data {args.data}")
+    return 0
+
+
+def cmd_publish(args: argparse.Namespace) -> int:
+    from .hub import publish
+
+    info = publish(args.task, args.repo_id, args.splits, private=args.private, revision_message=args.message,
+                   token=args.token, progress=not args.quiet)
+    print(f"published {len(args.splits)} split(s) of {args.task} to {args.repo_id}")
+    print(f"revision {info.oid}  {info.commit_url}")
+    print(f"pin it: phybench score SUB --from-hub {args.repo_id} --task {args.task} --split SPLIT --revision {info.oid}")
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from .importer import import_phyworld
+
+    out = import_phyworld(args.file, args.task, args.out, split=args.split, limit=args.limit,
+                          progress=not args.quiet)
+    from .split import read_manifest
+
+    m = read_manifest(out)
+    print(f"{m['task']}/{m['split']}: {m['num_samples']} samples at {m['resolution']} px from {Path(args.file).name} "
+          f"(sha256 {m['imported']['sha256'][:12]}), levels {m['levels']}")
+    print(f"split hash {m['split_hash']}\nmanifest: {out / 'manifest.json'}")
     return 0
 
 
@@ -473,6 +549,8 @@ COMMANDS = {
     "leaderboard": cmd_leaderboard,
     "baseline": cmd_baseline,
     "quickstart": cmd_quickstart,
+    "publish": cmd_publish,
+    "import": cmd_import,
 }
 
 

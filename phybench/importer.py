@@ -1,0 +1,401 @@
+"""Import the reference authors' data (phyworld HDF5) as a phybench split.
+
+The phyworld generators (github.com/phyworld/phyworld, Kang et al. 2024) write one HDF5
+file per 1000-scene chunk with three datasets, and `merge_files` turns each name into a
+group of per-chunk datasets ``00000``, ``00001``, ...::
+
+    video_streams     (N,) vlen uint8    one complete H.264 MP4 file per row
+    position_streams  (N, T, 2)          ball centre, world units   (collision: (N, T, 2, 2))
+    init_streams      (N, 2)  [r, v]     radius, speed along +x     (collision: (N, 4) [r1, r2, v1, v2])
+
+Their world is ours: the square [0, 10]^2, x right, y up, origin bottom-left, so positions
+are stored as they are (their values are float32 numbers held in float64, so our float32
+column keeps them exactly).  Two things differ and are recorded in the manifest:
+
+- time: their frame k is the state at t = 0.01 + 0.1 k s, ours at 0.1 k s.  Frames are still
+  0.1 s apart, so velocities are unaffected; ``time_offset: 0.01`` records the shift, and
+  ``contact_time`` is measured from frame 0, as in our splits.
+- pixels: their renderer puts pixel column j at x = 10 j / (W - 1) (pixel centres on a
+  grid), ours tiles the square.  ``pixel_mapping: "grid"`` tells the scorer which mapping
+  to parse the videos with (`phybench.parse.PHYWORLD`).
+
+Videos are decoded once (H.264 decoding is bit-exact) and stored losslessly as PNG
+frames: they are already lossy at the source, and a second lossy pass would move scores.
+
+What they do not store, we derive, and say so in ``imported.derived``: ``velocities``
+(central differences of the stored positions, one-sided at the ends), ``frames_in_view``
+(frames with every ball wholly inside the square), ``contact_time`` (collision: first
+contact of the two discs at their initial speeds, from frame 0's gap) and ``level``
+("id" when every DoF is inside the authors' ID range, else the OOD level named by which
+DoFs are outside it; the HDF5 keeps no level names).
+
+An imported split cannot be regenerated; its manifest has ``imported: {source, sha256,
+...}`` (sha256 of the HDF5 file) and its split hash covers the stored rows exactly as for
+a generated split, so `phybench verify` checks it the same way.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+
+from . import __version__
+from .frames import encode_video
+from .laws import fully_in_view
+from .scene import BLUE, RED
+from .spec import TaskSpec
+from .split import (
+    DATA_DIR,
+    EVAL_SHARD_SIZE,
+    MANIFEST,
+    SplitError,
+    SplitPlan,
+    _atomic_write_bytes,
+    card_text,
+    file_sha256,
+    hf_split_name,
+    rows_to_table,
+    sample_digest,
+    split_hash,
+)
+
+SOURCE_FORMAT = "phyworld-hdf5"
+DEFAULT_SPLIT = "phyworld-eval"
+TIME_OFFSET = 0.01  # s: their frame k is at t = 0.01 + 0.1 k (recorded after 10 k + 1 Box2D steps)
+PIXEL_MAPPING = "grid"  # their column j is at x = L j / (W - 1); see phybench.parse.PixelMapping
+
+# The authors' ID ranges (their `--data_for_vis` lists), which decide a row's level.  They
+# differ from the paper's (our tasks' ranges): r max 1.4 for one ball, r in [0.5, 1.5] for
+# collision.  world units and world units / s.
+PHYWORLD_ID_RANGES: dict[str, dict[str, tuple[float, float]]] = {
+    "uniform": {"radius": (0.7, 1.4), "velocity": (1.0, 4.0)},
+    "parabola": {"radius": (0.7, 1.4), "velocity": (1.0, 4.0)},
+    "collision": {
+        "radius_1": (0.5, 1.5),
+        "radius_2": (0.5, 1.5),
+        "velocity_1": (1.0, 4.0),
+        "velocity_2": (1.0, 4.0),
+    },
+}
+_SHORT = {"radius": "r", "velocity": "v", "radius_1": "r1", "radius_2": "r2", "velocity_1": "v1", "velocity_2": "v2"}
+_RANGE_SLACK = 1e-9  # their grid values come from linspace: an end point may be off by an ulp
+
+
+class PhyworldImportError(SplitError):
+    """The HDF5 file is not phyworld data for the asked task, or the output folder is in the way."""
+
+
+# ------------------------------------------------------------------ reading
+def _open(path: str | os.PathLike[str]):
+    import h5py
+
+    try:
+        return h5py.File(path, "r")
+    except OSError as exc:
+        raise PhyworldImportError(f"{path} is not a readable HDF5 file: {exc}") from None
+
+
+def _chunks(f: Any) -> list[tuple[str | None, Any, Any, Any]]:
+    """[(chunk id or None, videos, positions, inits)] for an un-merged or a merged file."""
+    names = ("video_streams", "position_streams", "init_streams")
+    missing = [n for n in names if n not in f]
+    if missing:
+        raise PhyworldImportError(
+            f"{f.filename} is not a phyworld HDF5 file: no {', '.join(missing)} "
+            f"(found {', '.join(sorted(f.keys())) or 'nothing'})"
+        )
+    import h5py
+
+    kinds = {isinstance(f[n], h5py.Group) for n in names}
+    if len(kinds) != 1:
+        raise PhyworldImportError(f"{f.filename}: mixes merged groups and plain datasets")
+    if kinds == {False}:  # one chunk, as the generators write it
+        return [(None, f["video_streams"], f["position_streams"], f["init_streams"])]
+    ids = sorted(f["video_streams"].keys())
+    for n in names[1:]:
+        if sorted(f[n].keys()) != ids:
+            raise PhyworldImportError(f"{f.filename}: the groups {names} hold different chunk ids")
+    return [(c, f["video_streams"][c], f["position_streams"][c], f["init_streams"][c]) for c in ids]
+
+
+def _check_shapes(spec: TaskSpec, chunk: str | None, videos: Any, positions: Any, inits: Any) -> None:
+    where = f"chunk {chunk}" if chunk is not None else "the file"
+    balls, dofs = spec.num_balls, len(spec.dofs)
+    n = videos.shape[0]
+    want_pos = (n, spec.frames, 2) if balls == 1 else (n, spec.frames, balls, 2)
+    if tuple(positions.shape) != want_pos:
+        hint = ""
+        if positions.ndim != len(want_pos):
+            hint = f" (is it {'a collision' if positions.ndim == 4 else 'a one-ball'} file?)"
+        raise PhyworldImportError(
+            f"{where}: position_streams has shape {tuple(positions.shape)}, task {spec.name!r} needs {want_pos}{hint}"
+        )
+    if tuple(inits.shape) != (n, dofs):
+        raise PhyworldImportError(
+            f"{where}: init_streams has shape {tuple(inits.shape)}, task {spec.name!r} needs {(n, dofs)}"
+        )
+
+
+def decode_mp4(data: bytes) -> np.ndarray:
+    """uint8 (T, H, W, 3) from the bytes of one MP4 file."""
+    import imageio.v3 as iio
+
+    video = np.asarray(iio.imread(bytes(data), index=None, extension=".mp4"))
+    if video.ndim != 4 or video.shape[-1] != 3 or video.dtype != np.uint8:
+        raise PhyworldImportError(f"decoded video has shape {video.shape} {video.dtype}, expected (T, H, W, 3) uint8")
+    return video
+
+
+# ------------------------------------------------------------------ rows
+def classify_level(spec: TaskSpec, params: dict[str, float]) -> str:
+    """"id" inside the authors' ID ranges, else our OOD level with those DoFs outside ("r+v", "v1+v2", ...)."""
+    ranges = PHYWORLD_ID_RANGES[spec.scenario]
+    outside = tuple(
+        d.name for d in spec.dofs
+        if not ranges[d.name][0] - _RANGE_SLACK <= params[d.name] <= ranges[d.name][1] + _RANGE_SLACK
+    )
+    if not outside:
+        return "id"
+    for level in spec.ood_levels:
+        if set(level.ood_dofs) == set(outside):
+            return level.name
+    return "+".join(_SHORT.get(n, n) for n in outside)  # a combination our task has no level for
+
+
+def contact_time(positions: np.ndarray, radii: np.ndarray, v1: float, v2: float) -> float:
+    """s after frame 0 when the discs first touch, moving at +v1 and -v2; NaN if they never close."""
+    closing = v1 + v2  # world units / s
+    if not closing > 0:
+        return float("nan")
+    gap = (positions[0, 1, 0] - positions[0, 0, 0]) - (radii[0] + radii[1])  # world units, at frame 0
+    return float(gap / closing)
+
+
+def _velocities(positions: np.ndarray, frame_interval: float) -> np.ndarray:
+    """(T, B, 2): central differences of positions, one-sided at the ends (world units / s)."""
+    return np.gradient(positions, frame_interval, axis=0)
+
+
+def build_row(spec: TaskSpec, split: str, index: int, positions: np.ndarray, init: np.ndarray) -> dict[str, Any]:
+    """One split row (numpy values) from a phyworld row's positions and init values."""
+    pos = np.asarray(positions, dtype=np.float64)
+    if spec.num_balls == 1:
+        pos = pos[:, None, :]  # (T, 1, 2)
+    init = np.asarray(init, dtype=np.float64)
+    params = {d.name: float(v) for d, v in zip(spec.dofs, init)}
+    if spec.scenario == "collision":
+        radii = np.array([params["radius_1"], params["radius_2"]])
+        colours = np.array([RED, BLUE], dtype=np.uint8)
+        tc = contact_time(pos, radii, params["velocity_1"], params["velocity_2"])
+    else:
+        radii = np.array([params["radius"]])
+        colours = np.array([RED], dtype=np.uint8)
+        tc = float("nan")
+    view = fully_in_view(pos, radii, spec.world_size).all(axis=1)  # (T,) every ball wholly inside
+    return {
+        "sample_id": f"{spec.name}/{split}/{index:07d}",
+        "index": index,
+        "level": classify_level(spec, params),
+        **params,
+        "contact_time": tc,
+        "frames_in_view": int(view.sum()),
+        "positions": pos.astype(np.float32),
+        "velocities": _velocities(pos, spec.frame_interval).astype(np.float32),
+        "radii": radii.astype(np.float32),
+        "colours": colours,
+    }
+
+
+def iter_phyworld(path: str | os.PathLike[str], spec: TaskSpec, split: str = DEFAULT_SPLIT,
+                  limit: int | None = None) -> Iterator[tuple[dict[str, Any], np.ndarray]]:
+    """(row, decoded video) for each row of a phyworld file, chunks in id order."""
+    index = 0
+    with _open(path) as f:
+        for chunk, videos, positions, inits in _chunks(f):
+            _check_shapes(spec, chunk, videos, positions, inits)
+            pos_all, init_all = positions[()], inits[()]
+            for i in range(videos.shape[0]):
+                if limit is not None and index >= limit:
+                    return
+                video = decode_mp4(videos[i])
+                if video.shape[0] != spec.frames:
+                    raise PhyworldImportError(
+                        f"row {index}: the video has {video.shape[0]} frames, task {spec.name!r} has {spec.frames}"
+                    )
+                yield build_row(spec, split, index, pos_all[i], init_all[i]), video
+                index += 1
+
+
+def count_rows(path: str | os.PathLike[str]) -> int:
+    with _open(path) as f:
+        return sum(int(v.shape[0]) for _, v, _, _ in _chunks(f))
+
+
+# ------------------------------------------------------------------ write
+def _write_shard(spec: TaskSpec, folder: Path, name: str, rows: list[dict[str, Any]],
+                 pngs: list[list[bytes]]) -> str:
+    import pyarrow.parquet as pq
+
+    path = folder / DATA_DIR / f"{name}.parquet"
+    pq.write_table(rows_to_table(spec, rows, pngs), path, compression="zstd", compression_level=9,
+                   row_group_size=max(1, len(rows)))
+    return file_sha256(path)
+
+
+def import_phyworld(
+    hdf5_file: str | os.PathLike[str],
+    task: str,
+    out_dir: str | os.PathLike[str],
+    *,
+    split: str = DEFAULT_SPLIT,
+    limit: int | None = None,
+    shard_size: int = EVAL_SHARD_SIZE,
+    progress: bool = False,
+) -> Path:
+    """Convert a phyworld HDF5 file (one chunk or merged) into a phybench split folder.
+
+    The folder is built next to `out_dir` and renamed into place once complete, so it is
+    either absent or whole.  Refuses an `out_dir` that exists and is not empty.
+    Returns `out_dir`.
+    """
+    from tqdm import tqdm
+
+    from .tasks import get_task
+
+    spec = get_task(task)
+    src = Path(hdf5_file)
+    if not src.is_file():
+        raise PhyworldImportError(f"{src}: no such file")
+    if spec.is_training(split):
+        raise PhyworldImportError(
+            f"split name {split!r} marks a states-only training split; imported splits hold videos"
+        )
+    if shard_size < 1:
+        raise PhyworldImportError(f"shard size must be positive, got {shard_size}")
+    out = Path(out_dir)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise PhyworldImportError(f"{out} exists and is not empty; choose a new folder")
+    total = count_rows(src)
+    n = total if limit is None else min(limit, total)
+    if n < 1:
+        raise PhyworldImportError(f"{src} holds no rows")
+    source_sha256 = file_sha256(src)
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o777 & ~umask)  # mkdtemp makes it private; the split is an ordinary folder
+    try:
+        (tmp / DATA_DIR).mkdir()
+        resolution: int | None = None
+        plan_shards = max(1, -(-n // shard_size))
+        shards: list[dict[str, Any]] = []
+        digests: list[str] = []
+        levels: dict[str, int] = {}
+        rows: list[dict[str, Any]] = []
+        pngs: list[list[bytes]] = []
+        shard_digests: list[bytes] = []
+        bar = tqdm(total=n, desc=f"import {task}", unit="video", disable=not progress)
+
+        def flush() -> None:
+            k = len(shards)
+            name = f"shard-{k:05d}-of-{plan_shards:05d}"
+            sha = _write_shard(spec, tmp, name, rows, pngs)
+            shards.append({
+                "file": f"{DATA_DIR}/{name}.parquet",
+                "start": k * shard_size,
+                "stop": k * shard_size + len(rows),
+                "sha256": sha,
+                "content_sha256": hashlib.sha256(b"".join(shard_digests)).hexdigest(),
+            })
+            rows.clear()
+            pngs.clear()
+            shard_digests.clear()
+
+        dofs = tuple(d.name for d in spec.dofs)
+        for row, video in iter_phyworld(src, spec, split, limit=n):
+            h, w = video.shape[1:3]
+            if h != w:
+                raise PhyworldImportError(f"row {row['index']}: frames are {w}x{h}; phybench splits are square")
+            if resolution is None:
+                resolution = w
+            elif w != resolution:
+                raise PhyworldImportError(f"row {row['index']}: frames are {w} px, earlier rows {resolution} px")
+            digest = sample_digest(row, dofs, video)
+            digests.append(digest.hex())
+            shard_digests.append(digest)
+            levels[row["level"]] = levels.get(row["level"], 0) + 1
+            rows.append(row)
+            pngs.append(encode_video(video))
+            if len(rows) == shard_size:
+                flush()
+            bar.update(1)
+        if rows:
+            flush()
+        bar.close()
+        assert resolution is not None
+
+        plan = SplitPlan(spec, split, resolution, n, shard_size)
+        with _open(src) as f:
+            chunk_ids = [c for c, *_ in _chunks(f)]
+        layout = "chunk" if chunk_ids == [None] else "merged"
+        command = f"phybench import phyworld {src.name} --task {task} --split {split}"
+        if limit is not None and n < total:
+            command += f" --limit {n}"
+        manifest = {
+            **plan.identity(),
+            "phybench_version": __version__,
+            "full_size": total,
+            "frames": spec.frames,
+            "frame_interval": spec.frame_interval,
+            "condition_frames": spec.condition_frames,
+            "world_size": spec.world_size,
+            "dofs": list(dofs),
+            "hf_split": hf_split_name(split),
+            "levels": dict(sorted(levels.items())),
+            "command": command,
+            "pixel_mapping": PIXEL_MAPPING,
+            "time_offset": TIME_OFFSET,
+            "imported": {
+                "source": src.name,
+                "format": SOURCE_FORMAT,
+                "sha256": source_sha256,
+                "size": src.stat().st_size,
+                "layout": layout,
+                "chunks": [c for c in chunk_ids if c is not None],
+                "rows": n,
+                "reference": "github.com/phyworld/phyworld (Kang et al. 2024, arXiv:2411.02385)",
+                "video": "H.264 MP4 decoded with imageio-ffmpeg, stored as lossless PNG frames",
+                "id_ranges": {k: list(v) for k, v in PHYWORLD_ID_RANGES[spec.scenario].items()},
+                "derived": {
+                    "velocities": "central differences of positions, one-sided at the ends",
+                    "frames_in_view": "frames with every ball wholly inside the square",
+                    "contact_time": "collision: frame-0 gap / (v1 + v2), s after frame 0",
+                    "level": "id inside id_ranges, else the OOD level of the DoFs outside them",
+                },
+            },
+            "shards": shards,
+            "split_hash": split_hash(plan.identity(), digests),
+        }
+        card = card_text(plan) + (
+            f"\nImported from the reference authors' data `{src.name}` (sha256 `{source_sha256}`), "
+            "made by github.com/phyworld/phyworld (Kang et al. 2024, arXiv:2411.02385).  Their frame k is "
+            f"at t = {TIME_OFFSET} + {spec.frame_interval} k s and their pixel mapping is the grid one "
+            "(`pixel_mapping: grid`); the videos are their decoded H.264 frames.\n"
+        )
+        _atomic_write_bytes(tmp / "README.md", card.encode())
+        _atomic_write_bytes(tmp / MANIFEST, (json.dumps(manifest, indent=2) + "\n").encode())
+        if out.exists():
+            out.rmdir()  # empty (checked above)
+        os.replace(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return out

@@ -1,0 +1,622 @@
+"""A small Hugging Face Hub stand-in for tests: real HTTP on 127.0.0.1, a random port.
+
+It speaks the part of the Hub API that `huggingface_hub` (create_repo, create_commit,
+snapshot_download, hf_hub_download, HfFileSystem) and `datasets.load_dataset(repo_id)`
+call, learned from the installed `huggingface_hub` sources:
+
+    POST /api/repos/create                            create a repo (409 if it exists)
+    POST /api/validate-yaml                           README.md metadata check
+    GET  /api/whoami-v2                               who owns the token
+    GET  /api/{type}s/{repo}[/revision/{rev}]         repo info: sha, siblings, cardData
+    POST /api/{type}s/{repo}/preupload/{rev}          upload mode per file: "regular" or "lfs"
+    POST /{type}s/{repo}.git/info/lfs/objects/batch   LFS batch (basic transfer) -> PUT, verify
+    POST /api/{type}s/{repo}/commit/{rev}             NDJSON commit: file (base64), lfsFile, deleted*
+    GET  /api/{type}s/{repo}/tree/{rev}[/{path}]      tree listing (recursive=1)
+    POST /api/{type}s/{repo}/paths-info/{rev}         info on given paths
+    GET  /api/{type}s/{repo}/refs                     branches
+    HEAD/GET /{type}s/{repo}/resolve/{rev}/{path}     file bytes with ETag, X-Repo-Commit, Range
+
+A commit is applied all at once or not at all, as on the Hub.  Faults for tests:
+`drop_commit` closes the connection half-way through reading a commit body (nothing is
+committed); `corrupt` flips one byte of every download whose path matches a pattern.
+
+Model repos (no `/api/models/...` prefix in the URLs) are handled the same way as datasets.
+"""
+from __future__ import annotations
+
+import base64
+import fnmatch
+import hashlib
+import json
+import threading
+import time
+import urllib.parse
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import yaml
+
+LFS_SUFFIXES = (".parquet", ".arrow", ".png", ".npz", ".safetensors", ".hdf5")
+LFS_MIN_SIZE = 10 * 1024  # bytes: regular files above this go through LFS, like the Hub's 10 MB rule, scaled down
+TOKENS = {"hf_test_write": "tester", "hf_test_read": "reader"}
+WRITE_TOKENS = {"hf_test_write"}
+
+
+def git_blob_oid(data: bytes) -> str:
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+@dataclass(frozen=True)
+class Blob:
+    data: bytes
+    lfs: bool
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.data).hexdigest()
+
+    @property
+    def oid(self) -> str:
+        """Git blob id: of the content, or of the LFS pointer for LFS files (as on the Hub)."""
+        if not self.lfs:
+            return git_blob_oid(self.data)
+        pointer = f"version https://git-lfs.github.com/spec/v1\noid sha256:{self.sha256}\nsize {len(self.data)}\n"
+        return git_blob_oid(pointer.encode())
+
+    @property
+    def etag(self) -> str:
+        return self.sha256 if self.lfs else git_blob_oid(self.data)
+
+
+@dataclass
+class Commit:
+    sha: str
+    parent: str | None
+    title: str
+    date: str
+    files: dict[str, Blob]
+
+
+@dataclass
+class Repo:
+    repo_type: str
+    repo_id: str
+    private: bool
+    owner: str
+    commits: dict[str, Commit] = field(default_factory=dict)
+    refs: dict[str, str] = field(default_factory=dict)
+
+    def resolve(self, rev: str) -> Commit | None:
+        if rev in self.refs:
+            return self.commits[self.refs[rev]]
+        if rev in self.commits:
+            return self.commits[rev]
+        matches = [c for sha, c in self.commits.items() if len(rev) >= 7 and sha.startswith(rev)]
+        return matches[0] if len(matches) == 1 else None
+
+
+class HubState:
+    """Everything the server holds, plus fault switches tests can flip."""
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()  # handlers answer while holding it
+        self.repos: dict[tuple[str, str], Repo] = {}
+        self.lfs: dict[str, bytes] = {}
+        self.requests: list[tuple[str, str, int]] = []  # (method, path, status)
+        self.drop_commit = False
+        self.corrupt: list[str] = []  # fnmatch patterns of repo paths whose downloads get a flipped byte
+        self.counter = 0
+
+
+class _Drop(Exception):
+    """Close the connection without answering (a fault)."""
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime())
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, as the clients expect
+    server: "HubServer"
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - keep the test output quiet
+        pass
+
+    # ------------------------------------------------------------ plumbing
+    @property
+    def state(self) -> HubState:
+        return self.server.state
+
+    @property
+    def base(self) -> str:
+        return f"http://{self.server.server_address[0]}:{self.server.server_address[1]}"
+
+    def _body(self) -> bytes:
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            out = bytearray()
+            while True:
+                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass
+                    return bytes(out)
+                out += self.rfile.read(size)
+                self.rfile.readline()
+        return self.rfile.read(int(self.headers.get("Content-Length") or 0))
+
+    def _send(self, status: int, body: bytes = b"", headers: dict[str, str] | None = None,
+              content_type: str = "application/json") -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+        with self.state.lock:
+            self.state.requests.append((self.command, self.path, status))
+
+    def _json(self, status: int, obj: Any, headers: dict[str, str] | None = None) -> None:
+        self._send(status, json.dumps(obj).encode(), headers)
+
+    def _error(self, status: int, message: str, code: str | None = None) -> None:
+        headers = {"X-Error-Message": message}
+        if code:
+            headers["X-Error-Code"] = code
+        self._json(status, {"error": message}, headers)
+
+    def _user(self) -> str | None:
+        auth = self.headers.get("Authorization", "")
+        return TOKENS.get(auth[7:]) if auth.startswith("Bearer ") else None
+
+    def _can_write(self) -> bool:
+        auth = self.headers.get("Authorization", "")
+        return auth.startswith("Bearer ") and auth[7:] in WRITE_TOKENS
+
+    def _repo(self, repo_type: str, repo_id: str, write: bool = False) -> Repo | None:
+        """The repo, or None after answering with the Hub's error."""
+        repo = self.state.repos.get((repo_type, repo_id))
+        if repo is None or (repo.private and self._user() is None):
+            self._error(401 if self._user() is None else 404, f"Repository Not Found for url: {self.path}.",
+                        "RepoNotFound")
+            return None
+        if write and not self._can_write():
+            self._error(401 if self._user() is None else 403,
+                        "Invalid credentials in Authorization header" if self._user() is None
+                        else "You don't have the rights to write to this repo")
+            return None
+        return repo
+
+    def _commit(self, repo: Repo, rev: str) -> Commit | None:
+        commit = repo.resolve(urllib.parse.unquote(rev))
+        if commit is None:
+            self._error(404, f"Invalid rev id: {urllib.parse.unquote(rev)}", "RevisionNotFound")
+        return commit
+
+    # ------------------------------------------------------------ routing
+    def do_HEAD(self) -> None:
+        self._route("HEAD")
+
+    def do_GET(self) -> None:
+        self._route("GET")
+
+    def do_POST(self) -> None:
+        self._route("POST")
+
+    def do_PUT(self) -> None:
+        self._route("PUT")
+
+    def _route(self, method: str) -> None:
+        url = urllib.parse.urlsplit(self.path)
+        query = urllib.parse.parse_qs(url.query)
+        parts = [urllib.parse.unquote(p) for p in url.path.strip("/").split("/")]
+        try:
+            if parts[:2] == ["api", "repos"] and parts[2:] == ["create"] and method == "POST":
+                return self.create_repo()
+            if parts[:2] == ["api", "validate-yaml"] and method == "POST":
+                return self.validate_yaml()
+            if parts[:2] == ["api", "whoami-v2"]:
+                user = self._user()
+                if user is None:
+                    return self._error(401, "Invalid credentials in Authorization header")
+                return self._json(200, {"type": "user", "name": user, "auth": {"accessToken": {
+                    "role": "write" if self._can_write() else "read"}}})
+            if parts[0] == "lfs-upload" and method == "PUT":
+                return self.lfs_put(parts[1])
+            if parts[0] == "lfs-verify" and method == "POST":
+                body = json.loads(self._body())
+                ok = body.get("oid") in self.state.lfs
+                return self._json(200 if ok else 404, {"ok": ok})
+            if parts[0] == "api" and len(parts) >= 4 and parts[1] in ("datasets", "models", "spaces"):
+                repo_type = parts[1][:-1]
+                repo_id, rest = "/".join(parts[2:4]), parts[4:]
+                return self.api(method, repo_type, repo_id, rest, query)
+            if len(parts) >= 3 and parts[0] in ("datasets", "spaces") and parts[2].endswith(".git"):
+                return self.lfs_batch(parts[0][:-1], f"{parts[1]}/{parts[2][:-4]}", parts[3:])
+            if len(parts) >= 5 and parts[0] in ("datasets", "spaces") and parts[3] == "resolve":
+                return self.resolve(method, parts[0][:-1], "/".join(parts[1:3]), parts[4], "/".join(parts[5:]))
+            if len(parts) >= 4 and parts[2] == "resolve":
+                return self.resolve(method, "model", "/".join(parts[0:2]), parts[3], "/".join(parts[4:]))
+            self._error(404, f"no route for {method} {url.path}")
+        except _Drop:
+            self.close_connection = True
+            with self.state.lock:
+                self.state.requests.append((method, self.path, -1))
+            try:
+                import socket
+
+                self.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def api(self, method: str, repo_type: str, repo_id: str, rest: list[str], query: dict) -> None:
+        if not rest or rest[0] == "revision":
+            if method not in ("GET", "HEAD"):
+                return self._error(405, "method not allowed")
+            repo = self._repo(repo_type, repo_id)
+            if repo is None:
+                return
+            commit = self._commit(repo, rest[1] if len(rest) > 1 else "main")
+            if commit is not None:
+                self._json(200, self._info(repo, commit))
+            return
+        action = rest[0]
+        if action == "preupload" and method == "POST":
+            return self.preupload(repo_type, repo_id, "/".join(rest[1:]))
+        if action == "commit" and method == "POST":
+            return self.commit(repo_type, repo_id, "/".join(rest[1:]))
+        if action == "tree" and method == "GET":
+            return self.tree(repo_type, repo_id, rest[1], "/".join(rest[2:]), query)
+        if action == "paths-info" and method == "POST":
+            return self.paths_info(repo_type, repo_id, rest[1])
+        if action == "refs" and method == "GET":
+            repo = self._repo(repo_type, repo_id)
+            if repo is not None:
+                self._json(200, {"branches": [{"name": n, "ref": f"refs/heads/{n}", "targetCommit": s}
+                                              for n, s in repo.refs.items()], "tags": [], "converts": []})
+            return
+        self._error(404, f"no route for {method} /api/{repo_type}s/{repo_id}/{'/'.join(rest)}")
+
+    # ------------------------------------------------------------ repos
+    def create_repo(self) -> None:
+        body = json.loads(self._body())
+        if not self._can_write():
+            return self._error(401, "Invalid credentials in Authorization header")
+        repo_type = body.get("type") or "model"
+        repo_id = f"{body.get('organization') or self._user()}/{body['name']}"
+        prefix = "" if repo_type == "model" else f"{repo_type}s/"
+        url = f"{self.base}/{prefix}{repo_id}"
+        with self.state.lock:
+            if (repo_type, repo_id) in self.state.repos:
+                return self._json(409, {"error": "You already created this repo", "url": url},
+                                  {"X-Error-Message": "You already created this repo"})
+            private = body.get("visibility") == "private" or bool(body.get("private"))
+            repo = Repo(repo_type, repo_id, private, self._user() or "")
+            sha = self._new_sha(repo_id, "initial")
+            attributes = "".join(f"*{s} filter=lfs diff=lfs merge=lfs -text\n" for s in LFS_SUFFIXES)
+            repo.commits[sha] = Commit(sha, None, "initial commit", _now(),
+                                       {".gitattributes": Blob(attributes.encode(), False)})
+            repo.refs["main"] = sha
+            self.state.repos[(repo_type, repo_id)] = repo
+        self._json(200, {"url": url, "name": repo_id, "id": repo_id})
+
+    def validate_yaml(self) -> None:
+        body = json.loads(self._body())
+        content = body.get("content", "")
+        errors = []
+        if content.startswith("---"):
+            try:
+                header = yaml.safe_load(content.split("---", 2)[1])
+                if not isinstance(header, dict):
+                    errors.append({"message": "metadata must be a YAML mapping"})
+            except yaml.YAMLError as exc:
+                errors.append({"message": f"invalid YAML: {exc}"})
+        self._json(400 if errors else 200, {"errors": errors, "warnings": []})
+
+    def _new_sha(self, repo_id: str, salt: str) -> str:
+        self.state.counter += 1
+        return hashlib.sha1(f"{repo_id}:{salt}:{self.state.counter}:{time.time_ns()}".encode()).hexdigest()
+
+    def _info(self, repo: Repo, commit: Commit) -> dict[str, Any]:
+        card: dict[str, Any] | None = None
+        readme = commit.files.get("README.md")
+        if readme is not None:
+            text = readme.data.decode("utf-8", "replace")
+            if text.startswith("---"):
+                try:
+                    card = yaml.safe_load(text.split("---", 2)[1])
+                except yaml.YAMLError:
+                    card = None
+        siblings = []
+        for path, blob in sorted(commit.files.items()):
+            s: dict[str, Any] = {"rfilename": path, "size": len(blob.data), "blobId": blob.oid}
+            if blob.lfs:
+                s["lfs"] = {"sha256": blob.sha256, "size": len(blob.data), "pointerSize": 134}
+            siblings.append(s)
+        return {
+            "_id": hashlib.md5(repo.repo_id.encode()).hexdigest()[:24],
+            "id": repo.repo_id,
+            "author": repo.repo_id.split("/")[0],
+            "sha": commit.sha,
+            "lastModified": commit.date,
+            "createdAt": commit.date,
+            "private": repo.private,
+            "gated": False,
+            "disabled": False,
+            "downloads": 0,
+            "likes": 0,
+            "tags": list((card or {}).get("tags") or []),
+            "cardData": card,
+            "siblings": siblings,
+            "usedStorage": sum(len(b.data) for b in commit.files.values()),
+        }
+
+    # ------------------------------------------------------------ upload
+    def preupload(self, repo_type: str, repo_id: str, rev: str) -> None:
+        body = json.loads(self._body())
+        repo = self._repo(repo_type, repo_id, write=True)
+        if repo is None:
+            return
+        commit = self._commit(repo, rev)
+        if commit is None:
+            return
+        files = []
+        for f in body.get("files", []):
+            lfs = f["path"].endswith(LFS_SUFFIXES) or int(f.get("size", 0)) > LFS_MIN_SIZE
+            existing = commit.files.get(f["path"])
+            oid = None
+            if existing is not None:
+                oid = existing.sha256 if existing.lfs else git_blob_oid(existing.data)
+            files.append({"path": f["path"], "uploadMode": "lfs" if lfs else "regular", "shouldIgnore": False,
+                          "oid": oid})
+        self._json(200, {"files": files, "commitOid": commit.sha})
+
+    def lfs_batch(self, repo_type: str, repo_id: str, rest: list[str]) -> None:
+        body = json.loads(self._body())
+        if rest != ["info", "lfs", "objects", "batch"]:
+            return self._error(404, "unknown LFS route")
+        repo = self._repo(repo_type, repo_id, write=body.get("operation") == "upload")
+        if repo is None:
+            return
+        objects = []
+        for obj in body.get("objects", []):
+            entry: dict[str, Any] = {"oid": obj["oid"], "size": obj["size"], "authenticated": True}
+            if obj["oid"] not in self.state.lfs:
+                entry["actions"] = {
+                    "upload": {"href": f"{self.base}/lfs-upload/{obj['oid']}", "header": {}},
+                    "verify": {"href": f"{self.base}/lfs-verify", "header": {}},
+                }
+            objects.append(entry)
+        self._send(200, json.dumps({"transfer": "basic", "objects": objects}).encode(),
+                   content_type="application/vnd.git-lfs+json")
+
+    def lfs_put(self, oid: str) -> None:
+        data = self._body()
+        if hashlib.sha256(data).hexdigest() != oid:
+            return self._error(400, f"sha256 of the uploaded object is not {oid}")
+        with self.state.lock:
+            self.state.lfs[oid] = data
+        self._send(200, b"")
+
+    def commit(self, repo_type: str, repo_id: str, rev: str) -> None:
+        if self.state.drop_commit:
+            # Read part of the body, then hang up: the client sees the connection drop mid-upload.
+            self.rfile.read(min(int(self.headers.get("Content-Length") or 0) // 2, 4096))
+            raise _Drop()
+        raw = self._body()
+        repo = self._repo(repo_type, repo_id, write=True)
+        if repo is None:
+            return
+        branch = urllib.parse.unquote(rev)
+        lines = [json.loads(line) for line in raw.decode().splitlines() if line.strip()]
+        if not lines or lines[0].get("key") != "header":
+            return self._error(400, "the first NDJSON line must be the commit header")
+        header = lines[0]["value"]
+        with self.state.lock:
+            if branch not in repo.refs:
+                return self._error(404, f"Invalid rev id: {branch}", "RevisionNotFound")
+            head = repo.commits[repo.refs[branch]]
+            parent = header.get("parentCommit")
+            if parent and not head.sha.startswith(parent):
+                return self._error(412, f"A commit has happened since. Parent {parent} is not the head {head.sha}")
+            files = dict(head.files)
+            for line in lines[1:]:
+                key, value = line["key"], line["value"]
+                path = value["path"]
+                if key == "file":
+                    files[path] = Blob(base64.b64decode(value["content"]), path.endswith(LFS_SUFFIXES))
+                elif key == "lfsFile":
+                    data = self.state.lfs.get(value["oid"])
+                    if data is None:
+                        return self._error(422, f"LFS object {value['oid']} of {path} was never uploaded")
+                    files[path] = Blob(data, True)
+                elif key == "deletedFile":
+                    if path not in files:
+                        return self._error(404, f"A file with this name doesn't exist: {path}", "EntryNotFound")
+                    del files[path]
+                elif key == "deletedFolder":
+                    prefix = path.rstrip("/") + "/"
+                    doomed = [p for p in files if p.startswith(prefix)]
+                    if not doomed:
+                        return self._error(404, f"A file with this name doesn't exist: {path}", "EntryNotFound")
+                    for p in doomed:
+                        del files[p]
+                else:
+                    return self._error(400, f"unknown commit operation {key!r}")
+            sha = self._new_sha(repo_id, header.get("summary", ""))
+            repo.commits[sha] = Commit(sha, head.sha, header.get("summary", ""), _now(), files)
+            repo.refs[branch] = sha
+        prefix = "" if repo_type == "model" else f"{repo_type}s/"
+        self._json(200, {"success": True, "commitOid": sha, "commitUrl": f"{self.base}/{prefix}{repo_id}/commit/{sha}",
+                         "pullRequestUrl": None})
+
+    # ------------------------------------------------------------ listing
+    @staticmethod
+    def _entries(commit: Commit, paths: list[str] | None = None, under: str = "", recursive: bool = False,
+                 expand: bool = False) -> list[dict[str, Any]]:
+        folders: set[str] = set()
+        for p in commit.files:
+            parts = p.split("/")
+            for i in range(1, len(parts)):
+                folders.add("/".join(parts[:i]))
+
+        def file_entry(p: str) -> dict[str, Any]:
+            blob = commit.files[p]
+            e: dict[str, Any] = {"type": "file", "oid": blob.oid, "size": len(blob.data), "path": p}
+            if blob.lfs:
+                e["lfs"] = {"oid": blob.sha256, "size": len(blob.data), "pointerSize": 134}
+            if expand:
+                e["lastCommit"] = {"id": commit.sha, "title": commit.title, "date": commit.date}
+            return e
+
+        def folder_entry(p: str) -> dict[str, Any]:
+            oid = hashlib.sha1(("tree:" + p + ":" + commit.sha).encode()).hexdigest()
+            e: dict[str, Any] = {"type": "directory", "oid": oid, "size": 0, "path": p}
+            if expand:
+                e["lastCommit"] = {"id": commit.sha, "title": commit.title, "date": commit.date}
+            return e
+
+        if paths is not None:
+            out = []
+            for p in paths:
+                p = p.strip("/")
+                if p in commit.files:
+                    out.append(file_entry(p))
+                elif p in folders:
+                    out.append(folder_entry(p))
+            return out
+        prefix = under.strip("/") + "/" if under.strip("/") else ""
+        out = []
+        for p in sorted(folders):
+            if p.startswith(prefix) and (recursive or "/" not in p[len(prefix):]):
+                out.append(folder_entry(p))
+        for p in sorted(commit.files):
+            if p.startswith(prefix) and (recursive or "/" not in p[len(prefix):]):
+                out.append(file_entry(p))
+        return out
+
+    def tree(self, repo_type: str, repo_id: str, rev: str, path: str, query: dict) -> None:
+        repo = self._repo(repo_type, repo_id)
+        if repo is None:
+            return
+        commit = self._commit(repo, rev)
+        if commit is None:
+            return
+        truthy = ("1", "true", "True")
+        if path and path not in commit.files and not any(p.startswith(path.rstrip("/") + "/") for p in commit.files):
+            return self._error(404, f"{path} does not exist at {rev}", "EntryNotFound")
+        self._json(200, self._entries(commit, under=path, recursive=query.get("recursive", ["0"])[0] in truthy,
+                                      expand=query.get("expand", ["0"])[0] in truthy))
+
+    def paths_info(self, repo_type: str, repo_id: str, rev: str) -> None:
+        body = self._body().decode()
+        ctype = self.headers.get("Content-Type", "")
+        if "json" in ctype:
+            form = json.loads(body)
+            paths, expand = form.get("paths", []), bool(form.get("expand"))
+        else:
+            form = urllib.parse.parse_qs(body)
+            paths, expand = form.get("paths", []), form.get("expand", ["False"])[0] in ("1", "true", "True")
+        repo = self._repo(repo_type, repo_id)
+        if repo is None:
+            return
+        commit = self._commit(repo, rev)
+        if commit is not None:
+            self._json(200, self._entries(commit, paths=paths, expand=expand))
+
+    # ------------------------------------------------------------ download
+    def resolve(self, method: str, repo_type: str, repo_id: str, rev: str, path: str) -> None:
+        if method not in ("GET", "HEAD"):
+            return self._error(405, "method not allowed")
+        repo = self._repo(repo_type, repo_id)
+        if repo is None:
+            return
+        commit = self._commit(repo, rev)
+        if commit is None:
+            return
+        blob = commit.files.get(path)
+        if blob is None:
+            return self._error(404, f"Entry not found: {path}", "EntryNotFound")
+        data = blob.data
+        if any(fnmatch.fnmatch(path, pat) for pat in self.state.corrupt) and data:
+            flipped = bytearray(data)
+            flipped[len(flipped) // 2] ^= 0x01  # a single bit flipped in transit
+            data = bytes(flipped)
+        headers = {"X-Repo-Commit": commit.sha, "ETag": f'"{blob.etag}"', "Accept-Ranges": "bytes"}
+        if blob.lfs:
+            headers["X-Linked-Etag"] = f'"{blob.sha256}"'
+            headers["X-Linked-Size"] = str(len(blob.data))
+        status = 200
+        rng = self.headers.get("Range")
+        if rng and rng.startswith("bytes="):
+            start_s, _, end_s = rng[6:].split(",")[0].partition("-")
+            if start_s == "":
+                start, end = max(0, len(data) - int(end_s)), len(data) - 1
+            else:
+                start, end = int(start_s), int(end_s) if end_s else len(data) - 1
+            end = min(end, len(data) - 1)
+            if start >= len(data) and len(data) > 0:
+                headers["Content-Range"] = f"bytes */{len(data)}"
+                return self._send(416, b"", headers, "application/octet-stream")
+            headers["Content-Range"] = f"bytes {start}-{end}/{len(data)}"
+            data, status = data[start:end + 1], 206
+        self._send(status, data, headers, "application/octet-stream")
+
+
+class HubServer(ThreadingHTTPServer):
+    """`with HubServer() as hub:` serves on hub.url until the block ends."""
+
+    daemon_threads = True
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), Handler)
+        self.state = HubState()
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        host, port = self.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def start(self) -> "HubServer":
+        self._thread = threading.Thread(target=self.serve_forever, name="hubserver", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.shutdown()
+        self.server_close()
+
+    def __enter__(self) -> "HubServer":
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    # ------------------------------------------------------------ for tests
+    def revisions(self, repo_id: str, repo_type: str = "dataset") -> list[str]:
+        """Commit shas of a repo's main branch, oldest first."""
+        repo = self.state.repos[(repo_type, repo_id)]
+        out, sha = [], repo.refs.get("main")
+        while sha is not None:
+            out.append(sha)
+            sha = repo.commits[sha].parent
+        return out[::-1]
+
+    def files(self, repo_id: str, rev: str = "main", repo_type: str = "dataset") -> dict[str, bytes]:
+        commit = self.state.repos[(repo_type, repo_id)].resolve(rev)
+        assert commit is not None
+        return {p: b.data for p, b in commit.files.items()}
+
+
+if __name__ == "__main__":  # pragma: no cover - `python tests/hubserver.py` to poke at it by hand
+    with HubServer() as hub:
+        print(f"serving on {hub.url}; HF_ENDPOINT={hub.url} HF_HUB_DISABLE_XET=1; token hf_test_write")
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            pass
