@@ -13,7 +13,7 @@ import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -27,7 +27,6 @@ from .velocity import SETTINGS as VELOCITY_SETTINGS
 from .velocity import video_errors
 
 ALL_METRICS = ("velocity_error", "ssim", "psnr", "lpips", "fvd")
-PHYSICS = ("velocity_error",)
 PIXEL_METRICS = ("ssim", "psnr", "lpips", "fvd")  # need the ground-truth video
 _BLAS_ENV = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 COLOUR_NAMES = {(255, 0, 0): "red ball", (0, 0, 255): "blue ball"}
@@ -163,7 +162,6 @@ def score(
     batch_size: int = 16,
     device: str = "cpu",
     progress: bool = True,
-    log: Callable[[str], None] = print,
 ) -> ScoreOutput:
     """Score a validated submission; raises ScoreError on anything that prevents it."""
     from tqdm import tqdm

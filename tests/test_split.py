@@ -1,7 +1,5 @@
 """Splits: deterministic bytes and hashes, lossless videos, resume, verify, datasets."""
-import json
 import shutil
-from pathlib import Path
 
 import numpy as np
 import pytest
