@@ -101,8 +101,10 @@ def _parser() -> argparse.ArgumentParser:
         epilog=textwrap.dedent(
             """
             start here:
-              phybench quickstart          generate small evaluation splits and summarise them
+              phybench quickstart          the whole loop: splits, baselines, scores, leaderboard
               phybench tasks               list the registered tasks
+              phybench validate SUB --data SPLIT_DIR    check a submission
+              phybench score SUB --data SPLIT_DIR       score it (docs/results.md)
             """
         ),
     )
