@@ -1,0 +1,1 @@
+"""Trainable model baselines (not part of the installed phybench package)."""

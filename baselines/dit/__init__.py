@@ -1,0 +1,1 @@
+"""Video diffusion transformer baseline (Kang et al. 2024, Sec. 2 / App. A)."""
