@@ -137,7 +137,7 @@ def test_imported_ground_truth_scores_near_zero(imported, tmp_path):
     reader = SplitReader(imported["uniform_128"])
     sub = write_submission(tmp_path / "sub", submission_meta(reader.manifest, "ground-truth"),
                            ((row["sample_id"], reader.video(row)) for row in reader.rows()))
-    out = score(sub, imported["uniform_128"], ["velocity_error"], progress=False, log=lambda _: None)
+    out = score(sub, imported["uniform_128"], ["velocity_error"], progress=False)
     assert out.results["provenance"]["pixel_mapping"] == "grid"
     assert out.results["summary"]["overall"]["velocity_error"]["mean"] < 0.05  # units/s; lossy H.264 source
 

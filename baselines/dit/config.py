@@ -1,0 +1,59 @@
+"""Training configurations of the video DiT baseline (nanoGPT's GPTConfig style)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, replace
+
+
+@dataclass
+class TrainConfig:
+    """Defaults are the paper's setup; each field says why it has its value."""
+
+    size: str = "B"  # DiT-B: the paper's mid-size model (S/B/L/XL are all in DIT_SIZES)
+    depth: int | None = None  # set with width/heads to override `size` (tiny configs)
+    width: int | None = None  # transformer width of a custom size
+    heads: int | None = None  # attention heads of a custom size
+    patch: int = 2  # 2x2 spatial patches (t=1), as in the paper's parameter counts
+    frames: int = 32  # full-length clips: the split's 32 frames
+    resolution: int = 128  # the split's 128 px frames
+    condition_frames: int = 3  # the paper conditions on the first 3 frames
+    vae: str | None = "stabilityai/sd-vae-ft-ema"  # paper trains in a VAE latent space (not wired up yet)
+    objective: str = "ddpm"  # DDPM, v-prediction, zero terminal SNR (the paper's); or "flow"
+    num_train_timesteps: int = 1000  # standard DDPM discretisation
+    steps: int = 100_000  # paper: 100K training steps
+    batch_size: int = 256  # paper: global batch 256 (over all processes and accumulation)
+    grad_accum: int = 1  # raise when 256 clips do not fit on the devices
+    lr: float = 1e-4  # AdamW at 1e-4, constant, as in DiT
+    weight_decay: float = 0.0  # DiT trains without weight decay
+    warmup_steps: int = 0  # constant rate from the start, as in DiT
+    grad_clip: float = 1.0  # guards against rare loss spikes in long runs
+    ema_decay: float = 0.9999  # DiT's EMA; samples use the EMA weights
+    seed: int = 0  # seeds init, data order and noise
+    num_workers: int = 4  # render training clips on the fly in worker processes
+    log_every: int = 100  # loss reduced across processes and logged this often
+    ckpt_every: int = 5_000  # resumable Accelerate checkpoints this often
+    keep_checkpoints: int = 2  # older checkpoints are deleted
+    sample_steps: int = 100  # sampler steps at evaluation (trailing spacing)
+
+    def model_size(self):
+        if self.depth is not None:
+            return dict(depth=self.depth, width=self.width, heads=self.heads)
+        return self.size
+
+    @property
+    def channels(self) -> int:
+        return 3 if self.vae is None else 4
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def tiny(**overrides) -> TrainConfig:
+    """A CPU smoke-run config: pixel space, 8 frames at 32 px, depth 2 width 64."""
+    cfg = TrainConfig(size="tiny", depth=2, width=64, heads=4, frames=8, resolution=32, vae=None,
+                      steps=300, batch_size=8, lr=1e-3, ema_decay=0.99, num_workers=0,
+                      log_every=10, ckpt_every=100, sample_steps=20)
+    return replace(cfg, **overrides)
+
+
+CONFIGS = {"paper": TrainConfig, "tiny": tiny}

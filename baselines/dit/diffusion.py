@@ -1,0 +1,80 @@
+"""Diffusion objectives of the DiT baseline: DDPM (v-prediction, zero terminal SNR) and rectified flow.
+
+Conditioning as in the paper: the model sees the noisy clip, the condition frames
+zero-padded to full length, and a binary mask video, concatenated on channels.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import torch
+from diffusers import DDPMScheduler
+
+OBJECTIVES = ("ddpm", "flow")
+
+
+def make_scheduler(num_train_timesteps: int = 1000) -> DDPMScheduler:
+    """DDPM with v-prediction, zero terminal SNR and trailing timestep spacing."""
+    return DDPMScheduler(num_train_timesteps=num_train_timesteps, prediction_type="v_prediction",
+                         rescale_betas_zero_snr=True, timestep_spacing="trailing", clip_sample=False)
+
+
+def condition(x0: torch.Tensor, num_cond: int):
+    """Condition frames zero-padded to full length, and the mask: (N,C,T,H,W), (N,1,T,H,W)."""
+    N, _, T, H, W = x0.shape
+    mask = torch.zeros(N, 1, T, H, W, device=x0.device, dtype=x0.dtype)
+    mask[:, :, :num_cond] = 1
+    return x0 * mask, mask
+
+
+def _model_in(x, cond, mask):
+    return torch.cat([x, cond, mask], dim=1)  # (N, 2C+1, T, H, W)
+
+
+def training_loss(model, x0, cond, mask, objective: str = "ddpm", generator=None,
+                  scheduler: DDPMScheduler | None = None) -> torch.Tensor:
+    """MSE on the generated (unmasked) frames; x0 (N,C,T,H,W) in [-1, 1]."""
+    N = x0.shape[0]
+    noise = torch.randn(x0.shape, generator=generator, device=x0.device, dtype=x0.dtype)
+    if objective == "ddpm":
+        scheduler = scheduler or make_scheduler()
+        T = scheduler.config.num_train_timesteps
+        t = torch.randint(0, T, (N,), generator=generator, device=x0.device)
+        xt = scheduler.add_noise(x0, noise, t)  # sqrt(ab) x0 + sqrt(1-ab) eps
+        target = scheduler.get_velocity(x0, noise, t)  # sqrt(ab) eps - sqrt(1-ab) x0
+        t_model = t
+    elif objective == "flow":
+        s = torch.rand(N, generator=generator, device=x0.device, dtype=x0.dtype)
+        sb = s.view(N, 1, 1, 1, 1)
+        xt = (1 - sb) * x0 + sb * noise  # straight path from data (s=0) to noise (s=1)
+        target = noise - x0  # its constant velocity
+        t_model = s * 1000
+    else:
+        raise ValueError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
+    pred = model(_model_in(xt, cond, mask), t_model).float()
+    keep = 1 - mask.float()  # (N, 1, T, H, W)
+    err = (pred - target.float()) ** 2 * keep
+    return err.sum() / (keep.sum() * x0.shape[1]).clamp_min(1)
+
+
+@torch.no_grad()
+def sample(model, cond, mask, steps: int = 100, objective: str = "ddpm", generator=None,
+           scheduler: DDPMScheduler | None = None) -> torch.Tensor:
+    """Generate clips (N,C,T,H,W) from condition frames; condition frames are copied in."""
+    x = torch.randn(cond.shape, generator=generator, device=cond.device, dtype=cond.dtype)
+    N = x.shape[0]
+    if objective == "ddpm":
+        sched = copy.deepcopy(scheduler or make_scheduler())
+        sched.set_timesteps(steps, device=cond.device)
+        for t in sched.timesteps:
+            v = model(_model_in(x, cond, mask), t.expand(N)).to(x.dtype)
+            x = sched.step(v, t, x, generator=generator).prev_sample
+    elif objective == "flow":
+        grid = torch.linspace(1, 0, steps + 1, device=cond.device)
+        for s, s_next in zip(grid[:-1], grid[1:]):
+            u = model(_model_in(x, cond, mask), (s * 1000).expand(N)).to(x.dtype)
+            x = x + (s_next - s) * u  # Euler step toward the data end
+    else:
+        raise ValueError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
+    return x * (1 - mask) + cond * mask

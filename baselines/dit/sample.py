@@ -1,0 +1,91 @@
+"""Sample an evaluation split with a trained DiT and write a submission.
+
+    python -m baselines.dit.sample --checkpoint RUN --data SPLIT_DIR --out SUB
+
+The model's clips are generated at its own length and resolution; shorter models roll
+out autoregressively (each window conditioned on the last frames generated), and clips
+are upsampled to the split's resolution.  The condition frames are copied from the split.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from baselines.dit.config import TrainConfig
+from baselines.dit.diffusion import make_scheduler, sample
+from baselines.dit.train import build_model, clip_to_tensor, tensor_to_clip
+from phybench.split import SplitReader
+from phybench.submission import submission_meta, write_submission
+
+
+def load_run(run: Path, device) -> tuple[TrainConfig, torch.nn.Module]:
+    from safetensors.torch import load_file
+
+    cfg = TrainConfig(**json.loads((run / "config.json").read_text()))
+    model = build_model(cfg)
+    model.load_state_dict(load_file(str(run / "ema.safetensors")))
+    return cfg, model.to(device).eval()
+
+
+def rollout(model, cfg: TrainConfig, first: torch.Tensor, total: int, steps: int, generator) -> torch.Tensor:
+    """(N, C, c, r, r) condition frames to (N, C, total, r, r) by windows of cfg.frames."""
+    N, C, c, r, _ = first.shape
+    clip = first
+    scheduler = make_scheduler(cfg.num_train_timesteps)
+    while clip.shape[2] < total:
+        cond = torch.zeros(N, C, cfg.frames, r, r, device=first.device)
+        mask = torch.zeros(N, 1, cfg.frames, r, r, device=first.device)
+        cond[:, :, :c] = clip[:, :, -c:]
+        mask[:, :, :c] = 1
+        window = sample(model, cond, mask, steps, cfg.objective, generator, scheduler)  # (N, C, F, r, r)
+        clip = torch.cat([clip, window[:, :, c:]], dim=2)
+    return clip[:, :, :total]
+
+
+def main(argv=None) -> Path:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--checkpoint", required=True, help="a run folder of baselines.dit.train")
+    p.add_argument("--data", required=True, help="an evaluation split folder")
+    p.add_argument("--out", required=True, help="the submission folder to write (must not exist)")
+    p.add_argument("--batch-size", type=int, default=16)
+    p.add_argument("--steps", type=int, default=None, help="sampler steps (default: the config's)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    args = p.parse_args(argv)
+
+    run = Path(args.checkpoint)
+    cfg, model = load_run(run, args.device)
+    steps = args.steps or cfg.sample_steps
+    reader = SplitReader(args.data)
+    T, R, c = int(reader.manifest["frames"]), int(reader.manifest["resolution"]), int(reader.manifest["condition_frames"])
+    rows = list(reader.rows(columns=["sample_id", "video"]))
+    generator = torch.Generator(device=args.device).manual_seed(args.seed)
+
+    def videos():
+        with tqdm(total=len(rows), desc="sample") as bar:
+            for i in range(0, len(rows), args.batch_size):
+                batch = rows[i:i + args.batch_size]
+                full = [reader.video(row)[:c] for row in batch]  # uint8 (c, R, R, 3) each
+                first = torch.stack([clip_to_tensor(v, c, cfg.resolution) for v in full]).to(args.device)
+                with torch.autocast(args.device.split(":")[0], dtype=torch.bfloat16, enabled=args.device != "cpu"):
+                    clips = rollout(model, cfg, first, T, steps, generator)  # (n, 3, T, r, r)
+                for row, cond_frames, x in zip(batch, full, clips):
+                    video = tensor_to_clip(x, R)  # (T, R, R, 3)
+                    video[:c] = cond_frames  # the condition frames as given
+                    yield row["sample_id"], np.ascontiguousarray(video)
+                bar.update(len(batch))
+
+    meta = submission_meta(reader.manifest, f"dit-{cfg.size}-{cfg.objective}",
+                           sampler={"objective": cfg.objective, "steps": steps},
+                           seeds=[args.seed], run=str(run))
+    return write_submission(args.out, meta, videos())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,232 @@
+"""Train the video DiT baseline on a training split, with HF Accelerate.
+
+    python -m baselines.dit.train --config tiny --train-data SPLIT --out RUN [--resume]
+    accelerate launch -m baselines.dit.train --config paper --train-data SPLIT --out RUN
+
+Clips are rendered from the split's states on the fly.  The data order is a pure function
+of the step (a seeded permutation per epoch, sharded by rank), and so is the noise, so a
+resumed run repeats an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from tqdm.auto import tqdm
+
+from baselines.dit.config import CONFIGS, TrainConfig
+from baselines.dit.diffusion import condition, make_scheduler, training_loss
+from baselines.dit.models import DiT
+from phybench.split import SplitReader
+
+
+# ------------------------------------------------------------------ helpers
+def clip_to_tensor(video: np.ndarray, frames: int, resolution: int) -> torch.Tensor:
+    """uint8 (T, H, W, 3) to float (3, frames, r, r) in [-1, 1]: first frames, area-downsampled."""
+    x = torch.from_numpy(np.ascontiguousarray(video[:frames])).permute(3, 0, 1, 2).float()  # (3, T, H, W)
+    if x.shape[-1] != resolution:
+        x = F.interpolate(x, size=(resolution, resolution), mode="area")  # (3, T, r, r)
+    return x / 127.5 - 1
+
+
+def tensor_to_clip(x: torch.Tensor, resolution: int) -> np.ndarray:
+    """float (3, T, r, r) in [-1, 1] to uint8 (T, R, R, 3), nearest-upsampled."""
+    if x.shape[-1] != resolution:
+        x = F.interpolate(x.float(), size=(resolution, resolution), mode="nearest")
+    x = ((x.clamp(-1, 1) + 1) * 127.5).round().to(torch.uint8)
+    return x.permute(1, 2, 3, 0).cpu().numpy()
+
+
+class ClipDataset(torch.utils.data.Dataset):
+    """A training split's rows (states only) in memory; each clip rendered on access."""
+
+    def __init__(self, folder, frames: int, resolution: int):
+        self.reader = SplitReader(folder)
+        self.rows = list(self.reader.rows())
+        self.frames, self.resolution = frames, resolution
+
+    def __len__(self):
+        return len(self.rows)
+
+    def __getitem__(self, i):
+        return clip_to_tensor(self.reader.video(self.rows[i]), self.frames, self.resolution)
+
+
+class StreamSampler(torch.utils.data.Sampler):
+    """Indices of one process from micro-step `start` on: a seeded permutation per epoch."""
+
+    def __init__(self, n: int, micro_batch: int, rank: int, world: int, seed: int, start: int = 0):
+        self.n, self.mb, self.rank, self.world, self.seed, self.start = n, micro_batch, rank, world, seed, start
+
+    def __iter__(self):
+        per_step = self.mb * self.world
+        pos = self.start * per_step + self.rank * self.mb  # position in the global stream
+        perm_epoch, perm = -1, None
+        while True:
+            for j in range(pos, pos + self.mb):
+                epoch = j // self.n
+                if epoch != perm_epoch:
+                    perm = torch.randperm(self.n, generator=torch.Generator().manual_seed(self.seed * 100_003 + epoch))
+                    perm_epoch = epoch
+                yield int(perm[j % self.n])
+            pos += per_step
+
+
+class Counter:
+    """The step counter, checkpointed with the rest (Accelerate does not restore it)."""
+
+    def __init__(self):
+        self.step = 0
+
+    def state_dict(self):
+        return {"step": self.step}
+
+    def load_state_dict(self, state):
+        self.step = int(state["step"])
+
+
+@torch.no_grad()
+def update_ema(ema, model, decay: float):
+    for e, p in zip(ema.parameters(), model.parameters()):
+        e.mul_(decay).add_(p.detach().float(), alpha=1 - decay)
+
+
+def build_model(cfg: TrainConfig) -> DiT:
+    c = cfg.channels
+    return DiT(cfg.model_size(), in_channels=2 * c + 1, out_channels=c, patch=cfg.patch,
+               frames=cfg.frames, height=cfg.resolution // (8 if cfg.vae else 1),
+               width=cfg.resolution // (8 if cfg.vae else 1))
+
+
+def checkpoints(out: Path) -> list[Path]:
+    return sorted((out / "checkpoints").glob("step_*"))
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--config", choices=sorted(CONFIGS), default="tiny")
+    p.add_argument("--train-data", required=True, help="a training split folder")
+    p.add_argument("--out", required=True, help="run folder: checkpoints, weights, logs")
+    p.add_argument("--resume", action="store_true", help="continue from the latest checkpoint in --out")
+    p.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="override config fields")
+    return p.parse_args(argv)
+
+
+def make_config(name: str, overrides: list[str]) -> TrainConfig:
+    cfg = CONFIGS[name]()
+    for item in overrides:
+        key, value = item.split("=", 1)
+        if key not in TrainConfig.__dataclass_fields__:
+            raise SystemExit(f"unknown config field {key!r}")
+        try:
+            parsed = json.loads(value)
+        except json.JSONDecodeError:
+            parsed = None if value == "None" else value
+        old = getattr(cfg, key)
+        setattr(cfg, key, float(parsed) if isinstance(old, float) and isinstance(parsed, int) else parsed)
+    return cfg
+
+
+# ------------------------------------------------------------------ main
+def main(argv=None) -> list[tuple[int, float]]:
+    from accelerate import Accelerator
+    from accelerate.utils import ProjectConfiguration
+
+    args = parse_args(argv)
+    cfg = make_config(args.config, args.set)
+    if cfg.vae is not None:
+        raise SystemExit("latent (VAE) training is not implemented yet: use --set vae=None (pixel space)")
+    out = Path(args.out)
+    try:
+        import tensorboard  # noqa: F401
+        log_with = "tensorboard"
+    except ImportError:
+        log_with = None
+    accelerator = Accelerator(
+        mixed_precision="bf16" if torch.cuda.is_available() else "no",
+        gradient_accumulation_steps=cfg.grad_accum, log_with=log_with,
+        project_config=ProjectConfiguration(project_dir=str(out), logging_dir=str(out / "logs")))
+    world, rank = accelerator.num_processes, accelerator.process_index
+    micro = cfg.batch_size // (world * cfg.grad_accum)
+    if micro * world * cfg.grad_accum != cfg.batch_size:
+        raise SystemExit(f"batch_size {cfg.batch_size} is not divisible by processes x grad_accum")
+    if accelerator.is_main_process:
+        out.mkdir(parents=True, exist_ok=True)
+        if not args.resume and checkpoints(out):
+            raise SystemExit(f"{out} has checkpoints: pass --resume or choose a new --out")
+        (out / "config.json").write_text(json.dumps(cfg.to_dict(), indent=2) + "\n")
+    if log_with:
+        accelerator.init_trackers("dit", config={k: v for k, v in cfg.to_dict().items() if v is not None})
+
+    torch.manual_seed(cfg.seed)
+    model = build_model(cfg)
+    ema = copy.deepcopy(model).float().requires_grad_(False)
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    sched_lr = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / max(1, cfg.warmup_steps)))
+    model, opt, sched_lr = accelerator.prepare(model, opt, sched_lr)
+    ema.to(accelerator.device)
+    counter = Counter()
+    accelerator.register_for_checkpointing(ema, counter)
+    if args.resume and checkpoints(out):
+        accelerator.load_state(str(checkpoints(out)[-1]))
+    start = counter.step
+
+    data = ClipDataset(args.train_data, cfg.frames, cfg.resolution)
+    sampler = StreamSampler(len(data), micro, rank, world, cfg.seed, start=start * cfg.grad_accum)
+    loader = iter(torch.utils.data.DataLoader(data, batch_size=micro, sampler=sampler,
+                                              num_workers=cfg.num_workers, drop_last=True))
+    scheduler = make_scheduler(cfg.num_train_timesteps)
+    gen = torch.Generator(device=accelerator.device)
+    history: list[tuple[int, float]] = []
+    bar = tqdm(total=cfg.steps, initial=start, disable=not accelerator.is_local_main_process, desc="train")
+    model.train()
+    while counter.step < cfg.steps:
+        total = torch.zeros((), device=accelerator.device)
+        for a in range(cfg.grad_accum):
+            x0 = next(loader).to(accelerator.device)  # (n, 3, T, r, r)
+            gen.manual_seed(((cfg.seed * 1_000_003 + counter.step) * cfg.grad_accum + a) * world + rank)
+            cond, mask = condition(x0, cfg.condition_frames)
+            with accelerator.accumulate(model), accelerator.autocast():
+                loss = training_loss(model, x0, cond, mask, cfg.objective, generator=gen, scheduler=scheduler)
+                accelerator.backward(loss)
+                if accelerator.sync_gradients and cfg.grad_clip:
+                    accelerator.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+                opt.step()
+                sched_lr.step()
+                opt.zero_grad(set_to_none=True)
+            total += loss.detach() / cfg.grad_accum
+        update_ema(ema, accelerator.unwrap_model(model), cfg.ema_decay)
+        counter.step += 1
+        mean = accelerator.reduce(total, reduction="mean").item()
+        history.append((counter.step, mean))
+        bar.update(1)
+        bar.set_postfix(loss=f"{mean:.4f}")
+        if counter.step % cfg.log_every == 0 or counter.step == cfg.steps:
+            accelerator.log({"loss": mean, "lr": sched_lr.get_last_lr()[0]}, step=counter.step)
+            if accelerator.is_main_process:
+                with open(out / "log.jsonl", "a") as f:
+                    f.write(json.dumps({"step": counter.step, "loss": mean}) + "\n")
+        if counter.step % cfg.ckpt_every == 0 or counter.step == cfg.steps:
+            accelerator.wait_for_everyone()
+            accelerator.save_state(str(out / "checkpoints" / f"step_{counter.step:07d}"))
+            if accelerator.is_main_process:
+                from safetensors.torch import save_file
+                save_file({k: v.contiguous() for k, v in ema.state_dict().items()}, str(out / "ema.safetensors"),
+                          metadata={"step": str(counter.step)})
+                for old in checkpoints(out)[:-cfg.keep_checkpoints]:
+                    shutil.rmtree(old)
+    bar.close()
+    accelerator.wait_for_everyone()
+    accelerator.end_training()
+    return history
+
+
+if __name__ == "__main__":
+    main()
