@@ -352,7 +352,8 @@ def _overall(results: dict[str, Any], metric: str) -> float | None:
 
 
 def cmd_score(args: argparse.Namespace) -> int:
-    from .results import atomic_write, markdown_table, results_bytes, write_details
+    from .results import markdown_table, results_bytes, write_details
+    from .split import atomic_write_bytes
     from .score import ScoreError, parse_metrics, samples_sidecar, score
 
     above = _thresholds(args.fail_above, "--fail-above")
@@ -384,8 +385,8 @@ def cmd_score(args: argparse.Namespace) -> int:
     if args.out:
         out_path = Path(args.out)
         sidecar = out_path.with_name(out_path.stem + ".samples.json")
-        atomic_write(sidecar, (json.dumps(samples_sidecar(out.results, out.details), sort_keys=True) + "\n").encode())
-        atomic_write(out_path, results_bytes(out.results))
+        atomic_write_bytes(sidecar, (json.dumps(samples_sidecar(out.results, out.details), sort_keys=True) + "\n").encode())
+        atomic_write_bytes(out_path, results_bytes(out.results))
     if args.details:
         write_details(args.details, out.details, out.results["metrics"])
     print(markdown_table(out.results))
@@ -477,7 +478,8 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
     from .baselines import run_baseline
     from .generate import generate
     from .leaderboard import build
-    from .results import atomic_write, results_bytes
+    from .results import results_bytes
+    from .split import atomic_write_bytes
     from .score import parse_metrics, samples_sidecar, score
     from .split import make_plan, read_manifest, verify
     from .tasks import get_task
@@ -525,9 +527,9 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
                     train = out / "data" / f"{task}-train-30k" if name == "nearest-neighbour" else None
                     run_baseline(name, data, sub, train, progress=True, cache_dir=out / "cache", fmt="npz")
                 res = score(sub, data, metrics, progress=True)
-                atomic_write(results_file.with_name(results_file.stem + ".samples.json"),
+                atomic_write_bytes(results_file.with_name(results_file.stem + ".samples.json"),
                              (json.dumps(samples_sidecar(res.results, res.details), sort_keys=True) + "\n").encode())
-                atomic_write(results_file, results_bytes(res.results))
+                atomic_write_bytes(results_file, results_bytes(res.results))
                 v = res.results["summary"]["overall"].get("velocity_error", {}).get("mean")
                 print(f"  {task}/{split} {name}: velocity error {v}")
 

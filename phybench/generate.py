@@ -22,7 +22,7 @@ from .split import (
     MANIFEST,
     SplitError,
     SplitPlan,
-    _atomic_write_bytes,
+    atomic_write_bytes,
     build_manifest,
     card_text,
     file_sha256,
@@ -161,6 +161,6 @@ def generate(
     manifest = None
     if not missing:
         manifest = build_manifest(plan, list(done.values()), command)
-        _atomic_write_bytes(out / "README.md", card_text(plan).encode())
-        _atomic_write_bytes(out / MANIFEST, (json.dumps(manifest, indent=2) + "\n").encode())
+        atomic_write_bytes(out / "README.md", card_text(plan).encode())
+        atomic_write_bytes(out / MANIFEST, (json.dumps(manifest, indent=2) + "\n").encode())
     return GenerateResult(plan, len(todo), reused, missing, manifest)

@@ -56,7 +56,7 @@ from .split import (
     MANIFEST,
     SplitError,
     SplitPlan,
-    _atomic_write_bytes,
+    atomic_write_bytes,
     card_text,
     file_sha256,
     hf_split_name,
@@ -390,8 +390,8 @@ def import_phyworld(
             f"at t = {TIME_OFFSET} + {spec.frame_interval} k s and their pixel mapping is the grid one "
             "(`pixel_mapping: grid`); the videos are their decoded H.264 frames.\n"
         )
-        _atomic_write_bytes(tmp / "README.md", card.encode())
-        _atomic_write_bytes(tmp / MANIFEST, (json.dumps(manifest, indent=2) + "\n").encode())
+        atomic_write_bytes(tmp / "README.md", card.encode())
+        atomic_write_bytes(tmp / MANIFEST, (json.dumps(manifest, indent=2) + "\n").encode())
         if out.exists():
             out.rmdir()  # empty (checked above)
         os.replace(tmp, out)

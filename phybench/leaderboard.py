@@ -38,7 +38,8 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from . import __version__
-from .results import HIGHER_IS_BETTER, SCHEMA_VERSION, SET_METRICS, VIDEO_METRICS, atomic_write, results_bytes
+from .results import HIGHER_IS_BETTER, SCHEMA_VERSION, SET_METRICS, VIDEO_METRICS, results_bytes
+from .split import atomic_write_bytes
 
 LEADERBOARD_SCHEMA_VERSION = 1
 SAMPLES_SUFFIX = ".samples.json"  # per-sample velocity sidecar beside a results file
@@ -1232,7 +1233,7 @@ def build(
     for name in STATIC_FILES:
         files[name] = _template(name)
     for name, text in sorted(files.items()):
-        atomic_write(out_dir / name, text.encode("utf-8"))
+        atomic_write_bytes(out_dir / name, text.encode("utf-8"))
     return BuildReport(
         out_dir=out_dir,
         accepted=accepted,

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import math
 import os
-from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 import numpy as np
@@ -150,22 +149,6 @@ def results_bytes(results: dict[str, Any]) -> bytes:
     return (json.dumps(_clean(results), sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode()
 
 
-def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write to a temporary sibling, then rename: a reader never sees half a file."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
-
-
 def write_details(path: str | os.PathLike[str], details: Sequence[dict[str, Any]], columns: Sequence[str]) -> None:
     """Per-sample details as Parquet (one row per video), written atomically."""
     import io
@@ -190,9 +173,11 @@ def write_details(path: str | os.PathLike[str], details: Sequence[dict[str, Any]
             )
     for flag in ("missing", "partly_out", "split", "colour_changed"):
         arrays[f"frames_{flag}"] = pa.array([d.get("flagged_frames", {}).get(flag, 0) for d in details], pa.int32())
+    from .split import atomic_write_bytes
+
     buf = io.BytesIO()
     pq.write_table(pa.table(arrays), buf, compression="zstd")
-    atomic_write(path, buf.getvalue())
+    atomic_write_bytes(path, buf.getvalue())
 
 
 def _fmt(metric: str, entry: dict[str, Any] | None) -> str:

@@ -27,7 +27,6 @@ from .velocity import SETTINGS as VELOCITY_SETTINGS
 from .velocity import video_errors
 
 ALL_METRICS = ("velocity_error", "ssim", "psnr", "lpips", "fvd")
-PIXEL_METRICS = ("ssim", "psnr", "lpips", "fvd")  # need the ground-truth video
 _BLAS_ENV = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 COLOUR_NAMES = {(255, 0, 0): "red ball", (0, 0, 255): "blue ball"}
 
@@ -131,6 +130,16 @@ def score_sample(
     return detail
 
 
+def _score_row(
+    reader: SplitReader, row: dict[str, Any], video: np.ndarray, metrics: Sequence[str]
+) -> tuple[dict[str, Any], str, np.ndarray | None]:
+    """(detail, sample digest, ground-truth video) of one row: re-hash the row as it is used."""
+    manifest = reader.manifest
+    gt = reader.video(row) if "video" in row else None
+    digest = sample_digest(row, tuple(manifest["dofs"]), gt).hex()
+    return score_sample(row, video, gt, manifest, metrics), digest, gt
+
+
 def _score_ids(
     sub_path: str, split_dir: str, ids: Sequence[str], metrics: Sequence[str]
 ) -> dict[str, tuple[dict[str, Any], str]]:
@@ -138,18 +147,13 @@ def _score_ids(
     from .submission import open_submission
 
     reader = SplitReader(split_dir)
-    manifest = reader.manifest
     wanted = set(ids)
     rows = {row["sample_id"]: row for row in reader.rows() if row["sample_id"] in wanted}
-    dofs = tuple(manifest["dofs"])
-    need_gt = any(m in metrics for m in ("ssim", "psnr"))
     out = {}
-    with open_submission(sub_path, manifest=manifest) as sub:
+    with open_submission(sub_path, manifest=reader.manifest) as sub:
         for sample_id, video in sub.iter_videos(ids):
-            row = rows[sample_id]
-            gt = reader.video(row) if "video" in row else None
-            digest = sample_digest(row, dofs, gt).hex()
-            out[sample_id] = (score_sample(row, video, gt if need_gt else None, manifest, metrics), digest)
+            detail, digest, _ = _score_row(reader, rows[sample_id], video, metrics)
+            out[sample_id] = (detail, digest)
     return out
 
 
@@ -166,7 +170,7 @@ def score(
     """Score a validated submission; raises ScoreError on anything that prevents it."""
     from tqdm import tqdm
 
-    from .submission import open_submission, submission_hash, validate
+    from .submission import open_submission, validate
 
     metrics = parse_metrics(metrics)
     split_dir = Path(split_dir)
@@ -213,6 +217,7 @@ def score(
     fvd_order: list[str] = []  # sample ids of the I3D features, in the order computed
     bar = tqdm(total=n, desc=f"score {manifest['task']}/{manifest['split']}", unit="video", disable=not progress)
     with open_submission(submission, manifest=manifest) as sub:
+        meta = dict(sub.meta)
         serial = workers <= 1 or torch_metrics or sub.kind not in ("folder", "zip") or n < 2 * workers
         order = sub.storage_order(ids)  # compressed tars are only cheap to read front to back
     if not serial:
@@ -245,8 +250,6 @@ def score(
 
             lpips_model = LPIPS().to(device).eval()
         by_id = {row["sample_id"]: row for row in rows}
-        dofs = tuple(manifest["dofs"])
-        need_gt = any(m in metrics for m in PIXEL_METRICS)
         start = int(manifest["condition_frames"])
         pending: list[tuple[np.ndarray, np.ndarray]] = []
 
@@ -260,10 +263,7 @@ def score(
 
         with open_submission(submission, manifest=manifest) as sub:
             for sample_id, video in sub.iter_videos(order):
-                row = by_id[sample_id]
-                gt = reader.video(row) if "video" in row else None
-                digest = sample_digest(row, dofs, gt).hex()
-                detail = score_sample(row, video, gt if need_gt else None, manifest, metrics)
+                detail, digest, gt = _score_row(reader, by_id[sample_id], video, metrics)
                 if lpips_model is not None and gt is not None:
                     from .lpips import lpips_frames
 
@@ -315,9 +315,6 @@ def score(
                     }
                 }
 
-    with open_submission(submission, manifest=manifest) as sub:
-        meta = dict(sub.meta)
-        sub_hash = submission_hash(sub)
     model_meta: dict[str, Any] = dict(meta.get("model") or {})
     for key in ("notes", "sampler", "seeds"):
         if key in meta:
@@ -342,7 +339,7 @@ def score(
         "split_full_size": manifest.get("full_size"),
         "resolution": manifest["resolution"],
         "pixel_mapping": _mapping(manifest).kind,
-        "submission_hash": sub_hash,
+        "submission_hash": report.submission_hash,  # validate hashed the same bytes
         "weights": weights,
         "metric_settings": settings,
         "results_schema": "docs/results.md",

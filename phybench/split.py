@@ -271,13 +271,17 @@ def table_rows(table) -> Iterator[dict[str, Any]]:
 
 
 # ------------------------------------------------------------------ files
-def _atomic_write_bytes(path: Path, data: bytes) -> None:
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write to a temporary sibling, then rename: a reader never sees half a file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)  # mkstemp makes it 0600; splits, results and caches are shared
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -328,7 +332,7 @@ def write_shard(plan: SplitPlan, out: Path, shard: int) -> dict[str, Any]:
         "level_counts": _count([r["level"] for r in rows]),
         "sample_digests": [d.hex() for d in digests],
     }
-    _atomic_write_bytes(data_dir / f"{name}.json", json.dumps(record, indent=1).encode())
+    atomic_write_bytes(data_dir / f"{name}.json", json.dumps(record, indent=1).encode())
     return record
 
 

