@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from baselines.dit import train as dit_train  # noqa: E402
 from baselines.dit.diffusion import condition, make_scheduler, training_loss  # noqa: E402
 from baselines.dit.models import DiT  # noqa: E402
 from phybench.generate import generate  # noqa: E402
-from phybench.split import SplitReader, make_plan  # noqa: E402
+from phybench.split import SplitReader, make_plan, render_states, row_states  # noqa: E402
 from phybench.submission import validate  # noqa: E402
 from phybench.tasks import get_task  # noqa: E402
 
@@ -84,12 +85,62 @@ def test_resume_repeats_uninterrupted_run(splits, tmp_path):
     assert sorted(p.name for p in (tmp_path / "b" / "checkpoints").iterdir()) == ["step_0000002", "step_0000004"]
 
 
-def test_sampler_writes_valid_submission(splits, tmp_path):
+def test_sampler_writes_valid_submission_that_scores(splits, tmp_path, capsys):
+    from phybench.cli import main as cli
+
     train, eval_dir = splits
     run = tmp_path / "run"
     dit_train.main(["--config", "tiny", "--train-data", str(train), "--out", str(run), "--set", *TINY, "steps=2"])
+    assert json.loads((run / "train_split.json").read_text())["task"] == "uniform"
     sub = dit_sample.main(["--checkpoint", str(run), "--data", str(eval_dir), "--out", str(tmp_path / "sub"),
-                           "--batch-size", "3"])
+                           "--batch-size", "3", "--quiet"])
     report = validate(sub, eval_dir)
     assert report.ok, report.to_text()
-    assert '"dit-tiny-ddpm"' in (sub / "submission.json").read_text()
+    meta = json.loads((sub / "submission.json").read_text())
+    assert meta["model"]["name"] == "dit-tiny-ddpm" and meta["model"]["family"] == "dit"
+    assert meta["model"]["params"] > 0 and meta["model"]["train_size"] == 64
+    # the same through the CLI, then scored: the sampler's submissions score
+    capsys.readouterr()
+    assert cli(["baseline", "dit", "--checkpoint", str(run), "--data", str(eval_dir),
+                "--out", str(tmp_path / "sub2"), "--batch-size", "4", "--quiet"]) == 0
+    assert (tmp_path / "sub2" / "submission.json").is_file()
+    results = tmp_path / "results.json"
+    assert cli(["score", str(tmp_path / "sub2"), "--data", str(eval_dir), "--metrics", "velocity_error,ssim,psnr",
+                "--out", str(results), "--quiet"]) == 0
+    scored = json.loads(results.read_text())
+    assert scored["model"]["name"] == "dit-tiny-ddpm"
+
+
+def test_sampler_refuses_other_task_and_unfinished_run(splits, tmp_path):
+    train, eval_dir = splits
+    run = tmp_path / "run"
+    dit_train.main(["--config", "tiny", "--train-data", str(train), "--out", str(run), "--set", *TINY, "steps=1"])
+    info = json.loads((run / "train_split.json").read_text())
+    (run / "train_split.json").write_text(json.dumps({**info, "task": "collision"}))
+    with pytest.raises(ValueError, match="trained on 'collision'"):
+        dit_sample.main(["--checkpoint", str(run), "--data", str(eval_dir), "--out", str(tmp_path / "s")])
+    (run / "ema.safetensors").unlink()
+    with pytest.raises(FileNotFoundError, match="ema.safetensors is missing"):
+        dit_sample.main(["--checkpoint", str(run), "--data", str(eval_dir), "--out", str(tmp_path / "s")])
+    assert not (tmp_path / "s").exists()
+
+
+def test_list_sizes(capsys):
+    from phybench.cli import main as cli
+
+    assert cli(["baseline", "dit", "--list-sizes"]) == 0
+    out = capsys.readouterr().out
+    for line in ("22,457,488", "89,446,672", "310,025,232", "456,048,016"):
+        assert line in out
+
+
+def test_window_dataset_renders_each_window(splits):
+    data = dit_train.ClipDataset(splits[0], frames=4, resolution=16, windows=True)
+    reader = SplitReader(splits[0])
+    assert len(data) == 64 * (32 - 4 + 1)
+    row = list(reader.rows())[5]
+    full = render_states(row_states(row), 16)  # (32, 16, 16, 3)
+    for offset in (0, 7, 28):
+        clip = data[5 * 29 + offset]  # (3, 4, 16, 16)
+        expect = torch.from_numpy(full[offset:offset + 4]).permute(3, 0, 1, 2).float() / 127.5 - 1
+        assert torch.equal(clip, expect)

@@ -17,7 +17,8 @@ class TrainConfig:
     frames: int = 32  # full-length clips: the split's 32 frames
     resolution: int = 128  # the split's 128 px frames
     condition_frames: int = 3  # the paper conditions on the first 3 frames
-    vae: str | None = "stabilityai/sd-vae-ft-ema"  # paper trains in a VAE latent space (not wired up yet)
+    windows: bool = False  # train on every `frames`-long window (short models that roll out)
+    vae: str | None = "runs/autoencoder"  # frozen (2+1)D autoencoder folder (baselines.dit.train_autoencoder); None: pixels
     objective: str = "ddpm"  # DDPM, v-prediction, zero terminal SNR (the paper's); or "flow"
     num_train_timesteps: int = 1000  # standard DDPM discretisation
     steps: int = 100_000  # paper: 100K training steps
@@ -35,14 +36,10 @@ class TrainConfig:
     keep_checkpoints: int = 2  # older checkpoints are deleted
     sample_steps: int = 100  # sampler steps at evaluation (trailing spacing)
 
-    def model_size(self):
+    def model_size(self) -> str | dict:
         if self.depth is not None:
             return dict(depth=self.depth, width=self.width, heads=self.heads)
         return self.size
-
-    @property
-    def channels(self) -> int:
-        return 3 if self.vae is None else 4
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -53,7 +53,7 @@ def training_loss(model, x0, cond, mask, objective: str = "ddpm", generator=None
     else:
         raise ValueError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
     pred = model(_model_in(xt, cond, mask), t_model).float()
-    keep = 1 - mask.float()  # (N, 1, T, H, W)
+    keep = (mask < 1).float()  # (N, 1, T, H, W): all but the cells given in full
     err = (pred - target.float()) ** 2 * keep
     return err.sum() / (keep.sum() * x0.shape[1]).clamp_min(1)
 
@@ -77,4 +77,4 @@ def sample(model, cond, mask, steps: int = 100, objective: str = "ddpm", generat
             x = x + (s_next - s) * u  # Euler step toward the data end
     else:
         raise ValueError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
-    return x * (1 - mask) + cond * mask
+    return torch.where(mask >= 1, cond, x)  # cells given in full are copied in

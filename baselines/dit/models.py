@@ -213,3 +213,16 @@ def count_params(size: str, **setup) -> int:
     with torch.device("meta"):
         model = DiT(size, **{**PAPER_SETUP, **setup})
     return sum(p.numel() for p in model.parameters())
+
+
+def size_table() -> str:
+    """The four sizes beside the paper's parameter counts (`phybench baseline dit --list-sizes`)."""
+    lines = ["size  layers  width  heads  params        paper    diff",
+             "----  ------  -----  -----  ------------  -------  ------"]
+    for name, cfg in DIT_SIZES.items():
+        n, paper = count_params(name), PAPER_PARAMS[name]
+        lines.append(f"{name:<4}  {cfg['depth']:>6}  {cfg['width']:>5}  {cfg['heads']:>5}  {n:>12,}  "
+                     f"{paper / 1e6:>6.1f}M  {100 * (n - paper) / paper:+5.2f}%")
+    lines.append("counted with a 4-channel latent, 2x2 patches, 9 input channels (noisy latent, condition "
+                 "latent, mask); the grid has no parameters (3D RoPE)")
+    return "\n".join(lines)

@@ -10,6 +10,7 @@ are upsampled to the split's resolution.  The condition frames are copied from t
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 from pathlib import Path
 
@@ -19,31 +20,49 @@ from tqdm.auto import tqdm
 
 from baselines.dit.config import TrainConfig
 from baselines.dit.diffusion import make_scheduler, sample
+from baselines.dit.latent import PixelCodec, make_codec
 from baselines.dit.train import build_model, clip_to_tensor, tensor_to_clip
 from phybench.split import SplitReader
 from phybench.submission import submission_meta, write_submission
 
 
-def load_run(run: Path, device) -> tuple[TrainConfig, torch.nn.Module]:
+def load_run(run: Path, device) -> tuple[TrainConfig, torch.nn.Module, PixelCodec]:
+    """The run's config, its EMA weights (safetensors) and the codec it was trained with."""
     from safetensors.torch import load_file
 
+    for name in ("config.json", "ema.safetensors"):
+        if not (run / name).is_file():
+            raise FileNotFoundError(f"{run} is not a finished DiT run: {name} is missing "
+                                    "(train with `python -m baselines.dit.train ... --out RUN`)")
     cfg = TrainConfig(**json.loads((run / "config.json").read_text()))
-    model = build_model(cfg)
+    codec = make_codec(cfg.vae, device)
+    pinned = run / "autoencoder.sha256"
+    if codec.sha256 and pinned.is_file() and pinned.read_text().strip() != codec.sha256:
+        raise ValueError(f"the autoencoder at {cfg.vae} is not the one {run} was trained with "
+                         f"(sha256 {codec.sha256[:12]}, expected {pinned.read_text().strip()[:12]})")
+    model = build_model(cfg, codec)
     model.load_state_dict(load_file(str(run / "ema.safetensors")))
-    return cfg, model.to(device).eval()
+    return cfg, model.to(device).eval(), codec
 
 
-def rollout(model, cfg: TrainConfig, first: torch.Tensor, total: int, steps: int, generator) -> torch.Tensor:
-    """(N, C, c, r, r) condition frames to (N, C, total, r, r) by windows of cfg.frames."""
-    N, C, c, r, _ = first.shape
+def rollout(model, codec: PixelCodec, cfg: TrainConfig, first: torch.Tensor, total: int, steps: int,
+            generator) -> torch.Tensor:
+    """(N, 3, c, r, r) condition frames to (N, 3, total, r, r) pixels, by windows of cfg.frames.
+
+    Each window is conditioned on the last c frames so far (zero-padded, with the mask),
+    generated in the codec's space and decoded; a full-length model needs one window.
+    """
+    N, _, c, r, _ = first.shape
     clip = first
     scheduler = make_scheduler(cfg.num_train_timesteps)
     while clip.shape[2] < total:
-        cond = torch.zeros(N, C, cfg.frames, r, r, device=first.device)
+        padded = torch.zeros(N, 3, cfg.frames, r, r, device=first.device)
         mask = torch.zeros(N, 1, cfg.frames, r, r, device=first.device)
-        cond[:, :, :c] = clip[:, :, -c:]
+        padded[:, :, :c] = clip[:, :, -c:]
         mask[:, :, :c] = 1
-        window = sample(model, cond, mask, steps, cfg.objective, generator, scheduler)  # (N, C, F, r, r)
+        cond, mask_z = codec.condition(padded, mask)  # in model space
+        z = sample(model, cond, mask_z, steps, cfg.objective, generator, scheduler)  # (N, C, T', h, w)
+        window = codec.decode(z).float()  # (N, 3, F, r, r)
         clip = torch.cat([clip, window[:, :, c:]], dim=2)
     return clip[:, :, :total]
 
@@ -57,34 +76,45 @@ def main(argv=None) -> Path:
     p.add_argument("--steps", type=int, default=None, help="sampler steps (default: the config's)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    p.add_argument("--format", default="npz", choices=["npy", "npz", "png"], help="video files (default npz)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
     args = p.parse_args(argv)
 
     run = Path(args.checkpoint)
-    cfg, model = load_run(run, args.device)
+    cfg, model, codec = load_run(run, args.device)
     steps = args.steps or cfg.sample_steps
     reader = SplitReader(args.data)
+    trained = json.loads((run / "train_split.json").read_text()) if (run / "train_split.json").is_file() else {}
+    if trained.get("task") not in (None, reader.manifest["task"]):
+        raise ValueError(f"{run} was trained on {trained['task']!r}, but {args.data} is a "
+                         f"{reader.manifest['task']!r} split")
     T, R, c = int(reader.manifest["frames"]), int(reader.manifest["resolution"]), int(reader.manifest["condition_frames"])
     rows = list(reader.rows(columns=["sample_id", "video"]))
     generator = torch.Generator(device=args.device).manual_seed(args.seed)
 
     def videos():
-        with tqdm(total=len(rows), desc="sample") as bar:
+        with tqdm(total=len(rows), desc="sample", disable=args.quiet) as bar:
             for i in range(0, len(rows), args.batch_size):
                 batch = rows[i:i + args.batch_size]
                 full = [reader.video(row)[:c] for row in batch]  # uint8 (c, R, R, 3) each
                 first = torch.stack([clip_to_tensor(v, c, cfg.resolution) for v in full]).to(args.device)
                 with torch.autocast(args.device.split(":")[0], dtype=torch.bfloat16, enabled=args.device != "cpu"):
-                    clips = rollout(model, cfg, first, T, steps, generator)  # (n, 3, T, r, r)
+                    clips = rollout(model, codec, cfg, first, T, steps, generator)  # (n, 3, T, r, r)
                 for row, cond_frames, x in zip(batch, full, clips):
                     video = tensor_to_clip(x, R)  # (T, R, R, 3)
                     video[:c] = cond_frames  # the condition frames as given
                     yield row["sample_id"], np.ascontiguousarray(video)
                 bar.update(len(batch))
 
+    weights = (run / "ema.safetensors").read_bytes()
     meta = submission_meta(reader.manifest, f"dit-{cfg.size}-{cfg.objective}",
-                           sampler={"objective": cfg.objective, "steps": steps},
-                           seeds=[args.seed], run=str(run))
-    return write_submission(args.out, meta, videos())
+                           sampler={"objective": cfg.objective, "steps": steps, "space": codec.name},
+                           seeds=[args.seed])
+    meta["model"].update(family="dit", size=str(cfg.size), params=sum(p.numel() for p in model.parameters()),
+                         checkpoint_sha256=hashlib.sha256(weights).hexdigest())
+    if "num_samples" in trained:
+        meta["model"]["train_size"] = int(trained["num_samples"])
+    return write_submission(args.out, meta, videos(), fmt=args.format)
 
 
 if __name__ == "__main__":

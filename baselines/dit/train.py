@@ -23,8 +23,10 @@ from tqdm.auto import tqdm
 
 from baselines.dit.config import CONFIGS, TrainConfig
 from baselines.dit.diffusion import condition, make_scheduler, training_loss
+from baselines.dit.latent import PixelCodec, latent_grid, make_codec
 from baselines.dit.models import DiT
-from phybench.split import SplitReader
+from phybench.simulate import States
+from phybench.split import SplitReader, render_states, row_states
 
 
 # ------------------------------------------------------------------ helpers
@@ -45,18 +47,36 @@ def tensor_to_clip(x: torch.Tensor, resolution: int) -> np.ndarray:
 
 
 class ClipDataset(torch.utils.data.Dataset):
-    """A training split's rows (states only) in memory; each clip rendered on access."""
+    """A training split's rows in memory; each clip rendered on access at the model's size.
 
-    def __init__(self, folder, frames: int, resolution: int):
+    States-only rows are rendered straight at `resolution` (exact pixel coverage, what
+    area-downsampling the split's frames approximates) and only for the frames needed.
+    With `windows`, item j is the window of `frames` consecutive frames starting at
+    j % offsets of row j // offsets: a short model that rolls out sees every phase of
+    the motion, not only its start.
+    """
+
+    def __init__(self, folder, frames: int, resolution: int, windows: bool = False):
         self.reader = SplitReader(folder)
         self.rows = list(self.reader.rows())
         self.frames, self.resolution = frames, resolution
+        total = int(self.reader.manifest["frames"])
+        if frames > total:
+            raise ValueError(f"the model's {frames} frames exceed the split's {total}")
+        self.offsets = total - frames + 1 if windows else 1
 
     def __len__(self):
-        return len(self.rows)
+        return len(self.rows) * self.offsets
 
-    def __getitem__(self, i):
-        return clip_to_tensor(self.reader.video(self.rows[i]), self.frames, self.resolution)
+    def __getitem__(self, j):
+        row, o = self.rows[j // self.offsets], j % self.offsets
+        if "video" in row:  # an evaluation split: decode, cut, area-downsample
+            return clip_to_tensor(self.reader.video(row)[o:], self.frames, self.resolution)
+        s = row_states(row)
+        cut = slice(o, o + self.frames)
+        video = render_states(States(s.positions[cut], s.velocities[cut], s.radii, s.colours),
+                              self.resolution)  # uint8 (frames, r, r, 3)
+        return torch.from_numpy(video).permute(3, 0, 1, 2).float() / 127.5 - 1  # (3, frames, r, r)
 
 
 class StreamSampler(torch.utils.data.Sampler):
@@ -98,11 +118,11 @@ def update_ema(ema, model, decay: float):
         e.mul_(decay).add_(p.detach().float(), alpha=1 - decay)
 
 
-def build_model(cfg: TrainConfig) -> DiT:
-    c = cfg.channels
-    return DiT(cfg.model_size(), in_channels=2 * c + 1, out_channels=c, patch=cfg.patch,
-               frames=cfg.frames, height=cfg.resolution // (8 if cfg.vae else 1),
-               width=cfg.resolution // (8 if cfg.vae else 1))
+def build_model(cfg: TrainConfig, codec: PixelCodec) -> DiT:
+    """The DiT over the codec's grid: in = noisy latent + condition latent + mask channels."""
+    C, T, H, W = latent_grid(codec, cfg.frames, cfg.resolution)
+    return DiT(cfg.model_size(), in_channels=2 * C + 1, out_channels=C, patch=cfg.patch,
+               frames=T, height=H, width=W)
 
 
 def checkpoints(out: Path) -> list[Path]:
@@ -141,8 +161,6 @@ def main(argv=None) -> list[tuple[int, float]]:
 
     args = parse_args(argv)
     cfg = make_config(args.config, args.set)
-    if cfg.vae is not None:
-        raise SystemExit("latent (VAE) training is not implemented yet: use --set vae=None (pixel space)")
     out = Path(args.out)
     try:
         import tensorboard  # noqa: F401
@@ -157,16 +175,26 @@ def main(argv=None) -> list[tuple[int, float]]:
     micro = cfg.batch_size // (world * cfg.grad_accum)
     if micro * world * cfg.grad_accum != cfg.batch_size:
         raise SystemExit(f"batch_size {cfg.batch_size} is not divisible by processes x grad_accum")
+    try:
+        codec = make_codec(cfg.vae, accelerator.device)
+    except FileNotFoundError as exc:
+        raise SystemExit(str(exc)) from None
     if accelerator.is_main_process:
         out.mkdir(parents=True, exist_ok=True)
         if not args.resume and checkpoints(out):
             raise SystemExit(f"{out} has checkpoints: pass --resume or choose a new --out")
         (out / "config.json").write_text(json.dumps(cfg.to_dict(), indent=2) + "\n")
+        train_manifest = SplitReader(args.train_data).manifest
+        (out / "train_split.json").write_text(json.dumps(
+            {k: train_manifest[k] for k in ("task", "split", "split_hash", "num_samples") if k in train_manifest},
+            indent=2) + "\n")  # the sampler checks the task; the leaderboard plots train_size
+        if codec.sha256:  # the sampler refuses a different autoencoder than the one trained with
+            (out / "autoencoder.sha256").write_text(codec.sha256 + "\n")
     if log_with:
         accelerator.init_trackers("dit", config={k: v for k, v in cfg.to_dict().items() if v is not None})
 
     torch.manual_seed(cfg.seed)
-    model = build_model(cfg)
+    model = build_model(cfg, codec)
     ema = copy.deepcopy(model).float().requires_grad_(False)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     sched_lr = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / max(1, cfg.warmup_steps)))
@@ -178,7 +206,7 @@ def main(argv=None) -> list[tuple[int, float]]:
         accelerator.load_state(str(checkpoints(out)[-1]))
     start = counter.step
 
-    data = ClipDataset(args.train_data, cfg.frames, cfg.resolution)
+    data = ClipDataset(args.train_data, cfg.frames, cfg.resolution, windows=cfg.windows)
     sampler = StreamSampler(len(data), micro, rank, world, cfg.seed, start=start * cfg.grad_accum)
     loader = iter(torch.utils.data.DataLoader(data, batch_size=micro, sampler=sampler,
                                               num_workers=cfg.num_workers, drop_last=True))
@@ -190,9 +218,11 @@ def main(argv=None) -> list[tuple[int, float]]:
     while counter.step < cfg.steps:
         total = torch.zeros((), device=accelerator.device)
         for a in range(cfg.grad_accum):
-            x0 = next(loader).to(accelerator.device)  # (n, 3, T, r, r)
+            clip = next(loader).to(accelerator.device)  # (n, 3, T, r, r) pixels in [-1, 1]
             gen.manual_seed(((cfg.seed * 1_000_003 + counter.step) * cfg.grad_accum + a) * world + rank)
-            cond, mask = condition(x0, cfg.condition_frames)
+            padded, mask_px = condition(clip, cfg.condition_frames)  # zero-padded clip, binary mask
+            x0 = codec.encode(clip)  # (n, C, T', h, w): what the model diffuses
+            cond, mask = codec.condition(padded, mask_px)
             with accelerator.accumulate(model), accelerator.autocast():
                 loss = training_loss(model, x0, cond, mask, cfg.objective, generator=gen, scheduler=scheduler)
                 accelerator.backward(loss)
