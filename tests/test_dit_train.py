@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -72,9 +73,14 @@ def test_resume_repeats_uninterrupted_run(splits, tmp_path):
     common = ["--config", "tiny", "--train-data", train]
     full = dit_train.main(common + ["--out", str(tmp_path / "a"), "--set", *TINY, "steps=4", "ckpt_every=2",
                                     "keep_checkpoints=5"])
-    first = dit_train.main(common + ["--out", str(tmp_path / "b"), "--set", *TINY, "steps=2", "ckpt_every=2"])
-    resumed = dit_train.main(common + ["--out", str(tmp_path / "b"), "--resume", "--set", *TINY, "steps=4",
-                                       "ckpt_every=2"])
+    # the interrupted run also evaluates every step: evaluation must not touch training's randomness
+    evals = ["--eval-data", str(splits[1])]
+    first = dit_train.main(common + ["--out", str(tmp_path / "b"), *evals, "--set", *TINY, "steps=2",
+                                     "ckpt_every=2", "eval_every=1", "eval_samples=2"])
+    resumed = dit_train.main(common + ["--out", str(tmp_path / "b"), "--resume", *evals, "--set", *TINY,
+                                       "steps=4", "ckpt_every=2", "eval_every=1", "eval_samples=2"])
+    logged = [json.loads(line) for line in (tmp_path / "b" / "log.jsonl").read_text().splitlines()]
+    assert [e["step"] for e in logged if "eval/velocity_error" in e] == [1, 2, 3, 4]
     assert [s for s, _ in full] == [1, 2, 3, 4] and [s for s, _ in resumed] == [3, 4]
     assert first == full[:2]
     for (_, a), (_, b) in zip(full[2:], resumed):
@@ -144,3 +150,29 @@ def test_window_dataset_renders_each_window(splits):
         clip = data[5 * 29 + offset]  # (3, 4, 16, 16)
         expect = torch.from_numpy(full[offset:offset + 4]).permute(3, 0, 1, 2).float() / 127.5 - 1
         assert torch.equal(clip, expect)
+
+
+def test_two_processes_repeat_one(splits, tmp_path):
+    """2 CPU processes (torchrun; Accelerate picks up its env, gloo): same losses and EMA as 1.
+
+    `accelerate launch --cpu` starts one process unless given an MPI hostfile; on GPUs
+    `accelerate launch --multi_gpu` takes this path.
+    """
+    import subprocess
+
+    settings = ["--set", *TINY, "batch_size=4", "steps=3", "ckpt_every=3"]
+    common = ["--config", "tiny", "--train-data", str(splits[0])]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    proc = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+                           "-m", "baselines.dit.train", *common, "--out", str(tmp_path / "two"), *settings],
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    one = dit_train.main(common + ["--out", str(tmp_path / "one"), *settings])
+    logged = [json.loads(line) for line in (tmp_path / "two" / "log.jsonl").read_text().splitlines()]
+    assert [e["processes"] for e in logged] == [2, 2, 2]
+    assert len(one) == 3
+    for (_, a), e in zip(one, logged):
+        assert abs(a - e["loss"]) <= 1e-5
+    from safetensors.torch import load_file
+    ema_1, ema_2 = load_file(str(tmp_path / "one" / "ema.safetensors")), load_file(str(tmp_path / "two" / "ema.safetensors"))
+    assert all(torch.allclose(ema_1[k], ema_2[k], atol=1e-5) for k in ema_1)

@@ -35,6 +35,8 @@ class TrainConfig:
     ckpt_every: int = 5_000  # resumable Accelerate checkpoints this often
     keep_checkpoints: int = 2  # older checkpoints are deleted
     sample_steps: int = 100  # sampler steps at evaluation (trailing spacing)
+    eval_every: int = 5_000  # periodic evaluation (with --eval-data): velocity error parsed from pixels
+    eval_samples: int = 64  # clips of the evaluation split it samples
 
     def model_size(self) -> str | dict:
         if self.depth is not None:

@@ -33,23 +33,31 @@ def _model_in(x, cond, mask):
 
 
 def training_loss(model, x0, cond, mask, objective: str = "ddpm", generator=None,
-                  scheduler: DDPMScheduler | None = None) -> torch.Tensor:
-    """MSE on the generated (unmasked) frames; x0 (N,C,T,H,W) in [-1, 1]."""
+                  scheduler: DDPMScheduler | None = None, noise: torch.Tensor | None = None,
+                  u: torch.Tensor | None = None) -> torch.Tensor:
+    """MSE on the generated (not given) cells; x0 (N,C,T,H,W) in model space.
+
+    noise (like x0) and u (N,) uniform in [0, 1) pick the noise and the timestep; drawn
+    from `generator` when not given.  The trainer draws them for the global batch and
+    slices its rank's share, so a run's numbers do not depend on the process count.
+    """
     N = x0.shape[0]
-    noise = torch.randn(x0.shape, generator=generator, device=x0.device, dtype=x0.dtype)
+    if noise is None:
+        noise = torch.randn(x0.shape, generator=generator, device=x0.device, dtype=x0.dtype)
+    if u is None:
+        u = torch.rand(N, generator=generator, device=x0.device)
     if objective == "ddpm":
         scheduler = scheduler or make_scheduler()
         T = scheduler.config.num_train_timesteps
-        t = torch.randint(0, T, (N,), generator=generator, device=x0.device)
+        t = (u * T).long().clamp_max(T - 1)  # uniform over the T training timesteps
         xt = scheduler.add_noise(x0, noise, t)  # sqrt(ab) x0 + sqrt(1-ab) eps
         target = scheduler.get_velocity(x0, noise, t)  # sqrt(ab) eps - sqrt(1-ab) x0
         t_model = t
     elif objective == "flow":
-        s = torch.rand(N, generator=generator, device=x0.device, dtype=x0.dtype)
-        sb = s.view(N, 1, 1, 1, 1)
+        sb = u.to(x0.dtype).view(N, 1, 1, 1, 1)
         xt = (1 - sb) * x0 + sb * noise  # straight path from data (s=0) to noise (s=1)
         target = noise - x0  # its constant velocity
-        t_model = s * 1000
+        t_model = u * 1000
     else:
         raise ValueError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
     pred = model(_model_in(xt, cond, mask), t_model).float()
@@ -61,20 +69,32 @@ def training_loss(model, x0, cond, mask, objective: str = "ddpm", generator=None
 @torch.no_grad()
 def sample(model, cond, mask, steps: int = 100, objective: str = "ddpm", generator=None,
            scheduler: DDPMScheduler | None = None) -> torch.Tensor:
-    """Generate clips (N,C,T,H,W) from condition frames; condition frames are copied in."""
+    """Generate clips (N,C,T,H,W) from condition frames; condition frames are copied in.
+
+    Before each model call the given cells of the noisy input are set to the condition
+    noised to the current level, which is what the model saw there in training (left to
+    the sampler, they would drift into states it never saw).
+    """
     x = torch.randn(cond.shape, generator=generator, device=cond.device, dtype=cond.dtype)
+    given = mask >= 1  # (N, 1, T, H, W)
     N = x.shape[0]
+
+    def fresh_noise():
+        return torch.randn(cond.shape, generator=generator, device=cond.device, dtype=cond.dtype)
+
     if objective == "ddpm":
         sched = copy.deepcopy(scheduler or make_scheduler())
         sched.set_timesteps(steps, device=cond.device)
         for t in sched.timesteps:
+            x = torch.where(given, sched.add_noise(cond, fresh_noise(), t.view(1)), x)
             v = model(_model_in(x, cond, mask), t.expand(N)).to(x.dtype)
             x = sched.step(v, t, x, generator=generator).prev_sample
     elif objective == "flow":
         grid = torch.linspace(1, 0, steps + 1, device=cond.device)
         for s, s_next in zip(grid[:-1], grid[1:]):
+            x = torch.where(given, (1 - s) * cond + s * fresh_noise(), x)
             u = model(_model_in(x, cond, mask), (s * 1000).expand(N)).to(x.dtype)
             x = x + (s_next - s) * u  # Euler step toward the data end
     else:
         raise ValueError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
-    return torch.where(mask >= 1, cond, x)  # cells given in full are copied in
+    return torch.where(given, cond, x)  # cells given in full are copied in

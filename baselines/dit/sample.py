@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import itertools
 import json
 from pathlib import Path
 
@@ -65,6 +66,38 @@ def rollout(model, codec: PixelCodec, cfg: TrainConfig, first: torch.Tensor, tot
         window = codec.decode(z).float()  # (N, 3, F, r, r)
         clip = torch.cat([clip, window[:, :, c:]], dim=2)
     return clip[:, :, :total]
+
+
+def evaluate(model, codec: PixelCodec, cfg: TrainConfig, split_dir, n: int, steps: int, device,
+             seed: int = 0) -> dict[str, float]:
+    """Velocity error (parsed from pixels, as `phybench score` does) on the first n clips of a split.
+
+    The trainer's periodic evaluation: its own generator, so training's random streams and
+    hence exact resume are untouched.
+    """
+    from phybench.score import score_sample
+
+    reader = SplitReader(split_dir)
+    manifest = reader.manifest
+    T, R, c = int(manifest["frames"]), int(manifest["resolution"]), int(manifest["condition_frames"])
+    rows = list(itertools.islice(reader.rows(), n))
+    given = [reader.video(row)[:c] for row in rows]  # uint8 (c, R, R, 3) each
+    first = torch.stack([clip_to_tensor(v, c, cfg.resolution) for v in given]).to(device)
+    generator = torch.Generator(device=device).manual_seed(seed)
+    clips = rollout(model, codec, cfg, first, T, steps, generator)  # (n, 3, T, r, r)
+    errors, untrackable = [], 0
+    for row, frames, x in zip(rows, given, clips):
+        video = tensor_to_clip(x, R)  # (T, R, R, 3)
+        video[:c] = frames
+        detail = score_sample(row, video, None, manifest, ("velocity_error",))
+        if detail["excluded"]:
+            continue
+        if detail["untrackable"]:
+            untrackable += 1
+        else:
+            errors.append(detail["velocity_error"])
+    return {"eval/velocity_error": float(np.mean(errors)) if errors else float("nan"),
+            "eval/untrackable": untrackable / max(1, len(rows))}
 
 
 def main(argv=None) -> Path:

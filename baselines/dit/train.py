@@ -135,6 +135,7 @@ def parse_args(argv=None):
     p.add_argument("--train-data", required=True, help="a training split folder")
     p.add_argument("--out", required=True, help="run folder: checkpoints, weights, logs")
     p.add_argument("--resume", action="store_true", help="continue from the latest checkpoint in --out")
+    p.add_argument("--eval-data", help="an evaluation split: velocity error of the EMA model every eval_every steps")
     p.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="override config fields")
     return p.parse_args(argv)
 
@@ -168,6 +169,7 @@ def main(argv=None) -> list[tuple[int, float]]:
     except ImportError:
         log_with = None
     accelerator = Accelerator(
+        cpu=not torch.cuda.is_available(),  # so that torchrun / accelerate launch on CPUs goes multi-process (gloo)
         mixed_precision="bf16" if torch.cuda.is_available() else "no",
         gradient_accumulation_steps=cfg.grad_accum, log_with=log_with,
         project_config=ProjectConfiguration(project_dir=str(out), logging_dir=str(out / "logs")))
@@ -219,12 +221,18 @@ def main(argv=None) -> list[tuple[int, float]]:
         total = torch.zeros((), device=accelerator.device)
         for a in range(cfg.grad_accum):
             clip = next(loader).to(accelerator.device)  # (n, 3, T, r, r) pixels in [-1, 1]
-            gen.manual_seed(((cfg.seed * 1_000_003 + counter.step) * cfg.grad_accum + a) * world + rank)
             padded, mask_px = condition(clip, cfg.condition_frames)  # zero-padded clip, binary mask
             x0 = codec.encode(clip)  # (n, C, T', h, w): what the model diffuses
             cond, mask = codec.condition(padded, mask_px)
+            # noise and timesteps of the whole global micro-batch, this rank's share taken:
+            # a function of (seed, step, accumulation index) only, whatever the process count
+            gen.manual_seed((cfg.seed * 1_000_003 + counter.step) * cfg.grad_accum + a)
+            share = slice(rank * micro, (rank + 1) * micro)
+            noise = torch.randn((world * micro, *x0.shape[1:]), generator=gen, device=gen.device)[share]
+            u = torch.rand(world * micro, generator=gen, device=gen.device)[share]
             with accelerator.accumulate(model), accelerator.autocast():
-                loss = training_loss(model, x0, cond, mask, cfg.objective, generator=gen, scheduler=scheduler)
+                loss = training_loss(model, x0, cond, mask, cfg.objective, scheduler=scheduler,
+                                     noise=noise.to(x0.dtype), u=u)
                 accelerator.backward(loss)
                 if accelerator.sync_gradients and cfg.grad_clip:
                     accelerator.clip_grad_norm_(model.parameters(), cfg.grad_clip)
@@ -242,7 +250,7 @@ def main(argv=None) -> list[tuple[int, float]]:
             accelerator.log({"loss": mean, "lr": sched_lr.get_last_lr()[0]}, step=counter.step)
             if accelerator.is_main_process:
                 with open(out / "log.jsonl", "a") as f:
-                    f.write(json.dumps({"step": counter.step, "loss": mean}) + "\n")
+                    f.write(json.dumps({"step": counter.step, "loss": mean, "processes": world}) + "\n")
         if counter.step % cfg.ckpt_every == 0 or counter.step == cfg.steps:
             accelerator.wait_for_everyone()
             accelerator.save_state(str(out / "checkpoints" / f"step_{counter.step:07d}"))
@@ -252,6 +260,18 @@ def main(argv=None) -> list[tuple[int, float]]:
                           metadata={"step": str(counter.step)})
                 for old in checkpoints(out)[:-cfg.keep_checkpoints]:
                     shutil.rmtree(old)
+        if args.eval_data and cfg.eval_every and (counter.step % cfg.eval_every == 0 or counter.step == cfg.steps):
+            if accelerator.is_main_process:
+                from baselines.dit.sample import evaluate
+
+                metrics = evaluate(ema, codec, cfg, args.eval_data, cfg.eval_samples, cfg.sample_steps,
+                                   accelerator.device)
+                accelerator.log(metrics, step=counter.step)
+                with open(out / "log.jsonl", "a") as f:
+                    f.write(json.dumps({"step": counter.step, **metrics}) + "\n")
+                bar.write(f"step {counter.step}: velocity error {metrics['eval/velocity_error']:.3f} on "
+                          f"{cfg.eval_samples} clips, untrackable {100 * metrics['eval/untrackable']:.0f}%")
+            accelerator.wait_for_everyone()
     bar.close()
     accelerator.wait_for_everyone()
     accelerator.end_training()
