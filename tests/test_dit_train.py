@@ -176,3 +176,29 @@ def test_two_processes_repeat_one(splits, tmp_path):
     from safetensors.torch import load_file
     ema_1, ema_2 = load_file(str(tmp_path / "one" / "ema.safetensors")), load_file(str(tmp_path / "two" / "ema.safetensors"))
     assert all(torch.allclose(ema_1[k], ema_2[k], atol=1e-5) for k in ema_1)
+
+
+def test_latent_space_run_trains_samples_and_pins_its_autoencoder(splits, tmp_path):
+    """The paper's setup in miniature: a frozen (2+1)D autoencoder, the DiT on its latents."""
+    from baselines.dit.autoencoder import AEConfig, VideoAutoencoder, save_autoencoder
+
+    torch.manual_seed(0)
+    ae_dir = save_autoencoder(VideoAutoencoder(AEConfig(spatial=4, temporal=2, latent_channels=4,
+                                                        channels=(8, 8, 8), blocks=1, norm="none")),
+                              tmp_path / "ae")
+    train, eval_dir = splits
+    run = tmp_path / "run"
+    history = dit_train.main(["--config", "tiny", "--train-data", str(train), "--out", str(run), "--set", *TINY,
+                              "steps=2", "patch=2", f"vae={ae_dir}"])
+    assert len(history) == 2 and all(loss == loss for _, loss in history)
+    assert (run / "autoencoder.sha256").is_file()
+    sub = dit_sample.main(["--checkpoint", str(run), "--data", str(eval_dir), "--out", str(tmp_path / "sub"),
+                           "--quiet"])
+    assert validate(sub, eval_dir).ok
+    assert json.loads((sub / "submission.json").read_text())["sampler"]["space"] == str(ae_dir)
+    # a different autoencoder at that path is refused, not silently used
+    torch.manual_seed(1)
+    save_autoencoder(VideoAutoencoder(AEConfig(spatial=4, temporal=2, latent_channels=4, channels=(8, 8, 8),
+                                               blocks=1, norm="none")), ae_dir)
+    with pytest.raises(ValueError, match="not the one"):
+        dit_sample.main(["--checkpoint", str(run), "--data", str(eval_dir), "--out", str(tmp_path / "sub2")])

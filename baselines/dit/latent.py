@@ -53,7 +53,7 @@ class AutoencoderCodec(PixelCodec):
                 "or train in pixel space with --set vae=None")
         self.sha256 = hashlib.sha256(weights.read_bytes()).hexdigest()
         self.model = load_autoencoder(folder, device=device)
-        cfg = self.model.config
+        cfg = self.model.cfg
         self.channels, self.temporal, self.spatial = cfg.latent_channels, cfg.temporal, cfg.spatial
         self.name = str(folder)
 
