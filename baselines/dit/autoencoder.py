@@ -38,7 +38,6 @@ Choices, and why:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from dataclasses import asdict, dataclass, replace
@@ -48,6 +47,8 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+from phybench.split import file_sha256
 
 WEIGHTS, META = "autoencoder.safetensors", "autoencoder.json"
 
@@ -328,14 +329,6 @@ def num_params(model: nn.Module) -> int:
 
 
 # ------------------------------------------------------------------ save / load
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def save_autoencoder(model: VideoAutoencoder, folder: str | Path, info: dict[str, Any] | None = None) -> Path:
     """Write folder/autoencoder.safetensors and folder/autoencoder.json (config, scale,
     training info and the weights' sha256, which `load_autoencoder` checks)."""
@@ -348,7 +341,7 @@ def save_autoencoder(model: VideoAutoencoder, folder: str | Path, info: dict[str
     save_file(state, str(weights), metadata={"format": "phybench-video-autoencoder"})
     meta = {"kind": "phybench-video-autoencoder", "format_version": 1, "config": model.cfg.to_dict(),
             "scale": float(model.scale), "params": num_params(model), "info": info or {},
-            "weights_sha256": _sha256(weights)}
+            "weights_sha256": file_sha256(weights)}
     (folder / META).write_text(json.dumps(meta, indent=2) + "\n")
     return folder
 
@@ -366,7 +359,7 @@ def load_autoencoder(folder: str | Path, device: str | torch.device = "cpu") -> 
     if meta.get("kind") != "phybench-video-autoencoder":
         raise ValueError(f"{folder / META} is not a phybench video autoencoder")
     weights = folder / WEIGHTS
-    found = _sha256(weights)
+    found = file_sha256(weights)
     if found != meta["weights_sha256"]:
         raise ValueError(f"{weights} does not match its sha256 in {META} ({found[:12]} != "
                          f"{meta['weights_sha256'][:12]}): the file was changed or truncated; re-train or re-copy it")
@@ -380,4 +373,5 @@ def load_autoencoder(folder: str | Path, device: str | torch.device = "cpu") -> 
         raise ValueError(f"{weights} does not fit the config in {META}: {exc}") from None
     if not math.isclose(float(model.scale), float(meta["scale"]), rel_tol=1e-6):
         raise ValueError(f"{weights} holds scale {float(model.scale)} but {META} says {meta['scale']}")
+    model.weights_sha256 = found  # verified above; codecs pin runs to it
     return model.to(device).eval().requires_grad_(False)

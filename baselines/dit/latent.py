@@ -10,7 +10,6 @@ generated frames reads as partly given.  Only latent cells that are given in ful
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 import torch
@@ -51,8 +50,8 @@ class AutoencoderCodec(PixelCodec):
                 f"no autoencoder at {folder} ({weights.name} missing): train one with "
                 f"`python -m baselines.dit.train_autoencoder --train-data SPLIT --out {folder}`, "
                 "or train in pixel space with --set vae=None")
-        self.sha256 = hashlib.sha256(weights.read_bytes()).hexdigest()
         self.model = load_autoencoder(folder, device=device)
+        self.sha256 = self.model.weights_sha256
         cfg = self.model.cfg
         self.channels, self.temporal, self.spatial = cfg.latent_channels, cfg.temporal, cfg.spatial
         self.name = str(folder)

@@ -10,7 +10,6 @@ are upsampled to the split's resolution.  The condition frames are copied from t
 from __future__ import annotations
 
 import argparse
-import hashlib
 import itertools
 import json
 from pathlib import Path
@@ -23,7 +22,7 @@ from baselines.dit.config import TrainConfig
 from baselines.dit.diffusion import make_scheduler, sample
 from baselines.dit.latent import PixelCodec, make_codec
 from baselines.dit.train import build_model, clip_to_tensor, tensor_to_clip
-from phybench.split import SplitReader
+from phybench.split import SplitReader, file_sha256
 from phybench.submission import submission_meta, write_submission
 
 
@@ -68,6 +67,24 @@ def rollout(model, codec: PixelCodec, cfg: TrainConfig, first: torch.Tensor, tot
     return clip[:, :, :total]
 
 
+def complete_clips(model, codec: PixelCodec, cfg: TrainConfig, reader: SplitReader, rows: list[dict],
+                   steps: int, generator, device) -> list[np.ndarray]:
+    """uint8 (T, R, R, 3) videos of `rows`: each row's condition frames, as given, then the model's."""
+    m = reader.manifest
+    T, R, c = int(m["frames"]), int(m["resolution"]), int(m["condition_frames"])
+    given = [reader.video(row)[:c] for row in rows]  # uint8 (c, R, R, 3) each
+    first = torch.stack([clip_to_tensor(v, c, cfg.resolution) for v in given]).to(device)
+    kind = torch.device(device).type
+    with torch.autocast(kind, dtype=torch.bfloat16, enabled=kind != "cpu"):
+        clips = rollout(model, codec, cfg, first, T, steps, generator)  # (n, 3, T, r, r)
+    videos = []
+    for frames, x in zip(given, clips):
+        video = tensor_to_clip(x, R)  # (T, R, R, 3)
+        video[:c] = frames  # the condition frames as given
+        videos.append(np.ascontiguousarray(video))
+    return videos
+
+
 def evaluate(model, codec: PixelCodec, cfg: TrainConfig, split_dir, n: int, steps: int, device,
              seed: int = 0) -> dict[str, float]:
     """Velocity error (parsed from pixels, as `phybench score` does) on the first n clips of a split.
@@ -78,18 +95,12 @@ def evaluate(model, codec: PixelCodec, cfg: TrainConfig, split_dir, n: int, step
     from phybench.score import score_sample
 
     reader = SplitReader(split_dir)
-    manifest = reader.manifest
-    T, R, c = int(manifest["frames"]), int(manifest["resolution"]), int(manifest["condition_frames"])
     rows = list(itertools.islice(reader.rows(), n))
-    given = [reader.video(row)[:c] for row in rows]  # uint8 (c, R, R, 3) each
-    first = torch.stack([clip_to_tensor(v, c, cfg.resolution) for v in given]).to(device)
     generator = torch.Generator(device=device).manual_seed(seed)
-    clips = rollout(model, codec, cfg, first, T, steps, generator)  # (n, 3, T, r, r)
+    videos = complete_clips(model, codec, cfg, reader, rows, steps, generator, device)
     errors, untrackable = [], 0
-    for row, frames, x in zip(rows, given, clips):
-        video = tensor_to_clip(x, R)  # (T, R, R, 3)
-        video[:c] = frames
-        detail = score_sample(row, video, None, manifest, ("velocity_error",))
+    for row, video in zip(rows, videos):
+        detail = score_sample(row, video, None, reader.manifest, ("velocity_error",))
         if detail["excluded"]:
             continue
         if detail["untrackable"]:
@@ -121,7 +132,6 @@ def main(argv=None) -> Path:
     if trained.get("task") not in (None, reader.manifest["task"]):
         raise ValueError(f"{run} was trained on {trained['task']!r}, but {args.data} is a "
                          f"{reader.manifest['task']!r} split")
-    T, R, c = int(reader.manifest["frames"]), int(reader.manifest["resolution"]), int(reader.manifest["condition_frames"])
     rows = list(reader.rows(columns=["sample_id", "video"]))
     generator = torch.Generator(device=args.device).manual_seed(args.seed)
 
@@ -129,22 +139,15 @@ def main(argv=None) -> Path:
         with tqdm(total=len(rows), desc="sample", disable=args.quiet) as bar:
             for i in range(0, len(rows), args.batch_size):
                 batch = rows[i:i + args.batch_size]
-                full = [reader.video(row)[:c] for row in batch]  # uint8 (c, R, R, 3) each
-                first = torch.stack([clip_to_tensor(v, c, cfg.resolution) for v in full]).to(args.device)
-                with torch.autocast(args.device.split(":")[0], dtype=torch.bfloat16, enabled=args.device != "cpu"):
-                    clips = rollout(model, codec, cfg, first, T, steps, generator)  # (n, 3, T, r, r)
-                for row, cond_frames, x in zip(batch, full, clips):
-                    video = tensor_to_clip(x, R)  # (T, R, R, 3)
-                    video[:c] = cond_frames  # the condition frames as given
-                    yield row["sample_id"], np.ascontiguousarray(video)
+                done = complete_clips(model, codec, cfg, reader, batch, steps, generator, args.device)
+                yield from ((row["sample_id"], video) for row, video in zip(batch, done))
                 bar.update(len(batch))
 
-    weights = (run / "ema.safetensors").read_bytes()
     meta = submission_meta(reader.manifest, f"dit-{cfg.size}-{cfg.objective}",
                            sampler={"objective": cfg.objective, "steps": steps, "space": codec.name},
                            seeds=[args.seed])
     meta["model"].update(family="dit", size=str(cfg.size), params=sum(p.numel() for p in model.parameters()),
-                         checkpoint_sha256=hashlib.sha256(weights).hexdigest())
+                         checkpoint_sha256=file_sha256(run / "ema.safetensors"))
     if "num_samples" in trained:
         meta["model"]["train_size"] = int(trained["num_samples"])
     return write_submission(args.out, meta, videos(), fmt=args.format)
