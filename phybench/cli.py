@@ -462,7 +462,7 @@ def cmd_baseline_dit(args: argparse.Namespace) -> int:
     argv += ["--quiet"] if args.quiet else []
     try:
         path = sample.main(argv)
-    except (FileNotFoundError, ValueError) as exc:
+    except (FileNotFoundError, FileExistsError, ValueError) as exc:
         raise CliError(str(exc)) from None
     print(f"wrote {path}; score it with: phybench score {path} --data {args.data}")
     return 0

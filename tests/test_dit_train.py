@@ -110,6 +110,9 @@ def test_sampler_writes_valid_submission_that_scores(splits, tmp_path, capsys):
     assert cli(["baseline", "dit", "--checkpoint", str(run), "--data", str(eval_dir),
                 "--out", str(tmp_path / "sub2"), "--batch-size", "4", "--quiet"]) == 0
     assert (tmp_path / "sub2" / "submission.json").is_file()
+    assert cli(["baseline", "dit", "--checkpoint", str(run), "--data", str(eval_dir),
+                "--out", str(tmp_path / "sub2"), "--quiet"]) == 2  # never overwrites: a one-line error
+    assert "exists" in capsys.readouterr().err
     results = tmp_path / "results.json"
     assert cli(["score", str(tmp_path / "sub2"), "--data", str(eval_dir), "--metrics", "velocity_error,ssim,psnr",
                 "--out", str(results), "--quiet"]) == 0
