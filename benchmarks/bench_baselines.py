@@ -21,9 +21,9 @@ from pathlib import Path
 import numpy as np
 
 from phybench.baselines import BASELINES, NearestNeighbourIndex, nn_features, run_baseline
-from phybench.frames import decode_video
-from phybench.generate import generate
-from phybench.split import SplitReader, make_plan, read_manifest
+from phybench.data.frames import decode_video
+from phybench.data.generate import generate
+from phybench.data.split import SplitReader, make_plan, read_manifest
 from phybench.tasks import get_task
 
 

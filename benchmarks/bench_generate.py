@@ -26,9 +26,9 @@ REFERENCE_END_TO_END = {"uniform": 2.7, "parabola": 4.9, "collision": 3.4}
 
 
 def bench_render(n: int) -> None:
-    from phybench.sampling import make_sample
-    from phybench.simulate import simulate
-    from phybench.split import render_states
+    from phybench.tasks.sampling import make_sample
+    from phybench.world.simulate import simulate
+    from phybench.data.split import render_states
     from phybench.tasks import get_task
 
     spec = get_task("uniform")
@@ -43,9 +43,9 @@ def bench_render(n: int) -> None:
 
 
 def bench_sim_render(n: int) -> None:
-    from phybench.sampling import make_sample
-    from phybench.simulate import simulate
-    from phybench.split import render_states
+    from phybench.tasks.sampling import make_sample
+    from phybench.world.simulate import simulate
+    from phybench.data.split import render_states
     from phybench.tasks import get_task
 
     for task in ("uniform", "parabola", "collision"):
@@ -59,8 +59,8 @@ def bench_sim_render(n: int) -> None:
 
 
 def bench_end_to_end(n: int, workers: int) -> None:
-    from phybench.generate import generate
-    from phybench.split import features, make_plan
+    from phybench.data.generate import generate
+    from phybench.data.split import features, make_plan
     from phybench.tasks import get_task
 
     features(get_task("uniform"), True)  # import `datasets` once, outside the timings

@@ -15,7 +15,7 @@ import time
 import numpy as np
 import torch
 
-from phybench import fvd, lpips
+from phybench.scoring import fvd, lpips
 
 
 def _timed(fn, repeats: int) -> float:

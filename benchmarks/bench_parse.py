@@ -1,4 +1,4 @@
-"""Throughput and accuracy of `phybench.parse.parse_video` on our own ground-truth videos.
+"""Throughput and accuracy of `phybench.scoring.parse.parse_video` on our own ground-truth videos.
 
     python benchmarks/bench_parse.py                    # 200 clips per task, 128 px
     python benchmarks/bench_parse.py --n 500 --split ood-eval --resolution 256
@@ -20,8 +20,8 @@ import time
 
 import numpy as np
 
-from phybench.parse import parse_video
-from phybench.split import generate_sample, make_plan
+from phybench.scoring.parse import parse_video
+from phybench.data.split import generate_sample, make_plan
 from phybench.tasks import get_task
 
 FRAME_DT = 0.1  # s between frames

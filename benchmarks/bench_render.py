@@ -1,4 +1,4 @@
-"""Throughput of `phybench.render.render` in videos per second.
+"""Throughput of `phybench.world.render.render` in videos per second.
 
 Scenes are built directly from random poses (no simulator: this measures the
 renderer alone, and depends on nothing in phybench but `scene`):
@@ -17,8 +17,8 @@ import time
 
 import numpy as np
 
-from phybench.render import render
-from phybench.scene import BLUE, RED, WORLD_SIZE, Body, Disc, Scene
+from phybench.world.render import render
+from phybench.world.scene import BLUE, RED, WORLD_SIZE, Body, Disc, Scene
 
 FPS = 8.0  # frames per simulated second; only sets how far a disc moves per frame
 

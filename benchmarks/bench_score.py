@@ -25,11 +25,11 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import numpy as np  # noqa: E402
 
-from phybench.image_metrics import psnr_frames, ssim_frames  # noqa: E402
-from phybench.parse import TILE, parse_video  # noqa: E402
-from phybench.split import generate_sample, make_plan  # noqa: E402
+from phybench.scoring.image_metrics import psnr_frames, ssim_frames  # noqa: E402
+from phybench.scoring.parse import TILE, parse_video  # noqa: E402
+from phybench.data.split import generate_sample, make_plan  # noqa: E402
 from phybench.tasks import get_task  # noqa: E402
-from phybench.velocity import video_errors  # noqa: E402
+from phybench.scoring.velocity import video_errors  # noqa: E402
 
 _DATA: list[tuple] = []  # (spec, row, gt, generated) shared with forked workers
 

@@ -1,7 +1,7 @@
 """Reference baselines: valid submissions that bracket what a video model can score.
 
 Each baseline answers one evaluation split with a submission written by
-`phybench.submission.write_submission`.  Every baseline but `ground-truth` sees only
+`phybench.scoring.submission.write_submission`.  Every baseline but `ground-truth` sees only
 what a video model sees: the first `condition_frames` frames of each test video (and
 the colours of its balls, see below), never the test row's states.
 
@@ -20,7 +20,7 @@ Colours: the balls' colours (and drawing order) are taken from the row's ``colou
 column.  That is no peek at the answer: a ball's colour is plain to see in frame 0,
 and every ball of a task has a fixed colour.  Nothing else of the row is read.
 
-Reading states off pixels (`estimate_initial`): the parser (`phybench.parse`) gives each
+Reading states off pixels (`estimate_initial`): the parser (`phybench.scoring.parse`) gives each
 ball's centre and radius per condition frame, to ~1e-4 world units on our renderer.  A
 ball that is cut by the image edge in a condition frame (fast or large OOD balls) is
 fitted instead: the disc (start, velocity, radius) whose exact pixel coverage best
@@ -43,16 +43,16 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from . import __version__
-from .frames import decode_video
-from .parse import MISSING, PixelMapping, coverage, parse_video
+from .data.frames import decode_video
+from .scoring.parse import MISSING, PixelMapping, coverage, parse_video
 from .registry import Registry, RegistryError
-from .render import shape_coverage
-from .sampling import InitialState
-from .scene import Disc
-from .simulate import States, simulate_initial
-from .spec import TaskSpec
-from .split import SplitError, SplitReader, render_states, row_states
-from .submission import submission_meta, write_submission
+from .world.render import shape_coverage
+from .tasks.sampling import InitialState
+from .world.scene import Disc
+from .world.simulate import States, simulate_initial
+from .tasks.spec import TaskSpec
+from .data.split import SplitError, SplitReader, render_states, row_states
+from .scoring.submission import submission_meta, write_submission
 
 __all__ = [
     "BASELINES",
@@ -492,7 +492,7 @@ def _oracle(run: _Run) -> tuple[dict[str, Any], Videos]:
             yield sample_id, oracle_video(frames, colours, run.spec)
 
     sampler = {"fit": "least squares p0 + v t - g t^2 / 2 over the condition frames",
-               "simulator": "phybench.simulate.simulate_initial", "gravity": run.spec.simulator.gravity}
+               "simulator": "phybench.world.simulate.simulate_initial", "gravity": run.spec.simulator.gravity}
     return sampler, videos()
 
 

@@ -19,8 +19,8 @@ from baselines.dit.autoencoder import (  # noqa: E402
     load_autoencoder,
     save_autoencoder,
 )
-from phybench.generate import generate  # noqa: E402
-from phybench.split import make_plan  # noqa: E402
+from phybench.data.generate import generate  # noqa: E402
+from phybench.data.split import make_plan  # noqa: E402
 from phybench.tasks import get_task  # noqa: E402
 
 

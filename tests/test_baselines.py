@@ -25,11 +25,11 @@ from phybench.baselines import (
     nn_features,
     run_baseline,
 )
-from phybench.generate import generate
-from phybench.score import score
-from phybench.simulate import States
-from phybench.split import SplitReader, make_plan, render_states
-from phybench.submission import submission_hash, validate
+from phybench.data.generate import generate
+from phybench.scoring.score import score
+from phybench.world.simulate import States
+from phybench.data.split import SplitReader, make_plan, render_states
+from phybench.scoring.submission import submission_hash, validate
 from phybench.tasks import get_task
 
 EVAL_SAMPLES = 12  # per split; collision/ood-eval 0000005 (both balls cut by the edge) is among them

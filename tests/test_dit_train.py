@@ -19,9 +19,9 @@ from baselines.dit import sample as dit_sample  # noqa: E402
 from baselines.dit import train as dit_train  # noqa: E402
 from baselines.dit.diffusion import condition, make_scheduler, training_loss  # noqa: E402
 from baselines.dit.models import DiT  # noqa: E402
-from phybench.generate import generate  # noqa: E402
-from phybench.split import SplitReader, make_plan, render_states, row_states  # noqa: E402
-from phybench.submission import validate  # noqa: E402
+from phybench.data.generate import generate  # noqa: E402
+from phybench.data.split import SplitReader, make_plan, render_states, row_states  # noqa: E402
+from phybench.scoring.submission import validate  # noqa: E402
 from phybench.tasks import get_task  # noqa: E402
 
 TINY = ["depth=2", "width=32", "heads=2", "frames=4", "resolution=16", "batch_size=2",

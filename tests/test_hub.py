@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 
 from phybench.cli import canonical_command
-from phybench.generate import generate
-from phybench.hub import CardError, render_card, validate_card
-from phybench.split import SplitReader, make_plan, read_manifest
+from phybench.data.generate import generate
+from phybench.data.hub import CardError, render_card, validate_card
+from phybench.data.split import SplitReader, make_plan, read_manifest
 from phybench.tasks import get_task
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -50,7 +50,7 @@ def splits(tmp_path_factory):
         "collision/id-eval": _generate(root, "collision", "id-eval", 3),
     }
     if FIXTURES.is_dir():
-        from phybench.importer import import_phyworld
+        from phybench.data.importer import import_phyworld
 
         out["uniform/phyworld-eval"] = import_phyworld(FIXTURES / "uniform_128.hdf5", "uniform", root / "imported",
                                                        limit=4)
@@ -97,13 +97,13 @@ def client(hub, home, code: str, token: str | None = WRITE, offline: bool = Fals
 
 
 PUBLISH = """
-from phybench.hub import publish
+from phybench.data.hub import publish
 info = publish(task, repo, dirs, **kwargs)
 result = {"revision": info.oid}
 """
 
 LOAD = """
-from phybench.hub import load_split
+from phybench.data.hub import load_split
 result = {"path": str(load_split(task, split, source, revision=revision))}
 """
 
@@ -201,7 +201,7 @@ def test_round_trip_revisions_and_datasets(hub, home, splits):
 
 
 def test_load_from_local_folders(splits, tmp_path):
-    from phybench.hub import HubError, load_split
+    from phybench.data.hub import HubError, load_split
 
     folder = splits["uniform/id-eval"]
     assert load_split("uniform", "id-eval", folder) == folder

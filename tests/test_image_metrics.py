@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from skimage.metrics import peak_signal_noise_ratio, structural_similarity
 
-from phybench.image_metrics import PSNR_MSE_FLOOR, psnr_frames, score_frames, ssim_frames
-from phybench.results import bootstrap_ci
-from phybench.split import generate_sample, make_plan
+from phybench.scoring.image_metrics import PSNR_MSE_FLOOR, psnr_frames, score_frames, ssim_frames
+from phybench.scoring.results import bootstrap_ci
+from phybench.data.split import generate_sample, make_plan
 from phybench.tasks import get_task
 
 

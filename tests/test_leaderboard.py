@@ -29,11 +29,11 @@ import numpy as np
 import pytest
 
 from phybench import __version__
-from phybench.image_metrics import SETTINGS as IMAGE_SETTINGS
+from phybench.scoring.image_metrics import SETTINGS as IMAGE_SETTINGS
 from phybench.leaderboard import LeaderboardError, build, csv_safe, markdown_escape, script_json
-from phybench.results import build_results, results_bytes
+from phybench.scoring.results import build_results, results_bytes
 from phybench.tasks import get_task
-from phybench.velocity import SETTINGS as VELOCITY_SETTINGS
+from phybench.scoring.velocity import SETTINGS as VELOCITY_SETTINGS
 
 EVIL = "<script>alert(1)</script>|x"
 N_PER_LEVEL = 16  # videos per level: enough for intervals, fast to bootstrap

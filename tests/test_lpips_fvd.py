@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 import torch
 
-from phybench import fvd, weights
-from phybench.fvd import FVD, frechet_distance, i3d_logits
-from phybench.lpips import LPIPS, LPIPSVideo, lpips_frames
+from phybench.scoring import fvd, weights
+from phybench.scoring.fvd import FVD, frechet_distance, i3d_logits
+from phybench.scoring.lpips import LPIPS, LPIPSVideo, lpips_frames
 
 
 @pytest.fixture(scope="session")

@@ -1,4 +1,4 @@
-"""Tests for `phybench.parse`: accuracy on our renderer and on the reference data, flags, junk.
+"""Tests for `phybench.scoring.parse`: accuracy on our renderer and on the reference data, flags, junk.
 
 Accuracy bounds are the measured figures (benchmarks/bench_parse.py, 200 clips per task:
 mean position error ~2e-5 world units, max ~1e-4, velocity floor ~2.7e-4 units/s) with
@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from phybench.parse import (
+from phybench.scoring.parse import (
     COLOUR_CHANGED,
     MISSING,
     PARTLY_OUT,
@@ -26,9 +26,9 @@ from phybench.parse import (
     describe_flags,
     parse_video,
 )
-from phybench.render import render, shape_coverage
-from phybench.scene import BLUE, RED, Body, Disc, Scene
-from phybench.split import generate_sample, make_plan
+from phybench.world.render import render, shape_coverage
+from phybench.world.scene import BLUE, RED, Body, Disc, Scene
+from phybench.data.split import generate_sample, make_plan
 from phybench.tasks import get_task
 
 FIXTURES = Path(__file__).resolve().parents[1] / "shared" / "fixtures" / "phyworld"

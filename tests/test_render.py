@@ -1,4 +1,4 @@
-"""Tests for `phybench.render`: exact coverage, pixel mapping, colours, determinism."""
+"""Tests for `phybench.world.render`: exact coverage, pixel mapping, colours, determinism."""
 from __future__ import annotations
 
 import ast
@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from phybench import render as render_module
-from phybench.render import (
+from phybench.world import render as render_module
+from phybench.world.render import (
     convex_parts,
     disc_coverage,
     polygon_coverage,
@@ -22,7 +22,7 @@ from phybench.render import (
     shape_coverage,
     signed_edges,
 )
-from phybench.scene import (
+from phybench.world.scene import (
     BLACK,
     BLUE,
     PHYRE_BLACK,
@@ -501,8 +501,8 @@ def test_render_runs_with_box2d_unavailable():
     code = (
         "import sys; sys.modules['Box2D'] = None\n"  # any import of Box2D now fails
         "import numpy as np\n"
-        "from phybench.scene import Body, Disc, Scene, RED\n"
-        "from phybench.render import render\n"
+        "from phybench.world.scene import Body, Disc, Scene, RED\n"
+        "from phybench.world.render import render\n"
         "v = render(Scene((Body(Disc(1.0), RED),), np.full((2, 1, 3), 5.0)), 32)\n"
         "assert v.shape == (2, 32, 32, 3)\n"
     )

@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from phybench import laws
-from phybench.sampling import InitialState, make_sample, closed_form
-from phybench.scene import BLUE, RED
-from phybench.simulate import simulate, simulate_initial
+from phybench.world import laws
+from phybench.tasks.sampling import InitialState, make_sample, closed_form
+from phybench.world.scene import BLUE, RED
+from phybench.world.simulate import simulate, simulate_initial
 from phybench.tasks import get_task
 
 UNIFORM, PARABOLA, COLLISION = get_task("uniform"), get_task("parabola"), get_task("collision")

@@ -4,9 +4,9 @@ import shutil
 import numpy as np
 import pytest
 
-from phybench.frames import decode_png, encode_png
-from phybench.generate import generate, parse_shard_arg
-from phybench.split import SplitError, SplitReader, make_plan, read_manifest, verify
+from phybench.data.frames import decode_png, encode_png
+from phybench.data.generate import generate, parse_shard_arg
+from phybench.data.split import SplitError, SplitReader, make_plan, read_manifest, verify
 from phybench.tasks import get_task
 
 N = 12
@@ -69,7 +69,7 @@ def test_samples_regenerate_alone(tmp_path):
 def test_stored_video_equals_on_the_fly_render(tmp_path):
     gen(tmp_path, "ev", limit=4)
     reader = SplitReader(tmp_path / "ev")
-    from phybench.split import render_states, row_states
+    from phybench.data.split import render_states, row_states
 
     for row in reader.rows():
         stored = reader.video(row)
@@ -99,7 +99,7 @@ def test_load_dataset_returns_uint8_videos(tmp_path):
 
 
 def test_hf_training_split_renders(tmp_path):
-    from phybench.split import load_hf_dataset
+    from phybench.data.split import load_hf_dataset
 
     gen(tmp_path, "hft", split="train-30k", limit=3)
     ds = load_hf_dataset(tmp_path / "hft")
@@ -196,7 +196,7 @@ def test_bad_plan_arguments():
 
 
 def test_id_eval_is_disjoint_from_every_training_grid():
-    from phybench.sampling import draw_params, sample_uniforms
+    from phybench.tasks.sampling import draw_params, sample_uniforms
 
     for name in ("uniform", "collision"):
         spec = get_task(name)
@@ -212,7 +212,7 @@ def test_id_eval_is_disjoint_from_every_training_grid():
 
 
 def test_ood_levels_draw_from_ood_ranges():
-    from phybench.sampling import draw_params, sample_uniforms
+    from phybench.tasks.sampling import draw_params, sample_uniforms
 
     spec = get_task("collision")
     for i in range(120):

@@ -26,9 +26,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from phybench.generate import generate
-from phybench.split import SplitError, SplitReader, make_plan, read_manifest
-from phybench.submission import (
+from phybench.data.generate import generate
+from phybench.data.split import SplitError, SplitReader, make_plan, read_manifest
+from phybench.scoring.submission import (
     Submission,
     SubmissionError,
     open_submission,
@@ -338,8 +338,8 @@ DOCS = Path(__file__).parent.parent / "docs" / "submission.md"
 def test_docs_example_is_schema_valid_and_lists_every_code():
     import re
 
-    import phybench.submission as module
-    from phybench.submission import schema_problems
+    import phybench.scoring.submission as module
+    from phybench.scoring.submission import schema_problems
 
     text = DOCS.read_text()
     example = json.loads(re.search(r"```json\n(.*?)```", text, re.S).group(1))

@@ -2,7 +2,7 @@
 import pytest
 
 from phybench.registry import Registry, RegistryError
-from phybench.spec import Dof
+from phybench.tasks.spec import Dof
 from phybench.tasks import TASKS, get_task
 
 def test_three_fundamental_tasks_registered():

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from phybench.parse import TILE, parse_video
-from phybench.split import generate_sample, make_plan, render_states, row_states
+from phybench.scoring.parse import TILE, parse_video
+from phybench.data.split import generate_sample, make_plan, render_states, row_states
 from phybench.tasks import get_task
-from phybench.velocity import scored_pairs, video_errors
+from phybench.scoring.velocity import scored_pairs, video_errors
 
 FLOOR = 0.001  # world units / s: the target for ground truth at 128 px
 

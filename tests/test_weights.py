@@ -14,7 +14,7 @@ import pytest
 import torch
 from safetensors.torch import load as load_safetensors
 
-from phybench import weights
+from phybench.scoring import weights
 
 
 @pytest.fixture(scope="session")

@@ -22,8 +22,8 @@ from baselines.dit.config import TrainConfig
 from baselines.dit.diffusion import make_scheduler, sample
 from baselines.dit.latent import PixelCodec, make_codec
 from baselines.dit.train import build_model, clip_to_tensor, tensor_to_clip
-from phybench.split import SplitReader, file_sha256
-from phybench.submission import submission_meta, write_submission
+from phybench.data.split import SplitReader, file_sha256
+from phybench.scoring.submission import submission_meta, write_submission
 
 
 def load_run(run: Path, device) -> tuple[TrainConfig, torch.nn.Module, PixelCodec]:
@@ -92,7 +92,7 @@ def evaluate(model, codec: PixelCodec, cfg: TrainConfig, split_dir, n: int, step
     The trainer's periodic evaluation: its own generator, so training's random streams and
     hence exact resume are untouched.
     """
-    from phybench.score import score_sample
+    from phybench.scoring.score import score_sample
 
     reader = SplitReader(split_dir)
     rows = list(itertools.islice(reader.rows(), n))

@@ -25,8 +25,8 @@ from baselines.dit.config import CONFIGS, TrainConfig
 from baselines.dit.diffusion import condition, make_scheduler, training_loss
 from baselines.dit.latent import PixelCodec, latent_grid, make_codec
 from baselines.dit.models import DiT
-from phybench.simulate import States
-from phybench.split import SplitReader, render_states, row_states
+from phybench.world.simulate import States
+from phybench.data.split import SplitReader, render_states, row_states
 
 
 # ------------------------------------------------------------------ helpers

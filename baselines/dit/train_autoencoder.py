@@ -31,8 +31,8 @@ import torch.nn.functional as F
 from tqdm.auto import tqdm
 
 from baselines.dit.autoencoder import CONFIGS, AEConfig, VideoAutoencoder, num_params, save_autoencoder
-from phybench.simulate import States
-from phybench.split import SplitReader, render_states, row_states
+from phybench.world.simulate import States
+from phybench.data.split import SplitReader, render_states, row_states
 
 STATE_COLUMNS = ["positions", "velocities", "radii", "colours"]
 

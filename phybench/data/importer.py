@@ -17,7 +17,7 @@ column keeps them exactly).  Two things differ and are recorded in the manifest:
   ``contact_time`` is measured from frame 0, as in our splits.
 - pixels: their renderer puts pixel column j at x = 10 j / (W - 1) (pixel centres on a
   grid), ours tiles the square.  ``pixel_mapping: "grid"`` tells the scorer which mapping
-  to parse the videos with (`phybench.parse.PHYWORLD`).
+  to parse the videos with (`phybench.scoring.parse.PHYWORLD`).
 
 Videos are decoded once (H.264 decoding is bit-exact) and stored losslessly as PNG
 frames: they are already lossy at the source, and a second lossy pass would move scores.
@@ -45,11 +45,11 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from . import __version__
+from .. import __version__
 from .frames import encode_video
-from .laws import fully_in_view
-from .scene import BLUE, RED
-from .spec import TaskSpec
+from ..world.laws import fully_in_view
+from ..world.scene import BLUE, RED
+from ..tasks.spec import TaskSpec
 from .split import (
     DATA_DIR,
     EVAL_SHARD_SIZE,
@@ -68,7 +68,7 @@ from .split import (
 SOURCE_FORMAT = "phyworld-hdf5"
 DEFAULT_SPLIT = "phyworld-eval"
 TIME_OFFSET = 0.01  # s: their frame k is at t = 0.01 + 0.1 k (recorded after 10 k + 1 Box2D steps)
-PIXEL_MAPPING = "grid"  # their column j is at x = L j / (W - 1); see phybench.parse.PixelMapping
+PIXEL_MAPPING = "grid"  # their column j is at x = L j / (W - 1); see phybench.scoring.parse.PixelMapping
 
 # The authors' ID ranges (their `--data_for_vis` lists), which decide a row's level.  They
 # differ from the paper's (our tasks' ranges): r max 1.4 for one ball, r in [0.5, 1.5] for
@@ -266,7 +266,7 @@ def import_phyworld(
     """
     from tqdm import tqdm
 
-    from .tasks import get_task
+    from ..tasks import get_task
 
     spec = get_task(task)
     src = Path(hdf5_file)

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from . import __version__
+from .. import __version__
 
 EXAMPLES = {
     "tasks": """
@@ -190,7 +190,7 @@ def _parser() -> argparse.ArgumentParser:
     bl.add_argument("--quiet", action="store_true", help="no progress bar")
 
     lb = add("leaderboard", "Build the static leaderboard site from verified results files.")
-    from .leaderboard import add_arguments as leaderboard_arguments
+    from ..leaderboard import add_arguments as leaderboard_arguments
 
     leaderboard_arguments(lb)
 
@@ -229,7 +229,7 @@ def _fmt_range(r: tuple[float, float]) -> str:
 
 
 def cmd_tasks(args: argparse.Namespace) -> int:
-    from .tasks import TASKS, get_task
+    from ..tasks import TASKS, get_task
 
     if args.action == "show":
         if not args.name:
@@ -288,9 +288,9 @@ def canonical_command(plan: Any) -> str:
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
-    from .generate import generate, parse_shard_arg
-    from .split import make_plan
-    from .tasks import get_task
+    from ..data.generate import generate, parse_shard_arg
+    from ..data.split import make_plan
+    from ..tasks import get_task
 
     spec = get_task(args.task)
     plan = make_plan(spec, args.split, args.resolution, args.limit, args.shard_size)
@@ -313,7 +313,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------- verify
 def cmd_verify(args: argparse.Namespace) -> int:
-    from .split import verify
+    from ..data.split import verify
 
     report = verify(args.folder, regenerate=args.regenerate, progress=not (args.quiet or args.json))
     if args.json:
@@ -335,7 +335,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------- scoring
 def cmd_validate(args: argparse.Namespace) -> int:
-    from .submission import validate
+    from ..scoring.submission import validate
 
     report = validate(args.submission, args.data)
     print(report.to_json() if args.json else report.to_text())
@@ -363,9 +363,9 @@ def _overall(results: dict[str, Any], metric: str) -> float | None:
 
 
 def cmd_score(args: argparse.Namespace) -> int:
-    from .results import markdown_table, results_bytes, write_details
-    from .split import atomic_write_bytes
-    from .score import ScoreError, parse_metrics, samples_sidecar, score
+    from ..scoring.results import markdown_table, results_bytes, write_details
+    from ..data.split import atomic_write_bytes
+    from ..scoring.score import ScoreError, parse_metrics, samples_sidecar, score
 
     above = _thresholds(args.fail_above, "--fail-above")
     below = _thresholds(args.fail_below, "--fail-below")
@@ -375,7 +375,7 @@ def cmd_score(args: argparse.Namespace) -> int:
         if not (args.task and args.split):
             raise CliError("--from-hub needs --task and --split, e.g. --from-hub my-org/phybench --task uniform "
                            "--split id-eval --revision SHA")
-        from .hub import fetch_split
+        from ..data.hub import fetch_split
 
         args.data = str(fetch_split(args.from_hub, args.task, args.split, args.revision, progress=not args.quiet))
     elif not args.data:
@@ -418,7 +418,7 @@ def cmd_score(args: argparse.Namespace) -> int:
 
 
 def cmd_weights(args: argparse.Namespace) -> int:
-    from . import weights
+    from ..scoring import weights
 
     names = args.names or list(weights.SPECS)
     unknown = [n for n in names if n not in weights.SPECS]
@@ -469,7 +469,7 @@ def cmd_baseline_dit(args: argparse.Namespace) -> int:
 
 
 def cmd_baseline(args: argparse.Namespace) -> int:
-    from .baselines import BaselineError, run_baseline
+    from ..baselines import BaselineError, run_baseline
 
     if args.name == "dit" and args.list_sizes:
         return cmd_baseline_dit(args)
@@ -487,7 +487,7 @@ def cmd_baseline(args: argparse.Namespace) -> int:
 
 
 def cmd_publish(args: argparse.Namespace) -> int:
-    from .hub import publish
+    from ..data.hub import publish
 
     info = publish(args.task, args.repo_id, args.splits, private=args.private, revision_message=args.message,
                    token=args.token, progress=not args.quiet)
@@ -498,11 +498,11 @@ def cmd_publish(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from .importer import import_phyworld
+    from ..data.importer import import_phyworld
 
     out = import_phyworld(args.file, args.task, args.out, split=args.split, limit=args.limit,
                           progress=not args.quiet)
-    from .split import read_manifest
+    from ..data.split import read_manifest
 
     m = read_manifest(out)
     print(f"{m['task']}/{m['split']}: {m['num_samples']} samples at {m['resolution']} px from {Path(args.file).name} "
@@ -512,7 +512,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
-    from .leaderboard import run
+    from ..leaderboard import run
 
     return run(args)
 
@@ -524,14 +524,14 @@ QUICKSTART_BASELINES = ("ground-truth", "copy-last", "linear-extrapolation", "ph
 
 def cmd_quickstart(args: argparse.Namespace) -> int:
     """The whole loop on a small default: splits -> baselines -> scores -> leaderboard."""
-    from .baselines import run_baseline
-    from .generate import generate
-    from .leaderboard import build
-    from .results import results_bytes
-    from .split import atomic_write_bytes
-    from .score import parse_metrics, samples_sidecar, score
-    from .split import make_plan, read_manifest, verify
-    from .tasks import get_task
+    from ..baselines import run_baseline
+    from ..data.generate import generate
+    from ..leaderboard import build
+    from ..scoring.results import results_bytes
+    from ..data.split import atomic_write_bytes
+    from ..scoring.score import parse_metrics, samples_sidecar, score
+    from ..data.split import make_plan, read_manifest, verify
+    from ..tasks import get_task
 
     out = Path(args.out)
     metrics = parse_metrics(args.metrics)
@@ -608,9 +608,9 @@ COMMANDS = {
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from .registry import RegistryError
-    from .split import SplitError
-    from .weights import WeightsError
+    from ..registry import RegistryError
+    from ..data.split import SplitError
+    from ..scoring.weights import WeightsError
 
     parser = _parser()
     args = parser.parse_args(argv)

@@ -6,7 +6,7 @@ say so in each task's `notes`.
 """
 from __future__ import annotations
 
-from .registry import Registry
+from ..registry import Registry
 from .spec import Dof, OODLevel, SimulatorSettings, TaskSpec, TrainingSet
 
 TASKS: Registry[TaskSpec] = Registry("task")

@@ -4,7 +4,7 @@
 RESULTS_DIR, refuses the ones whose provenance does not match this phybench, and writes a
 site that needs no server: open ``index.html`` from disk.  The page embeds its data as one
 JSON script tag (no fetch of local files), draws its tables with the small plain script in
-``phybench/leaderboard_template/leaderboard.js`` and its plots as inline SVG made here.
+``phybench/leaderboard/template/leaderboard.js`` and its plots as inline SVG made here.
 Beside it go ``leaderboard.md`` (one table per task, for READMEs and papers),
 ``leaderboard.csv`` and ``leaderboard.json`` (the combined table, one row per model, task,
 level and metric).
@@ -14,7 +14,7 @@ What a results file must agree on before it is shown:
 * its `schema_version` is one this module reads and its `kind` is ``phybench-results``;
 * its task is registered, with the same version and spec hash (`phybench.tasks`);
 * its metric settings are the ones this phybench writes, for every metric it reports;
-* its weight hashes are the pinned ones (`phybench.weights.weight_hashes`);
+* its weight hashes are the pinned ones (`phybench.scoring.weights.weight_hashes`);
 * results on the same (task, split, resolution) quote the same split hash, and that hash
   is the manifest's when the maintainers pass the split folders (`splits_dir`).
 
@@ -37,17 +37,17 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from . import __version__
-from .results import HIGHER_IS_BETTER, SCHEMA_VERSION, SET_METRICS, VIDEO_METRICS, results_bytes
-from .split import atomic_write_bytes
+from .. import __version__
+from ..scoring.results import HIGHER_IS_BETTER, SCHEMA_VERSION, SET_METRICS, VIDEO_METRICS, results_bytes
+from ..data.split import atomic_write_bytes
 
 LEADERBOARD_SCHEMA_VERSION = 1
 SAMPLES_SUFFIX = ".samples.json"  # per-sample velocity sidecar beside a results file
 SAMPLES_KIND = "phybench-samples"
 EVAL_SPLITS = ("id-eval", "ood-eval")  # training splits are not leaderboard entries
 PRIMARY_METRIC = "velocity_error"  # the paper's metric: tables open on it, plots show it
-TEMPLATE_PACKAGE = "phybench"
-TEMPLATE_DIR = "leaderboard_template"
+TEMPLATE_PACKAGE = "phybench.leaderboard"
+TEMPLATE_DIR = "template"
 STATIC_FILES = ("style.css", "leaderboard.js")  # copied verbatim from the template
 
 # Which block of `provenance.metric_settings` states a metric's conventions, and which
@@ -63,7 +63,7 @@ SETTINGS_KEY = {
     "fvd": "fvd",
 }
 WEIGHTS_FOR = {"lpips": "alexnet", "fvd": "i3d"}
-SETTINGS_MODULES = {"velocity": "velocity", "image": "image_metrics", "lpips": "lpips", "fvd": "fvd"}  # phybench.<module>.SETTINGS
+SETTINGS_MODULES = {"velocity": "scoring.velocity", "image": "scoring.image_metrics", "lpips": "scoring.lpips", "fvd": "scoring.fvd"}  # phybench.<module>.SETTINGS
 
 METRIC_LABELS = {
     "velocity_error": ("Velocity error", "world units / s"),
@@ -237,7 +237,7 @@ class _Registry:
     def weights(self) -> tuple[dict[str, str] | None, str]:
         if self._weights is None:
             try:
-                from .weights import weight_hashes
+                from ..scoring.weights import weight_hashes
 
                 self._weights = (dict(weight_hashes()), "")
             except Exception as exc:
@@ -247,8 +247,8 @@ class _Registry:
 
 def _check_registry(doc: dict[str, Any], registry: _Registry) -> list[str]:
     """Reasons a readable results file does not match this phybench's registry."""
-    from .registry import RegistryError
-    from .tasks import get_task
+    from ..registry import RegistryError
+    from ..tasks import get_task
 
     reasons: list[str] = []
     prov = doc["provenance"]
@@ -294,7 +294,7 @@ def _check_registry(doc: dict[str, Any], registry: _Registry) -> list[str]:
     if used:
         pinned, error = registry.weights()
         if pinned is None:
-            reasons.append(f"weight hashes cannot be checked: phybench.weights does not import ({error})")
+            reasons.append(f"weight hashes cannot be checked: phybench.scoring.weights does not import ({error})")
         else:
             for name, value in sorted(used.items()):
                 if name not in pinned:
@@ -443,7 +443,7 @@ def _levels(task: str, present: Iterable[str]) -> list[dict[str, str]]:
     described: dict[str, str] = {}
     order: list[str] = []
     try:
-        from .tasks import get_task
+        from ..tasks import get_task
 
         spec = get_task(task)
         for level in spec.ood_levels:
@@ -610,7 +610,7 @@ def _combine(entries: list[_Entry]) -> tuple[list[dict[str, Any]], list[Refusal]
 
 def _registered_tasks() -> list[str]:
     try:
-        from .tasks import TASKS
+        from ..tasks import TASKS
 
         return list(TASKS)
     except Exception:
@@ -619,7 +619,7 @@ def _registered_tasks() -> list[str]:
 
 def _task_description(task: str) -> str:
     try:
-        from .tasks import get_task
+        from ..tasks import get_task
 
         return get_task(task).description
     except Exception:
@@ -629,7 +629,7 @@ def _task_description(task: str) -> str:
 def _task_velocity_range(task: str, dof: str | None) -> tuple[str, tuple[float, float]] | None:
     """The training (ID) range of the velocity the scatter plot shows, from the registry."""
     try:
-        from .tasks import get_task
+        from ..tasks import get_task
 
         dofs = get_task(task).dofs
     except Exception:

@@ -29,8 +29,8 @@ from dataclasses import dataclass
 import numpy as np
 from Box2D import b2CircleShape, b2World
 
-from .sampling import InitialState, SampleSpec
-from .spec import TaskSpec
+from ..tasks.sampling import InitialState, SampleSpec
+from ..tasks.spec import TaskSpec
 
 
 @dataclass(frozen=True)

@@ -26,8 +26,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from . import laws
-from .scene import BLUE, RED
+from ..world import laws
+from ..world.scene import BLUE, RED
 from .spec import TaskSpec
 
 _WORDS = 64  # random words per sample

@@ -8,7 +8,7 @@ How it works, and why:
 
 * **Coverage, not masks.**  Every pixel is unmixed into the fraction ``c`` of it that
   each object covers, under the model ``pixel = background * (1 - c) + colour * c``
-  that our renderer uses (`phybench.render` blends exact disc areas that way and
+  that our renderer uses (`phybench.world.render` blends exact disc areas that way and
   rounds to uint8).  A thresholded mask would quantise positions to ~1/(perimeter)
   pixel; coverage keeps the sub-pixel information.
 * **Luma for how much, chroma for whose.**  Lossy video (H.264 yuv420p, the reference
@@ -56,7 +56,7 @@ from typing import NamedTuple, Sequence
 import numpy as np
 from scipy import ndimage
 
-from .scene import WORLD_SIZE
+from ..world.scene import WORLD_SIZE
 
 __all__ = [
     "MISSING",
@@ -106,7 +106,7 @@ _YCC = np.array(
 class PixelMapping:
     """How pixel indices map to world coordinates.
 
-    Continuous pixel coordinates (col, row) follow `phybench.scene.world_to_pixel`:
+    Continuous pixel coordinates (col, row) follow `phybench.world.scene.world_to_pixel`:
     pixel (row i, column j) is the unit square [j, j+1] x [i, i+1], its centre at
     (j + 0.5, i + 0.5), row 0 at the top.
 

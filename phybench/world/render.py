@@ -32,7 +32,7 @@ Why the renderer looks the way it does:
   Polygon edges are processed only over the pixel rows they cross.  A body whose
   pose never changes is rasterised once and blended into every frame.
 
-Pixel mapping (from `phybench.scene`): pixel (row i, column j) is the cell
+Pixel mapping (from `phybench.world.scene`): pixel (row i, column j) is the cell
 ``x in [j s, (j+1) s], y in [L - (i+1) s, L - i s]`` with ``s = L / W``.  Internally
 we work in continuous pixel coordinates ``u = x / s`` (column) and ``v = (L - y) / s``
 (row), in which pixel (i, j) is the unit square ``[j, j+1] x [i, i+1]``.

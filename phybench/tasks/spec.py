@@ -62,7 +62,7 @@ class TrainingSet:
 
 @dataclass(frozen=True)
 class SimulatorSettings:
-    """How Box2D is driven.  See `phybench.simulate` for why each setting exists."""
+    """How Box2D is driven.  See `phybench.world.simulate` for why each setting exists."""
 
     steps_per_frame: int  # Box2D steps between recorded frames
     time_scale: float  # Box2D runs k times faster: velocities x k, gravity x k^2

@@ -1,0 +1,584 @@
+"""Splits on disk: sharded Parquet that `datasets.load_dataset` reads as it is.
+
+Layout of a split folder::
+
+    DIR/
+      README.md                      minimal dataset card: `configs` -> data/*.parquet
+      manifest.json                  task, spec hash, split, counts, shards, split hash
+      data/shard-00000-of-00004.parquet
+      data/shard-00000-of-00004.json sidecar: the shard's hashes (resume, verify)
+
+One row per sample: ``sample_id``, ``index``, ``level``, one float column per DoF,
+``contact_time``, ``frames_in_view``, per-frame ``positions`` and ``velocities``
+(T, B, 2) float32, ``radii`` (B,), ``colours`` (B, 3) and, for evaluation splits,
+``video``: one lossless PNG per frame (``List(Image())``).  Training splits store
+states only; `SplitReader.video` renders them on the fly, bit-identical to a stored video.
+
+Hashes: each sample has a sha256 digest of its canonical content (decoded pixels, not
+PNG bytes, so it does not depend on the compressor); the split hash is the sha256 of a
+header plus the ordered sample digests, so it does not depend on how the split was
+sharded or how many workers wrote it.  File sha256s are kept too, to find a changed file.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+
+from .. import __version__
+from .frames import decode_video, encode_video
+from ..world.render import render
+from ..tasks.sampling import make_sample
+from ..world.scene import Body, Disc, Scene
+from ..world.simulate import States, simulate
+from ..tasks.spec import TaskSpec
+
+FORMAT_VERSION = 1
+MANIFEST = "manifest.json"
+DATA_DIR = "data"
+EVAL_SHARD_SIZE = 250  # samples; ~4 MB of PNG per shard at 128 px
+TRAIN_SHARD_SIZE = 50_000  # samples; states only, ~25 MB in memory per shard
+
+
+class SplitError(Exception):
+    """A split folder is missing, malformed, or not what was asked for."""
+
+
+# ------------------------------------------------------------------ plan
+@dataclass(frozen=True)
+class SplitPlan:
+    """Which samples go where.  Everything that identifies the split's bytes."""
+
+    spec: TaskSpec
+    split: str
+    resolution: int
+    num_samples: int
+    shard_size: int
+
+    @property
+    def with_video(self) -> bool:
+        return not self.spec.is_training(self.split)
+
+    @property
+    def num_shards(self) -> int:
+        return max(1, -(-self.num_samples // self.shard_size))
+
+    def shard_range(self, shard: int) -> tuple[int, int]:
+        start = shard * self.shard_size
+        return start, min(start + self.shard_size, self.num_samples)
+
+    def shard_name(self, shard: int) -> str:
+        return f"shard-{shard:05d}-of-{self.num_shards:05d}"
+
+    def identity(self) -> dict[str, Any]:
+        """What must match for two runs to write into one folder."""
+        return {
+            "format_version": FORMAT_VERSION,
+            "task": self.spec.name,
+            "task_version": self.spec.version,
+            "spec_hash": self.spec.spec_hash(),
+            "split": self.split,
+            "resolution": self.resolution,
+            "num_samples": self.num_samples,
+            "shard_size": self.shard_size,
+            "with_video": self.with_video,
+        }
+
+
+def make_plan(
+    spec: TaskSpec,
+    split: str,
+    resolution: int | None = None,
+    limit: int | None = None,
+    shard_size: int | None = None,
+) -> SplitPlan:
+    """Validate the arguments of a split and fix its layout."""
+    if split not in spec.split_names:
+        raise SplitError(
+            f"task {spec.name!r} has no split {split!r}; splits: {', '.join(spec.split_names)}"
+        )
+    resolution = spec.resolution if resolution is None else resolution
+    if resolution not in spec.resolutions:
+        raise SplitError(
+            f"resolution {resolution} is not supported by {spec.name!r}; "
+            f"choose one of {', '.join(map(str, spec.resolutions))}"
+        )
+    full = spec.split_size(split)
+    if limit is not None and not 1 <= limit:
+        raise SplitError(f"--limit must be a positive number of samples, got {limit}")
+    n = full if limit is None else min(limit, full)
+    default = TRAIN_SHARD_SIZE if spec.is_training(split) else EVAL_SHARD_SIZE
+    shard_size = default if shard_size is None else shard_size
+    if shard_size < 1:
+        raise SplitError(f"shard size must be positive, got {shard_size}")
+    return SplitPlan(spec, split, resolution, n, shard_size)
+
+
+# ------------------------------------------------------------------ rows
+def scene_from_states(states: States) -> Scene:
+    """The renderer's view of a ball scene."""
+    bodies = tuple(
+        Body(Disc(float(r)), tuple(int(c) for c in colour))
+        for r, colour in zip(states.radii, states.colours)
+    )
+    T, B, _ = states.positions.shape
+    poses = np.zeros((T, B, 3))
+    poses[..., :2] = states.positions
+    return Scene(bodies, poses)
+
+
+def render_states(states: States, resolution: int) -> np.ndarray:
+    """uint8 (T, H, W, 3): the one way phybench turns ball states into a video."""
+    return render(scene_from_states(states), resolution)
+
+
+def _digest_update(h: "hashlib._Hash", name: str, data: bytes | memoryview) -> None:
+    h.update(name.encode() + b"\0" + memoryview(data).nbytes.to_bytes(8, "little"))
+    h.update(data)
+
+
+def sample_digest(row: dict[str, Any], dof_names: tuple[str, ...], video: np.ndarray | None) -> bytes:
+    """sha256 of a sample's canonical content (little-endian, fixed dtypes)."""
+    h = hashlib.sha256()
+    _digest_update(h, "sample_id", row["sample_id"].encode())
+    _digest_update(h, "level", row["level"].encode())
+    params = np.array([row[n] for n in dof_names] + [row["contact_time"]], dtype="<f8")
+    _digest_update(h, "params", params.tobytes())
+    _digest_update(h, "frames_in_view", int(row["frames_in_view"]).to_bytes(4, "little"))
+    for key, dtype in (("positions", "<f4"), ("velocities", "<f4"), ("radii", "<f4"), ("colours", "u1")):
+        _digest_update(h, key, np.ascontiguousarray(row[key], dtype=dtype).tobytes())
+    if video is not None:
+        _digest_update(h, "video", memoryview(np.ascontiguousarray(video, dtype=np.uint8)).cast("B"))
+    return h.digest()
+
+
+def generate_sample(plan: SplitPlan, index: int) -> tuple[dict[str, Any], np.ndarray | None]:
+    """One row (numpy values) and its rendered video (None for training splits)."""
+    spec = plan.spec
+    sample = make_sample(spec, plan.split, index)
+    states = simulate(spec, sample)
+    row: dict[str, Any] = {
+        "sample_id": sample.sample_id,
+        "index": index,
+        "level": sample.level,
+        **sample.params,
+        "contact_time": sample.contact_time,
+        "frames_in_view": sample.frames_in_view,
+        "positions": states.positions.astype(np.float32),
+        "velocities": states.velocities.astype(np.float32),
+        "radii": states.radii.astype(np.float32),
+        "colours": states.colours,
+    }
+    video = None
+    if plan.with_video:
+        # Render from the float32 states we store, so that re-rendering a stored row
+        # gives exactly the stored video.
+        video = render_states(row_states(row), plan.resolution)
+    return row, video
+
+
+def row_states(row: dict[str, Any]) -> States:
+    """States of a stored row, as the renderer must see them."""
+    return States(
+        np.asarray(row["positions"], dtype=np.float64),
+        np.asarray(row["velocities"], dtype=np.float64),
+        np.asarray(row["radii"], dtype=np.float64),
+        np.asarray(row["colours"], dtype=np.uint8),
+    )
+
+
+# ------------------------------------------------------------------ arrow
+def features(spec: TaskSpec, with_video: bool):
+    """The `datasets.Features` of a split (imported lazily: `datasets` is slow to import)."""
+    from datasets import Features, Image, List, Value
+
+    cols: dict[str, Any] = {
+        "sample_id": Value("string"),
+        "index": Value("int64"),
+        "level": Value("string"),
+        **{d.name: Value("float64") for d in spec.dofs},
+        "contact_time": Value("float64"),
+        "frames_in_view": Value("int32"),
+        "positions": List(List(List(Value("float32")))),
+        "velocities": List(List(List(Value("float32")))),
+        "radii": List(Value("float32")),
+        "colours": List(List(Value("uint8"))),
+    }
+    if with_video:
+        cols["video"] = List(Image())
+    return Features(cols)
+
+
+def _nested(values: np.ndarray):
+    """(n, d1, ..., dk) numpy -> arrow list<...list<value>> with n rows, zero-copy values."""
+    import pyarrow as pa
+
+    arr = pa.array(values.reshape(-1))
+    count = values.size
+    for size in reversed(values.shape[1:]):
+        count //= size
+        arr = pa.ListArray.from_arrays(pa.array(np.arange(count + 1, dtype=np.int32) * size), arr)
+    return arr
+
+
+def rows_to_table(spec: TaskSpec, rows: list[dict[str, Any]], pngs: list[list[bytes]] | None):
+    import pyarrow as pa
+
+    feats = features(spec, pngs is not None)
+    schema = feats.arrow_schema
+    cols: dict[str, Any] = {}
+    for name in ("sample_id", "index", "level", *(d.name for d in spec.dofs), "contact_time", "frames_in_view"):
+        cols[name] = pa.array([r[name] for r in rows], type=schema.field(name).type)
+    for name in ("positions", "velocities", "radii", "colours"):
+        cols[name] = _nested(np.stack([r[name] for r in rows]))
+    if pngs is not None:
+        flat = [p for video in pngs for p in video]
+        frames = pa.StructArray.from_arrays(
+            [pa.array(flat, type=pa.binary()), pa.nulls(len(flat), type=pa.string())],
+            names=["bytes", "path"],
+        )
+        offsets = np.cumsum([0] + [len(v) for v in pngs], dtype=np.int32)
+        cols["video"] = pa.ListArray.from_arrays(pa.array(offsets), frames)
+    return pa.Table.from_arrays([cols[f.name] for f in schema], schema=schema)
+
+
+def table_rows(table) -> Iterator[dict[str, Any]]:
+    """Arrow table -> rows with numpy arrays (videos as PNG lists)."""
+    n = table.num_rows
+    out: dict[str, Any] = {}
+    for name in table.column_names:
+        col = table.column(name).combine_chunks()
+        if name in ("positions", "velocities", "radii", "colours"):
+            values = col
+            shape = [n]
+            while hasattr(values.type, "value_type"):
+                lengths = values.value_lengths().to_numpy(zero_copy_only=False) if len(values) else np.array([0])
+                shape.append(int(lengths[0]) if len(lengths) else 0)
+                values = values.flatten()
+            out[name] = values.to_numpy(zero_copy_only=False).reshape(shape)
+        elif name == "video":
+            out[name] = [[f["bytes"] for f in v] for v in col.to_pylist()]
+        else:
+            out[name] = col.to_pylist()
+    for i in range(n):
+        yield {k: v[i] for k, v in out.items()}
+
+
+# ------------------------------------------------------------------ files
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write to a temporary sibling, then rename: a reader never sees half a file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)  # mkstemp makes it 0600; splits, results and caches are shared
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def write_shard(plan: SplitPlan, out: Path, shard: int) -> dict[str, Any]:
+    """Generate and write one shard atomically; returns its sidecar record."""
+    import pyarrow.parquet as pq
+
+    start, stop = plan.shard_range(shard)
+    rows, pngs, digests = [], [] if plan.with_video else None, []
+    for index in range(start, stop):
+        row, video = generate_sample(plan, index)
+        digests.append(sample_digest(row, tuple(d.name for d in plan.spec.dofs), video))
+        rows.append(row)
+        if video is not None:
+            pngs.append(encode_video(video))
+    table = rows_to_table(plan.spec, rows, pngs)
+    data_dir = out / DATA_DIR
+    name = plan.shard_name(shard)
+    final = data_dir / f"{name}.parquet"
+    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=data_dir)
+    os.close(fd)
+    try:
+        pq.write_table(table, tmp, compression="zstd", compression_level=9, row_group_size=max(1, len(rows)))
+        os.replace(tmp, final)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    record = {
+        **plan.identity(),
+        "shard": shard,
+        "file": f"{DATA_DIR}/{name}.parquet",
+        "start": start,
+        "stop": stop,
+        "sha256": file_sha256(final),
+        "level_counts": _count([r["level"] for r in rows]),
+        "sample_digests": [d.hex() for d in digests],
+    }
+    atomic_write_bytes(data_dir / f"{name}.json", json.dumps(record, indent=1).encode())
+    return record
+
+
+def _count(items: list[str]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for item in items:
+        counts[item] = counts.get(item, 0) + 1
+    return dict(sorted(counts.items()))
+
+
+def split_hash(plan_identity: dict[str, Any], digests: list[str]) -> str:
+    h = hashlib.sha256()
+    header = {k: v for k, v in plan_identity.items() if k != "shard_size"}
+    h.update(json.dumps(header, sort_keys=True, separators=(",", ":")).encode())
+    for d in digests:
+        h.update(bytes.fromhex(d))
+    return h.hexdigest()
+
+
+def hf_split_name(split: str) -> str:
+    """`datasets` split names allow only word characters."""
+    return split.replace("-", "_")
+
+
+def build_manifest(plan: SplitPlan, records: list[dict[str, Any]], command: str | None) -> dict[str, Any]:
+    records = sorted(records, key=lambda r: r["shard"])
+    digests = [d for r in records for d in r["sample_digests"]]
+    levels: dict[str, int] = {}
+    for r in records:
+        for level, count in r["level_counts"].items():
+            levels[level] = levels.get(level, 0) + count
+    spec = plan.spec
+    return {
+        **plan.identity(),
+        "phybench_version": __version__,
+        "full_size": spec.split_size(plan.split),
+        "frames": spec.frames,
+        "frame_interval": spec.frame_interval,
+        "condition_frames": spec.condition_frames,
+        "world_size": spec.world_size,
+        "dofs": [d.name for d in spec.dofs],
+        "hf_split": hf_split_name(plan.split),
+        "levels": dict(sorted(levels.items())),
+        "command": command,
+        "shards": [
+            {k: r[k] for k in ("file", "start", "stop", "sha256")}
+            | {"content_sha256": hashlib.sha256(b"".join(bytes.fromhex(d) for d in r["sample_digests"])).hexdigest()}
+            for r in records
+        ],
+        "split_hash": split_hash(plan.identity(), digests),
+    }
+
+
+def card_text(plan: SplitPlan) -> str:
+    """A minimal dataset card so `load_dataset(DIR)` finds the data and names the split."""
+    spec = plan.spec
+    return (
+        "---\n"
+        "configs:\n"
+        "- config_name: default\n"
+        "  data_files:\n"
+        f"  - split: {hf_split_name(plan.split)}\n"
+        f"    path: {DATA_DIR}/*.parquet\n"
+        "---\n\n"
+        f"# phybench `{spec.name}` / `{plan.split}`\n\n"
+        f"{spec.description}\n\n"
+        f"{plan.num_samples} samples at {plan.resolution} px, task version {spec.version}, "
+        f"spec hash `{spec.spec_hash()}`.  See `manifest.json` for the split hash.\n"
+    )
+
+
+def read_manifest(path: str | os.PathLike[str]) -> dict[str, Any]:
+    folder = Path(path)
+    if not folder.is_dir():
+        raise SplitError(f"{folder} is not a folder")
+    file = folder / MANIFEST
+    if not file.is_file():
+        sidecars = list((folder / DATA_DIR).glob("shard-*.json")) if (folder / DATA_DIR).is_dir() else []
+        if sidecars:
+            raise SplitError(
+                f"{folder} holds {len(sidecars)} shard(s) but no {MANIFEST}: the generation did "
+                "not finish; run the same `phybench generate` command again to complete it"
+            )
+        raise SplitError(f"{folder} is not a phybench split (no {MANIFEST})")
+    try:
+        manifest = json.loads(file.read_text())
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise SplitError(f"{file} is not valid JSON: {exc}") from None
+    if not isinstance(manifest, dict) or manifest.get("format_version") != FORMAT_VERSION:
+        raise SplitError(f"{file}: unsupported split format {manifest.get('format_version') if isinstance(manifest, dict) else '?'}")
+    return manifest
+
+
+# ------------------------------------------------------------------ verify
+@dataclass
+class VerifyReport:
+    folder: Path
+    manifest: dict[str, Any]
+    problems: list[str]
+    recomputed_hash: str | None
+    checked_samples: int
+    regenerated: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def plan_from_manifest(manifest: dict[str, Any]) -> SplitPlan:
+    from ..tasks import get_task
+
+    spec = get_task(manifest["task"])
+    return SplitPlan(spec, manifest["split"], int(manifest["resolution"]), int(manifest["num_samples"]), int(manifest["shard_size"]))
+
+
+def _decode_row_video(row: dict[str, Any]) -> np.ndarray | None:
+    return decode_video(row["video"]) if "video" in row else None
+
+
+def verify(folder: str | os.PathLike[str], regenerate: int = 0, progress: bool = False) -> VerifyReport:
+    """Recompute every hash of a split and say what differs.
+
+    regenerate: also re-simulate and re-render this many samples (evenly spaced) and
+    compare them with what is stored: catches a consistent but wrong split.
+    """
+    import pyarrow.parquet as pq
+    from tqdm import tqdm
+
+    folder = Path(folder)
+    manifest = read_manifest(folder)
+    problems: list[str] = []
+    try:
+        plan = plan_from_manifest(manifest)
+    except KeyError as exc:
+        return VerifyReport(folder, manifest, [f"manifest names an unknown task: {exc}"], None, 0)
+    spec = plan.spec
+    if manifest.get("imported"):
+        regenerate = 0  # imported data (phybench.data.importer) were not simulated by us: nothing to regenerate
+    if manifest.get("spec_hash") != spec.spec_hash():
+        problems.append(
+            f"split was made from {spec.name} spec {str(manifest.get('spec_hash'))[:12]}, but this "
+            f"phybench registers spec {spec.spec_hash()[:12]} (version {spec.version})"
+        )
+    dofs = tuple(d.name for d in spec.dofs)
+    digests: list[str] = []
+    checked = 0
+    expected_shards = plan.num_shards
+    shards = manifest.get("shards", [])
+    if len(shards) != expected_shards:
+        problems.append(f"manifest lists {len(shards)} shards, the layout needs {expected_shards}")
+    bar = tqdm(total=plan.num_samples, desc="verify", disable=not progress, unit="sample")
+    regen_at = set(np.linspace(0, plan.num_samples - 1, regenerate).round().astype(int).tolist()) if regenerate else set()
+    regenerated = 0
+    for entry in shards:
+        path = folder / entry["file"]
+        if not path.is_file():
+            problems.append(f"{entry['file']}: missing")
+            digests.extend(["00" * 32] * (entry["stop"] - entry["start"]))
+            continue
+        if file_sha256(path) != entry["sha256"]:
+            problems.append(f"{entry['file']}: file sha256 differs from the manifest (file changed)")
+        try:
+            table = pq.read_table(path)
+        except Exception as exc:  # pyarrow raises several types for corrupt files
+            problems.append(f"{entry['file']}: unreadable ({exc})")
+            digests.extend(["00" * 32] * (entry["stop"] - entry["start"]))
+            continue
+        if table.num_rows != entry["stop"] - entry["start"]:
+            problems.append(f"{entry['file']}: {table.num_rows} rows, manifest says {entry['stop'] - entry['start']}")
+        shard_digests = []
+        for row in table_rows(table):
+            try:
+                video = _decode_row_video(row)
+            except Exception as exc:  # a damaged PNG inside a readable Parquet file
+                problems.append(f"{entry['file']}: {row['sample_id']}: video does not decode ({exc})")
+                video = np.zeros((0,), np.uint8)  # digest of nothing: the split hash will differ
+            d = sample_digest(row, dofs, video).hex()
+            shard_digests.append(d)
+            if row["index"] in regen_at:
+                fresh_row, fresh_video = generate_sample(plan, int(row["index"]))
+                if sample_digest(fresh_row, dofs, fresh_video).hex() != d:
+                    problems.append(f"{row['sample_id']}: stored sample differs from a fresh simulation and render")
+                regenerated += 1
+            checked += 1
+            bar.update(1)
+        content = hashlib.sha256(b"".join(bytes.fromhex(d) for d in shard_digests)).hexdigest()
+        if content != entry.get("content_sha256"):
+            problems.append(f"{entry['file']}: content differs from the manifest's content hash")
+        digests.extend(shard_digests)
+    bar.close()
+    recomputed = split_hash(plan.identity(), digests)
+    if recomputed != manifest.get("split_hash"):
+        problems.append(f"split hash: manifest {manifest.get('split_hash')}, recomputed {recomputed}")
+    return VerifyReport(folder, manifest, problems, recomputed, checked, regenerated)
+
+
+# ------------------------------------------------------------------ read
+class SplitReader:
+    """Read a split folder: rows with numpy arrays, videos decoded or rendered."""
+
+    def __init__(self, folder: str | os.PathLike[str]) -> None:
+        self.folder = Path(folder)
+        self.manifest = read_manifest(self.folder)
+        self.plan = plan_from_manifest(self.manifest)
+
+    def __len__(self) -> int:
+        return int(self.manifest["num_samples"])
+
+    @property
+    def spec(self) -> TaskSpec:
+        return self.plan.spec
+
+    def rows(self, columns: list[str] | None = None) -> Iterator[dict[str, Any]]:
+        import pyarrow.parquet as pq
+
+        for entry in self.manifest["shards"]:
+            yield from table_rows(pq.read_table(self.folder / entry["file"], columns=columns))
+
+    def video(self, row: dict[str, Any]) -> np.ndarray:
+        """uint8 (T, H, W, 3): decoded if stored, else rendered from the row's states."""
+        if "video" in row:
+            return decode_video(row["video"])
+        return render_states(row_states(row), self.plan.resolution)
+
+
+def load_hf_dataset(folder: str | os.PathLike[str]):
+    """The split as a `datasets.Dataset`, videos as uint8 (T, H, W, 3) numpy arrays.
+
+    Evaluation splits: one `load_dataset` call (PNG frames decode to uint8).  Training
+    splits store states only; a transform renders each video on access.
+    """
+    import datasets
+
+    folder = Path(folder)
+    manifest = read_manifest(folder)
+    ds = datasets.load_dataset(str(folder), split=manifest["hf_split"])
+    if manifest["with_video"]:
+        return ds.with_format("numpy")
+    resolution = int(manifest["resolution"])
+
+    def _render(batch: dict[str, list[Any]]) -> dict[str, list[Any]]:
+        out = {k: [np.asarray(x) for x in v] if k in ("positions", "velocities", "radii", "colours") else v for k, v in batch.items()}
+        out["video"] = [
+            render_states(row_states({k: batch[k][i] for k in ("positions", "velocities", "radii", "colours")}), resolution)
+            for i in range(len(batch["sample_id"]))
+        ]
+        return out
+
+    return ds.with_transform(_render)

@@ -1,0 +1,359 @@
+"""Score a submission against a split: validate, verify, parse, measure, summarise.
+
+One pass over the split in its stored order.  Each ground-truth row is re-hashed as it is
+used (the sample digest of `split.py`), and the recomputed split hash must equal the
+manifest's before anything is written: a results file is only ever produced against a
+split that verifies.  The submission is validated first and never modified.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from .. import __version__
+from .image_metrics import SETTINGS as IMAGE_SETTINGS
+from .image_metrics import score_frames
+from .parse import TILE, PixelMapping, parse_video
+from .results import OVERALL, SET_METRICS, VIDEO_METRICS, build_results
+from ..data.split import SplitReader, plan_from_manifest, sample_digest, split_hash
+from .velocity import SETTINGS as VELOCITY_SETTINGS
+from .velocity import video_errors
+
+ALL_METRICS = ("velocity_error", "ssim", "psnr", "lpips", "fvd")
+_BLAS_ENV = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+COLOUR_NAMES = {(255, 0, 0): "red ball", (0, 0, 255): "blue ball"}
+
+
+class ScoreError(Exception):
+    """A submission or split that cannot be scored; the message says why and what to do."""
+
+
+@dataclass
+class ScoreOutput:
+    results: dict[str, Any]
+    details: list[dict[str, Any]]
+    warnings: list[str] = field(default_factory=list)
+
+
+def samples_sidecar(results: dict[str, Any], details: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Per-sample conditioned vs generated velocity for the leaderboard's figure-5 plot.
+
+    Written beside a results file as `<stem>.samples.json` (format in leaderboard/README.md).
+    """
+    import math
+
+    def num(x: float) -> float | None:
+        return None if x is None or not math.isfinite(x) else float(f"{x:.9g}")
+
+    return {
+        "kind": "phybench-samples",
+        "schema_version": 1,
+        "submission_hash": results["provenance"]["submission_hash"],
+        "split_hash": results["provenance"]["split_hash"],
+        "dof": "velocity_1" if results["task"] == "collision" else "velocity",
+        "samples": [
+            {
+                "sample_id": d["sample_id"],
+                "level": d["level"],
+                "true_velocity": num(d["true_velocity"]),
+                "generated_velocity": None if d.get("untrackable") else num(d["generated_velocity"]),
+            }
+            for d in details
+        ],
+    }
+
+
+def parse_metrics(text: str | Sequence[str] | None) -> tuple[str, ...]:
+    if text is None:
+        return ALL_METRICS
+    names = [m.strip() for m in (text.split(",") if isinstance(text, str) else text) if m.strip()]
+    unknown = [m for m in names if m not in ALL_METRICS]
+    if unknown:
+        raise ScoreError(f"unknown metric(s) {', '.join(unknown)}; choose from {', '.join(ALL_METRICS)}")
+    if not names:
+        raise ScoreError(f"no metrics given; choose from {', '.join(ALL_METRICS)}")
+    return tuple(m for m in ALL_METRICS if m in names)  # canonical order
+
+
+def _mapping(manifest: dict[str, Any]) -> PixelMapping:
+    kind = manifest.get("pixel_mapping", "tile")
+    return TILE if kind == "tile" else PixelMapping(kind, float(manifest.get("world_size", 10.0)))
+
+
+def score_sample(
+    row: dict[str, Any],
+    video: np.ndarray,
+    gt_video: np.ndarray | None,
+    manifest: dict[str, Any],
+    metrics: Sequence[str],
+) -> dict[str, Any]:
+    """One detail row: physics errors from parsed pixels, then PSNR and SSIM."""
+    colours = [tuple(int(c) for c in rgb) for rgb in np.asarray(row["colours"])]
+    parsed = parse_video(video, colours, _mapping(manifest))
+    errors = video_errors(
+        parsed,
+        row["positions"],
+        row["radii"],
+        world_size=float(manifest["world_size"]),
+        frame_interval=float(manifest["frame_interval"]),
+        condition_frames=int(manifest["condition_frames"]),
+        contact_time=float(row.get("contact_time", float("nan"))),
+        colour_names=tuple(COLOUR_NAMES.get(c, f"object {i}") for i, c in enumerate(colours)),
+    )
+    detail: dict[str, Any] = {
+        "sample_id": row["sample_id"],
+        "level": row["level"],
+        "untrackable": errors.untrackable,
+        "excluded": errors.excluded,
+        "scored_pairs": errors.scored_pairs,
+        "flagged_frames": errors.flagged_frames,
+        "velocity_error": errors.velocity_error,
+        "position_error": errors.position_error,
+        "momentum_error": errors.momentum_error,
+        "energy_error": errors.energy_error,
+        # the conditioned value of the velocity DoF (ball 0 moves towards +x in every task)
+        "true_velocity": float(row["velocity_1"] if "velocity_1" in row else row["velocity"]),
+        "generated_velocity": errors.generated_velocity,
+    }
+    if gt_video is not None and ("ssim" in metrics or "psnr" in metrics):
+        frames = score_frames(gt_video, video, int(manifest["condition_frames"]))
+        for m in ("ssim", "psnr"):
+            if m in metrics:
+                detail[m] = frames[m]
+    return detail
+
+
+def _score_row(
+    reader: SplitReader, row: dict[str, Any], video: np.ndarray, metrics: Sequence[str]
+) -> tuple[dict[str, Any], str, np.ndarray | None]:
+    """(detail, sample digest, ground-truth video) of one row: re-hash the row as it is used."""
+    manifest = reader.manifest
+    gt = reader.video(row) if "video" in row else None
+    digest = sample_digest(row, tuple(manifest["dofs"]), gt).hex()
+    return score_sample(row, video, gt, manifest, metrics), digest, gt
+
+
+def _score_ids(
+    sub_path: str, split_dir: str, ids: Sequence[str], metrics: Sequence[str]
+) -> dict[str, tuple[dict[str, Any], str]]:
+    """Worker: {sample_id: (detail, sample digest)} for `ids`, read in storage order."""
+    from .submission import open_submission
+
+    reader = SplitReader(split_dir)
+    wanted = set(ids)
+    rows = {row["sample_id"]: row for row in reader.rows() if row["sample_id"] in wanted}
+    out = {}
+    with open_submission(sub_path, manifest=reader.manifest) as sub:
+        for sample_id, video in sub.iter_videos(ids):
+            detail, digest, _ = _score_row(reader, rows[sample_id], video, metrics)
+            out[sample_id] = (detail, digest)
+    return out
+
+
+def score(
+    submission: str | os.PathLike[str],
+    split_dir: str | os.PathLike[str],
+    metrics: Sequence[str] = ALL_METRICS,
+    *,
+    workers: int = 1,
+    batch_size: int = 16,
+    device: str = "cpu",
+    progress: bool = True,
+) -> ScoreOutput:
+    """Score a validated submission; raises ScoreError on anything that prevents it."""
+    from tqdm import tqdm
+
+    from .submission import open_submission, validate
+
+    metrics = parse_metrics(metrics)
+    split_dir = Path(split_dir)
+    report = validate(submission, split_dir)
+    if not report.ok:
+        raise ScoreError("the submission does not validate:\n" + report.to_text())
+    warnings = [p.message for p in report.problems if p.severity == "warning"]
+    reader = SplitReader(split_dir)
+    manifest = reader.manifest
+    plan = plan_from_manifest(manifest)
+    spec = plan.spec
+    if manifest.get("spec_hash") != spec.spec_hash():
+        raise ScoreError(
+            f"{split_dir} was made from {spec.name} spec {str(manifest.get('spec_hash'))[:12]}, but this phybench "
+            f"(version {__version__}) registers {spec.spec_hash()[:12]}: regenerate the split with this version"
+        )
+
+    weights: dict[str, Any] = {}
+    torch_metrics = [m for m in ("lpips", "fvd") if m in metrics]
+    if torch_metrics:
+        from .weights import WeightsMissing, weight_hashes
+
+        try:
+            hashes = weight_hashes()
+            for m, name in (("lpips", "alexnet"), ("fvd", "i3d")):
+                if m in torch_metrics:
+                    from .weights import load
+
+                    load(name)  # verifies the file hash now, not half-way through
+                    weights[name] = hashes[name]
+                    weights[f"{name}.source"] = hashes[f"{name}.source"]
+        except WeightsMissing as exc:
+            warnings.append(f"skipping {', '.join(torch_metrics)}: {exc}")
+            metrics = tuple(m for m in metrics if m not in torch_metrics)
+            torch_metrics = []
+            weights = {}
+
+    rows = list(reader.rows())  # the split in stored order (the order of its hash)
+    ids = [row["sample_id"] for row in rows]
+    n = len(rows)
+    found: dict[str, tuple[dict[str, Any], str]] = {}
+    real_feats: list[np.ndarray] = []
+    fake_feats: list[np.ndarray] = []
+    fvd_order: list[str] = []  # sample ids of the I3D features, in the order computed
+    bar = tqdm(total=n, desc=f"score {manifest['task']}/{manifest['split']}", unit="video", disable=not progress)
+    with open_submission(submission, manifest=manifest) as sub:
+        meta = dict(sub.meta)
+        serial = workers <= 1 or torch_metrics or sub.kind not in ("folder", "zip") or n < 2 * workers
+        order = sub.storage_order(ids)  # compressed tars are only cheap to read front to back
+    if not serial:
+        bounds = np.linspace(0, n, workers + 1).round().astype(int)
+        # One BLAS thread per worker: spare OpenBLAS threads spin and slow 2 cores 2-3x.
+        # Spawned workers read these at start (lazily, at submit); then the parent's
+        # environment is restored.
+        saved = {k: os.environ.get(k) for k in _BLAS_ENV}
+        os.environ.update({k: "1" for k in _BLAS_ENV})
+        try:
+            with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+                futures = [
+                    pool.submit(_score_ids, str(submission), str(split_dir), order[a:b], metrics)
+                    for a, b in zip(bounds[:-1], bounds[1:])
+                ]
+                for fut in futures:
+                    part = fut.result()
+                    found.update(part)
+                    bar.update(len(part))
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+    else:
+        lpips_model = None
+        if "lpips" in torch_metrics:
+            from .lpips import LPIPS
+
+            lpips_model = LPIPS().to(device).eval()
+        by_id = {row["sample_id"]: row for row in rows}
+        start = int(manifest["condition_frames"])
+        pending: list[tuple[np.ndarray, np.ndarray]] = []
+
+        def flush() -> None:
+            if pending:
+                from .fvd import i3d_logits
+
+                real_feats.append(i3d_logits(np.stack([p[0] for p in pending]), batch_size=batch_size, device=device))
+                fake_feats.append(i3d_logits(np.stack([p[1] for p in pending]), batch_size=batch_size, device=device))
+            pending.clear()
+
+        with open_submission(submission, manifest=manifest) as sub:
+            for sample_id, video in sub.iter_videos(order):
+                detail, digest, gt = _score_row(reader, by_id[sample_id], video, metrics)
+                if lpips_model is not None and gt is not None:
+                    from .lpips import lpips_frames
+
+                    detail["lpips"] = float(
+                        lpips_frames(gt[start:], video[start:], model=lpips_model, batch_size=batch_size,
+                                     device=device).mean()
+                    )
+                if "fvd" in torch_metrics and gt is not None:
+                    pending.append((gt, video))
+                    fvd_order.append(sample_id)
+                    if len(pending) >= batch_size:
+                        flush()
+                found[sample_id] = (detail, digest)
+                bar.update(1)
+        flush()
+    bar.close()
+    missing = [i for i in ids if i not in found]
+    if missing:  # validation makes this unreachable; never score a partial set silently
+        raise ScoreError(f"{len(missing)} sample(s) were not scored, e.g. {missing[0]}")
+    details = [found[i][0] for i in ids]
+    digests = [found[i][1] for i in ids]
+
+    recomputed = split_hash(plan.identity(), digests)
+    if recomputed != manifest["split_hash"]:
+        raise ScoreError(
+            f"{split_dir} does not verify: its manifest says split hash {manifest['split_hash']}, the data gives "
+            f"{recomputed}. Run `phybench verify {split_dir}` to see which shard changed, then regenerate or re-download it."
+        )
+
+    set_metrics: dict[str, dict[str, Any]] = {}
+    if "fvd" in torch_metrics and real_feats:
+        from .fvd import frechet_distance
+
+        # features are in storage order: put them in split order
+        pos = {sid: k for k, sid in enumerate(fvd_order)}
+        perm = np.array([pos[i] for i in ids])
+        real, fake = np.concatenate(real_feats)[perm], np.concatenate(fake_feats)[perm]
+        levels = [d["level"] for d in details]
+        groups = {OVERALL: np.ones(len(details), bool)} | {
+            f"level:{lv}": np.array([x == lv for x in levels]) for lv in sorted(set(levels))
+        }
+        for group, mask in groups.items():
+            if mask.sum() >= 2:
+                set_metrics[group] = {
+                    "fvd": {
+                        "value": frechet_distance(real[mask], fake[mask]),
+                        "videos": int(mask.sum()),
+                        "frames": int(manifest["frames"]),
+                    }
+                }
+
+    model_meta: dict[str, Any] = dict(meta.get("model") or {})
+    for key in ("notes", "sampler", "seeds"):
+        if key in meta:
+            model_meta[key] = meta[key]
+
+    settings: dict[str, Any] = {"velocity": VELOCITY_SETTINGS}
+    if any(m in metrics for m in ("ssim", "psnr")):
+        settings["image"] = IMAGE_SETTINGS
+    if "lpips" in metrics:
+        from .lpips import SETTINGS as LPIPS_SETTINGS
+
+        settings["lpips"] = LPIPS_SETTINGS
+    if "fvd" in metrics:
+        from .fvd import SETTINGS as FVD_SETTINGS
+
+        settings["fvd"] = FVD_SETTINGS
+    provenance = {
+        "phybench_version": __version__,
+        "task_spec_hash": spec.spec_hash(),
+        "split_hash": manifest["split_hash"],
+        "split_num_samples": n,
+        "split_full_size": manifest.get("full_size"),
+        "resolution": manifest["resolution"],
+        "pixel_mapping": _mapping(manifest).kind,
+        "submission_hash": report.submission_hash,  # validate hashed the same bytes
+        "weights": weights,
+        "metric_settings": settings,
+        "results_schema": "docs/results.md",
+    }
+    wanted = [m for m in metrics if m in VIDEO_METRICS or m in SET_METRICS]
+    extra = ["position_error"] + (["momentum_error", "energy_error"] if spec.scenario == "collision" else [])
+    results = build_results(
+        model=model_meta,
+        manifest=manifest,
+        provenance=provenance,
+        details=details,
+        metrics=wanted + [m for m in extra if m not in wanted],
+        set_metrics=set_metrics,
+    )
+    if warnings:
+        results["warnings"] = sorted(set(warnings))
+    return ScoreOutput(results, details, warnings)
