@@ -26,33 +26,31 @@ REFERENCE_END_TO_END = {"uniform": 2.7, "parabola": 4.9, "collision": 3.4}
 
 
 def bench_render(n: int) -> None:
-    from phybench.tasks.sampling import make_sample
-    from phybench.world.simulate import simulate
-    from phybench.data.split import render_states
     from phybench.tasks import get_task
+    from phybench.tasks.sampling import make_sample, simulate_sample
+    from phybench.world.render import render
 
     spec = get_task("uniform")
-    states = [simulate(spec, make_sample(spec, "id-eval", i)) for i in range(n)]
+    states = [simulate_sample(spec, make_sample(spec, "id-eval", i)) for i in range(n)]
     for res in (128, 256):
-        render_states(states[0], res)
+        render(states[0], res)
         t0 = time.perf_counter()
         for s in states:
-            render_states(s, res)
+            render(s, res)
         dt = time.perf_counter() - t0
         print(f"render      uniform {res:>3} px: {n / dt:8.0f} videos/s  ({n} videos, 1 process)")
 
 
 def bench_sim_render(n: int) -> None:
-    from phybench.tasks.sampling import make_sample
-    from phybench.world.simulate import simulate
-    from phybench.data.split import render_states
     from phybench.tasks import get_task
+    from phybench.tasks.sampling import make_sample, simulate_sample
+    from phybench.world.render import render
 
     for task in ("uniform", "parabola", "collision"):
         spec = get_task(task)
         t0 = time.perf_counter()
         for i in range(n):
-            render_states(simulate(spec, make_sample(spec, "id-eval", i)), 256)
+            render(simulate_sample(spec, make_sample(spec, "id-eval", i)), 256)
         rate = n / (time.perf_counter() - t0)
         print(f"sim+render  {task:<9} 256 px: {rate:8.1f} videos/s  = {rate / REFERENCE_SIM_RENDER[task]:5.1f}x the reference "
               f"({REFERENCE_SIM_RENDER[task]})")

@@ -47,11 +47,11 @@ from .data.frames import decode_video
 from .scoring.parse import MISSING, PixelMapping, coverage, parse_video
 from .registry import Registry, RegistryError
 from .world.render import shape_coverage
-from .tasks.sampling import InitialState
 from .world.scene import Disc
-from .world.simulate import States, simulate_initial
+from .world.render import render as render_scene
+from .world.scene import Scene
 from .tasks.spec import TaskSpec
-from .data.split import SplitError, SplitReader, render_states, row_states
+from .data.split import SplitError, SplitReader, render_row
 from .scoring.submission import submission_meta, write_submission
 
 __all__ = [
@@ -233,9 +233,8 @@ def _render(positions: np.ndarray, est: Estimate, colours: Sequence[tuple[int, i
             frames: np.ndarray) -> np.ndarray:
     """Render the found balls at positions (T, B, 2); the condition frames kept as given."""
     keep = est.found
-    states = States(positions[:, keep], np.zeros_like(positions[:, keep]), est.radii[keep],
-                    np.array(colours, dtype=np.uint8).reshape(-1, 3)[keep])
-    video = render_states(states, frames.shape[1])
+    scene = Scene.discs(positions[:, keep], None, est.radii[keep], np.array(colours, dtype=np.uint8).reshape(-1, 3)[keep])
+    video = render_scene(scene, frames.shape[1])
     video[: len(frames)] = frames
     return video
 
@@ -258,9 +257,11 @@ def oracle_video(frames: np.ndarray, colours: Sequence[tuple[int, int, int]], sp
     if not est.found.any():
         return copy_last_video(frames, spec.frames)
     keep = est.found
-    initial = InitialState(est.positions[keep], est.velocities[keep], est.radii[keep],
-                           tuple(c for c, k in zip(colours, keep) if k))
-    states = simulate_initial(spec, initial)
+    from .world.simulate import simulate  # Box2D: only this baseline needs it
+
+    initial = Scene.discs(est.positions[keep], est.velocities[keep], est.radii[keep],
+                          np.array(colours, dtype=np.uint8).reshape(-1, 3)[keep])
+    states = simulate(initial, spec.simulator, spec.frames, spec.frame_interval)
     positions = np.full((spec.frames, len(keep), 2), np.nan)
     positions[:, keep] = states.positions
     return _render(positions, est, colours, frames)
@@ -348,9 +349,7 @@ class NearestNeighbourIndex:
                        disable=not progress, mininterval=0.5)
             batch = np.empty((256, cf, resolution, resolution, 3), dtype=np.uint8)  # features in batches
             for i, row in enumerate(bar):
-                states = row_states(row)
-                first = States(states.positions[:cf], states.velocities[:cf], states.radii, states.colours)
-                batch[i % len(batch)] = render_states(first, resolution)  # only the condition frames
+                batch[i % len(batch)] = render_row(row, resolution, slice(0, cf))  # only the condition frames
                 if i % len(batch) == len(batch) - 1 or i == len(self.rows) - 1:
                     start = i - i % len(batch)
                     features[start : i + 1] = nn_features(batch[: i + 1 - start], size)
@@ -403,7 +402,7 @@ class NearestNeighbourIndex:
 
     def video(self, index: int, resolution: int) -> np.ndarray:
         """The full training video of sample `index`, rendered at `resolution`."""
-        return render_states(row_states(self.rows[index]), resolution)
+        return render_row(self.rows[index], resolution)
 
 
 def _atomic_save(path: Path, array: np.ndarray) -> None:
@@ -492,7 +491,7 @@ def _oracle(run: _Run) -> tuple[dict[str, Any], Videos]:
             yield sample_id, oracle_video(frames, colours, run.spec)
 
     sampler = {"fit": "least squares p0 + v t - g t^2 / 2 over the condition frames",
-               "simulator": "phybench.world.simulate.simulate_initial", "gravity": run.spec.simulator.gravity}
+               "simulator": "phybench.world.simulate.simulate", "gravity": run.spec.simulator.gravity}
     return sampler, videos()
 
 

@@ -31,6 +31,13 @@ class Registry(Generic[T]):
         self._items[name] = item
         return item
 
+    def unregister(self, name: str) -> T:
+        """Remove a name (temporary registrations: tests, notebooks)."""
+        try:
+            return self._items.pop(name)
+        except KeyError:
+            raise RegistryError(f"{self.kind} {name!r} is not registered") from None
+
     def get(self, name: str) -> T:
         try:
             return self._items[name]

@@ -27,8 +27,9 @@ from phybench.baselines import (
 )
 from phybench.data.generate import generate
 from phybench.scoring.score import score
-from phybench.world.simulate import States
-from phybench.data.split import SplitReader, make_plan, render_states
+from phybench.world.render import render
+from phybench.world.scene import Scene
+from phybench.data.split import SplitReader, make_plan
 from phybench.scoring.submission import submission_hash, validate
 from phybench.tasks import get_task
 
@@ -163,8 +164,7 @@ def test_estimate_initial_recovers_a_ball_cut_by_the_image_edge():
     p0, v0, radius = np.array([0.2, 6.0]), np.array([1.3, 0.4]), 1.1
     g = spec.simulator.gravity
     positions = p0 + v0 * t[:, None] + 0.5 * np.array([0.0, -g]) * t[:, None] ** 2  # (3, 2)
-    states = States(positions[:, None], np.zeros((3, 1, 2)), np.array([radius]), np.array([[255, 0, 0]], np.uint8))
-    frames = render_states(states, 128)
+    frames = render(Scene.discs(positions[:, None], None, [radius], [[255, 0, 0]]), 128)
     est = estimate_initial(frames, [(255, 0, 0)], gravity=g, frame_interval=spec.frame_interval)
     assert est.found[0] and est.fitted[0]
     assert np.allclose(est.positions[0], p0, atol=2e-3)

@@ -20,7 +20,7 @@ from baselines.dit import train as dit_train  # noqa: E402
 from baselines.dit.diffusion import condition, make_scheduler, training_loss  # noqa: E402
 from baselines.dit.models import DiT  # noqa: E402
 from phybench.data.generate import generate  # noqa: E402
-from phybench.data.split import SplitReader, make_plan, render_states, row_states  # noqa: E402
+from phybench.data.split import SplitReader, make_plan, render_row  # noqa: E402
 from phybench.scoring.submission import validate  # noqa: E402
 from phybench.tasks import get_task  # noqa: E402
 
@@ -148,7 +148,7 @@ def test_window_dataset_renders_each_window(splits):
     reader = SplitReader(splits[0])
     assert len(data) == 64 * (32 - 4 + 1)
     row = list(reader.rows())[5]
-    full = render_states(row_states(row), 16)  # (32, 16, 16, 3)
+    full = render_row(row, 16)  # (32, 16, 16, 3)
     for offset in (0, 7, 28):
         clip = data[5 * 29 + offset]  # (3, 4, 16, 16)
         expect = torch.from_numpy(full[offset:offset + 4]).permute(3, 0, 1, 2).float() / 127.5 - 1

@@ -11,9 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from phybench.world import laws
-from phybench.tasks.sampling import InitialState, make_sample, closed_form
+from phybench.tasks.sampling import closed_form, make_sample, simulate_sample
+from phybench.world.scene import Scene
 from phybench.world.scene import BLUE, RED
-from phybench.world.simulate import simulate, simulate_initial
+from phybench.world.simulate import simulate
 from phybench.tasks import get_task
 
 UNIFORM, PARABOLA, COLLISION = get_task("uniform"), get_task("parabola"), get_task("collision")
@@ -24,10 +25,10 @@ unit = st.floats(0.0, 1.0)
 
 
 def one_ball(spec, r, v, x0, y0):
-    init = InitialState(np.array([[x0, y0]]), np.array([[v, 0.0]]), np.array([r]), (RED,))
-    states = simulate_initial(spec, init)
+    init = Scene.discs([[x0, y0]], [[v, 0.0]], [r], [RED])
+    states = simulate(init, spec.simulator, spec.frames, spec.frame_interval)
     t = laws.frame_times(spec.frames, spec.frame_interval)
-    pos, vel = laws.ballistic(init.positions[0], init.velocities[0], spec.simulator.gravity, t)
+    pos, vel = laws.ballistic(init.positions[0, 0], init.velocities[0, 0], spec.simulator.gravity, t)
     return states, pos[:, None], vel[:, None]
 
 
@@ -63,13 +64,12 @@ def test_very_slow_ball_keeps_moving():
 
 
 def collide(r1, r2, v1, v2, tc, xc, y=5.0):
-    init = InitialState(
-        np.array([[xc - r1 - v1 * tc, y], [xc + r2 + v2 * tc, y]]),
-        np.array([[v1, 0.0], [-v2, 0.0]]), np.array([r1, r2]), (RED, BLUE),
+    init = Scene.discs(
+        [[xc - r1 - v1 * tc, y], [xc + r2 + v2 * tc, y]], [[v1, 0.0], [-v2, 0.0]], [r1, r2], [RED, BLUE]
     )
-    states = simulate_initial(COLLISION, init)
+    states = simulate(init, COLLISION.simulator, COLLISION.frames, COLLISION.frame_interval)
     t = laws.frame_times(COLLISION.frames, COLLISION.frame_interval)
-    pos, vel, tc_ = laws.collision(init.positions, init.radii, (v1, v2), t)
+    pos, vel, tc_ = laws.collision(init.positions[0], init.radii, (v1, v2), t)
     return states, pos, vel, tc_
 
 
@@ -117,7 +117,7 @@ def test_generated_samples_follow_the_law(task, split):
     spec = get_task(task)
     for index in range(0, spec.split_size(split), max(1, spec.split_size(split) // 40)):
         sample = make_sample(spec, split, index)
-        states = simulate(spec, sample)
+        states = simulate_sample(spec, sample)
         pos, vel = closed_form(spec, sample)
         tol = 1e-2 if task == "collision" else 1e-3
         assert np.abs(states.positions - pos).max() < tol, sample.sample_id
@@ -140,6 +140,6 @@ def test_golden_trajectories(golden):
     for key, frames in golden["trajectories"].items():
         task, split, index = key.split(":")
         spec = get_task(task)
-        states = simulate(spec, make_sample(spec, split, int(index)))
+        states = simulate_sample(spec, make_sample(spec, split, int(index)))
         for frame, expected in frames.items():
             assert np.abs(states.positions[int(frame)] - np.array(expected)).max() < 2e-6, (key, frame)

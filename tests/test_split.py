@@ -69,12 +69,12 @@ def test_samples_regenerate_alone(tmp_path):
 def test_stored_video_equals_on_the_fly_render(tmp_path):
     gen(tmp_path, "ev", limit=4)
     reader = SplitReader(tmp_path / "ev")
-    from phybench.data.split import render_states, row_states
+    from phybench.data.split import render_row
 
     for row in reader.rows():
         stored = reader.video(row)
         assert stored.shape == (32, 128, 128, 3) and stored.dtype == np.uint8
-        assert np.array_equal(stored, render_states(row_states(row), 128))
+        assert np.array_equal(stored, render_row(row, 128))
 
 
 def test_training_split_renders_on_the_fly(tmp_path):

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from phybench.scoring.parse import TILE, parse_video
-from phybench.data.split import generate_sample, make_plan, render_states, row_states
+from phybench.data.split import generate_sample, make_plan, row_scene
+from phybench.world.render import render
 from phybench.tasks import get_task
 from phybench.scoring.velocity import scored_pairs, video_errors
 
@@ -51,12 +52,12 @@ def test_injected_velocity_error_is_measured():
     plan = make_plan(spec, "id-eval", None, 6, None)
     for i in range(plan.num_samples):
         row, video = generate_sample(plan, i)
-        states = row_states(row)
+        states = row_scene(row)
         T = states.positions.shape[0]
         extra = np.array([0.0, -0.3])  # world units / s, straight down
         t = np.maximum(np.arange(T) - (spec.condition_frames - 1), 0) * spec.frame_interval
         states.positions[:, 0] += t[:, None] * extra
-        fake = render_states(states, plan.resolution)
+        fake = render(states, plan.resolution)
         e = _errors(spec, row, fake)
         # Pairs where the shifted ball is still wholly in view measure exactly 0.3; where it
         # leaves the frame, the parser's partial centroid is off, so allow a margin.

@@ -25,8 +25,7 @@ from baselines.dit.config import CONFIGS, TrainConfig
 from baselines.dit.diffusion import condition, make_scheduler, training_loss
 from baselines.dit.latent import PixelCodec, latent_grid, make_codec
 from baselines.dit.models import DiT
-from phybench.world.simulate import States
-from phybench.data.split import SplitReader, render_states, row_states
+from phybench.data.split import SplitReader, render_row
 
 
 # ------------------------------------------------------------------ helpers
@@ -72,10 +71,7 @@ class ClipDataset(torch.utils.data.Dataset):
         row, o = self.rows[j // self.offsets], j % self.offsets
         if "video" in row:  # an evaluation split: decode, cut, area-downsample
             return clip_to_tensor(self.reader.video(row)[o:], self.frames, self.resolution)
-        s = row_states(row)
-        cut = slice(o, o + self.frames)
-        video = render_states(States(s.positions[cut], s.velocities[cut], s.radii, s.colours),
-                              self.resolution)  # uint8 (frames, r, r, 3)
+        video = render_row(row, self.resolution, slice(o, o + self.frames))  # uint8 (frames, r, r, 3)
         return torch.from_numpy(video).permute(3, 0, 1, 2).float() / 127.5 - 1  # (3, frames, r, r)
 
 

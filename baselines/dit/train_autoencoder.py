@@ -31,8 +31,8 @@ import torch.nn.functional as F
 from tqdm.auto import tqdm
 
 from baselines.dit.autoencoder import CONFIGS, AEConfig, VideoAutoencoder, num_params, save_autoencoder
-from phybench.world.simulate import States
-from phybench.data.split import SplitReader, render_states, row_states
+from phybench.data.split import SplitReader, render_row, row_scene  # noqa: F401
+from phybench.world.render import render
 
 STATE_COLUMNS = ["positions", "velocities", "radii", "colours"]
 
@@ -65,18 +65,16 @@ class ClipSampler:
     def clip(self) -> torch.Tensor:
         """float (3, frames, crop, crop) in [-1, 1]."""
         row = self.rows[self.rng.integers(len(self.rows))]
-        s = row_states(row)
         t0 = int(self.rng.integers(self.total - self.frames + 1))
-        cut = slice(t0, t0 + self.frames)
-        video = render_states(States(s.positions[cut], s.velocities[cut], s.radii, s.colours),
-                              self.resolution)  # uint8 (frames, R, R, 3)
+        s = row_scene(row).frames(slice(t0, t0 + self.frames))
+        video = render(s, self.resolution)  # uint8 (frames, R, R, 3)
         if self.crop is not None:
             R, c = self.resolution, self.crop
             if self.rng.random() < 0.125:  # anywhere: plain background and borders too
                 top, left = self.rng.integers(R - c + 1, size=2)
             else:  # on a ball, around its mean position over the window, jittered by c/4
                 b = int(self.rng.integers(s.positions.shape[1]))
-                x, y = s.positions[cut, b].mean(axis=0)
+                x, y = s.positions[:, b].mean(axis=0)
                 col, row_ = x * R / self.world, (self.world - y) * R / self.world
                 jitter = self.rng.uniform(-c / 4, c / 4, size=2)
                 top = int(np.clip(round(row_ - c / 2 + jitter[0]), 0, R - c))
@@ -90,7 +88,7 @@ class ClipSampler:
     def full_clips(self, n: int) -> torch.Tensor:
         """n whole training videos (evenly spaced rows): float (n, 3, T, R, R)."""
         idx = np.linspace(0, len(self.rows) - 1, n).round().astype(int)
-        return torch.stack([to_tensor(render_states(row_states(self.rows[i]), self.resolution)) for i in idx])
+        return torch.stack([to_tensor(render_row(self.rows[i], self.resolution)) for i in idx])
 
 
 def edge_mask(x: torch.Tensor) -> torch.Tensor:

@@ -165,8 +165,7 @@ def _split_order(m: dict[str, Any]) -> tuple[int, int, str]:
 
 def card_context(manifests: list[dict[str, Any]], repo_id: str, meta: dict[str, Any]) -> dict[str, Any]:
     """What the prose template sees."""
-    from .importer import PHYWORLD_ID_RANGES
-    from ..tasks import get_task
+    from ..tasks import family_of, get_task
 
     tasks = []
     seen_dofs: dict[str, dict[str, Any]] = {}
@@ -202,7 +201,7 @@ def card_context(manifests: list[dict[str, Any]], repo_id: str, meta: dict[str, 
             "ood_levels": [{"name": lv.name, "ood_dofs": lv.ood_dofs} for lv in spec.ood_levels],
             "splits": splits,
             "has_imported": any(s["imported"] for s in splits),
-            "imported_id_ranges": PHYWORLD_ID_RANGES.get(spec.scenario, {}),
+            "imported_id_ranges": family_of(spec).phyworld_id_ranges or {},
         })
     specs = [get_task(t["name"]) for t in tasks]
 

@@ -36,6 +36,7 @@ a generated split, so `phybench verify` checks it the same way.
 from __future__ import annotations
 
 import hashlib
+from functools import lru_cache
 import json
 import os
 import shutil
@@ -48,7 +49,8 @@ import numpy as np
 from .. import __version__
 from .frames import encode_video
 from ..world.laws import fully_in_view
-from ..world.scene import BLUE, RED
+from ..tasks import family_of
+from ..tasks.sampling import make_sample
 from ..tasks.spec import TaskSpec
 from .split import (
     DATA_DIR,
@@ -61,7 +63,7 @@ from .split import (
     file_sha256,
     hf_split_name,
     rows_to_table,
-    sample_digest,
+    row_digest,
     split_hash,
 )
 
@@ -70,19 +72,6 @@ DEFAULT_SPLIT = "phyworld-eval"
 TIME_OFFSET = 0.01  # s: their frame k is at t = 0.01 + 0.1 k (recorded after 10 k + 1 Box2D steps)
 PIXEL_MAPPING = "grid"  # their column j is at x = L j / (W - 1); see phybench.scoring.parse.PixelMapping
 
-# The authors' ID ranges (their `--data_for_vis` lists), which decide a row's level.  They
-# differ from the paper's (our tasks' ranges): r max 1.4 for one ball, r in [0.5, 1.5] for
-# collision.  world units and world units / s.
-PHYWORLD_ID_RANGES: dict[str, dict[str, tuple[float, float]]] = {
-    "uniform": {"radius": (0.7, 1.4), "velocity": (1.0, 4.0)},
-    "parabola": {"radius": (0.7, 1.4), "velocity": (1.0, 4.0)},
-    "collision": {
-        "radius_1": (0.5, 1.5),
-        "radius_2": (0.5, 1.5),
-        "velocity_1": (1.0, 4.0),
-        "velocity_2": (1.0, 4.0),
-    },
-}
 _SHORT = {"radius": "r", "velocity": "v", "radius_1": "r1", "radius_2": "r2", "velocity_1": "v1", "velocity_2": "v2"}
 _RANGE_SLACK = 1e-9  # their grid values come from linspace: an end point may be off by an ulp
 
@@ -124,9 +113,28 @@ def _chunks(f: Any) -> list[tuple[str | None, Any, Any, Any]]:
     return [(c, f["video_streams"][c], f["position_streams"][c], f["init_streams"][c]) for c in ids]
 
 
+def id_ranges(spec: TaskSpec) -> dict[str, tuple[float, float]]:
+    """The reference authors' ID ranges for a task (its family says), which decide a row's level.
+
+    They differ from the paper's (our tasks' ranges): r max 1.4 for one ball, r in
+    [0.5, 1.5] for collision.
+    """
+    ranges = family_of(spec).phyworld_id_ranges
+    if ranges is None:
+        raise PhyworldImportError(f"task {spec.name!r} has no phyworld counterpart to import")
+    return ranges
+
+
+@lru_cache(maxsize=8)
+def _bodies(spec: TaskSpec) -> np.ndarray:
+    """(B, 3) uint8 colours of the task's balls, in the order of its DoFs (`radius` or `radius_k`)."""
+    first = spec.splits[0].name
+    return make_sample(spec, first, 0).initial.colours
+
+
 def _check_shapes(spec: TaskSpec, chunk: str | None, videos: Any, positions: Any, inits: Any) -> None:
     where = f"chunk {chunk}" if chunk is not None else "the file"
-    balls, dofs = spec.num_balls, len(spec.dofs)
+    balls, dofs = len(_bodies(spec)), len(spec.dofs)
     n = videos.shape[0]
     want_pos = (n, spec.frames, 2) if balls == 1 else (n, spec.frames, balls, 2)
     if tuple(positions.shape) != want_pos:
@@ -155,7 +163,7 @@ def decode_mp4(data: bytes) -> np.ndarray:
 # ------------------------------------------------------------------ rows
 def classify_level(spec: TaskSpec, params: dict[str, float]) -> str:
     """"id" inside the authors' ID ranges, else our OOD level with those DoFs outside ("r+v", "v1+v2", ...)."""
-    ranges = PHYWORLD_ID_RANGES[spec.scenario]
+    ranges = id_ranges(spec)
     outside = tuple(
         d.name for d in spec.dofs
         if not ranges[d.name][0] - _RANGE_SLACK <= params[d.name] <= ranges[d.name][1] + _RANGE_SLACK
@@ -185,18 +193,16 @@ def _velocities(positions: np.ndarray, frame_interval: float) -> np.ndarray:
 def build_row(spec: TaskSpec, split: str, index: int, positions: np.ndarray, init: np.ndarray) -> dict[str, Any]:
     """One split row (numpy values) from a phyworld row's positions and init values."""
     pos = np.asarray(positions, dtype=np.float64)
-    if spec.num_balls == 1:
+    if pos.ndim == 2:
         pos = pos[:, None, :]  # (T, 1, 2)
     init = np.asarray(init, dtype=np.float64)
     params = {d.name: float(v) for d, v in zip(spec.dofs, init)}
-    if spec.scenario == "collision":
-        radii = np.array([params["radius_1"], params["radius_2"]])
-        colours = np.array([RED, BLUE], dtype=np.uint8)
+    colours = _bodies(spec)
+    suffixes = [""] if len(colours) == 1 else [f"_{b + 1}" for b in range(len(colours))]
+    radii = np.array([params[f"radius{s}"] for s in suffixes])
+    tc = float("nan")
+    if len(colours) == 2:  # two balls approaching on one line: their first contact
         tc = contact_time(pos, radii, params["velocity_1"], params["velocity_2"])
-    else:
-        radii = np.array([params["radius"]])
-        colours = np.array([RED], dtype=np.uint8)
-        tc = float("nan")
     view = fully_in_view(pos, radii, spec.world_size).all(axis=1)  # (T,) every ball wholly inside
     return {
         "sample_id": f"{spec.name}/{split}/{index:07d}",
@@ -319,7 +325,6 @@ def import_phyworld(
             pngs.clear()
             shard_digests.clear()
 
-        dofs = tuple(d.name for d in spec.dofs)
         for row, video in iter_phyworld(src, spec, split, limit=n):
             h, w = video.shape[1:3]
             if h != w:
@@ -328,7 +333,7 @@ def import_phyworld(
                 resolution = w
             elif w != resolution:
                 raise PhyworldImportError(f"row {row['index']}: frames are {w} px, earlier rows {resolution} px")
-            digest = sample_digest(row, dofs, video)
+            digest = row_digest(spec, row, video)
             digests.append(digest.hex())
             shard_digests.append(digest)
             levels[row["level"]] = levels.get(row["level"], 0) + 1
@@ -357,7 +362,7 @@ def import_phyworld(
             "frame_interval": spec.frame_interval,
             "condition_frames": spec.condition_frames,
             "world_size": spec.world_size,
-            "dofs": list(dofs),
+            "dofs": [d.name for d in spec.dofs],
             "hf_split": hf_split_name(split),
             "levels": dict(sorted(levels.items())),
             "command": command,
@@ -373,7 +378,7 @@ def import_phyworld(
                 "rows": n,
                 "reference": "github.com/phyworld/phyworld (Kang et al. 2024, arXiv:2411.02385)",
                 "video": "H.264 MP4 decoded with imageio-ffmpeg, stored as lossless PNG frames",
-                "id_ranges": {k: list(v) for k, v in PHYWORLD_ID_RANGES[spec.scenario].items()},
+                "id_ranges": {k: list(v) for k, v in id_ranges(spec).items()},
                 "derived": {
                     "velocities": "central differences of positions, one-sided at the ends",
                     "frames_in_view": "frames with every ball wholly inside the square",

@@ -8,11 +8,15 @@ Layout of a split folder::
       data/shard-00000-of-00004.parquet
       data/shard-00000-of-00004.json sidecar: the shard's hashes (resume, verify)
 
-One row per sample: ``sample_id``, ``index``, ``level``, one float column per DoF,
-``contact_time``, ``frames_in_view``, per-frame ``positions`` and ``velocities``
-(T, B, 2) float32, ``radii`` (B,), ``colours`` (B, 3) and, for evaluation splits,
-``video``: one lossless PNG per frame (``List(Image())``).  Training splits store
-states only; `SplitReader.video` renders them on the fly, bit-identical to a stored video.
+One row schema for every task family: ``sample_id``, ``index``, ``level``, one column
+per DoF (float; categorical DoFs as strings), ``contact_time``, the family's
+`extra_columns` (float), ``frames_in_view``, the object-level trajectory (per-frame
+``positions`` and ``velocities`` (T, B, 2) float32, ``radii`` (B,) float32: each body's
+bounding radius, ``colours`` (B, 3) uint8; families with `stores_bodies` add ``angles``
+(T, B) float32 and ``bodies``, the JSON of each body's shape, colour and attributes)
+and, for evaluation splits, ``video``: one lossless PNG per frame (``List(Image())``).
+Training splits store states only; `SplitReader.video` renders them on the fly,
+bit-identical to a stored video.  `row_scene` turns any row back into a `Scene`.
 
 Hashes: each sample has a sha256 digest of its canonical content (decoded pixels, not
 PNG bytes, so it does not depend on the compressor); the split hash is the sha256 of a
@@ -34,10 +38,10 @@ import numpy as np
 from .. import __version__
 from .frames import decode_video, encode_video
 from ..world.render import render
-from ..tasks.sampling import make_sample
-from ..world.scene import Body, Disc, Scene
-from ..world.simulate import States, simulate
+from ..tasks import family_of
+from ..tasks.sampling import make_sample, simulate_sample
 from ..tasks.spec import TaskSpec
+from ..world.scene import Body, Scene
 
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
@@ -121,21 +125,27 @@ def make_plan(
 
 
 # ------------------------------------------------------------------ rows
-def scene_from_states(states: States) -> Scene:
-    """The renderer's view of a ball scene."""
-    bodies = tuple(
-        Body(Disc(float(r)), tuple(int(c) for c in colour))
-        for r, colour in zip(states.radii, states.colours)
-    )
-    T, B, _ = states.positions.shape
-    poses = np.zeros((T, B, 3))
-    poses[..., :2] = states.positions
-    return Scene(bodies, poses)
+STATE_COLUMNS = ("positions", "velocities", "radii", "colours")  # every row: the trajectory
+BODY_COLUMNS = ("angles", "bodies")  # rows of families with `stores_bodies`
+_STATE_DTYPES = (("positions", "<f4"), ("velocities", "<f4"), ("radii", "<f4"), ("colours", "u1"))
 
 
-def render_states(states: States, resolution: int) -> np.ndarray:
-    """uint8 (T, H, W, 3): the one way phybench turns ball states into a video."""
-    return render(scene_from_states(states), resolution)
+def row_scene(row: dict[str, Any]) -> Scene:
+    """The trajectory of a stored row, exactly as the renderer must see it."""
+    positions = np.asarray(row["positions"], dtype=np.float64)  # (T, B, 2)
+    velocities = np.asarray(row["velocities"], dtype=np.float64)
+    if row.get("bodies") is not None:
+        bodies = tuple(Body.from_dict(b) for b in json.loads(row["bodies"]))
+        poses = np.concatenate([positions, np.asarray(row["angles"], dtype=np.float64)[..., None]], axis=-1)
+        return Scene(bodies, poses, velocities=velocities)
+    return Scene.discs(positions, velocities, np.asarray(row["radii"], dtype=np.float64),
+                       np.asarray(row["colours"], dtype=np.uint8))
+
+
+def render_row(row: dict[str, Any], resolution: int, frames: slice | None = None) -> np.ndarray:
+    """uint8 (T, H, W, 3): the one way phybench turns a stored row into a video."""
+    scene = row_scene(row)
+    return render(scene if frames is None else scene.frames(frames), resolution)
 
 
 def _digest_update(h: "hashlib._Hash", name: str, data: bytes | memoryview) -> None:
@@ -143,54 +153,84 @@ def _digest_update(h: "hashlib._Hash", name: str, data: bytes | memoryview) -> N
     h.update(data)
 
 
-def sample_digest(row: dict[str, Any], dof_names: tuple[str, ...], video: np.ndarray | None) -> bytes:
-    """sha256 of a sample's canonical content (little-endian, fixed dtypes)."""
+def sample_digest(
+    row: dict[str, Any],
+    dof_names: tuple[str, ...],
+    video: np.ndarray | None,
+    extra_columns: tuple[str, ...] = (),
+    categorical: tuple[str, ...] = (),
+) -> bytes:
+    """sha256 of a sample's canonical content (little-endian, fixed dtypes).
+
+    Fields a family does not use (extra columns, categorical DoFs, body shapes) add
+    nothing, so the digests of plain-disc tasks are those of format version 1.
+    """
     h = hashlib.sha256()
     _digest_update(h, "sample_id", row["sample_id"].encode())
     _digest_update(h, "level", row["level"].encode())
-    params = np.array([row[n] for n in dof_names] + [row["contact_time"]], dtype="<f8")
+    params = np.array([row[n] for n in dof_names] + [row["contact_time"]] + [row[n] for n in extra_columns], dtype="<f8")
     _digest_update(h, "params", params.tobytes())
+    if categorical:
+        _digest_update(h, "categorical", json.dumps([row[n] for n in categorical]).encode())
     _digest_update(h, "frames_in_view", int(row["frames_in_view"]).to_bytes(4, "little"))
-    for key, dtype in (("positions", "<f4"), ("velocities", "<f4"), ("radii", "<f4"), ("colours", "u1")):
+    for key, dtype in _STATE_DTYPES:
         _digest_update(h, key, np.ascontiguousarray(row[key], dtype=dtype).tobytes())
+    if row.get("bodies") is not None:
+        _digest_update(h, "angles", np.ascontiguousarray(row["angles"], dtype="<f4").tobytes())
+        _digest_update(h, "bodies", row["bodies"].encode())
     if video is not None:
         _digest_update(h, "video", memoryview(np.ascontiguousarray(video, dtype=np.uint8)).cast("B"))
     return h.digest()
+
+
+def digest_fields(spec: TaskSpec) -> dict[str, tuple[str, ...]]:
+    """The keyword arguments of `sample_digest` beyond the row and video, for a task."""
+    return {
+        "dof_names": tuple(d.name for d in spec.dofs),
+        "extra_columns": family_of(spec).extra_columns,
+        "categorical": tuple(c.name for c in spec.categorical),
+    }
+
+
+def row_digest(spec: TaskSpec, row: dict[str, Any], video: np.ndarray | None) -> bytes:
+    return sample_digest(row, video=video, **digest_fields(spec))
+
+
+def scene_row(spec: TaskSpec, scene: Scene) -> dict[str, Any]:
+    """The trajectory columns of a row (float32 as stored)."""
+    row: dict[str, Any] = {
+        "positions": scene.positions.astype(np.float32),
+        "velocities": np.asarray(scene.velocities).astype(np.float32),
+        "radii": scene.radii.astype(np.float32),
+        "colours": scene.colours,
+    }
+    if family_of(spec).stores_bodies:
+        row["angles"] = scene.angles.astype(np.float32)
+        row["bodies"] = json.dumps([b.to_dict() for b in scene.bodies], sort_keys=True, separators=(",", ":"))
+    return row
 
 
 def generate_sample(plan: SplitPlan, index: int) -> tuple[dict[str, Any], np.ndarray | None]:
     """One row (numpy values) and its rendered video (None for training splits)."""
     spec = plan.spec
     sample = make_sample(spec, plan.split, index)
-    states = simulate(spec, sample)
+    scene = simulate_sample(spec, sample)
     row: dict[str, Any] = {
         "sample_id": sample.sample_id,
         "index": index,
         "level": sample.level,
         **sample.params,
         "contact_time": sample.contact_time,
+        **{name: sample.extra[name] for name in family_of(spec).extra_columns},
         "frames_in_view": sample.frames_in_view,
-        "positions": states.positions.astype(np.float32),
-        "velocities": states.velocities.astype(np.float32),
-        "radii": states.radii.astype(np.float32),
-        "colours": states.colours,
+        **scene_row(spec, scene),
     }
     video = None
     if plan.with_video:
         # Render from the float32 states we store, so that re-rendering a stored row
         # gives exactly the stored video.
-        video = render_states(row_states(row), plan.resolution)
+        video = render_row(row, plan.resolution)
     return row, video
-
-
-def row_states(row: dict[str, Any]) -> States:
-    """States of a stored row, as the renderer must see them."""
-    return States(
-        np.asarray(row["positions"], dtype=np.float64),
-        np.asarray(row["velocities"], dtype=np.float64),
-        np.asarray(row["radii"], dtype=np.float64),
-        np.asarray(row["colours"], dtype=np.uint8),
-    )
 
 
 # ------------------------------------------------------------------ arrow
@@ -198,18 +238,24 @@ def features(spec: TaskSpec, with_video: bool):
     """The `datasets.Features` of a split (imported lazily: `datasets` is slow to import)."""
     from datasets import Features, Image, List, Value
 
+    family = family_of(spec)
     cols: dict[str, Any] = {
         "sample_id": Value("string"),
         "index": Value("int64"),
         "level": Value("string"),
         **{d.name: Value("float64") for d in spec.dofs},
+        **{c.name: Value("string") for c in spec.categorical},
         "contact_time": Value("float64"),
+        **{name: Value("float64") for name in family.extra_columns},
         "frames_in_view": Value("int32"),
         "positions": List(List(List(Value("float32")))),
         "velocities": List(List(List(Value("float32")))),
         "radii": List(Value("float32")),
         "colours": List(List(Value("uint8"))),
     }
+    if family.stores_bodies:
+        cols["angles"] = List(List(Value("float32")))
+        cols["bodies"] = Value("string")
     if with_video:
         cols["video"] = List(Image())
     return Features(cols)
@@ -233,10 +279,14 @@ def rows_to_table(spec: TaskSpec, rows: list[dict[str, Any]], pngs: list[list[by
     feats = features(spec, pngs is not None)
     schema = feats.arrow_schema
     cols: dict[str, Any] = {}
-    for name in ("sample_id", "index", "level", *(d.name for d in spec.dofs), "contact_time", "frames_in_view"):
+    for name in schema.names:
+        if name in ("video", "bodies") or name in STATE_COLUMNS or name == "angles":
+            continue
         cols[name] = pa.array([r[name] for r in rows], type=schema.field(name).type)
-    for name in ("positions", "velocities", "radii", "colours"):
+    for name in STATE_COLUMNS + (("angles",) if "angles" in schema.names else ()):
         cols[name] = _nested(np.stack([r[name] for r in rows]))
+    if "bodies" in schema.names:
+        cols["bodies"] = pa.array([r["bodies"] for r in rows], type=pa.string())
     if pngs is not None:
         flat = [p for video in pngs for p in video]
         frames = pa.StructArray.from_arrays(
@@ -254,7 +304,7 @@ def table_rows(table) -> Iterator[dict[str, Any]]:
     out: dict[str, Any] = {}
     for name in table.column_names:
         col = table.column(name).combine_chunks()
-        if name in ("positions", "velocities", "radii", "colours"):
+        if name in STATE_COLUMNS or name == "angles":
             values = col
             shape = [n]
             while hasattr(values.type, "value_type"):
@@ -305,7 +355,7 @@ def write_shard(plan: SplitPlan, out: Path, shard: int) -> dict[str, Any]:
     rows, pngs, digests = [], [] if plan.with_video else None, []
     for index in range(start, stop):
         row, video = generate_sample(plan, index)
-        digests.append(sample_digest(row, tuple(d.name for d in plan.spec.dofs), video))
+        digests.append(row_digest(plan.spec, row, video))
         rows.append(row)
         if video is not None:
             pngs.append(encode_video(video))
@@ -476,7 +526,6 @@ def verify(folder: str | os.PathLike[str], regenerate: int = 0, progress: bool =
             f"split was made from {spec.name} spec {str(manifest.get('spec_hash'))[:12]}, but this "
             f"phybench registers spec {spec.spec_hash()[:12]} (version {spec.version})"
         )
-    dofs = tuple(d.name for d in spec.dofs)
     digests: list[str] = []
     checked = 0
     expected_shards = plan.num_shards
@@ -509,11 +558,11 @@ def verify(folder: str | os.PathLike[str], regenerate: int = 0, progress: bool =
             except Exception as exc:  # a damaged PNG inside a readable Parquet file
                 problems.append(f"{entry['file']}: {row['sample_id']}: video does not decode ({exc})")
                 video = np.zeros((0,), np.uint8)  # digest of nothing: the split hash will differ
-            d = sample_digest(row, dofs, video).hex()
+            d = row_digest(spec, row, video).hex()
             shard_digests.append(d)
             if row["index"] in regen_at:
                 fresh_row, fresh_video = generate_sample(plan, int(row["index"]))
-                if sample_digest(fresh_row, dofs, fresh_video).hex() != d:
+                if row_digest(spec, fresh_row, fresh_video).hex() != d:
                     problems.append(f"{row['sample_id']}: stored sample differs from a fresh simulation and render")
                 regenerated += 1
             checked += 1
@@ -555,7 +604,7 @@ class SplitReader:
         """uint8 (T, H, W, 3): decoded if stored, else rendered from the row's states."""
         if "video" in row:
             return decode_video(row["video"])
-        return render_states(row_states(row), self.plan.resolution)
+        return render_row(row, self.plan.resolution)
 
 
 def load_hf_dataset(folder: str | os.PathLike[str]):
@@ -574,10 +623,11 @@ def load_hf_dataset(folder: str | os.PathLike[str]):
     resolution = int(manifest["resolution"])
 
     def _render(batch: dict[str, list[Any]]) -> dict[str, list[Any]]:
-        out = {k: [np.asarray(x) for x in v] if k in ("positions", "velocities", "radii", "colours") else v for k, v in batch.items()}
+        arrays = STATE_COLUMNS + ("angles",)
+        out = {k: [np.asarray(x) for x in v] if k in arrays else v for k, v in batch.items()}
+        keys = [k for k in STATE_COLUMNS + BODY_COLUMNS if k in batch]
         out["video"] = [
-            render_states(row_states({k: batch[k][i] for k in ("positions", "velocities", "radii", "colours")}), resolution)
-            for i in range(len(batch["sample_id"]))
+            render_row({k: batch[k][i] for k in keys}, resolution) for i in range(len(batch["sample_id"]))
         ]
         return out
 

@@ -22,13 +22,13 @@ from .image_metrics import SETTINGS as IMAGE_SETTINGS
 from .image_metrics import score_frames
 from .parse import TILE, PixelMapping, parse_video
 from .results import OVERALL, SET_METRICS, VIDEO_METRICS, build_results
-from ..data.split import SplitReader, plan_from_manifest, sample_digest, split_hash
+from ..data.split import SplitReader, plan_from_manifest, row_digest, row_scene, split_hash
+from ..tasks import family_of, get_task
 from .velocity import SETTINGS as VELOCITY_SETTINGS
 from .velocity import video_errors
 
 ALL_METRICS = ("velocity_error", "ssim", "psnr", "lpips", "fvd")
 _BLAS_ENV = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
-COLOUR_NAMES = {(255, 0, 0): "red ball", (0, 0, 255): "blue ball"}
 
 
 class ScoreError(Exception):
@@ -57,7 +57,7 @@ def samples_sidecar(results: dict[str, Any], details: Sequence[dict[str, Any]]) 
         "schema_version": 1,
         "submission_hash": results["provenance"]["submission_hash"],
         "split_hash": results["provenance"]["split_hash"],
-        "dof": "velocity_1" if results["task"] == "collision" else "velocity",
+        "dof": family_of(get_task(results["task"])).plot_dof,
         "samples": [
             {
                 "sample_id": d["sample_id"],
@@ -95,8 +95,12 @@ def score_sample(
     metrics: Sequence[str],
 ) -> dict[str, Any]:
     """One detail row: physics errors from parsed pixels, then PSNR and SSIM."""
-    colours = [tuple(int(c) for c in rgb) for rgb in np.asarray(row["colours"])]
-    parsed = parse_video(video, colours, _mapping(manifest))
+    spec = get_task(manifest["task"])
+    family = family_of(spec)
+    bodies = row_scene(row).bodies
+    colours = [tuple(int(c) for c in b.colour) for b in bodies]
+    refine = None if family.object_reader == "discs" else False
+    parsed = parse_video(video, colours, _mapping(manifest), refine=refine)
     errors = video_errors(
         parsed,
         row["positions"],
@@ -104,8 +108,8 @@ def score_sample(
         world_size=float(manifest["world_size"]),
         frame_interval=float(manifest["frame_interval"]),
         condition_frames=int(manifest["condition_frames"]),
-        contact_time=float(row.get("contact_time", float("nan"))),
-        colour_names=tuple(COLOUR_NAMES.get(c, f"object {i}") for i, c in enumerate(colours)),
+        contact_time=family.contact_time(row),
+        colour_names=tuple(b.describe() for b in bodies),
     )
     detail: dict[str, Any] = {
         "sample_id": row["sample_id"],
@@ -119,7 +123,7 @@ def score_sample(
         "momentum_error": errors.momentum_error,
         "energy_error": errors.energy_error,
         # the conditioned value of the velocity DoF (ball 0 moves towards +x in every task)
-        "true_velocity": float(row["velocity_1"] if "velocity_1" in row else row["velocity"]),
+        "true_velocity": family.conditioned_value(row),
         "generated_velocity": errors.generated_velocity,
     }
     if gt_video is not None and ("ssim" in metrics or "psnr" in metrics):
@@ -136,7 +140,7 @@ def _score_row(
     """(detail, sample digest, ground-truth video) of one row: re-hash the row as it is used."""
     manifest = reader.manifest
     gt = reader.video(row) if "video" in row else None
-    digest = sample_digest(row, tuple(manifest["dofs"]), gt).hex()
+    digest = row_digest(reader.spec, row, gt).hex()
     return score_sample(row, video, gt, manifest, metrics), digest, gt
 
 
@@ -345,7 +349,7 @@ def score(
         "results_schema": "docs/results.md",
     }
     wanted = [m for m in metrics if m in VIDEO_METRICS or m in SET_METRICS]
-    extra = ["position_error"] + (["momentum_error", "energy_error"] if spec.scenario == "collision" else [])
+    extra = [m for m in family_of(spec).metrics if m in VIDEO_METRICS and m not in ALL_METRICS]
     results = build_results(
         model=model_meta,
         manifest=manifest,

@@ -14,7 +14,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-Scenario = Literal["uniform", "collision", "parabola"]
+SplitRole = Literal["train", "eval"]
 
 
 @dataclass(frozen=True)
@@ -61,6 +61,39 @@ class TrainingSet:
 
 
 @dataclass(frozen=True)
+class CategoricalDof:
+    """A degree of freedom with named values, e.g. shape in {disc, square}."""
+
+    name: str  # column name in the split, e.g. "shape"
+    values: tuple[str, ...]
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class SplitDecl:
+    """A split a task declares: its name, role, size and how its samples are drawn.
+
+    draw: a rule the sampler knows ("grid": the training grid named `name`;
+    "grid-midpoints": cell midpoints of the largest training grid; "ood-levels": the OOD
+    levels in round-robin) or one the task's family implements.  restrict: the rule's
+    arguments as (key, value) pairs, e.g. (("colour", "red"), ("shape", "disc")).
+    """
+
+    name: str
+    role: SplitRole
+    size: int
+    draw: str
+    restrict: tuple[tuple[str, Any], ...] = ()
+    description: str = ""
+
+    def option(self, key: str, default: Any = None) -> Any:
+        for k, v in self.restrict:
+            if k == key:
+                return v
+        return default
+
+
+@dataclass(frozen=True)
 class SimulatorSettings:
     """How Box2D is driven.  See `phybench.world.simulate` for why each setting exists."""
 
@@ -73,6 +106,7 @@ class SimulatorSettings:
     friction: float = 0.0  # head-on, spin-free contacts: friction never acts
     velocity_iterations: int = 15
     position_iterations: int = 20
+    angular_damping: float = 0.0  # spinning bodies only (PHYRE: 0.01); omitted from the hash at 0
 
 
 @dataclass(frozen=True)
@@ -81,7 +115,7 @@ class TaskSpec:
 
     name: str
     version: int
-    scenario: Scenario
+    scenario: str  # the task family (`phybench.tasks.family`); the key keeps v1 spec hashes
     description: str
     dofs: tuple[Dof, ...]
     ood_levels: tuple[OODLevel, ...]
@@ -100,6 +134,11 @@ class TaskSpec:
     min_approach_speed: float = 0.05  # collision: world units / s, so the balls meet
     base_seed: int = 0
     notes: tuple[str, ...] = field(default=())  # where we differ from the paper or code
+    # Added after version 1 of the spec format; left out of the canonical JSON while
+    # empty, so the spec hashes of the tasks that do not use them never change.
+    declared_splits: tuple[SplitDecl, ...] = ()  # empty: train grids + id-eval + ood-eval
+    categorical: tuple[CategoricalDof, ...] = ()
+    family_params: tuple[tuple[str, Any], ...] = ()  # family-specific settings
 
     def __post_init__(self) -> None:
         names = [d.name for d in self.dofs]
@@ -120,7 +159,14 @@ class TaskSpec:
 
     # ----------------------------------------------------------------- identity
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        d = asdict(self)
+        for key, default in _HASH_OPTIONAL.items():
+            if d.get(key) in (default, list(default)):
+                del d[key]
+        for key, default in _SIMULATOR_OPTIONAL.items():
+            if d["simulator"].get(key) == default:
+                del d["simulator"][key]
+        return d
 
     def canonical_json(self) -> str:
         """Sorted keys, no whitespace, floats as Python's shortest repr: stable bytes."""
@@ -131,15 +177,42 @@ class TaskSpec:
 
     # ------------------------------------------------------------------ splits
     @property
+    def splits(self) -> tuple[SplitDecl, ...]:
+        """Every split of the task, training ones first.
+
+        Declared splits when the task declares them; otherwise the fundamental layout:
+        one training split per grid, ``id-eval`` (grid midpoints) and ``ood-eval``.
+        """
+        if self.declared_splits:
+            return self.declared_splits
+        return tuple(SplitDecl(ts.name, "train", ts.size, "grid") for ts in self.training_sets) + (
+            SplitDecl("id-eval", "eval", self.id_eval_size, "grid-midpoints",
+                      description="cell midpoints of the largest training grid"),
+            SplitDecl("ood-eval", "eval", sum(level.size for level in self.ood_levels), "ood-levels",
+                      description="OOD levels in round-robin order"),
+        )
+
+    def split(self, name: str) -> SplitDecl:
+        for decl in self.splits:
+            if decl.name == name:
+                return decl
+        raise KeyError(f"task {self.name!r} has no split {name!r}; splits: {', '.join(self.split_names)}")
+
+    @property
     def split_names(self) -> tuple[str, ...]:
-        return tuple(ts.name for ts in self.training_sets) + ("id-eval", "ood-eval")
+        return tuple(s.name for s in self.splits)
+
+    @property
+    def eval_splits(self) -> tuple[str, ...]:
+        """The splits a model is scored on, in declaration order."""
+        return tuple(s.name for s in self.splits if s.role == "eval")
+
+    @property
+    def train_splits(self) -> tuple[str, ...]:
+        return tuple(s.name for s in self.splits if s.role == "train")
 
     def split_size(self, split: str) -> int:
-        if split == "id-eval":
-            return self.id_eval_size
-        if split == "ood-eval":
-            return sum(level.size for level in self.ood_levels)
-        return self.training_set(split).size
+        return self.split(split).size
 
     def training_set(self, split: str) -> TrainingSet:
         for ts in self.training_sets:
@@ -148,7 +221,18 @@ class TaskSpec:
         raise KeyError(split)
 
     def is_training(self, split: str) -> bool:
+        """Declared role; a split the task does not declare (an imported one) is a
+        training split when its name says so (``train-...``)."""
+        if split in self.split_names:
+            return self.split(split).role == "train"
         return split.startswith("train-")
+
+    def param(self, key: str, default: Any = None) -> Any:
+        """A family-specific setting from `family_params`."""
+        for k, v in self.family_params:
+            if k == key:
+                return v
+        return default
 
     def dof(self, name: str) -> Dof:
         for d in self.dofs:
@@ -156,6 +240,6 @@ class TaskSpec:
                 return d
         raise KeyError(name)
 
-    @property
-    def num_balls(self) -> int:
-        return 2 if self.scenario == "collision" else 1
+
+_HASH_OPTIONAL: dict[str, Any] = {"declared_splits": (), "categorical": (), "family_params": ()}
+_SIMULATOR_OPTIONAL: dict[str, Any] = {"angular_damping": 0.0}

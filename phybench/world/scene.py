@@ -15,7 +15,9 @@ Coordinates (one mapping, used everywhere in phybench):
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import math
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
 
 import numpy as np
 
@@ -30,6 +32,8 @@ PHYRE_GREY = (0xB9, 0xCA, 0xD2)  # PHYRE dynamic objects
 PHYRE_BLACK = (0, 0, 0)  # PHYRE static objects
 PHYRE_RED = (0xF3, 0x4F, 0x46)  # PHYRE red ball
 BACKGROUND = WHITE
+COLOUR_NAMES = {RED: "red", BLUE: "blue", BLACK: "black", PHYRE_GREY: "grey", PHYRE_RED: "red"}
+SHAPE_NOUNS = {"disc": "ball", "rect": "bar", "ring": "ring", "jar": "jar", "polygon": "polygon"}
 
 
 @dataclass(frozen=True)
@@ -87,14 +91,90 @@ class Polygon:
 Shape = Disc | Rect | Ring | Jar | Polygon
 
 
+SHAPES: dict[str, type] = {"disc": Disc, "rect": Rect, "ring": Ring, "jar": Jar, "polygon": Polygon}
+
+
+def shape_kind(shape: Shape) -> str:
+    """'disc', 'rect', ... : the name a stored row uses for a shape."""
+    for kind, cls in SHAPES.items():
+        if isinstance(shape, cls):
+            return kind
+    raise TypeError(f"not a shape: {shape!r}")
+
+
+def bounding_radius(shape: Shape) -> float:
+    """Largest distance of the shape from the body position, world units.
+
+    A body whose centre lies at least this far inside the image is wholly in view at any
+    angle; for a disc it is the radius, so in-view tests of discs are unchanged.
+    """
+    if isinstance(shape, Disc):
+        return shape.radius
+    if isinstance(shape, Ring):
+        return shape.outer_radius
+    if isinstance(shape, (Rect, Jar)):
+        return 0.5 * math.hypot(shape.width, shape.height)
+    return max(math.hypot(x, y) for x, y in shape.vertices)
+
+
 @dataclass(frozen=True)
 class Body:
-    """One object of a scene: its shape, its colour and whether physics moves it."""
+    """One object of a scene: its shape, its colour and whether physics moves it.
+
+    attrs: categorical attributes a task varies and an analysis reads back, e.g.
+    (("shape", "square"), ("colour", "blue")); they never change how a body is drawn.
+    bullet / fixed_rotation: how Box2D moves a dynamic body (continuous collision;
+    no spin: head-on ball collisions never spin, and a free rigid body may).
+    """
 
     shape: Shape
     colour: tuple[int, int, int]
     dynamic: bool = True
     name: str = ""
+    attrs: tuple[tuple[str, str], ...] = ()
+    bullet: bool = True
+    fixed_rotation: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON data: what a stored row keeps of a body that is not a plain disc."""
+        return {
+            "shape": shape_kind(self.shape),
+            **{k: v for k, v in asdict(self.shape).items()},
+            "colour": list(self.colour),
+            "dynamic": self.dynamic,
+            "name": self.name,
+            "attrs": [list(a) for a in self.attrs],
+            "bullet": self.bullet,
+            "fixed_rotation": self.fixed_rotation,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Body":
+        kind = SHAPES[d["shape"]]
+        dims = {f.name: d[f.name] for f in fields(kind)}
+        if kind is Polygon:
+            dims["vertices"] = tuple(tuple(float(c) for c in v) for v in dims["vertices"])
+        return cls(
+            kind(**dims),
+            tuple(int(c) for c in d["colour"]),
+            bool(d["dynamic"]),
+            str(d.get("name", "")),
+            tuple((str(k), str(v)) for k, v in d.get("attrs", ())),
+            bool(d.get("bullet", True)),
+            bool(d.get("fixed_rotation", True)),
+        )
+
+    def describe(self) -> str:
+        """How messages name the body: its name, else colour and shape ("red ball")."""
+        if self.name:
+            return self.name
+        colour = COLOUR_NAMES.get(tuple(self.colour), "rgb(%d, %d, %d)" % tuple(self.colour))
+        return f"{colour} {SHAPE_NOUNS[shape_kind(self.shape)]}"
+
+    @property
+    def is_plain_disc(self) -> bool:
+        """A dynamic disc with no attributes: a row stores it as (radius, colour) alone."""
+        return isinstance(self.shape, Disc) and self.dynamic and not self.attrs and self.bullet and self.fixed_rotation
 
 
 @dataclass(frozen=True, eq=False)
@@ -121,6 +201,58 @@ class Scene:
     @property
     def num_frames(self) -> int:
         return int(self.poses.shape[0])
+
+    # The object-level trajectory: one type from sampling to parsing.  Sampling builds
+    # a one-frame scene (the initial state), the simulator extends it to every frame,
+    # splits store it, the renderer draws it and the scorer compares parsed objects
+    # with it.
+    @property
+    def positions(self) -> np.ndarray:
+        """(T, B, 2) body positions, world units."""
+        return self.poses[..., :2]
+
+    @property
+    def angles(self) -> np.ndarray:
+        """(T, B) body angles, radians counter-clockwise."""
+        return self.poses[..., 2]
+
+    @property
+    def radii(self) -> np.ndarray:
+        """(B,) bounding radius of each body (a disc's radius), world units."""
+        return np.array([bounding_radius(b.shape) for b in self.bodies], dtype=np.float64)
+
+    @property
+    def colours(self) -> np.ndarray:
+        """(B, 3) uint8 RGB."""
+        return np.array([b.colour for b in self.bodies], dtype=np.uint8).reshape(len(self.bodies), 3)
+
+    def frames(self, index: slice | np.ndarray | list[int]) -> "Scene":
+        """The same bodies over a subset of frames (e.g. the condition frames)."""
+        vel = None if self.velocities is None else self.velocities[index]
+        return Scene(self.bodies, self.poses[index], self.world_size, vel)
+
+    @classmethod
+    def discs(
+        cls,
+        positions: np.ndarray,
+        velocities: np.ndarray | None,
+        radii: np.ndarray,
+        colours: np.ndarray | tuple[tuple[int, int, int], ...],
+        world_size: float = WORLD_SIZE,
+    ) -> "Scene":
+        """Plain dynamic discs: positions (T, B, 2) or (B, 2) for one frame."""
+        positions = np.asarray(positions, dtype=np.float64)
+        if positions.ndim == 2:
+            positions = positions[None]
+        T, B, _ = positions.shape
+        poses = np.zeros((T, B, 3))
+        poses[..., :2] = positions
+        if velocities is not None:
+            velocities = np.asarray(velocities, dtype=np.float64).reshape(T, B, 2)
+        bodies = tuple(
+            Body(Disc(float(r)), tuple(int(c) for c in colour)) for r, colour in zip(np.asarray(radii), np.asarray(colours))
+        )
+        return cls(bodies, poses, world_size, velocities)
 
 
 def pixel_size(resolution: int, world_size: float = WORLD_SIZE) -> float:

@@ -21,65 +21,86 @@ and tested in ``tests/test_simulate.py``:
    of point 1 lifts every speed k-fold, which cures this too.
 5. Timing: frame k is recorded after exactly k * steps_per_frame steps, t = 0.1 k s
    (the reference records one step late).  Sleeping is off (it zeroes slow balls).
+
+The simulator takes and returns the one object-level trajectory type, `Scene`: a
+one-frame scene (bodies and their initial poses and velocities) in, every frame out.
+Bodies may be discs, rectangles, convex polygons or jars (three fixtures on one body),
+dynamic or static, spinning or not; rings collide as their outer disc.  Nothing here
+knows a task's name.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
-from Box2D import b2CircleShape, b2World
+from Box2D import b2CircleShape, b2PolygonShape, b2World
 
-from ..tasks.sampling import InitialState, SampleSpec
-from ..tasks.spec import TaskSpec
-
-
-@dataclass(frozen=True)
-class States:
-    """Per-frame states of a simulated sample (world units, seconds)."""
-
-    positions: np.ndarray  # (T, B, 2) float64
-    velocities: np.ndarray  # (T, B, 2) float64
-    radii: np.ndarray  # (B,)
-    colours: np.ndarray  # (B, 3) uint8
+from ..tasks.spec import SimulatorSettings
+from .scene import Disc, Jar, Polygon, Rect, Ring, Scene, Shape
 
 
-def simulate_initial(spec: TaskSpec, initial: InitialState) -> States:
-    """Run Box2D from an initial state for `spec.frames` frames."""
-    sim = spec.simulator
+def _fixtures(shape: Shape, L: float) -> list:
+    """Box2D shapes of one body, in Box2D units (L times ours)."""
+    if isinstance(shape, Disc):
+        return [b2CircleShape(radius=float(shape.radius * L))]
+    if isinstance(shape, Ring):  # collides as its outer disc
+        return [b2CircleShape(radius=float(shape.outer_radius * L))]
+    if isinstance(shape, Rect):
+        return [b2PolygonShape(box=(float(shape.width * L / 2), float(shape.height * L / 2)))]
+    if isinstance(shape, Jar):
+        return [
+            b2PolygonShape(box=(float(r.width * L / 2), float(r.height * L / 2)), center=(float(dx * L), float(dy * L)), angle=0.0)
+            for dx, dy, r in shape.parts()
+        ]
+    if isinstance(shape, Polygon):
+        return [b2PolygonShape(vertices=[(float(x * L), float(y * L)) for x, y in shape.vertices])]
+    raise TypeError(f"cannot simulate {shape!r}")
+
+
+def simulate(initial: Scene, settings: SimulatorSettings, frames: int, frame_interval: float) -> Scene:
+    """Run Box2D from the first frame of `initial` for `frames` frames.
+
+    initial.poses[0]: (B, 3) x, y, angle; initial.velocities[0]: (B, 2) world units / s
+    (static bodies: ignored).  Returns poses (T, B, 3) and velocities (T, B, 2).
+    """
+    sim = settings
     k, L, spf = sim.time_scale, sim.length_scale, sim.steps_per_frame
-    h = spec.frame_interval / spf  # real seconds per step
+    h = frame_interval / spf  # real seconds per step
     g = sim.gravity
     world = b2World(gravity=(0.0, -g * k * k * L), doSleep=False)
     # Euler offset (point 3): start half a step's gravity "above" the true velocity.
     euler = np.array([0.0, 0.5 * g * h])
+    poses0 = initial.poses[0]  # (B, 3)
+    velocities0 = np.zeros((len(initial.bodies), 2)) if initial.velocities is None else np.asarray(initial.velocities)[0]
     bodies = []
-    for pos, vel, radius in zip(initial.positions, initial.velocities, initial.radii):
-        body = world.CreateDynamicBody(
-            position=(float(pos[0] * L), float(pos[1] * L)), bullet=True, fixedRotation=True
-        )
-        body.CreateFixture(
-            shape=b2CircleShape(radius=float(radius * L)),
-            density=sim.density,
-            friction=sim.friction,
-            restitution=sim.restitution,
-        )
-        v0 = (vel + euler) * (k * L)
-        body.linearVelocity = (float(v0[0]), float(v0[1]))
+    for spec, pose, vel in zip(initial.bodies, poses0, velocities0):
+        position = (float(pose[0] * L), float(pose[1] * L))
+        if spec.dynamic:
+            if pose[2] != 0.0:
+                body = world.CreateDynamicBody(position=position, angle=float(pose[2]), bullet=spec.bullet,
+                                               fixedRotation=spec.fixed_rotation)
+            else:  # the exact call the ball tasks' golden trajectories were made with
+                body = world.CreateDynamicBody(position=position, bullet=spec.bullet, fixedRotation=spec.fixed_rotation)
+            if not spec.fixed_rotation:
+                body.angularDamping = sim.angular_damping
+        else:
+            body = world.CreateStaticBody(position=position, angle=float(pose[2]))
+        for shape in _fixtures(spec.shape, L):
+            body.CreateFixture(shape=shape, density=sim.density, friction=sim.friction, restitution=sim.restitution)
+        if spec.dynamic:
+            v0 = (vel + euler) * (k * L)
+            body.linearVelocity = (float(v0[0]), float(v0[1]))
         bodies.append(body)
-    T, B = spec.frames, len(bodies)
-    raw = np.empty((T, B, 4))  # Box2D units: x, y, vx, vy
+    T, B = frames, len(bodies)
+    raw = np.empty((T, B, 5))  # Box2D units: x, y, angle, vx, vy
     for frame in range(T):
         for b, body in enumerate(bodies):
             p, v = body.position, body.linearVelocity
-            raw[frame, b] = (p.x, p.y, v.x, v.y)
+            raw[frame, b] = (p.x, p.y, body.angle, v.x, v.y)
         if frame < T - 1:
             for _ in range(spf):
                 world.Step(h / k, sim.velocity_iterations, sim.position_iterations)
-    positions = raw[..., :2] / L
-    velocities = raw[..., 2:] / (k * L) - euler
-    colours = np.array(initial.colours, dtype=np.uint8).reshape(B, 3)
-    return States(positions, velocities, np.asarray(initial.radii, dtype=np.float64), colours)
-
-
-def simulate(spec: TaskSpec, sample: SampleSpec) -> States:
-    return simulate_initial(spec, sample.initial)
+    poses = raw[..., :3].copy()
+    poses[..., :2] /= L
+    velocities = raw[..., 3:] / (k * L) - euler
+    static = np.array([not b.dynamic for b in initial.bodies], dtype=bool)
+    velocities[:, static] = 0.0
+    return Scene(initial.bodies, poses, initial.world_size, velocities)

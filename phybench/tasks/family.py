@@ -1,0 +1,155 @@
+"""Task families: the unit of extension (as a PHYRE task template or an lm-eval task).
+
+A family owns everything that is specific to a kind of scene: which bodies it has, how a
+sample's parameters become an initial scene (placement, the redraw rule), its closed-form
+law (tests and the physics oracle compare Box2D with it), extra row columns, which
+metrics apply, which DoF the generated-vs-conditioned plot shows and how its objects are
+read back from pixels.  Downstream code (sampling, splits, scoring, the leaderboard, the
+CLI) asks the family and never branches on a task or family name.
+
+A family is a `TaskFamily` subclass registered with ``@register_family``; its tasks are
+`TaskSpec`s whose ``scenario`` names it, registered with `register_task`.  Built-in
+families live one per module in this package; external ones are found through the
+``phybench.families`` entry point group (the entry point's module is imported, and its
+decorators register).  `temporary_task` registers a task for the duration of a ``with``
+block (tests, notebooks) without leaking into the registry.
+"""
+from __future__ import annotations
+
+import contextlib
+import math
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Iterator
+
+import numpy as np
+
+from ..registry import Registry
+from ..world.scene import Scene
+from .spec import SplitDecl, TaskSpec
+
+ENTRY_POINT_GROUP = "phybench.families"
+
+# Metrics every family gets unless it says otherwise (names in `phybench.scoring.metrics`).
+DEFAULT_METRICS = ("velocity_error", "position_error", "ssim", "psnr", "lpips", "fvd")
+
+
+@dataclass(frozen=True)
+class Placement:
+    """What a family's placement rule returns for one sample."""
+
+    initial: Scene  # one frame: bodies, poses (1, B, 3), velocities (1, B, 2)
+    frames_in_view: int  # frames with every body fully in view (see the family's docs)
+    contact_time: float = float("nan")  # seconds; NaN when the scene has no designated contact
+    extra: dict[str, float] = field(default_factory=dict)  # the family's `extra_columns`
+
+
+class TaskFamily:
+    """Base class of task families; subclasses override what their scenes need.
+
+    Class attributes are data the rest of phybench reads; methods are the family's rules.
+    """
+
+    name: ClassVar[str] = ""
+    # names of registered metrics that apply to this family's tasks, in report order
+    metrics: ClassVar[tuple[str, ...]] = DEFAULT_METRICS
+    # DoF drawn on the leaderboard's generated-vs-conditioned scatter (None: no plot)
+    plot_dof: ClassVar[str | None] = None
+    # how objects are read back from pixels: "discs" (exact disc-edge inversion) or
+    # "centroids" (coverage-weighted centroid: exact for any shape fully in view)
+    object_reader: ClassVar[str] = "discs"
+    # float columns a row carries beyond the DoFs and `contact_time` (in the sample digest)
+    extra_columns: ClassVar[tuple[str, ...]] = ()
+    # rows keep each body's shape and per-frame angle (any family that is not plain discs)
+    stores_bodies: ClassVar[bool] = False
+    # the reference authors' ID ranges (phyworld importer), when they have such data
+    phyworld_id_ranges: ClassVar[dict[str, tuple[float, float]] | None] = None
+    # what `frames_in_view` means for this family (docs, dataset cards)
+    frames_in_view_doc: ClassVar[str] = "frames with every body fully in view"
+
+    # ----------------------------------------------------------------- sampling
+    def accept(self, spec: TaskSpec, params: dict[str, Any]) -> bool:
+        """Redraw rule for random draws: False rejects a parameter draw (it is redrawn)."""
+        return True
+
+    def draw(self, spec: TaskSpec, decl: SplitDecl, index: int, u: np.ndarray) -> tuple[str, dict[str, Any]]:
+        """(level, params) for a split whose draw rule the sampler does not know."""
+        raise KeyError(f"family {self.name!r} does not implement the draw rule {decl.draw!r} of split {decl.name!r}")
+
+    def place(self, spec: TaskSpec, params: dict[str, Any], u: np.ndarray) -> Placement:
+        """The initial scene of a sample from its parameters and placement randomness u."""
+        raise NotImplementedError
+
+    def closed_form(self, spec: TaskSpec, initial: Scene) -> tuple[np.ndarray, np.ndarray]:
+        """The law's positions (T, B, 2) and velocities (T, B, 2) from an initial scene."""
+        raise NotImplementedError(f"family {self.name!r} has no closed form")
+
+    # ----------------------------------------------------------------- scoring
+    def contact_time(self, row: dict[str, Any]) -> float:
+        """Seconds after which a pair of frames is scored (NaN: from the condition frames on)."""
+        value = row.get("contact_time", float("nan"))
+        return float(value) if value is not None else float("nan")
+
+    def conditioned_value(self, row: dict[str, Any]) -> float:
+        """The `plot_dof` value of a row (NaN without a plot DoF)."""
+        if self.plot_dof is None or row.get(self.plot_dof) is None:
+            return float("nan")
+        return float(row[self.plot_dof])
+
+
+FAMILIES: Registry[TaskFamily] = Registry("task family")
+TASKS: Registry[TaskSpec] = Registry("task")
+
+
+def register_family(cls: type[TaskFamily]) -> type[TaskFamily]:
+    """Class decorator: register one instance of a family under `cls.name`."""
+    if not cls.name:
+        raise ValueError(f"{cls.__name__} needs a `name`")
+    FAMILIES.register(cls.name, cls())
+    return cls
+
+
+def register_task(spec: TaskSpec) -> TaskSpec:
+    """Register a task; its family must be registered first."""
+    FAMILIES.get(spec.scenario)  # a clear error for a task of an unknown family
+    return TASKS.register(spec.name, spec)
+
+
+def get_task(name: str) -> TaskSpec:
+    return TASKS.get(name)
+
+
+def family_of(spec: TaskSpec) -> TaskFamily:
+    return FAMILIES.get(spec.scenario)
+
+
+@contextlib.contextmanager
+def temporary_task(spec: TaskSpec, family: type[TaskFamily] | None = None) -> Iterator[TaskSpec]:
+    """Register a task (and its family) for a ``with`` block only."""
+    added_family = family is not None and family.name not in FAMILIES
+    if added_family:
+        register_family(family)
+    register_task(spec)
+    try:
+        yield spec
+    finally:
+        TASKS.unregister(spec.name)
+        if added_family:
+            FAMILIES.unregister(family.name)
+
+
+def load_plugins() -> list[str]:
+    """Import every ``phybench.families`` entry point; returns the names loaded."""
+    from importlib.metadata import entry_points
+
+    loaded = []
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        ep.load()
+        loaded.append(ep.name)
+    return loaded
+
+
+def frames_possible(travel_per_frame: float, room: float, frames: int) -> int:
+    """Most consecutive frames a body moving `travel_per_frame` stays within `room`."""
+    if travel_per_frame <= 0.0:
+        return frames
+    return int(min(frames, math.floor(room / travel_per_frame * (1 - 1e-12)) + 1))
