@@ -581,7 +581,7 @@ def run_baseline(
     manifest = reader.manifest
     if reader.spec.is_training(manifest["split"]):
         raise BaselineError(f"{split_dir} is {manifest['task']}/{manifest['split']}, a training split; baselines "
-                            "answer evaluation splits (id-eval or ood-eval)")
+                            f"answer evaluation splits ({', '.join(reader.spec.eval_splits)})")
     if manifest["spec_hash"] != reader.spec.spec_hash():
         raise BaselineError(f"{split_dir} was made from {manifest['task']} spec {manifest['spec_hash'][:12]}, but "
                             f"this phybench registers {reader.spec.spec_hash()[:12]}: regenerate the split")

@@ -238,21 +238,26 @@ def cmd_tasks(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps({"spec_hash": spec.spec_hash(), **spec.to_dict()}, indent=2))
             return 0
-        print(f"{spec.name}  v{spec.version}  ({spec.scenario})   spec hash {spec.spec_hash()}")
+        print(f"{spec.name}  v{spec.version}  (family {spec.scenario})   spec hash {spec.spec_hash()}")
         print(textwrap.fill(spec.description, 88))
         print(f"\nclip: {spec.frames} frames every {spec.frame_interval:g} s, {spec.resolution} px "
               f"(also {', '.join(str(r) for r in spec.resolutions if r != spec.resolution)}), "
               f"{spec.condition_frames} condition frames, world {spec.world_size:g} x {spec.world_size:g} units")
         print("\ndegrees of freedom:")
         for d in spec.dofs:
-            ood = " U ".join(_fmt_range(r) for r in d.ood_ranges)
+            ood = " U ".join(_fmt_range(r) for r in d.ood_ranges) or "-"
             print(f"  {d.name:<11} ID {_fmt_range(d.id_range):<11} OOD {ood:<22} {d.unit}  ({d.description})")
+        for c in spec.categorical:
+            print(f"  {c.name:<11} one of {', '.join(c.values)}  ({c.description})")
         print("\nsplits:")
-        for ts in spec.training_sets:
-            print(f"  {ts.name:<11} {ts.size:>9,}  grid {' x '.join(map(str, ts.grid))}")
-        print(f"  {'id-eval':<11} {spec.id_eval_size:>9,}  midpoints of the largest training grid")
-        print(f"  {'ood-eval':<11} {spec.split_size('ood-eval'):>9,}  levels: "
-              + ", ".join(f"{lv.name} ({lv.size})" for lv in spec.ood_levels))
+        for decl in spec.splits:
+            if decl.draw == "grid":
+                how = f"grid {' x '.join(map(str, spec.training_set(decl.name).grid))}"
+            elif decl.draw == "ood-levels":
+                how = "levels: " + ", ".join(f"{lv.name} ({lv.size})" for lv in spec.ood_levels)
+            else:
+                how = decl.description or decl.draw
+            print(f"  {decl.name:<11} {decl.role:<5} {decl.size:>9,}  {how}")
         print(f"\nsimulator: {spec.simulator}")
         print(f"seed: {spec.base_seed}")
         if spec.notes:
@@ -264,18 +269,18 @@ def cmd_tasks(args: argparse.Namespace) -> int:
         raise CliError(f"unexpected argument {args.name!r}; did you mean `phybench tasks show {args.name}`?")
     rows = [(n, s) for n, s in TASKS.items()]
     if args.json:
-        print(json.dumps([{"name": n, "version": s.version, "scenario": s.scenario, "spec_hash": s.spec_hash(),
+        print(json.dumps([{"name": n, "version": s.version, "family": s.scenario, "spec_hash": s.spec_hash(),
                            "splits": {sp: s.split_size(sp) for sp in s.split_names}} for n, s in rows], indent=2))
         return 0
-    header = f"{'task':<10} {'ver':>3}  {'DoFs':<42} {'OOD levels':<32} {'id-eval':>7} {'ood-eval':>8}  spec hash"
+    header = f"{'task':<10} {'ver':>3}  {'DoFs':<42} {'OOD levels':<32} {'evaluation splits':<26}  spec hash"
     print(header)
     print("-" * len(header))
     for name, s in rows:
-        dofs = ", ".join(d.name for d in s.dofs)
-        levels = ", ".join(lv.name for lv in s.ood_levels)
-        print(f"{name:<10} {s.version:>3}  {dofs:<42} {levels:<32} {s.id_eval_size:>7} "
-              f"{s.split_size('ood-eval'):>8}  {s.spec_hash()[:12]}")
-    print("\ntraining splits: train-30k, train-300k, train-3m;  `phybench tasks show NAME` for details")
+        dofs = ", ".join([d.name for d in s.dofs] + [c.name for c in s.categorical])
+        levels = ", ".join(lv.name for lv in s.ood_levels) or "-"
+        evals = ", ".join(f"{sp} {s.split_size(sp)}" for sp in s.eval_splits)
+        print(f"{name:<10} {s.version:>3}  {dofs:<42} {levels:<32} {evals:<26}  {s.spec_hash()[:12]}")
+    print("\ntraining splits: `phybench tasks show NAME` lists every split of a task")
     return 0
 
 
@@ -518,7 +523,14 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------- quickstart
-QUICKSTART_TASKS = ("uniform", "collision", "parabola")
+def quickstart_tasks() -> list[Any]:
+    """The tasks whose families ask to be in the quickstart, in the families' order."""
+    from ..tasks import TASKS, family_of
+
+    specs = [s for _, s in TASKS.items() if family_of(s).quickstart_order is not None]
+    return sorted(specs, key=lambda s: family_of(s).quickstart_order)
+
+
 QUICKSTART_BASELINES = ("ground-truth", "copy-last", "linear-extrapolation", "physics-oracle", "nearest-neighbour")
 
 
@@ -541,16 +553,16 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
 
     print("[1/4] splits: generate and verify (a second run reuses them)")
     summary = []
-    for task in QUICKSTART_TASKS:
-        spec = get_task(task)
-        for split in ("id-eval", "ood-eval", "train-30k"):
-            limit = args.train_limit if split == "train-30k" else args.limit
+    for spec in quickstart_tasks():
+        task, train = spec.name, spec.train_splits[0]
+        for split in spec.eval_splits + (train,):
+            limit = args.train_limit if split == train else args.limit
             plan = make_plan(spec, split, None, min(limit, spec.split_size(split)), None)
             folder = out / "data" / f"{task}-{split}"
             t0 = time.perf_counter()
             result = generate(plan, folder, workers=args.workers, progress=True, command=canonical_command(plan))
             dt = time.perf_counter() - t0
-            if split != "train-30k":
+            if split != train:
                 report = verify(folder)
                 if not report.ok:
                     raise CliError(f"{folder} failed verification: {report.problems[0]}")
@@ -563,8 +575,9 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
 
     print("\n[2/4] reference baselines -> submissions, [3/4] score them")
     results_dir = out / "results"
-    for task in QUICKSTART_TASKS:
-        for split in ("id-eval", "ood-eval"):
+    for spec in quickstart_tasks():
+        task = spec.name
+        for split in spec.eval_splits:
             data = out / "data" / f"{task}-{split}"
             for name in QUICKSTART_BASELINES:
                 results_file = results_dir / f"{task}-{split}-{name}.json"
@@ -573,7 +586,7 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
                     continue
                 sub = out / "submissions" / f"{task}-{split}-{name}"
                 if not (sub / "submission.json").exists():
-                    train = out / "data" / f"{task}-train-30k" if name == "nearest-neighbour" else None
+                    train = out / "data" / f"{task}-{spec.train_splits[0]}" if name == "nearest-neighbour" else None
                     run_baseline(name, data, sub, train, progress=True, cache_dir=out / "cache", fmt="npz")
                 res = score(sub, data, metrics, progress=True)
                 atomic_write_bytes(results_file.with_name(results_file.stem + ".samples.json"),

@@ -25,6 +25,7 @@ class CollisionFamily(TaskFamily):
     """
 
     name = "collision"
+    quickstart_order = 1
     metrics = DEFAULT_METRICS + ("momentum_error", "energy_error")
     plot_dof = "velocity_1"
     phyworld_id_ranges = {

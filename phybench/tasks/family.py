@@ -63,6 +63,8 @@ class TaskFamily:
     stores_bodies: ClassVar[bool] = False
     # the reference authors' ID ranges (phyworld importer), when they have such data
     phyworld_id_ranges: ClassVar[dict[str, tuple[float, float]] | None] = None
+    # position in `phybench quickstart` (None: not part of it)
+    quickstart_order: ClassVar[int | None] = None
     # what `frames_in_view` means for this family (docs, dataset cards)
     frames_in_view_doc: ClassVar[str] = "frames with every body fully in view"
 

@@ -30,6 +30,7 @@ class ParabolaFamily(UniformFamily):
     """
 
     name = "parabola"
+    quickstart_order = 2
 
     def place(self, spec: TaskSpec, params: dict[str, Any], u: np.ndarray) -> Placement:
         r, v, L, dt = params["radius"], params["velocity"], spec.world_size, spec.frame_interval

@@ -91,11 +91,29 @@ def _uniform_in(intervals: tuple[tuple[float, float], ...], u: float) -> float:
 
 
 def draw_params(spec: TaskSpec, split: str, index: int, u: np.ndarray) -> tuple[str, dict[str, Any]]:
-    """(level, {dof: value}) of sample `index`, by the split's draw rule."""
+    """(level, {dof: value}) of sample `index`, by the split's draw rule.
+
+    The sampler's own rules draw the numeric DoFs; a categorical DoF takes the value the
+    split restricts it to (``restrict=(("shape", "square"),)``), else its first value.
+    Rules it does not know are the family's (`TaskFamily.draw`).
+    """
+    decl = spec.split(split)
+    if not 0 <= index < decl.size:
+        raise IndexError(f"{spec.name}/{split} has {decl.size} samples; index {index} is out of range")
+    if decl.draw not in _GENERIC_RULES:
+        return family_of(spec).draw(spec, decl, index, u)
+    level, params = _draw_generic(spec, split, index, u)
+    for c in spec.categorical:
+        params[c.name] = decl.option(c.name, c.values[0])
+    return level, params
+
+
+_GENERIC_RULES = ("grid", "grid-midpoints", "ood-levels")
+
+
+def _draw_generic(spec: TaskSpec, split: str, index: int, u: np.ndarray) -> tuple[str, dict[str, Any]]:
     decl = spec.split(split)
     n = decl.size
-    if not 0 <= index < n:
-        raise IndexError(f"{spec.name}/{split} has {n} samples; index {index} is out of range")
     family = family_of(spec)
     if decl.draw == "grid":
         grid = spec.training_set(split).grid
@@ -129,7 +147,7 @@ def draw_params(spec: TaskSpec, split: str, index: int, u: np.ndarray) -> tuple[
         else:  # pragma: no cover - probability below 1e-20 for the built-in families
             raise RuntimeError(f"{family.name}: 8 draws rejected for {sample_id(spec, split, index)}")
         return level.name, params
-    return family.draw(spec, decl, index, u)
+    raise AssertionError(decl.draw)  # pragma: no cover - draw_params dispatches only generic rules
 
 
 def make_sample(spec: TaskSpec, split: str, index: int) -> SampleSpec:

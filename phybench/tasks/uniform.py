@@ -28,6 +28,7 @@ class UniformFamily(TaskFamily):
     """
 
     name = "uniform"
+    quickstart_order = 0
     plot_dof = "velocity"
     phyworld_id_ranges = PHYWORLD_ONE_BALL_ID_RANGES
     frames_in_view_doc = "guaranteed minimum: min(24, the most its size and speed allow)"
