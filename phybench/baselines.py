@@ -301,10 +301,9 @@ def nn_features(frames: np.ndarray, size: int = NN_SIZE) -> np.ndarray:
 
 def default_cache_dir() -> Path:
     """$PHYBENCH_CACHE_DIR, else $XDG_CACHE_HOME/phybench, else ~/.cache/phybench."""
-    if os.environ.get("PHYBENCH_CACHE_DIR"):
-        return Path(os.environ["PHYBENCH_CACHE_DIR"]).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "phybench"
+    from .io import cache_dir
+
+    return cache_dir()
 
 
 class NearestNeighbourIndex:

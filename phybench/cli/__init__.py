@@ -543,7 +543,6 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
     from ..data.split import atomic_write_bytes
     from ..scoring.score import parse_metrics, samples_sidecar, score
     from ..data.split import make_plan, read_manifest, verify
-    from ..tasks import get_task
 
     out = Path(args.out)
     metrics = parse_metrics(args.metrics)

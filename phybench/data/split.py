@@ -36,6 +36,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from .. import __version__
+from ..io import atomic_write_bytes, file_sha256  # noqa: F401  (re-exported)
 from .frames import decode_video, encode_video
 from ..world.render import render
 from ..tasks import family_of
@@ -321,32 +322,6 @@ def table_rows(table) -> Iterator[dict[str, Any]]:
 
 
 # ------------------------------------------------------------------ files
-def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write to a temporary sibling, then rename: a reader never sees half a file."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)  # mkstemp makes it 0600; splits, results and caches are shared
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
-def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def write_shard(plan: SplitPlan, out: Path, shard: int) -> dict[str, Any]:
     """Generate and write one shard atomically; returns its sidecar record."""
     import pyarrow.parquet as pq

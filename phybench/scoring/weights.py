@@ -26,7 +26,6 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import os
 import pickle
 import subprocess
 import sys
@@ -185,12 +184,9 @@ def _spec(name: str) -> WeightSpec:
 # ---------------------------------------------------------------- paths and hashes
 def cache_dir() -> Path:
     """Where converted weights live: $PHYBENCH_WEIGHTS_DIR, else $XDG_CACHE_HOME/phybench/weights."""
-    override = os.environ.get(ENV_VAR)
-    if override:
-        return Path(override).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
-    return base / "phybench" / "weights"
+    from ..io import cache_dir as _cache_dir
+
+    return _cache_dir("weights", override_env=ENV_VAR)
 
 
 def path(name: str) -> Path:

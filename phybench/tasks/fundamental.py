@@ -7,7 +7,7 @@ say so in each task's `notes`.  The families themselves are `uniform`, `parabola
 """
 from __future__ import annotations
 
-from ..world.scene import Body, Disc, Scene
+from ..world.scene import Body, Scene
 from .spec import Dof
 
 ID_RADIUS = (0.7, 1.5)  # world units
@@ -52,8 +52,3 @@ def ball_scene(positions, velocities, radii, colours, names: tuple[str, ...]) ->
     scene = Scene.discs(positions, velocities, radii, colours)
     bodies = tuple(Body(b.shape, b.colour, name=n) for b, n in zip(scene.bodies, names))
     return Scene(bodies, scene.poses, scene.world_size, scene.velocities)
-
-
-def disc_radius(body: Body) -> float:
-    assert isinstance(body.shape, Disc)
-    return body.shape.radius

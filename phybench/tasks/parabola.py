@@ -5,12 +5,11 @@ from typing import Any
 
 import numpy as np
 
-from .family import Placement, TaskFamily, register_family, register_task
+from .family import Placement, register_family, register_task
 from .fundamental import (
     ONE_BALL_GRIDS,
     ONE_BALL_LEVELS,
     PAPER_VS_CODE,
-    PHYWORLD_ONE_BALL_ID_RANGES,
     ball_dofs,
     ball_scene,
 )
