@@ -44,7 +44,27 @@ from ..data.split import atomic_write_bytes
 LEADERBOARD_SCHEMA_VERSION = 1
 SAMPLES_SUFFIX = ".samples.json"  # per-sample velocity sidecar beside a results file
 SAMPLES_KIND = "phybench-samples"
-EVAL_SPLITS = ("id-eval", "ood-eval")  # training splits are not leaderboard entries
+EVAL_SPLITS = ("id-eval", "ood-eval")  # the fundamental layout; a task may declare others
+
+
+def _eval_splits(task: Any) -> tuple[str, ...]:
+    """The evaluation splits a registered task declares (training splits are not entries)."""
+    try:
+        from ..tasks import get_task
+
+        return get_task(task).eval_splits
+    except Exception:  # an unregistered task is refused elsewhere, with its own reason
+        return EVAL_SPLITS
+
+
+def _is_ood_split(task: str, split: str) -> bool:
+    """A split drawn OOD level by level: its whole-split summary is the "OOD overall" column."""
+    try:
+        from ..tasks import get_task
+
+        return get_task(task).split(split).draw == "ood-levels"
+    except Exception:
+        return split == "ood-eval"
 PRIMARY_METRIC = "velocity_error"  # the paper's metric: tables open on it, plots show it
 TEMPLATE_PACKAGE = "phybench.leaderboard"
 TEMPLATE_DIR = "template"
@@ -185,8 +205,9 @@ def _load(path: Path) -> tuple[dict[str, Any] | None, list[str]]:
     for key, kind in (("metrics", list), ("higher_is_better", dict), ("untrackable", list), ("warnings", list)):
         if key in doc and not isinstance(doc[key], kind):
             problems.append(f"{key} is not a {kind.__name__}")
-    if isinstance(doc.get("split"), str) and doc["split"] not in EVAL_SPLITS:
-        problems.append(f"split {doc['split']!r} is not an evaluation split ({', '.join(EVAL_SPLITS)})")
+    allowed = _eval_splits(doc.get("task"))
+    if isinstance(doc.get("split"), str) and doc["split"] not in allowed:
+        problems.append(f"split {doc['split']!r} is not an evaluation split ({', '.join(allowed)})")
     return (None if problems else doc), problems
 
 
@@ -541,7 +562,7 @@ def _combine(entries: list[_Entry]) -> tuple[list[dict[str, Any]], list[Refusal]
         doc = e.results
         metrics = [m for m in (*VIDEO_METRICS, *SET_METRICS) if m in _metrics_present(doc)]
         cells = {}
-        if doc["split"] == "ood-eval":  # for id-eval the whole split is the ID level
+        if _is_ood_split(doc["task"], doc["split"]):  # for id-eval the whole split is the ID level
             cells[OOD_ALL] = _cell(doc["summary"]["overall"], metrics)
         for level, summary in doc["summary"]["levels"].items():
             cells[level] = _cell(summary, metrics)
@@ -556,6 +577,7 @@ def _combine(entries: list[_Entry]) -> tuple[list[dict[str, Any]], list[Refusal]
         for m in metrics:
             board["metrics"].setdefault(m, bool(doc.get("higher_is_better", {}).get(m, HIGHER_IS_BETTER[m])))
         row["cells"].update(cells)
+        row.setdefault("cell_splits", {}).update({k: doc["split"] for k in cells})
         prov = doc["provenance"]
         row["sources"].append({
             "file": e.file,
@@ -581,7 +603,8 @@ def _combine(entries: list[_Entry]) -> tuple[list[dict[str, Any]], list[Refusal]
     for (task, res), board in sorted(boards.items(), key=lambda kv: (order.get(kv[0][0], len(order)), kv[0][0], kv[0][1])):
         rows = [board["rows"][name] for name in sorted(board["rows"])]
         for row in rows:
-            row["sources"].sort(key=lambda s: (EVAL_SPLITS.index(s["split"]), s["file"]))
+            splits = _eval_splits(task)
+            row["sources"].sort(key=lambda s: (splits.index(s["split"]) if s["split"] in splits else len(splits), s["file"]))
             if "samples" in row:
                 row["samples"].sort(key=lambda s: s["sample_id"])
         present = {k for r in rows for k in r["cells"]}
@@ -753,7 +776,7 @@ def csv_rows(data: dict[str, Any]) -> list[dict[str, Any]]:
                 cell = row["cells"].get(level["key"])
                 if cell is None:
                     continue
-                split = "id-eval" if level["key"] == ID_LEVEL else "ood-eval"
+                split = row.get("cell_splits", {}).get(level["key"])
                 source = next((s for s in row["sources"] if s["split"] == split), row["sources"][0])
                 for m in board["metrics"]:
                     entry = cell["metrics"].get(m["name"])
