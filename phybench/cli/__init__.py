@@ -157,7 +157,10 @@ def _parser() -> argparse.ArgumentParser:
     sc.add_argument("--task", help="with --from-hub: the task, e.g. uniform")
     sc.add_argument("--split", help="with --from-hub: the split, e.g. id-eval")
     sc.add_argument("--revision", help="with --from-hub: commit sha (pin it), tag or branch (default main)")
-    sc.add_argument("--metrics", help="comma-separated subset of velocity_error,ssim,psnr,lpips,fvd (default all)")
+    from ..scoring.metrics import default_metrics, requestable_metrics  # the registry: no heavy imports
+
+    sc.add_argument("--metrics", help=f"comma-separated subset of {','.join(requestable_metrics())} "
+                                      f"(default {','.join(default_metrics())})")
     sc.add_argument("--out", help="results JSON (docs/results.md); written atomically")
     sc.add_argument("--details", help="per-video details as Parquet")
     sc.add_argument("--fail-above", action="append", default=[], metavar="METRIC=VALUE",
@@ -370,6 +373,7 @@ def _overall(results: dict[str, Any], metric: str) -> float | None:
 def cmd_score(args: argparse.Namespace) -> int:
     from ..scoring.results import markdown_table, results_bytes, write_details
     from ..data.split import atomic_write_bytes
+    from ..scoring.metrics import companion_metrics
     from ..scoring.score import ScoreError, parse_metrics, samples_sidecar, score
 
     above = _thresholds(args.fail_above, "--fail-above")
@@ -390,7 +394,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     try:
         metrics = parse_metrics(args.metrics)
         for name, _ in above + below:
-            if name not in metrics and name not in ("position_error", "momentum_error", "energy_error"):
+            if name not in metrics and name not in companion_metrics():
                 raise CliError(f"threshold on {name!r}, which is not scored; scored: {', '.join(metrics)}")
         out = score(args.submission, args.data, metrics, workers=args.workers, batch_size=args.batch_size,
                     device=args.device, progress=not args.quiet)

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import csv
 import html
-import importlib
 import io
 import json
 import math
@@ -38,7 +37,8 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from .. import __version__
-from ..scoring.results import HIGHER_IS_BETTER, SCHEMA_VERSION, SET_METRICS, VIDEO_METRICS, results_bytes
+from ..scoring.metrics import METRICS, all_metrics, is_set_metric, metric_names
+from ..scoring.results import SCHEMA_VERSION, results_bytes
 from ..data.split import atomic_write_bytes
 
 LEADERBOARD_SCHEMA_VERSION = 1
@@ -70,31 +70,9 @@ TEMPLATE_PACKAGE = "phybench.leaderboard"
 TEMPLATE_DIR = "template"
 STATIC_FILES = ("style.css", "leaderboard.js")  # copied verbatim from the template
 
-# Which block of `provenance.metric_settings` states a metric's conventions, and which
-# pinned network it runs (its weight hash must be in `provenance.weights`).
-SETTINGS_KEY = {
-    "velocity_error": "velocity",
-    "position_error": "velocity",
-    "momentum_error": "velocity",
-    "energy_error": "velocity",
-    "ssim": "image",
-    "psnr": "image",
-    "lpips": "lpips",
-    "fvd": "fvd",
-}
-WEIGHTS_FOR = {"lpips": "alexnet", "fvd": "i3d"}
-SETTINGS_MODULES = {"velocity": "scoring.velocity", "image": "scoring.image_metrics", "lpips": "scoring.lpips", "fvd": "scoring.fvd"}  # phybench.<module>.SETTINGS
-
-METRIC_LABELS = {
-    "velocity_error": ("Velocity error", "world units / s"),
-    "position_error": ("Position error", "world units"),
-    "momentum_error": ("Momentum error", "world units / s"),
-    "energy_error": ("Energy error", "relative"),
-    "ssim": ("SSIM", ""),
-    "psnr": ("PSNR", "dB"),
-    "lpips": ("LPIPS", ""),
-    "fvd": ("FVD", ""),
-}
+# Which block of `provenance.metric_settings` states a metric's conventions, which pinned
+# network it runs (its weight hash must be in `provenance.weights`), its label and unit:
+# the metric registry, `phybench.scoring.metrics.METRICS`.
 ID_LEVEL = "id"
 OOD_ALL = "ood-overall"  # the ood-eval file's `summary.overall`: every OOD video together
 
@@ -214,8 +192,13 @@ def _load(path: Path) -> tuple[dict[str, Any] | None, list[str]]:
 def _metrics_present(doc: dict[str, Any]) -> set[str]:
     present = {m for m in doc.get("metrics", []) if isinstance(m, str)}
     for group in _groups(doc):
-        present |= {k for k in group if k in SETTINGS_KEY}
-    return present & set(SETTINGS_KEY)
+        present |= {k for k in group if k in METRICS}
+    return present & set(METRICS)
+
+
+def _report_order() -> tuple[str, ...]:
+    """Per-video metrics, then set metrics, each in registration order (table columns)."""
+    return metric_names("video") + metric_names("set")
 
 
 def _groups(doc: dict[str, Any]) -> list[dict[str, Any]]:
@@ -247,9 +230,9 @@ class _Registry:
     def settings(self, key: str) -> Any:
         """The current `metric_settings[key]`, as it reads back from a results file; None if none."""
         if key not in self._settings:
-            module = SETTINGS_MODULES.get(key)
+            metric = next((m for m in all_metrics() if m.settings_key == key), None)
             try:
-                value = importlib.import_module(f"phybench.{module}").SETTINGS if module else None
+                value = metric.settings if metric is not None else None
             except Exception:  # a module being written, or an optional dependency missing
                 value = None
             self._settings[key] = None if value is None else json.loads(results_bytes({"v": value}))["v"]
@@ -288,11 +271,11 @@ def _check_registry(doc: dict[str, Any], registry: _Registry) -> list[str]:
 
     present = _metrics_present(doc)
     written = prov["metric_settings"]
-    needed = {SETTINGS_KEY[m] for m in present}
+    needed = {METRICS.get(m).settings_key for m in present} - {None}
     for key in sorted(needed | set(written)):
         current = registry.settings(key)
         if key not in written:
-            metrics = ", ".join(sorted(m for m in present if SETTINGS_KEY[m] == key))
+            metrics = ", ".join(sorted(m for m in present if METRICS.get(m).settings_key == key))
             reasons.append(f"metric_settings has no {key!r} block, but the file reports {metrics}")
         elif current is None:
             if key in needed:
@@ -304,12 +287,12 @@ def _check_registry(doc: dict[str, Any], registry: _Registry) -> list[str]:
                 reasons.append(f"metric_settings[{key!r}] differ from this phybench's ({shown})")
 
     written_dirs = doc.get("higher_is_better") or {}
-    flipped = sorted(m for m, hib in written_dirs.items() if m in HIGHER_IS_BETTER and hib != HIGHER_IS_BETTER[m])
+    flipped = sorted(m for m, hib in written_dirs.items() if m in METRICS and hib != METRICS.get(m).higher_is_better)
     if flipped:
         reasons.append(f"higher_is_better differs from this phybench for {', '.join(flipped)}")
 
     used = prov.get("weights") or {}
-    for metric, name in WEIGHTS_FOR.items():
+    for metric, name in ((m.name, m.weights) for m in all_metrics() if m.weights):
         if metric in present and name not in used:
             reasons.append(f"reports {metric} but provenance.weights has no {name!r} hash")
     if used:
@@ -543,7 +526,7 @@ def _cell(group: dict[str, Any], metrics: Iterable[str]) -> dict[str, Any]:
         value = group.get(m)
         if not isinstance(value, dict):
             continue
-        if m in SET_METRICS:
+        if is_set_metric(m):
             cell["metrics"][m] = {"value": number(value.get("value")), "videos": count(value.get("videos")),
                                   "frames": count(value.get("frames"))}
         else:
@@ -560,7 +543,7 @@ def _combine(entries: list[_Entry]) -> tuple[list[dict[str, Any]], list[Refusal]
     known = list(_registered_tasks())
     for e in sorted(entries, key=lambda e: (e.key, e.model, e.results["split"], e.file)):
         doc = e.results
-        metrics = [m for m in (*VIDEO_METRICS, *SET_METRICS) if m in _metrics_present(doc)]
+        metrics = [m for m in _report_order() if m in _metrics_present(doc)]
         cells = {}
         if _is_ood_split(doc["task"], doc["split"]):  # for id-eval the whole split is the ID level
             cells[OOD_ALL] = _cell(doc["summary"]["overall"], metrics)
@@ -575,7 +558,7 @@ def _combine(entries: list[_Entry]) -> tuple[list[dict[str, Any]], list[Refusal]
             continue
         board["rows"][e.model] = row
         for m in metrics:
-            board["metrics"].setdefault(m, bool(doc.get("higher_is_better", {}).get(m, HIGHER_IS_BETTER[m])))
+            board["metrics"].setdefault(m, bool(doc.get("higher_is_better", {}).get(m, METRICS.get(m).higher_is_better)))
         row["cells"].update(cells)
         row.setdefault("cell_splits", {}).update({k: doc["split"] for k in cells})
         prov = doc["provenance"]
@@ -608,7 +591,7 @@ def _combine(entries: list[_Entry]) -> tuple[list[dict[str, Any]], list[Refusal]
             if "samples" in row:
                 row["samples"].sort(key=lambda s: s["sample_id"])
         present = {k for r in rows for k in r["cells"]}
-        metrics = [m for m in (*VIDEO_METRICS, *SET_METRICS) if m in board["metrics"]]
+        metrics = [m for m in _report_order() if m in board["metrics"]]
         title = task if resolutions[task] == 1 else f"{task} · {res} px"
         board_id = _slug(f"{task}-{res}")
         while board_id in ids:  # two unregistered task names that slug alike
@@ -623,7 +606,8 @@ def _combine(entries: list[_Entry]) -> tuple[list[dict[str, Any]], list[Refusal]
             "description": _task_description(task),
             "levels": _levels(task, present),
             "metrics": [
-                {"name": m, "label": METRIC_LABELS[m][0], "unit": METRIC_LABELS[m][1], "higher_is_better": board["metrics"][m]}
+                {"name": m, "label": METRICS.get(m).label, "unit": METRICS.get(m).unit,
+                 "higher_is_better": board["metrics"][m]}
                 for m in metrics
             ],
             "rows": rows,
@@ -681,7 +665,7 @@ def fmt(x: float | None) -> str:
 
 def _mean(cell: dict[str, Any] | None, metric: str) -> float | None:
     entry = (cell or {}).get("metrics", {}).get(metric) or {}
-    value = entry.get("value" if metric in SET_METRICS else "mean")
+    value = entry.get("value" if is_set_metric(metric) else "mean")
     return value if _is_number(value) else None
 
 
@@ -689,7 +673,7 @@ def _cell_text(cell: dict[str, Any] | None, metric: str) -> str:
     entry = (cell or {}).get("metrics", {}).get(metric)
     if not entry:
         return "–"
-    if metric in SET_METRICS:
+    if is_set_metric(metric):
         return f"{fmt(entry.get('value'))} (N={entry.get('videos')})"
     ci = entry.get("ci95") or [None, None]
     text = fmt(entry.get("mean"))
@@ -728,11 +712,11 @@ def markdown_escape(text: str) -> str:
 
 def markdown(data: dict[str, Any], metric: str = PRIMARY_METRIC) -> str:
     """One Markdown table per task: models x (ID, OOD levels), mean [95% interval]."""
-    label, unit = METRIC_LABELS[metric]
+    label, unit = METRICS.get(metric).label, METRICS.get(metric).unit
     lines = [
         "# phybench leaderboard",
         "",
-        f"{label} ({unit}; {'higher' if HIGHER_IS_BETTER[metric] else 'lower'} is better): mean "
+        f"{label} ({unit}; {'higher' if METRICS.get(metric).higher_is_better else 'lower'} is better): mean "
         "[bootstrap 95% interval] over videos. ID: every parameter inside the training range; "
         "OOD: outside it. Untrackable videos are left out of the means and counted in the last column. "
         f"Built with phybench {data['phybench_version']}.",
@@ -740,7 +724,7 @@ def markdown(data: dict[str, Any], metric: str = PRIMARY_METRIC) -> str:
     for board in data["boards"]:
         if not any(m["name"] == metric for m in board["metrics"]):
             continue
-        arrow = "↑" if HIGHER_IS_BETTER[metric] else "↓"
+        arrow = "↑" if METRICS.get(metric).higher_is_better else "↓"
         head = ["model"] + [f"{markdown_escape(c['label'])} {arrow}" for c in board["levels"]] + ["untrackable"]
         lines += ["", f"## {markdown_escape(board['title'])}", "", "| " + " | ".join(head) + " |",
                   "|---|" + "---:|" * (len(head) - 1)]
@@ -936,7 +920,7 @@ def plot_error_by_level(board: dict[str, Any], colours: dict[str, str], metric: 
             series.append((row["model"], pts))
     if not series or not levels:
         return None
-    label, unit = METRIC_LABELS[metric]
+    label, unit = METRICS.get(metric).label, METRICS.get(metric).unit
     height = max(320, 60 + 18 * len(series))
     plot = _Plot(780, height, 64, 200, 16, 40, f"{label} by level, {board['title']}")
     values = [v for _, pts in series for p in pts for v in p[1:] if v is not None]
@@ -1032,7 +1016,7 @@ def plot_scaling(board: dict[str, Any], family: str, rows: list[dict[str, Any]],
                 series.append((f"{head} · {name}", colour, dash, pts))
     if not any(len(s[3]) >= 2 for s in series):
         return None
-    label, unit = METRIC_LABELS[metric]
+    label, unit = METRICS.get(metric).label, METRICS.get(metric).unit
     axis_name = "training videos" if axis == "train_size" else "model size"
     plot = _Plot(560, max(300, 70 + 18 * len(series)), 64, 170, 16, 44, f"{label} against {axis_name}, {family}")
     lo, hi, ymap = _log_scale([p[1] for s in series for p in s[3]], plot.y0, plot.y1)

@@ -19,24 +19,16 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
+from .metrics import METRICS, companion_metrics, is_set_metric, is_video_metric
+
 SCHEMA_VERSION = 1
 BOOTSTRAP_RESAMPLES = 10_000
 BOOTSTRAP_SEED = 20241104  # fixed: intervals are part of the reproducible output
 SIGNIFICANT_DIGITS = 9
 
-# Per-video metrics that are averaged over videos; direction for the leaderboard arrows.
-VIDEO_METRICS: dict[str, str] = {
-    "velocity_error": "lower",
-    "position_error": "lower",
-    "momentum_error": "lower",
-    "energy_error": "lower",
-    "ssim": "higher",
-    "psnr": "higher",
-    "lpips": "lower",
-}
-SET_METRICS: dict[str, str] = {"fvd": "lower"}
+# Which metrics exist, their kind (per-video, averaged over videos; or per set, as FVD),
+# direction and table format: the metric registry, `phybench.scoring.metrics.METRICS`.
 OVERALL = "overall"  # the whole split; in `set_metrics` per-level keys are "level:<name>"
-HIGHER_IS_BETTER = {k: v == "higher" for k, v in {**VIDEO_METRICS, **SET_METRICS}.items()}
 
 
 def _round(x: float) -> float | None:
@@ -75,7 +67,7 @@ def summarise(details: Sequence[dict[str, Any]], metrics: Iterable[str]) -> dict
         "excluded": {"count": excluded},
     }
     for name in metrics:
-        if name not in VIDEO_METRICS:
+        if not is_video_metric(name):
             continue
         vals = np.array([d[name] for d in details if d.get(name) is not None and math.isfinite(d[name])])
         if vals.size == 0:
@@ -116,7 +108,7 @@ def build_results(
         "task_version": manifest["task_version"],
         "split": manifest["split"],
         "metrics": list(metrics),
-        "higher_is_better": {m: HIGHER_IS_BETTER[m] for m in metrics if m in HIGHER_IS_BETTER},
+        "higher_is_better": {m: METRICS.get(m).higher_is_better for m in metrics if m in METRICS},
         "summary": {"overall": overall, "levels": levels},
         "untrackable": [
             {"sample_id": d["sample_id"], "level": d["level"], "reason": d["untrackable"]}
@@ -167,7 +159,7 @@ def write_details(path: str | os.PathLike[str], details: Sequence[dict[str, Any]
         "scored_pairs": pa.array(col("scored_pairs"), pa.int32()),
     }
     for name in columns:
-        if name in VIDEO_METRICS:
+        if is_video_metric(name):
             arrays[name] = pa.array(
                 [None if v is None or not math.isfinite(v) else float(v) for v in col(name)], pa.float64()
             )
@@ -183,7 +175,7 @@ def write_details(path: str | os.PathLike[str], details: Sequence[dict[str, Any]
 def _fmt(metric: str, entry: dict[str, Any] | None) -> str:
     if not entry or entry.get("mean") is None:
         return "–"
-    spec = ".2f" if metric == "psnr" else ".4f" if metric == "ssim" else ".3g"
+    spec = METRICS.get(metric).fmt if metric in METRICS else ".3g"
     text = f"{entry['mean']:{spec}}"
     ci = entry.get("ci95")
     if ci and ci[0] is not None:
@@ -193,13 +185,13 @@ def _fmt(metric: str, entry: dict[str, Any] | None) -> str:
 
 def markdown_table(results: dict[str, Any]) -> str:
     """A GitHub-flavoured Markdown table of a results document (job summaries, READMEs)."""
-    metrics = [m for m in results["metrics"] if m in VIDEO_METRICS or m in SET_METRICS]
-    extra = [m for m in ("momentum_error", "energy_error", "position_error") if m not in metrics]
+    metrics = [m for m in results["metrics"] if m in METRICS]
+    extra = [m for m in companion_metrics() if m not in metrics]
     summary = results["summary"]
     groups = [("overall", summary["overall"])] + [(f"level {k}", v) for k, v in summary["levels"].items()]
     shown = metrics + [m for m in extra if any(m in g for _, g in groups)]
     arrow = {True: "↑", False: "↓"}
-    head = ["group", "videos", "untrackable", "excluded"] + [f"{m} {arrow[HIGHER_IS_BETTER[m]]}" for m in shown]
+    head = ["group", "videos", "untrackable", "excluded"] + [f"{m} {arrow[METRICS.get(m).higher_is_better]}" for m in shown]
     lines = [
         f"**{results['model'].get('name', '?')}** on `{results['task']}` / `{results['split']}` "
         f"(split hash `{results['provenance']['split_hash'][:12]}`)",
@@ -212,7 +204,7 @@ def markdown_table(results: dict[str, Any]) -> str:
                  f"{s.get('excluded', {}).get('count', 0)}"]
         for m in shown:
             entry = s.get(m)
-            if m in SET_METRICS and entry:
+            if is_set_metric(m) and entry:
                 cells.append(f"{entry['value']:.1f} (N={entry['videos']}, T={entry['frames']})" if entry.get("value") is not None else "–")
             else:
                 cells.append(_fmt(m, entry))

@@ -18,16 +18,13 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import __version__
-from .image_metrics import SETTINGS as IMAGE_SETTINGS
-from .image_metrics import score_frames
+from .metrics import METRICS, TRACKING_METRIC, Sample, default_metrics, reported, requestable_metrics, settings_blocks
 from .parse import TILE, PixelMapping, parse_video
-from .results import OVERALL, SET_METRICS, VIDEO_METRICS, build_results
+from .results import OVERALL, build_results
 from ..data.split import SplitReader, plan_from_manifest, row_digest, row_scene, split_hash
 from ..tasks import family_of, get_task
-from .velocity import SETTINGS as VELOCITY_SETTINGS
 from .velocity import video_errors
 
-ALL_METRICS = ("velocity_error", "ssim", "psnr", "lpips", "fvd")
 _BLAS_ENV = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
@@ -71,15 +68,17 @@ def samples_sidecar(results: dict[str, Any], details: Sequence[dict[str, Any]]) 
 
 
 def parse_metrics(text: str | Sequence[str] | None) -> tuple[str, ...]:
+    """The requested metrics in canonical (registration) order; None: the default ones."""
     if text is None:
-        return ALL_METRICS
+        return default_metrics()
+    choices = requestable_metrics()
     names = [m.strip() for m in (text.split(",") if isinstance(text, str) else text) if m.strip()]
-    unknown = [m for m in names if m not in ALL_METRICS]
+    unknown = [m for m in names if m not in choices]
     if unknown:
-        raise ScoreError(f"unknown metric(s) {', '.join(unknown)}; choose from {', '.join(ALL_METRICS)}")
+        raise ScoreError(f"unknown metric(s) {', '.join(unknown)}; choose from {', '.join(choices)}")
     if not names:
-        raise ScoreError(f"no metrics given; choose from {', '.join(ALL_METRICS)}")
-    return tuple(m for m in ALL_METRICS if m in names)  # canonical order
+        raise ScoreError(f"no metrics given; choose from {', '.join(choices)}")
+    return tuple(m for m in choices if m in names)  # canonical order
 
 
 def _mapping(manifest: dict[str, Any]) -> PixelMapping:
@@ -94,7 +93,8 @@ def score_sample(
     manifest: dict[str, Any],
     metrics: Sequence[str],
 ) -> dict[str, Any]:
-    """One detail row: physics errors from parsed pixels, then PSNR and SSIM."""
+    """One detail row: physics errors from parsed pixels, then every registered per-video
+    metric that is requested (or a companion the family lists) and has a `compute`."""
     spec = get_task(manifest["task"])
     family = family_of(spec)
     bodies = row_scene(row).bodies
@@ -111,6 +111,7 @@ def score_sample(
         contact_time=family.contact_time(row),
         colour_names=tuple(b.describe() for b in bodies),
     )
+    sample = Sample(row, video, gt_video, manifest, lambda: errors)
     detail: dict[str, Any] = {
         "sample_id": row["sample_id"],
         "level": row["level"],
@@ -126,11 +127,13 @@ def score_sample(
         "true_velocity": family.conditioned_value(row),
         "generated_velocity": errors.generated_velocity,
     }
-    if gt_video is not None and ("ssim" in metrics or "psnr" in metrics):
-        frames = score_frames(gt_video, video, int(manifest["condition_frames"]))
-        for m in ("ssim", "psnr"):
-            if m in metrics:
-                detail[m] = frames[m]
+    for name in reported(metrics, family.metrics):
+        metric = METRICS.get(name)
+        if metric.kind != "video" or metric.compute is None:
+            continue  # LPIPS and set metrics: the scoring loop computes them
+        if metric.needs_ground_truth and gt_video is None:
+            continue
+        detail[name] = metric.compute(sample)
     return detail
 
 
@@ -164,7 +167,7 @@ def _score_ids(
 def score(
     submission: str | os.PathLike[str],
     split_dir: str | os.PathLike[str],
-    metrics: Sequence[str] = ALL_METRICS,
+    metrics: Sequence[str] | None = None,
     *,
     workers: int = 1,
     batch_size: int = 16,
@@ -193,19 +196,19 @@ def score(
         )
 
     weights: dict[str, Any] = {}
-    torch_metrics = [m for m in ("lpips", "fvd") if m in metrics]
+    torch_metrics = [m for m in metrics if METRICS.get(m).weights]
     if torch_metrics:
         from .weights import WeightsMissing, weight_hashes
 
         try:
             hashes = weight_hashes()
-            for m, name in (("lpips", "alexnet"), ("fvd", "i3d")):
-                if m in torch_metrics:
-                    from .weights import load
+            for m in torch_metrics:
+                name = METRICS.get(m).weights
+                from .weights import load
 
-                    load(name)  # verifies the file hash now, not half-way through
-                    weights[name] = hashes[name]
-                    weights[f"{name}.source"] = hashes[f"{name}.source"]
+                load(name)  # verifies the file hash now, not half-way through
+                weights[name] = hashes[name]
+                weights[f"{name}.source"] = hashes[f"{name}.source"]
         except WeightsMissing as exc:
             warnings.append(f"skipping {', '.join(torch_metrics)}: {exc}")
             metrics = tuple(m for m in metrics if m not in torch_metrics)
@@ -324,17 +327,9 @@ def score(
         if key in meta:
             model_meta[key] = meta[key]
 
-    settings: dict[str, Any] = {"velocity": VELOCITY_SETTINGS}
-    if any(m in metrics for m in ("ssim", "psnr")):
-        settings["image"] = IMAGE_SETTINGS
-    if "lpips" in metrics:
-        from .lpips import SETTINGS as LPIPS_SETTINGS
-
-        settings["lpips"] = LPIPS_SETTINGS
-    if "fvd" in metrics:
-        from .fvd import SETTINGS as FVD_SETTINGS
-
-        settings["fvd"] = FVD_SETTINGS
+    reported_metrics = reported(metrics, family_of(spec).metrics)
+    # every video is parsed: the tracking conventions (untrackable, excluded) are always stated
+    settings = settings_blocks([TRACKING_METRIC, *reported_metrics])
     provenance = {
         "phybench_version": __version__,
         "task_spec_hash": spec.spec_hash(),
@@ -348,14 +343,12 @@ def score(
         "metric_settings": settings,
         "results_schema": "docs/results.md",
     }
-    wanted = [m for m in metrics if m in VIDEO_METRICS or m in SET_METRICS]
-    extra = [m for m in family_of(spec).metrics if m in VIDEO_METRICS and m not in ALL_METRICS]
     results = build_results(
         model=model_meta,
         manifest=manifest,
         provenance=provenance,
         details=details,
-        metrics=wanted + [m for m in extra if m not in wanted],
+        metrics=reported_metrics,
         set_metrics=set_metrics,
     )
     if warnings:

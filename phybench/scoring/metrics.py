@@ -1,0 +1,263 @@
+"""The metric registry: one `Metric` object per metric, everything else reads it.
+
+A metric's name, direction, kind, label, unit, table format, the block of
+`provenance.metric_settings` that states its conventions and the pinned network it runs
+are said here, once.  `phybench score` (which metrics to compute, which settings to write),
+the results file (`higher_is_better`, the Markdown table, the Parquet details) and the
+leaderboard (which settings and weight hashes a results file must match, column labels)
+all iterate `METRICS`.  Adding a metric is one `register_metric(Metric(...))` call in one
+file (docs/adding-a-metric.md).
+
+Three roles:
+
+* **default** metrics are computed by `phybench score` when `--metrics` is not given
+  (``velocity_error``, ``ssim``, ``psnr``, ``lpips``, ``fvd``);
+* **optional** metrics (``default=False``) are computed only when named in ``--metrics``;
+* **companion** metrics (``companion=True``) come free with the velocity parse and are
+  reported whenever the task's family lists them (`family_of(spec).metrics`); they are
+  not chosen with ``--metrics`` (``position_error``, ``momentum_error``, ``energy_error``).
+
+Per-video metrics (``kind="video"``) are averaged over videos with a bootstrap interval;
+set metrics (``kind="set"``, FVD) are computed on a whole group of videos.  A per-video
+metric gives `compute(sample) -> float` (a `Sample`: the row, both videos, the parsed
+physics errors); LPIPS (a batched network on a device) and FVD (features of the whole set)
+are computed by the scoring loop in `phybench.scoring.score`, so theirs is None.
+
+This module imports nothing heavy: settings given as a module name (``"phybench.scoring.lpips"``,
+whose module imports torch) are read from that module's ``SETTINGS`` on first use.
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from ..registry import Registry
+
+DIRECTIONS = ("lower", "higher")
+KINDS = ("video", "set")
+
+
+class Metric:
+    """One metric: what it is called, how it reads, what states its conventions, how it is computed."""
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        direction: str = "lower",
+        kind: str = "video",
+        label: str | None = None,
+        unit: str = "",
+        settings_key: str | None = None,
+        settings: Mapping[str, Any] | str | None = None,
+        weights: str | None = None,
+        default: bool = False,
+        companion: bool = False,
+        fmt: str = ".3g",
+        compute: Callable[["Sample"], float | None] | None = None,
+        needs_ground_truth: bool = True,
+    ) -> None:
+        if direction not in DIRECTIONS:
+            raise ValueError(f"metric {name!r}: direction must be one of {', '.join(DIRECTIONS)}, not {direction!r}")
+        if kind not in KINDS:
+            raise ValueError(f"metric {name!r}: kind must be one of {', '.join(KINDS)}, not {kind!r}")
+        if companion and (default or kind != "video"):
+            raise ValueError(f"metric {name!r}: a companion metric is a per-video metric that is not a default one")
+        if settings is not None and settings_key is None:
+            settings_key = name
+        self.name = name
+        self.direction = direction
+        self.kind = kind
+        self.label = label if label is not None else name
+        self.unit = unit
+        self.settings_key = settings_key  # block of provenance.metric_settings
+        self._settings = settings  # the dict, or a module name whose SETTINGS it is
+        self.weights = weights  # pinned network (phybench.scoring.weights), or None
+        self.default = default
+        self.companion = companion
+        self.fmt = fmt
+        self.compute = compute
+        self.needs_ground_truth = needs_ground_truth
+
+    @property
+    def higher_is_better(self) -> bool:
+        return self.direction == "higher"
+
+    @property
+    def settings(self) -> Mapping[str, Any] | None:
+        """The settings block itself (imports its module on first use; may raise ImportError)."""
+        if isinstance(self._settings, str):
+            self._settings = importlib.import_module(self._settings).SETTINGS
+        return self._settings
+
+    @property
+    def requestable(self) -> bool:
+        """Can be named in ``phybench score --metrics``."""
+        return not self.companion
+
+    def __repr__(self) -> str:
+        return f"Metric({self.name!r}, kind={self.kind!r}, direction={self.direction!r})"
+
+
+METRICS: Registry[Metric] = Registry("metric")
+
+
+def register_metric(metric: Metric) -> Metric:
+    """Register a metric (an error if the name is taken); returns it."""
+    return METRICS.register(metric.name, metric)
+
+
+def get_metric(name: str) -> Metric:
+    return METRICS.get(name)
+
+
+def all_metrics() -> list[Metric]:
+    """Every registered metric, in registration order (the order of tables and reports)."""
+    return [m for _, m in METRICS.items()]
+
+
+def metric_names(kind: str | None = None) -> tuple[str, ...]:
+    return tuple(m.name for m in all_metrics() if kind is None or m.kind == kind)
+
+
+def default_metrics() -> tuple[str, ...]:
+    """What `phybench score` computes when `--metrics` is not given."""
+    return tuple(m.name for m in all_metrics() if m.default)
+
+
+def requestable_metrics() -> tuple[str, ...]:
+    """What `--metrics` may name, in canonical order."""
+    return tuple(m.name for m in all_metrics() if m.requestable)
+
+
+def companion_metrics() -> tuple[str, ...]:
+    return tuple(m.name for m in all_metrics() if m.companion)
+
+
+def is_video_metric(name: str) -> bool:
+    return name in METRICS and METRICS.get(name).kind == "video"
+
+
+def is_set_metric(name: str) -> bool:
+    return name in METRICS and METRICS.get(name).kind == "set"
+
+
+def higher_is_better(name: str) -> bool:
+    return METRICS.get(name).higher_is_better
+
+
+def settings_blocks(names: Iterable[str]) -> dict[str, Any]:
+    """{settings_key: settings} of the named metrics (the `provenance.metric_settings` they need)."""
+    out: dict[str, Any] = {}
+    for name in names:
+        m = METRICS.get(name)
+        if m.settings_key is not None and m.settings_key not in out:
+            out[m.settings_key] = m.settings
+    return out
+
+
+def settings_for_key(key: str) -> Mapping[str, Any] | None:
+    """The settings block a registered metric writes under `key`; None if none does."""
+    for m in all_metrics():
+        if m.settings_key == key:
+            return m.settings
+    return None
+
+
+# ---------------------------------------------------------------- per-video inputs
+@dataclass
+class Sample:
+    """What a per-video metric sees: one row of the split, the generated and the
+    ground-truth video (``(T, H, W, 3)`` uint8; the ground truth is None when the split
+    stores none), the manifest, and the physics errors of the parsed video (computed once,
+    on first use)."""
+
+    row: dict[str, Any]
+    video: Any
+    gt_video: Any
+    manifest: dict[str, Any]
+    errors_fn: Callable[[], Any] = field(repr=False, default=lambda: None)
+
+    @property
+    def condition_frames(self) -> int:
+        return int(self.manifest["condition_frames"])
+
+    @cached_property
+    def errors(self) -> Any:
+        """`phybench.scoring.velocity.VideoErrors` of this video."""
+        return self.errors_fn()
+
+    @cached_property
+    def frames(self) -> dict[str, float]:
+        """{"ssim", "psnr"} over the generated frames (`image_metrics.score_frames`)."""
+        from .image_metrics import score_frames
+
+        return score_frames(self.gt_video, self.video, self.condition_frames)
+
+
+def _error(attr: str) -> Callable[[Sample], float]:
+    def compute(sample: Sample) -> float:
+        return getattr(sample.errors, attr)
+
+    compute.__name__ = f"compute_{attr}"
+    return compute
+
+
+def _frame(name: str) -> Callable[[Sample], float]:
+    def compute(sample: Sample) -> float:
+        return sample.frames[name]
+
+    compute.__name__ = f"compute_{name}"
+    return compute
+
+
+# ---------------------------------------------------------------- the built-in metrics
+# Registration order is report order: results tables, leaderboard columns, `--metrics`.
+_VELOCITY = "phybench.scoring.velocity"
+_IMAGE = "phybench.scoring.image_metrics"
+
+register_metric(Metric(
+    "velocity_error", label="Velocity error", unit="world units / s", default=True,
+    settings_key="velocity", settings=_VELOCITY, compute=_error("velocity_error"), needs_ground_truth=False,
+))
+register_metric(Metric(
+    "position_error", label="Position error", unit="world units", companion=True,
+    settings_key="velocity", settings=_VELOCITY, compute=_error("position_error"), needs_ground_truth=False,
+))
+register_metric(Metric(
+    "momentum_error", label="Momentum error", unit="world units / s", companion=True,
+    settings_key="velocity", settings=_VELOCITY, compute=_error("momentum_error"), needs_ground_truth=False,
+))
+register_metric(Metric(
+    "energy_error", label="Energy error", unit="relative", companion=True,
+    settings_key="velocity", settings=_VELOCITY, compute=_error("energy_error"), needs_ground_truth=False,
+))
+register_metric(Metric(
+    "ssim", direction="higher", label="SSIM", default=True, fmt=".4f",
+    settings_key="image", settings=_IMAGE, compute=_frame("ssim"),
+))
+register_metric(Metric(
+    "psnr", direction="higher", label="PSNR", unit="dB", default=True, fmt=".2f",
+    settings_key="image", settings=_IMAGE, compute=_frame("psnr"),
+))
+register_metric(Metric(
+    "lpips", label="LPIPS", default=True, settings_key="lpips", settings="phybench.scoring.lpips",
+    weights="alexnet",  # computed in batches on a device by the scoring loop
+))
+register_metric(Metric(
+    "fvd", kind="set", label="FVD", default=True, settings_key="fvd", settings="phybench.scoring.fvd",
+    weights="i3d",  # features of every video, then one distance per group
+))
+
+# The metric whose settings block defines `untrackable` and `excluded` (every video is
+# parsed): it is written into every results file, whatever was requested.
+TRACKING_METRIC = "velocity_error"
+
+
+def reported(requested: Sequence[str], family_metrics: Sequence[str]) -> list[str]:
+    """The results file's `metrics`: the requested ones, then the family's companions."""
+    wanted = [m for m in requested if m in METRICS]
+    extra = [m for m in family_metrics if m in METRICS and METRICS.get(m).companion]
+    return wanted + [m for m in extra if m not in wanted]
