@@ -28,10 +28,11 @@ whose module imports torch) are read from that module's ``SETTINGS`` on first us
 """
 from __future__ import annotations
 
+import contextlib
 import importlib
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from ..registry import Registry
 
@@ -261,3 +262,13 @@ def reported(requested: Sequence[str], family_metrics: Sequence[str]) -> list[st
     wanted = [m for m in requested if m in METRICS]
     extra = [m for m in family_metrics if m in METRICS and METRICS.get(m).companion]
     return wanted + [m for m in extra if m not in wanted]
+
+
+@contextlib.contextmanager
+def temporary_metric(metric: Metric) -> Iterator[Metric]:
+    """Register a metric for a ``with`` block only (tests, notebooks)."""
+    register_metric(metric)
+    try:
+        yield metric
+    finally:
+        METRICS.unregister(metric.name)
