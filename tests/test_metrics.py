@@ -123,9 +123,9 @@ def test_a_new_metric_is_scored_reported_and_shown(tiny, tmp_path, capsys):
             else:
                 assert overall["mean"] > 0.0
 
-        # the command line takes it too
+        # the command line takes it too; spawned workers would not know it, so it is scored serially
         code = main(["score", str(gt_sub), "--data", str(split), "--metrics", "mean_abs_pixel_error,ssim",
-                     "--fail-above", "mean_abs_pixel_error=0.5", "--quiet"])
+                     "--fail-above", "mean_abs_pixel_error=0.5", "--quiet", "--workers", "2"])
         assert code == 0, capsys.readouterr().err
         assert "mean_abs_pixel_error ↓" in capsys.readouterr().out
 

@@ -259,9 +259,35 @@ TRACKING_METRIC = "velocity_error"
 
 def reported(requested: Sequence[str], family_metrics: Sequence[str]) -> list[str]:
     """The results file's `metrics`: the requested ones, then the family's companions."""
-    wanted = [m for m in requested if m in METRICS]
+    wanted = list(requested)  # registered: `parse_metrics` checked them
     extra = [m for m in family_metrics if m in METRICS and METRICS.get(m).companion]
     return wanted + [m for m in extra if m not in wanted]
+
+
+ENTRY_POINT_GROUP = "phybench.metrics"
+
+
+def load_plugins() -> list[str]:
+    """Import every ``phybench.metrics`` entry point (a module that registers metrics); returns the names loaded."""
+    from importlib.metadata import entry_points
+
+    loaded = []
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        ep.load()
+        loaded.append(ep.name)
+    return loaded
+
+
+load_plugins()
+# What a fresh interpreter registers on importing this module: the built-ins and the
+# entry points.  `phybench score --workers N` scores in spawned processes, which see only
+# these; a metric registered otherwise (a notebook, `temporary_metric`) is scored serially.
+_AT_IMPORT: dict[str, Metric] = dict(METRICS.items())
+
+
+def seen_by_workers(name: str) -> bool:
+    """Would a spawned scoring worker have this very metric registered?"""
+    return name in METRICS and _AT_IMPORT.get(name) is METRICS.get(name)
 
 
 @contextlib.contextmanager

@@ -18,7 +18,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import __version__
-from .metrics import METRICS, TRACKING_METRIC, Sample, default_metrics, reported, requestable_metrics, settings_blocks
+from .metrics import (METRICS, TRACKING_METRIC, Sample, default_metrics, reported, requestable_metrics,
+                      seen_by_workers, settings_blocks)
 from .parse import TILE, PixelMapping, parse_video
 from .results import OVERALL, build_results
 from ..data.split import SplitReader, plan_from_manifest, row_digest, row_scene, split_hash
@@ -225,7 +226,8 @@ def score(
     bar = tqdm(total=n, desc=f"score {manifest['task']}/{manifest['split']}", unit="video", disable=not progress)
     with open_submission(submission, manifest=manifest) as sub:
         meta = dict(sub.meta)
-        serial = workers <= 1 or torch_metrics or sub.kind not in ("folder", "zip") or n < 2 * workers
+        serial = (workers <= 1 or torch_metrics or sub.kind not in ("folder", "zip") or n < 2 * workers
+                  or not all(seen_by_workers(m) for m in reported(metrics, family_of(spec).metrics)))
         order = sub.storage_order(ids)  # compressed tars are only cheap to read front to back
     if not serial:
         bounds = np.linspace(0, n, workers + 1).round().astype(int)
