@@ -71,6 +71,11 @@ class SplitPlan:
         return not self.spec.is_training(self.split)
 
     @property
+    def with_states(self) -> bool:
+        """Rows keep the trajectory (False: training rows of a family too large to store states)."""
+        return not self.spec.is_training(self.split) or family_of(self.spec).stores_training_states
+
+    @property
     def num_shards(self) -> int:
         return max(1, -(-self.num_samples // self.shard_size))
 
@@ -83,7 +88,7 @@ class SplitPlan:
 
     def identity(self) -> dict[str, Any]:
         """What must match for two runs to write into one folder."""
-        return {
+        identity = {
             "format_version": FORMAT_VERSION,
             "task": self.spec.name,
             "task_version": self.spec.version,
@@ -94,6 +99,9 @@ class SplitPlan:
             "shard_size": self.shard_size,
             "with_video": self.with_video,
         }
+        if not self.with_states:  # only then: the identities (and split hashes) of other splits never change
+            identity["with_states"] = False
+        return identity
 
 
 def make_plan(
@@ -175,7 +183,8 @@ def sample_digest(
         _digest_update(h, "categorical", json.dumps([row[n] for n in categorical]).encode())
     _digest_update(h, "frames_in_view", int(row["frames_in_view"]).to_bytes(4, "little"))
     for key, dtype in _STATE_DTYPES:
-        _digest_update(h, key, np.ascontiguousarray(row[key], dtype=dtype).tobytes())
+        if row.get(key) is not None:  # parameter-only training rows have no states
+            _digest_update(h, key, np.ascontiguousarray(row[key], dtype=dtype).tobytes())
     if row.get("bodies") is not None:
         _digest_update(h, "angles", np.ascontiguousarray(row["angles"], dtype="<f4").tobytes())
         _digest_update(h, "bodies", row["bodies"].encode())
@@ -215,6 +224,8 @@ def generate_sample(plan: SplitPlan, index: int) -> tuple[dict[str, Any], np.nda
     """One row (numpy values) and its rendered video (None for training splits)."""
     spec = plan.spec
     sample = make_sample(spec, plan.split, index)
+    if not plan.with_states:
+        return _identity_row(spec, index, sample), None
     scene = simulate_sample(spec, sample)
     row: dict[str, Any] = {
         "sample_id": sample.sample_id,
@@ -234,8 +245,30 @@ def generate_sample(plan: SplitPlan, index: int) -> tuple[dict[str, Any], np.nda
     return row, video
 
 
+def _identity_row(spec: TaskSpec, index: int, sample: Any) -> dict[str, Any]:
+    return {
+        "sample_id": sample.sample_id,
+        "index": index,
+        "level": sample.level,
+        **sample.params,
+        "contact_time": sample.contact_time,
+        **{name: sample.extra[name] for name in family_of(spec).extra_columns},
+        "frames_in_view": sample.frames_in_view,
+    }
+
+
+def sample_video(plan: SplitPlan, index: int) -> np.ndarray:
+    """The video of any sample of a split, re-simulated and rendered as generation does.
+
+    For rows without states (parameter-only training rows): bit-identical to the video an
+    evaluation split would store for the same scene (rendered from float32 states)."""
+    spec = plan.spec
+    sample = make_sample(spec, plan.split, index)
+    return render_row(scene_row(spec, simulate_sample(spec, sample)), plan.resolution)
+
+
 # ------------------------------------------------------------------ arrow
-def features(spec: TaskSpec, with_video: bool):
+def features(spec: TaskSpec, with_video: bool, with_states: bool = True):
     """The `datasets.Features` of a split (imported lazily: `datasets` is slow to import)."""
     from datasets import Features, Image, List, Value
 
@@ -249,12 +282,15 @@ def features(spec: TaskSpec, with_video: bool):
         "contact_time": Value("float64"),
         **{name: Value("float64") for name in family.extra_columns},
         "frames_in_view": Value("int32"),
-        "positions": List(List(List(Value("float32")))),
-        "velocities": List(List(List(Value("float32")))),
-        "radii": List(Value("float32")),
-        "colours": List(List(Value("uint8"))),
     }
-    if family.stores_bodies:
+    if with_states:
+        cols.update({
+            "positions": List(List(List(Value("float32")))),
+            "velocities": List(List(List(Value("float32")))),
+            "radii": List(Value("float32")),
+            "colours": List(List(Value("uint8"))),
+        })
+    if family.stores_bodies and with_states:
         cols["angles"] = List(List(Value("float32")))
         cols["bodies"] = Value("string")
     if with_video:
@@ -262,30 +298,61 @@ def features(spec: TaskSpec, with_video: bool):
     return Features(cols)
 
 
-def _nested(values: np.ndarray):
-    """(n, d1, ..., dk) numpy -> arrow list<...list<value>> with n rows, zero-copy values."""
+def _nested(values: np.ndarray | list[np.ndarray]):
+    """Rows of numpy arrays -> arrow list<...list<value>>, one list per row.
+
+    One (n, d1, ..., dk) array: zero-copy values.  A list of arrays of one ndim but
+    different shapes (scenes with different numbers of bodies): ragged lists."""
     import pyarrow as pa
 
-    arr = pa.array(values.reshape(-1))
-    count = values.size
-    for size in reversed(values.shape[1:]):
-        count //= size
-        arr = pa.ListArray.from_arrays(pa.array(np.arange(count + 1, dtype=np.int32) * size), arr)
+    if isinstance(values, np.ndarray):
+        arr = pa.array(values.reshape(-1))
+        count = values.size
+        for size in reversed(values.shape[1:]):
+            count //= size
+            arr = pa.ListArray.from_arrays(pa.array(np.arange(count + 1, dtype=np.int32) * size), arr)
+        return arr
+    arr = pa.array(np.concatenate([v.reshape(-1) for v in values]))
+    for axis in reversed(range(values[0].ndim)):
+        # lists at this depth: prod(shape[:axis]) per row, each of length shape[axis]
+        lengths = np.concatenate([np.full(int(np.prod(v.shape[:axis], dtype=np.int64)), v.shape[axis], np.int32)
+                                  for v in values])
+        arr = pa.ListArray.from_arrays(pa.array(np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)), arr)
     return arr
 
 
-def rows_to_table(spec: TaskSpec, rows: list[dict[str, Any]], pngs: list[list[bytes]] | None):
+def _stack(arrays: list[np.ndarray]) -> np.ndarray | list[np.ndarray]:
+    return np.stack(arrays) if len({a.shape for a in arrays}) == 1 else arrays
+
+
+def _unnest(col, n: int) -> np.ndarray | list[np.ndarray]:
+    """Inverse of `_nested`: one array (n, ...) when every row has one shape, else a list."""
+    values, shape, uniform = col, [n], True
+    while hasattr(values.type, "value_type"):
+        lengths = values.value_lengths().to_numpy(zero_copy_only=False)
+        if len(lengths) and (lengths != lengths[0]).any():
+            uniform = False
+            break
+        shape.append(int(lengths[0]) if len(lengths) else 0)
+        values = values.flatten()
+    if uniform:
+        return values.to_numpy(zero_copy_only=False).reshape(shape)
+    return [_unnest(col.slice(i, 1), 1)[0] for i in range(n)]
+
+
+def rows_to_table(spec: TaskSpec, rows: list[dict[str, Any]], pngs: list[list[bytes]] | None, with_states: bool = True):
     import pyarrow as pa
 
-    feats = features(spec, pngs is not None)
+    feats = features(spec, pngs is not None, with_states)
     schema = feats.arrow_schema
     cols: dict[str, Any] = {}
     for name in schema.names:
         if name in ("video", "bodies") or name in STATE_COLUMNS or name == "angles":
             continue
         cols[name] = pa.array([r[name] for r in rows], type=schema.field(name).type)
-    for name in STATE_COLUMNS + (("angles",) if "angles" in schema.names else ()):
-        cols[name] = _nested(np.stack([r[name] for r in rows]))
+    for name in STATE_COLUMNS + ("angles",):
+        if name in schema.names:
+            cols[name] = _nested(_stack([np.asarray(r[name]) for r in rows]))
     if "bodies" in schema.names:
         cols["bodies"] = pa.array([r["bodies"] for r in rows], type=pa.string())
     if pngs is not None:
@@ -306,13 +373,7 @@ def table_rows(table) -> Iterator[dict[str, Any]]:
     for name in table.column_names:
         col = table.column(name).combine_chunks()
         if name in STATE_COLUMNS or name == "angles":
-            values = col
-            shape = [n]
-            while hasattr(values.type, "value_type"):
-                lengths = values.value_lengths().to_numpy(zero_copy_only=False) if len(values) else np.array([0])
-                shape.append(int(lengths[0]) if len(lengths) else 0)
-                values = values.flatten()
-            out[name] = values.to_numpy(zero_copy_only=False).reshape(shape)
+            out[name] = _unnest(col, n)
         elif name == "video":
             out[name] = [[f["bytes"] for f in v] for v in col.to_pylist()]
         else:
@@ -334,7 +395,7 @@ def write_shard(plan: SplitPlan, out: Path, shard: int) -> dict[str, Any]:
         rows.append(row)
         if video is not None:
             pngs.append(encode_video(video))
-    table = rows_to_table(plan.spec, rows, pngs)
+    table = rows_to_table(plan.spec, rows, pngs, plan.with_states)
     data_dir = out / DATA_DIR
     name = plan.shard_name(shard)
     final = data_dir / f"{name}.parquet"
@@ -579,6 +640,8 @@ class SplitReader:
         """uint8 (T, H, W, 3): decoded if stored, else rendered from the row's states."""
         if "video" in row:
             return decode_video(row["video"])
+        if row.get("positions") is None:  # parameter-only training row: simulate it
+            return sample_video(self.plan, int(row["index"]))
         return render_row(row, self.plan.resolution)
 
 
@@ -596,6 +659,13 @@ def load_hf_dataset(folder: str | os.PathLike[str]):
     if manifest["with_video"]:
         return ds.with_format("numpy")
     resolution = int(manifest["resolution"])
+    if manifest.get("with_states", True) is False:  # parameters only: simulate and render each scene
+        plan = plan_from_manifest(manifest)
+
+        def _simulate(batch: dict[str, list[Any]]) -> dict[str, list[Any]]:
+            return {**batch, "video": [sample_video(plan, int(i)) for i in batch["index"]]}
+
+        return ds.with_transform(_simulate)
 
     def _render(batch: dict[str, list[Any]]) -> dict[str, list[Any]]:
         arrays = STATE_COLUMNS + ("angles",)

@@ -24,7 +24,7 @@ from .parse import TILE, PixelMapping, parse_video
 from .results import OVERALL, build_results
 from ..data.split import SplitReader, plan_from_manifest, row_digest, row_scene, split_hash
 from ..tasks import family_of, get_task
-from .velocity import video_errors
+from .velocity import VideoErrors, video_errors
 
 _BLAS_ENV = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
@@ -100,18 +100,21 @@ def score_sample(
     family = family_of(spec)
     bodies = row_scene(row).bodies
     colours = [tuple(int(c) for c in b.colour) for b in bodies]
-    refine = None if family.object_reader == "discs" else False
-    parsed = parse_video(video, colours, _mapping(manifest), refine=refine)
-    errors = video_errors(
-        parsed,
-        row["positions"],
-        row["radii"],
-        world_size=float(manifest["world_size"]),
-        frame_interval=float(manifest["frame_interval"]),
-        condition_frames=int(manifest["condition_frames"]),
-        contact_time=family.contact_time(row),
-        colour_names=tuple(b.describe() for b in bodies),
-    )
+    if family.object_reader == "none":  # objects share colours: no per-object physics errors
+        errors = VideoErrors()
+    else:
+        refine = None if family.object_reader == "discs" else False
+        parsed = parse_video(video, colours, _mapping(manifest), refine=refine)
+        errors = video_errors(
+            parsed,
+            row["positions"],
+            row["radii"],
+            world_size=float(manifest["world_size"]),
+            frame_interval=float(manifest["frame_interval"]),
+            condition_frames=int(manifest["condition_frames"]),
+            contact_time=family.contact_time(row),
+            colour_names=tuple(b.describe() for b in bodies),
+        )
     sample = Sample(row, video, gt_video, manifest, lambda: errors)
     detail: dict[str, Any] = {
         "sample_id": row["sample_id"],

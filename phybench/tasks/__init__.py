@@ -1,7 +1,7 @@
 """The task registry: task families (plug-ins) and the tasks they define.
 
 Built-in families register on import, one module each (`uniform`, `parabola`,
-`collision`); external packages add theirs through the ``phybench.families`` entry
+`collision`, `combinatorial`); external packages add theirs through the ``phybench.families`` entry
 point group.  See docs/adding-a-task.md.
 """
 from __future__ import annotations
@@ -18,7 +18,7 @@ from .family import (
     register_task,
     temporary_task,
 )
-from . import uniform, parabola, collision  # noqa: E402,F401  built-in families register here
+from . import uniform, parabola, collision, combinatorial  # noqa: E402,F401  built-in families register here
 
 load_plugins()
 

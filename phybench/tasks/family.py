@@ -41,6 +41,9 @@ class Placement:
     frames_in_view: int  # frames with every body fully in view (see the family's docs)
     contact_time: float = float("nan")  # seconds; NaN when the scene has no designated contact
     extra: dict[str, float] = field(default_factory=dict)  # the family's `extra_columns`
+    # the simulated trajectory, when the placement rule had to simulate (e.g. to check
+    # that the scene is an event); `simulate_sample` then returns it instead of re-running
+    trajectory: Scene | None = None
 
 
 class TaskFamily:
@@ -54,13 +57,17 @@ class TaskFamily:
     metrics: ClassVar[tuple[str, ...]] = DEFAULT_METRICS
     # DoF drawn on the leaderboard's generated-vs-conditioned scatter (None: no plot)
     plot_dof: ClassVar[str | None] = None
-    # how objects are read back from pixels: "discs" (exact disc-edge inversion) or
-    # "centroids" (coverage-weighted centroid: exact for any shape fully in view)
+    # how objects are read back from pixels: "discs" (exact disc-edge inversion),
+    # "centroids" (coverage-weighted centroid: exact for any shape fully in view) or
+    # "none" (objects share colours: no per-object physics errors are computed)
     object_reader: ClassVar[str] = "discs"
     # float columns a row carries beyond the DoFs and `contact_time` (in the sample digest)
     extra_columns: ClassVar[tuple[str, ...]] = ()
     # rows keep each body's shape and per-frame angle (any family that is not plain discs)
     stores_bodies: ClassVar[bool] = False
+    # training rows keep the trajectory (False: identity and parameters only; a loader
+    # re-simulates and renders, for training sets too large to store states)
+    stores_training_states: ClassVar[bool] = True
     # the reference authors' ID ranges (phyworld importer), when they have such data
     phyworld_id_ranges: ClassVar[dict[str, tuple[float, float]] | None] = None
     # position in `phybench quickstart` (None: not part of it)
@@ -84,6 +91,10 @@ class TaskFamily:
     def closed_form(self, spec: TaskSpec, initial: Scene) -> tuple[np.ndarray, np.ndarray]:
         """The law's positions (T, B, 2) and velocities (T, B, 2) from an initial scene."""
         raise NotImplementedError(f"family {self.name!r} has no closed form")
+
+    def describe(self, spec: TaskSpec) -> list[str]:
+        """Extra lines for `phybench tasks show` (e.g. template sets and their proofs)."""
+        return []
 
     # ----------------------------------------------------------------- scoring
     def contact_time(self, row: dict[str, Any]) -> float:

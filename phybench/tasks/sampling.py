@@ -47,6 +47,7 @@ class SampleSpec:
     contact_time: float = float("nan")  # seconds; NaN when the family has no contact
     frames_in_view: int = 0  # see the family's `frames_in_view_doc`
     extra: dict[str, float] = field(default_factory=dict)  # the family's extra row columns
+    trajectory: Scene | None = None  # every frame, when the placement rule simulated already
 
 
 def sample_id(spec: TaskSpec, split: str, index: int) -> str:
@@ -157,7 +158,7 @@ def make_sample(spec: TaskSpec, split: str, index: int) -> SampleSpec:
     placed = family_of(spec).place(spec, params, u[_PLACEMENT_OFFSET:])
     return SampleSpec(
         sample_id(spec, split, index), index, level, params, placed.initial, placed.contact_time,
-        placed.frames_in_view, dict(placed.extra),
+        placed.frames_in_view, dict(placed.extra), placed.trajectory,
     )
 
 
@@ -168,6 +169,8 @@ def closed_form(spec: TaskSpec, sample: SampleSpec) -> tuple[np.ndarray, np.ndar
 
 def simulate_sample(spec: TaskSpec, sample: SampleSpec) -> Scene:
     """Box2D trajectory of a sample (imports Box2D: only generation and baselines need it)."""
+    if sample.trajectory is not None:
+        return sample.trajectory
     from ..world.simulate import simulate
 
     return simulate(sample.initial, spec.simulator, spec.frames, spec.frame_interval)

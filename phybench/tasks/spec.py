@@ -107,6 +107,7 @@ class SimulatorSettings:
     velocity_iterations: int = 15
     position_iterations: int = 20
     angular_damping: float = 0.0  # spinning bodies only (PHYRE: 0.01); omitted from the hash at 0
+    walls: bool = False  # a floor and two side walls just outside the view; omitted from the hash when off
 
 
 @dataclass(frozen=True)
@@ -242,4 +243,4 @@ class TaskSpec:
 
 
 _HASH_OPTIONAL: dict[str, Any] = {"declared_splits": (), "categorical": (), "family_params": ()}
-_SIMULATOR_OPTIONAL: dict[str, Any] = {"angular_damping": 0.0}
+_SIMULATOR_OPTIONAL: dict[str, Any] = {"angular_damping": 0.0, "walls": False}

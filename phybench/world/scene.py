@@ -255,6 +255,33 @@ class Scene:
         return cls(bodies, poses, world_size, velocities)
 
 
+def body_bounds(scene: Scene) -> np.ndarray:
+    """float64 (T, B, 4): each body's exact axis-aligned box (xmin, ymin, xmax, ymax) per frame.
+
+    Exact for every shape at any angle (a jar's box is its outer rectangle's), so a
+    placement rule can ask "is everything in view" without a bounding-circle margin.
+    """
+    T, B = scene.poses.shape[:2]
+    out = np.empty((T, B, 4))
+    for b, body in enumerate(scene.bodies):
+        x, y, a = scene.poses[:, b, 0], scene.poses[:, b, 1], scene.poses[:, b, 2]
+        shape = body.shape
+        if isinstance(shape, (Disc, Ring)):
+            ex = ey = bounding_radius(shape)
+        elif isinstance(shape, (Rect, Jar)):
+            c, s_ = np.abs(np.cos(a)), np.abs(np.sin(a))
+            ex = c * shape.width / 2 + s_ * shape.height / 2
+            ey = s_ * shape.width / 2 + c * shape.height / 2
+        else:
+            v = np.asarray(shape.vertices, dtype=np.float64)  # (V, 2)
+            c, s_ = np.cos(a)[:, None], np.sin(a)[:, None]
+            vx, vy = c * v[:, 0] - s_ * v[:, 1], s_ * v[:, 0] + c * v[:, 1]  # (T, V)
+            out[:, b] = np.stack([x + vx.min(1), y + vy.min(1), x + vx.max(1), y + vy.max(1)], axis=-1)
+            continue
+        out[:, b] = np.stack([x - ex, y - ey, x + ex, y + ey], axis=-1)
+    return out
+
+
 def pixel_size(resolution: int, world_size: float = WORLD_SIZE) -> float:
     """World units per pixel."""
     return world_size / resolution

@@ -47,7 +47,7 @@ def _fixtures(shape: Shape, L: float) -> list:
         return [b2PolygonShape(box=(float(shape.width * L / 2), float(shape.height * L / 2)))]
     if isinstance(shape, Jar):
         return [
-            b2PolygonShape(box=(float(r.width * L / 2), float(r.height * L / 2)), center=(float(dx * L), float(dy * L)), angle=0.0)
+            b2PolygonShape(box=(float(r.width * L / 2), float(r.height * L / 2), (float(dx * L), float(dy * L)), 0.0))
             for dx, dy, r in shape.parts()
         ]
     if isinstance(shape, Polygon):
@@ -55,11 +55,28 @@ def _fixtures(shape: Shape, L: float) -> list:
     raise TypeError(f"cannot simulate {shape!r}")
 
 
-def simulate(initial: Scene, settings: SimulatorSettings, frames: int, frame_interval: float) -> Scene:
+def _add_walls(world: b2World, size: float, L: float, sim: SimulatorSettings) -> None:
+    """A floor under the view and a wall either side of it, just outside it (never drawn)."""
+    walls = world.CreateStaticBody(position=(0.0, 0.0))
+    t = size  # thickness: thick enough that nothing tunnels through
+    for hx, hy, cx, cy in ((size + 2 * t, t / 2, size / 2, -t / 2),  # floor: y <= 0
+                           (t / 2, 2 * size, -t / 2, size), (t / 2, 2 * size, size + t / 2, size)):  # x <= 0, x >= L
+        walls.CreateFixture(shape=b2PolygonShape(box=(hx * L, hy * L, (cx * L, cy * L), 0.0)),
+                            friction=sim.friction, restitution=sim.restitution)
+    walls.userData = -1
+
+
+def simulate(initial: Scene, settings: SimulatorSettings, frames: int, frame_interval: float,
+             record_contacts: bool = False) -> Scene | tuple[Scene, np.ndarray]:
     """Run Box2D from the first frame of `initial` for `frames` frames.
 
     initial.poses[0]: (B, 3) x, y, angle; initial.velocities[0]: (B, 2) world units / s
     (static bodies: ignored).  Returns poses (T, B, 3) and velocities (T, B, 2).
+
+    record_contacts: also return `first_touch`, float64 (B, B): the time (s) at which
+    each pair of bodies first touches (checked after every Box2D step; 0.0: touching in
+    the initial scene; inf: never; walls are not bodies).  Families use it for their
+    placement rules (no initial overlap; "the scene is an event").
     """
     sim = settings
     k, L, spf = sim.time_scale, sim.length_scale, sim.steps_per_frame
@@ -88,19 +105,37 @@ def simulate(initial: Scene, settings: SimulatorSettings, frames: int, frame_int
         if spec.dynamic:
             v0 = (vel + euler) * (k * L)
             body.linearVelocity = (float(v0[0]), float(v0[1]))
+        body.userData = len(bodies)
         bodies.append(body)
+    if sim.walls:
+        _add_walls(world, initial.world_size, L, sim)
     T, B = frames, len(bodies)
+    first_touch = np.full((B, B), np.inf) if record_contacts else None
+
+    def _touching(t: float) -> None:
+        for contact in world.contacts:
+            if contact.touching:
+                i, j = contact.fixtureA.body.userData, contact.fixtureB.body.userData
+                if i >= 0 and j >= 0 and first_touch[i, j] == np.inf:
+                    first_touch[i, j] = first_touch[j, i] = t
+
+    if record_contacts:
+        world.Step(0.0, sim.velocity_iterations, sim.position_iterations)  # finds contacts, moves nothing
+        _touching(0.0)
     raw = np.empty((T, B, 5))  # Box2D units: x, y, angle, vx, vy
     for frame in range(T):
         for b, body in enumerate(bodies):
             p, v = body.position, body.linearVelocity
             raw[frame, b] = (p.x, p.y, body.angle, v.x, v.y)
         if frame < T - 1:
-            for _ in range(spf):
+            for step in range(spf):
                 world.Step(h / k, sim.velocity_iterations, sim.position_iterations)
+                if record_contacts:
+                    _touching((frame * spf + step + 1) * h)
     poses = raw[..., :3].copy()
     poses[..., :2] /= L
     velocities = raw[..., 3:] / (k * L) - euler
     static = np.array([not b.dynamic for b in initial.bodies], dtype=bool)
     velocities[:, static] = 0.0
-    return Scene(initial.bodies, poses, initial.world_size, velocities)
+    scene = Scene(initial.bodies, poses, initial.world_size, velocities)
+    return (scene, first_touch) if record_contacts else scene
