@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
@@ -51,7 +51,8 @@ from .world.scene import Disc
 from .world.render import render as render_scene
 from .world.scene import Scene
 from .tasks.spec import TaskSpec
-from .data.split import SplitError, SplitReader, render_row
+from .data.split import SplitError, SplitReader, plan_from_manifest, render_row, row_scene, sample_video
+from .tasks import family_of
 from .scoring.submission import submission_meta, write_submission
 
 __all__ = [
@@ -267,6 +268,22 @@ def oracle_video(frames: np.ndarray, colours: Sequence[tuple[int, int, int]], sp
     return _render(positions, est, colours, frames)
 
 
+def oracle_from_state(row: dict[str, Any], spec: TaskSpec, resolution: int, frames: np.ndarray) -> np.ndarray:
+    """The row's stored frame-0 state (float32, as stored) run through the task's simulator.
+
+    For families whose objects cannot be read back from pixels (shared colours, jars,
+    rotated bars).  Objects start at rest there, so frame 0 is the whole initial state;
+    the only difference from the ground truth is the float32 rounding of that state, so
+    this baseline measures how far the scenes amplify a 1e-7 perturbation."""
+    from .world.simulate import simulate  # Box2D: only this baseline needs it
+
+    initial = row_scene(row).frames(slice(0, 1))
+    states = simulate(initial, spec.simulator, spec.frames, spec.frame_interval)
+    video = render_scene(states, resolution)
+    video[: len(frames)] = frames
+    return video
+
+
 # ------------------------------------------------------------------ nearest neighbour
 def nn_features(frames: np.ndarray, size: int = NN_SIZE) -> np.ndarray:
     """uint8 (..., n * size * size) "ink" features of condition frames (..., n, H, W, 3).
@@ -325,7 +342,11 @@ class NearestNeighbourIndex:
         self.reader = SplitReader(train_dir)
         self.manifest = self.reader.manifest
         self.size = size
-        self.rows = list(self.reader.rows(columns=["sample_id", "positions", "velocities", "radii", "colours"]))
+        import pyarrow.parquet as pq
+
+        stored = set(pq.read_schema(self.reader.folder / self.manifest["shards"][0]["file"]).names)
+        wanted = ["sample_id", "index", "positions", "velocities", "radii", "colours", "angles", "bodies"]
+        self.rows = list(self.reader.rows(columns=[c for c in wanted if c in stored]))
         cf = int(self.manifest["condition_frames"])
         key = (f"{self.manifest['split_hash'][:20]}-{self.manifest['resolution']}px-{cf}f-"
                f"{size}s-v{NN_FEATURE_VERSION}")
@@ -348,7 +369,7 @@ class NearestNeighbourIndex:
                        disable=not progress, mininterval=0.5)
             batch = np.empty((256, cf, resolution, resolution, 3), dtype=np.uint8)  # features in batches
             for i, row in enumerate(bar):
-                batch[i % len(batch)] = render_row(row, resolution, slice(0, cf))  # only the condition frames
+                batch[i % len(batch)] = self._render(row, resolution, slice(0, cf))  # only the condition frames
                 if i % len(batch) == len(batch) - 1 or i == len(self.rows) - 1:
                     start = i - i % len(batch)
                     features[start : i + 1] = nn_features(batch[: i + 1 - start], size)
@@ -399,9 +420,14 @@ class NearestNeighbourIndex:
         distance = np.take_along_axis(exact, o, axis=1)[:, 0]
         return winner, distance
 
+    def _render(self, row: dict[str, Any], resolution: int, frames: slice | None = None) -> np.ndarray:
+        if row.get("positions") is None:  # a parameter-only training row: simulate it
+            return sample_video(self.reader.plan, int(row["index"]), frames)
+        return render_row(row, resolution, frames)
+
     def video(self, index: int, resolution: int) -> np.ndarray:
         """The full training video of sample `index`, rendered at `resolution`."""
-        return render_row(self.rows[index], resolution)
+        return self._render(self.rows[index], resolution)
 
 
 def _atomic_save(path: Path, array: np.ndarray) -> None:
@@ -427,6 +453,7 @@ class _Run:
     train_dir: Path | None
     cache_dir: Path | None
     progress: bool
+    model_meta: dict[str, Any] = field(default_factory=dict)  # extra `model` fields, e.g. the training set
 
     @property
     def spec(self) -> TaskSpec:
@@ -455,6 +482,8 @@ class Baseline:
     summary: str  # one line: submission.json `notes` and the CLI's help
     make: Callable[[_Run], tuple[dict[str, Any], Videos]]  # -> (sampler settings, videos)
     needs_train: bool = False
+    # None when the baseline can answer a task; else why not (e.g. it reads discs off pixels)
+    unsupported: Callable[[TaskSpec], str | None] = lambda spec: None
 
 
 BASELINES: Registry[Baseline] = Registry("baseline")
@@ -484,7 +513,25 @@ def _linear(run: _Run) -> tuple[dict[str, Any], Videos]:
     return {"fit": "least squares p0 + v t over the condition frames"}, videos()
 
 
+def _reads_discs(spec: TaskSpec) -> str | None:
+    if family_of(spec).object_reader == "discs":
+        return None
+    return (f"it reads balls off the condition frames, and {spec.name}'s objects are not read back from pixels "
+            f"(object reader {family_of(spec).object_reader!r})")
+
+
 def _oracle(run: _Run) -> tuple[dict[str, Any], Videos]:
+    if family_of(run.spec).object_reader != "discs":
+        resolution = int(run.reader.manifest["resolution"])
+
+        def from_state() -> Videos:
+            for row in run.bar(run.reader.rows(), "physics-oracle"):
+                frames = decode_video(row["video"][: run.spec.condition_frames])
+                yield row["sample_id"], oracle_from_state(row, run.spec, resolution, frames)
+
+        return {"initial_state": "known: the split's stored frame-0 state (float32), not parsed from pixels",
+                "simulator": "phybench.world.simulate.simulate"}, from_state()
+
     def videos() -> Videos:
         for sample_id, colours, frames in run.bar(run.inputs(), "physics-oracle"):
             yield sample_id, oracle_video(frames, colours, run.spec)
@@ -501,18 +548,19 @@ def _check_train(run: _Run, train: dict[str, Any]) -> None:
         raise BaselineError(
             f"--train-data {run.train_dir} holds {there} (spec {train['spec_hash'][:12]}), but --data "
             f"{run.reader.folder} is {here} (spec {test['spec_hash'][:12]}): nearest-neighbour needs a training "
-            f"split of the same task, e.g. `phybench generate {test['task']} --split train-30k --out DIR`")
+            f"split of the same task, e.g. `phybench generate {test['task']} --split {run.spec.train_splits[0]} --out DIR`")
     if not run.spec.is_training(train["split"]):
         raise BaselineError(
             f"--train-data {run.train_dir} holds {there}, an evaluation split; give a training split "
-            f"(train-30k, train-300k or train-3m), e.g. `phybench generate {test['task']} --split train-30k --out DIR`")
+            f"({', '.join(run.spec.train_splits)}), e.g. `phybench generate {test['task']} --split "
+            f"{run.spec.train_splits[0]} --out DIR`")
 
 
 def _nearest(run: _Run) -> tuple[dict[str, Any], Videos]:
     if run.train_dir is None:
         raise BaselineError(
             "nearest-neighbour needs a training split to retrieve from: pass --train-data DIR, made with e.g. "
-            f"`phybench generate {run.spec.name} --split train-30k --out DIR`")
+            f"`phybench generate {run.spec.name} --split {run.spec.train_splits[0]} --out DIR`")
     try:
         train = SplitReader(run.train_dir).manifest
     except SplitError as exc:
@@ -533,6 +581,7 @@ def _nearest(run: _Run) -> tuple[dict[str, Any], Videos]:
             video[:cf] = frames  # the submission's condition frames are the test's own
             yield sample_id, video
 
+    run.model_meta = {"train_split": train["split"], "train_size": len(index)}
     sampler = {"train_split": train["split"], "train_split_hash": train["split_hash"],
                "train_samples": len(index), "features": f"ink (255 - luma), {NN_SIZE}x{NN_SIZE} area mean, "
                f"{cf} condition frames", "distance": "exact L2"}
@@ -543,7 +592,7 @@ for _b in (
     Baseline("ground-truth", "the split's own videos: the metric's floor", _ground_truth),
     Baseline("copy-last", "the last condition frame repeated: nothing moves", _copy_last),
     Baseline("linear-extrapolation", "each ball keeps the constant velocity fitted to the condition frames "
-             "(no gravity, no collisions)", _linear),
+             "(no gravity, no collisions)", _linear, unsupported=_reads_discs),
     Baseline("physics-oracle", "the initial state read off the condition frames, simulated with the task's "
              "own laws", _oracle),
     Baseline("nearest-neighbour", "the training video whose condition frames are nearest in pixels (L2), "
@@ -561,11 +610,14 @@ def run_baseline(
     *,
     cache_dir: str | os.PathLike[str] | None = None,
     fmt: str = "npy",
+    model_name: str | None = None,
 ) -> Path:
     """Write baseline `name`'s submission for the evaluation split in `split_dir`.
 
     train_dir: a training split of the same task (nearest-neighbour only).
     cache_dir: where nearest-neighbour caches its index (default `default_cache_dir()`).
+    model_name: the submission's model name (default `name`), to show two runs of one
+    baseline side by side (e.g. nearest-neighbour over 6 and over 60 templates).
     The submission is written atomically by `write_submission`; the same inputs give
     the same bytes.  Raises BaselineError on anything that prevents the run.
     """
@@ -584,6 +636,9 @@ def run_baseline(
     if manifest["spec_hash"] != reader.spec.spec_hash():
         raise BaselineError(f"{split_dir} was made from {manifest['task']} spec {manifest['spec_hash'][:12]}, but "
                             f"this phybench registers {reader.spec.spec_hash()[:12]}: regenerate the split")
+    why_not = baseline.unsupported(reader.spec)
+    if why_not:
+        raise BaselineError(f"{name} cannot answer {manifest['task']}: {why_not}")
     if train_dir is not None and not baseline.needs_train:
         raise BaselineError(f"{name} does not use training data; drop --train-data")
     if Path(out_dir).exists():
@@ -591,6 +646,8 @@ def run_baseline(
     run = _Run(reader, Path(train_dir) if train_dir is not None else None,
                Path(cache_dir) if cache_dir is not None else None, progress)
     sampler, videos = baseline.make(run)
-    meta = submission_meta(manifest, name, sampler={"name": f"baseline:{name}", **sampler}, notes=baseline.summary)
+    meta = submission_meta(manifest, model_name or name, sampler={"name": f"baseline:{name}", **sampler},
+                           notes=baseline.summary)
     meta["model"]["version"] = __version__
+    meta["model"].update(run.model_meta)
     return write_submission(out_dir, meta, videos, fmt=fmt)

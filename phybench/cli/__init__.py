@@ -191,6 +191,8 @@ def _parser() -> argparse.ArgumentParser:
     bl.add_argument("--train-data", metavar="TRAIN_SPLIT_DIR", help="training split (nearest-neighbour)")
     bl.add_argument("--format", default="npy", choices=["npy", "npz", "png"], help="video files (default npy)")
     bl.add_argument("--quiet", action="store_true", help="no progress bar")
+    bl.add_argument("--name", dest="model_name", metavar="NAME",
+                    help="model name in the submission (default: the baseline's), e.g. nearest-neighbour-6t")
 
     lb = add("leaderboard", "Build the static leaderboard site from verified results files.")
     from ..leaderboard import add_arguments as leaderboard_arguments
@@ -251,8 +253,10 @@ def cmd_tasks(args: argparse.Namespace) -> int:
             ood = " U ".join(_fmt_range(r) for r in d.ood_ranges) or "-"
             print(f"  {d.name:<11} ID {_fmt_range(d.id_range):<11} OOD {ood:<22} {d.unit}  ({d.description})")
         for c in spec.categorical:
-            print(f"  {c.name:<11} one of {', '.join(c.values)}  ({c.description})")
+            values = ", ".join(c.values) if len(c.values) <= 8 else f"{c.values[0]} ... {c.values[-1]} ({len(c.values)} values)"
+            print(f"  {c.name:<11} one of {values}  ({c.description})")
         print("\nsplits:")
+        width = max(11, *(len(d.name) for d in spec.splits))
         for decl in spec.splits:
             if decl.draw == "grid":
                 how = f"grid {' x '.join(map(str, spec.training_set(decl.name).grid))}"
@@ -260,7 +264,13 @@ def cmd_tasks(args: argparse.Namespace) -> int:
                 how = "levels: " + ", ".join(f"{lv.name} ({lv.size})" for lv in spec.ood_levels)
             else:
                 how = decl.description or decl.draw
-            print(f"  {decl.name:<11} {decl.role:<5} {decl.size:>9,}  {how}")
+            print(f"  {decl.name:<{width}} {decl.role:<5} {decl.size:>9,}  {how}")
+        from ..tasks import family_of
+
+        extra = family_of(spec).describe(spec)
+        if extra:
+            print()
+            print("\n".join(extra))
         print(f"\nsimulator: {spec.simulator}")
         print(f"seed: {spec.base_seed}")
         if spec.notes:
@@ -275,14 +285,15 @@ def cmd_tasks(args: argparse.Namespace) -> int:
         print(json.dumps([{"name": n, "version": s.version, "family": s.scenario, "spec_hash": s.spec_hash(),
                            "splits": {sp: s.split_size(sp) for sp in s.split_names}} for n, s in rows], indent=2))
         return 0
-    header = f"{'task':<10} {'ver':>3}  {'DoFs':<42} {'OOD levels':<32} {'evaluation splits':<26}  spec hash"
+    nw = max(10, *(len(n) for n, _ in rows))
+    header = f"{'task':<{nw}} {'ver':>3}  {'DoFs':<42} {'OOD levels':<32} {'evaluation splits':<26}  spec hash"
     print(header)
     print("-" * len(header))
     for name, s in rows:
         dofs = ", ".join([d.name for d in s.dofs] + [c.name for c in s.categorical])
         levels = ", ".join(lv.name for lv in s.ood_levels) or "-"
         evals = ", ".join(f"{sp} {s.split_size(sp)}" for sp in s.eval_splits)
-        print(f"{name:<10} {s.version:>3}  {dofs:<42} {levels:<32} {evals:<26}  {s.spec_hash()[:12]}")
+        print(f"{name:<{nw}} {s.version:>3}  {dofs:<42} {levels:<32} {evals:<26}  {s.spec_hash()[:12]}")
     print("\ntraining splits: `phybench tasks show NAME` lists every split of a task")
     return 0
 
@@ -488,7 +499,8 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     if args.name == "dit":
         return cmd_baseline_dit(args)
     try:
-        path = run_baseline(args.name, args.data, args.out, args.train_data, progress=not args.quiet, fmt=args.format)
+        path = run_baseline(args.name, args.data, args.out, args.train_data, progress=not args.quiet, fmt=args.format,
+                            model_name=args.model_name)
     except BaselineError as exc:
         raise CliError(str(exc)) from None
     print(f"wrote {path}; score it with: phybench score {path} --data {args.data}")

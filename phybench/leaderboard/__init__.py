@@ -57,6 +57,16 @@ def _eval_splits(task: Any) -> tuple[str, ...]:
         return EVAL_SPLITS
 
 
+def _layout(task: Any) -> str:
+    """How a task's board is laid out: "levels" or "splits" (`TaskFamily.board_layout`)."""
+    try:
+        from ..tasks import family_of, get_task
+
+        return family_of(get_task(task)).board_layout
+    except Exception:
+        return "levels"
+
+
 def _is_ood_split(task: str, split: str) -> bool:
     """A split drawn OOD level by level: its whole-split summary is the "OOD overall" column."""
     try:
@@ -442,8 +452,20 @@ def _read_all(
 
 
 # ================================================================ the combined table
+def _split_columns(task: str, present: Iterable[str]) -> list[dict[str, str]]:
+    """Columns of a "splits" board: each evaluation split the task declares, in its order."""
+    from ..tasks import get_task
+
+    present = set(present)
+    spec = get_task(task)
+    return [{"key": s, "label": s, "group": "", "short": s, "title": spec.split(s).description or s}
+            for s in spec.eval_splits if s in present]
+
+
 def _levels(task: str, present: Iterable[str]) -> list[dict[str, str]]:
     """Columns of a task table: ID, all OOD videos, then each OOD level in registry order."""
+    if _layout(task) == "splits":
+        return _split_columns(task, present)
     described: dict[str, str] = {}
     order: list[str] = []
     try:
@@ -489,7 +511,8 @@ def _scalar(x: Any) -> bool:
 def _model_meta(model: dict[str, Any]) -> dict[str, Any]:
     """The `model` fields the page shows; anything of an unexpected type is dropped."""
     meta: dict[str, Any] = {}
-    for key in ("family", "size", "version", "model_version", "checkpoint_sha256", "notes", "url", "condition_frames"):
+    for key in ("family", "size", "version", "model_version", "checkpoint_sha256", "notes", "url", "condition_frames",
+                "train_split"):
         if _scalar(model.get(key)):
             meta[key] = model[key]
     sampler = model.get("sampler")
@@ -545,10 +568,13 @@ def _combine(entries: list[_Entry]) -> tuple[list[dict[str, Any]], list[Refusal]
         doc = e.results
         metrics = [m for m in _report_order() if m in _metrics_present(doc)]
         cells = {}
-        if _is_ood_split(doc["task"], doc["split"]):  # for id-eval the whole split is the ID level
-            cells[OOD_ALL] = _cell(doc["summary"]["overall"], metrics)
-        for level, summary in doc["summary"]["levels"].items():
-            cells[level] = _cell(summary, metrics)
+        if _layout(doc["task"]) == "splits":  # one column per split: its whole-split summary
+            cells[doc["split"]] = _cell(doc["summary"]["overall"], metrics)
+        else:
+            if _is_ood_split(doc["task"], doc["split"]):  # for id-eval the whole split is the ID level
+                cells[OOD_ALL] = _cell(doc["summary"]["overall"], metrics)
+            for level, summary in doc["summary"]["levels"].items():
+                cells[level] = _cell(summary, metrics)
         board = boards.setdefault(e.key, {"rows": {}, "metrics": {}, "task_version": doc["task_version"]})
         row = board["rows"].get(e.model) or {"model": e.model, "meta": _model_meta(doc["model"]), "cells": {}, "sources": []}
         clash = sorted(set(cells) & set(row["cells"]))
@@ -604,6 +630,7 @@ def _combine(entries: list[_Entry]) -> tuple[list[dict[str, Any]], list[Refusal]
             "resolution": res,
             "title": title,
             "description": _task_description(task),
+            "layout": _layout(task),
             "levels": _levels(task, present),
             "metrics": [
                 {"name": m, "label": METRICS.get(m).label, "unit": METRICS.get(m).unit,
@@ -722,6 +749,9 @@ def markdown(data: dict[str, Any], metric: str = PRIMARY_METRIC) -> str:
         f"Built with phybench {data['phybench_version']}.",
     ]
     for board in data["boards"]:
+        if board.get("layout") == "splits":
+            lines += _markdown_by_split(board)
+            continue
         if not any(m["name"] == metric for m in board["metrics"]):
             continue
         arrow = "↑" if METRICS.get(metric).higher_is_better else "↓"
@@ -735,6 +765,28 @@ def markdown(data: dict[str, Any], metric: str = PRIMARY_METRIC) -> str:
             cells.append("–" if rate is None else f"{100 * rate:.1f}%")
             lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def _markdown_by_split(board: dict[str, Any]) -> list[str]:
+    """The paper's Table 2 layout: model, training set, then each metric as "split A / split B"."""
+    splits = [c["key"] for c in board["levels"]]
+    metrics = board["metrics"]
+    head = ["model", "training set"] + [
+        f"{markdown_escape(m['label'])} {'↑' if m['higher_is_better'] else '↓'}" for m in metrics]
+    lines = ["", f"## {markdown_escape(board['title'])}", "",
+             f"Each cell: {' / '.join(markdown_escape(s) for s in splits)} (mean over videos; FVD over the set).",
+             "", "| " + " | ".join(head) + " |", "|---|---|" + "---:|" * len(metrics)]
+    first = metrics[0]["name"] if metrics else PRIMARY_METRIC
+    for row in sorted(board["rows"], key=lambda r: _sort_key(r, board, first)):
+        meta = row.get("meta", {})
+        train = meta.get("train_split", "–")
+        if "train_size" in meta:
+            train = f"{train} ({meta['train_size']} videos)"
+        cells = [markdown_escape(row["model"]), markdown_escape(train)]
+        for m in metrics:
+            cells.append(" / ".join(_cell_text(row["cells"].get(s), m["name"]) for s in splits))
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
 
 
 CSV_COLUMNS = (

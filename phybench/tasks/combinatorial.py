@@ -246,6 +246,7 @@ class CombinatorialFamily(TaskFamily):
     object_reader = "none"  # grey and black bodies share colours: image metrics only
     extra_columns = ("draw", "redraws")
     stores_bodies = True
+    board_layout = "splits"  # in-template / out-of-template, as the paper's Table 2
     stores_training_states = False  # 6M scenes: rows keep parameters, the loader simulates and renders
     frames_in_view_doc = "frames with every body wholly in view (half a pixel of tolerance at 256 px)"
 

@@ -72,6 +72,9 @@ class TaskFamily:
     phyworld_id_ranges: ClassVar[dict[str, tuple[float, float]] | None] = None
     # position in `phybench quickstart` (None: not part of it)
     quickstart_order: ClassVar[int | None] = None
+    # leaderboard columns: "levels" (ID, OOD overall, each OOD level) or "splits" (one
+    # column per evaluation split, e.g. in-template / out-of-template as the paper's Table 2)
+    board_layout: ClassVar[str] = "levels"
     # what `frames_in_view` means for this family (docs, dataset cards)
     frames_in_view_doc: ClassVar[str] = "frames with every body fully in view"
 

@@ -21,6 +21,11 @@ and tested in ``tests/test_simulate.py``:
    of point 1 lifts every speed k-fold, which cures this too.
 5. Timing: frame k is recorded after exactly k * steps_per_frame steps, t = 0.1 k s
    (the reference records one step late).  Sleeping is off (it zeroes slow balls).
+6. Static bodies: Box2D reports a rotated static body one float32 ulp off its pose
+   after the first step (measured: 4.4e-7 units); their poses are reported as given.
+
+Walls (`SimulatorSettings.walls`): a floor and two side walls just outside the view,
+PHYRE's scene boundary; they are not bodies of the scene (never stored or drawn).
 
 The simulator takes and returns the one object-level trajectory type, `Scene`: a
 one-frame scene (bodies and their initial poses and velocities) in, every frame out.
@@ -137,5 +142,8 @@ def simulate(initial: Scene, settings: SimulatorSettings, frames: int, frame_int
     velocities = raw[..., 3:] / (k * L) - euler
     static = np.array([not b.dynamic for b in initial.bodies], dtype=bool)
     velocities[:, static] = 0.0
+    # Box2D keeps poses in float32 (in its units) and moves a rotated static body's
+    # reported position by an ulp after a step; a static body never moves: report its pose.
+    poses[:, static] = initial.poses[0, static]
     scene = Scene(initial.bodies, poses, initial.world_size, velocities)
     return (scene, first_touch) if record_contacts else scene

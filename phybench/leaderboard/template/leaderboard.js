@@ -73,6 +73,7 @@
     if (meta.family) bits.push(String(meta.family));
     if (meta.size !== undefined) bits.push(String(meta.size));
     if (typeof meta.params === "number") bits.push(paramsText(meta.params) + " params");
+    if (meta.train_split !== undefined) bits.push("trained on " + String(meta.train_split));
     if (meta.train_size !== undefined) {
       bits.push((typeof meta.train_size === "number" ? paramsText(meta.train_size) : String(meta.train_size)) + " videos");
     }
