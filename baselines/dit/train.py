@@ -25,7 +25,7 @@ from baselines.dit.config import CONFIGS, TrainConfig
 from baselines.dit.diffusion import condition, make_scheduler, training_loss
 from baselines.dit.latent import PixelCodec, latent_grid, make_codec
 from baselines.dit.models import DiT
-from phybench.data.split import SplitReader, render_row
+from phybench.data.split import SplitReader, render_row, sample_video
 
 
 # ------------------------------------------------------------------ helpers
@@ -71,7 +71,11 @@ class ClipDataset(torch.utils.data.Dataset):
         row, o = self.rows[j // self.offsets], j % self.offsets
         if "video" in row:  # an evaluation split: decode, cut, area-downsample
             return clip_to_tensor(self.reader.video(row)[o:], self.frames, self.resolution)
-        video = render_row(row, self.resolution, slice(o, o + self.frames))  # uint8 (frames, r, r, 3)
+        window = slice(o, o + self.frames)
+        if row.get("positions") is None:  # a parameter-only row (combinatorial): simulate, then render
+            video = sample_video(self.reader.plan, int(row["index"]), window, self.resolution)
+        else:
+            video = render_row(row, self.resolution, window)  # uint8 (frames, r, r, 3)
         return torch.from_numpy(video).permute(3, 0, 1, 2).float() / 127.5 - 1  # (3, frames, r, r)
 
 

@@ -257,14 +257,14 @@ def _identity_row(spec: TaskSpec, index: int, sample: Any) -> dict[str, Any]:
     }
 
 
-def sample_video(plan: SplitPlan, index: int, frames: slice | None = None) -> np.ndarray:
+def sample_video(plan: SplitPlan, index: int, frames: slice | None = None, resolution: int | None = None) -> np.ndarray:
     """The video of any sample of a split, re-simulated and rendered as generation does.
 
     For rows without states (parameter-only training rows): bit-identical to the video an
     evaluation split would store for the same scene (rendered from float32 states)."""
     spec = plan.spec
     sample = make_sample(spec, plan.split, index)
-    return render_row(scene_row(spec, simulate_sample(spec, sample)), plan.resolution, frames)
+    return render_row(scene_row(spec, simulate_sample(spec, sample)), resolution or plan.resolution, frames)
 
 
 # ------------------------------------------------------------------ arrow
