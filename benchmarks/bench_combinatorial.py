@@ -37,7 +37,7 @@ def bench_sim_render(n: int) -> None:
 
 def bench_rejections(n: int) -> None:
     from phybench.tasks import get_task
-    from phybench.tasks.combinatorial import attempt_uniforms, draw_scene, in_view, template_sets
+    from phybench.tasks.combinatorial import attempt_uniforms, draw_scene, in_view, template_sets, touching_at_start
     from phybench.world.scene import body_bounds
     from phybench.world.simulate import simulate
 
@@ -50,8 +50,7 @@ def bench_rejections(n: int) -> None:
         if not in_view(body_bounds(scene)[0], spec.world_size, 0.0).all():
             reasons["not in view"] += 1
             continue
-        _, touch = simulate(scene, spec.simulator, 1, spec.frame_interval, record_contacts=True)
-        if (touch == 0.0).any():
+        if touching_at_start(spec, scene):
             reasons["initial overlap"] += 1
             continue
         _, first = simulate(scene, spec.simulator, spec.frames, spec.frame_interval, record_contacts=True)
