@@ -1,4 +1,5 @@
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -10,3 +11,29 @@ GOLDEN = Path(__file__).parent / "golden.json"
 def golden() -> dict:
     """Values that must never drift: spec hashes, split hashes, a few trajectories."""
     return json.loads(GOLDEN.read_text())
+
+
+# ------------------------------------------------------------------ no silent shrinking
+def _ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+
+
+def _skipped(config) -> list:
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    return list(reporter.stats.get("skipped", [])) if reporter is not None else []
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """Under CI a skipped test fails the run: the suite must not shrink without anyone noticing."""
+    skipped = _skipped(config)
+    if _ci() and skipped:
+        terminalreporter.section("skipped tests fail a CI run (CI is set)", red=True)
+        for report in skipped:
+            reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+            terminalreporter.line(f"{report.nodeid}: {reason}")
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session, exitstatus):
+    if _ci() and _skipped(session.config) and session.exitstatus == 0:
+        session.exitstatus = 1

@@ -27,7 +27,7 @@ from hubserver import HubServer  # noqa: E402
 
 WRITE, READ = "hf_test_write", "hf_test_read"
 REPO = "phybench/tiny"
-FIXTURES = Path("/work/shared/fixtures/phyworld")
+FIXTURES = Path(__file__).parent / "fixtures" / "phyworld"  # the reference authors' format
 CARD_DIR = Path(__file__).resolve().parent.parent / "data_cards"
 
 
@@ -49,11 +49,9 @@ def splits(tmp_path_factory):
         "uniform/id-eval-v2": _generate(root, "uniform", "id-eval", 5),
         "collision/id-eval": _generate(root, "collision", "id-eval", 3),
     }
-    if FIXTURES.is_dir():
-        from phybench.data.importer import import_phyworld
+    from phybench.data.importer import import_phyworld
 
-        out["uniform/phyworld-eval"] = import_phyworld(FIXTURES / "uniform_128.hdf5", "uniform", root / "imported",
-                                                       limit=4)
+    out["uniform/phyworld-eval"] = import_phyworld(FIXTURES / "uniform_128.hdf5", "uniform", root / "imported", limit=4)
     return out
 
 

@@ -13,10 +13,9 @@ from phybench.world.laws import fully_in_view
 from phybench.scoring.parse import PHYWORLD, parse_video
 from phybench.data.split import SplitReader, read_manifest, verify
 
-FIXTURES = Path("/work/shared/fixtures/phyworld")
+FIXTURES = Path(__file__).parent / "fixtures" / "phyworld"  # made by the reference authors' generators
 FILES = {"uniform_128": "uniform", "parabola_128": "parabola", "collision_128": "collision", "uniform_256": "uniform"}
 
-pytestmark = pytest.mark.skipif(not FIXTURES.is_dir(), reason="phyworld fixtures not present")
 
 
 @pytest.fixture(scope="module")
