@@ -79,10 +79,8 @@ class _Uint8Clips:
 
 
 def _clip_dataset():
-    try:
-        from phybench_baselines.dit.train import ClipDataset
-    except ImportError:  # a checkout before baselines were installed as phybench_baselines
-        from baselines.dit.train import ClipDataset
+    from phybench_baselines.dit.train import ClipDataset
+
     return ClipDataset
 
 

@@ -6,7 +6,7 @@
 
 The paper's clips are 32 frames at 128 px; through a 4x temporal / 8x spatial autoencoder
 that is a (4, 8, 16, 16) latent, and 2x2 patches make 8 x 8 x 8 = 512 tokens.  One
-training step is what `baselines.dit.train` runs per micro-batch: the DDPM v-prediction
+training step is what `phybench_baselines.dit.train` runs per micro-batch: the DDPM v-prediction
 loss in bf16 autocast (on GPU), backward, gradient clipping and a fused AdamW step.
 
 FLOPs are counted, not estimated: `torch.utils.flop_counter` over one forward + backward
@@ -27,8 +27,8 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from baselines.dit.diffusion import condition, make_scheduler, training_loss  # noqa: E402
-from baselines.dit.models import DiT, PAPER_SETUP  # noqa: E402
+from phybench_baselines.dit.diffusion import condition, make_scheduler, training_loss  # noqa: E402
+from phybench_baselines.dit.models import DiT, PAPER_SETUP  # noqa: E402
 
 # Dense bf16 tensor-core peaks (TFLOP/s), from NVIDIA's datasheets (SXM parts, no sparsity).
 GPU_PEAK_TFLOPS = {"H100": 989.4, "H200": 989.4, "A100": 312.0, "L40S": 362.1, "A10": 125.0, "4090": 165.2}

@@ -11,8 +11,8 @@ import torch.nn.functional as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # baselines/ is not installed
 
-from baselines.dit import train_autoencoder  # noqa: E402
-from baselines.dit.autoencoder import (  # noqa: E402
+from phybench_baselines.dit import train_autoencoder  # noqa: E402
+from phybench_baselines.dit.autoencoder import (  # noqa: E402
     AEConfig,
     PixelShuffleUpsample,
     VideoAutoencoder,

@@ -10,7 +10,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # baselines/ is not installed
 
-from baselines.dit.models import (  # noqa: E402
+from phybench_baselines.dit.models import (  # noqa: E402
     DIT_SIZES,
     PAPER_PARAMS,
     DiT,

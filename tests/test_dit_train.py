@@ -15,10 +15,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # baselines/ is no
 pytest.importorskip("accelerate")
 pytest.importorskip("diffusers")
 
-from baselines.dit import sample as dit_sample  # noqa: E402
-from baselines.dit import train as dit_train  # noqa: E402
-from baselines.dit.diffusion import condition, make_scheduler, training_loss  # noqa: E402
-from baselines.dit.models import DiT  # noqa: E402
+from phybench_baselines.dit import sample as dit_sample  # noqa: E402
+from phybench_baselines.dit import train as dit_train  # noqa: E402
+from phybench_baselines.dit.diffusion import condition, make_scheduler, training_loss  # noqa: E402
+from phybench_baselines.dit.models import DiT  # noqa: E402
 from phybench.data.generate import generate  # noqa: E402
 from phybench.data.split import SplitReader, make_plan, render_row  # noqa: E402
 from phybench.scoring.submission import validate  # noqa: E402
@@ -167,7 +167,7 @@ def test_two_processes_repeat_one(splits, tmp_path):
     common = ["--config", "tiny", "--train-data", str(splits[0])]
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
     proc = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
-                           "-m", "baselines.dit.train", *common, "--out", str(tmp_path / "two"), *settings],
+                           "-m", "phybench_baselines.dit.train", *common, "--out", str(tmp_path / "two"), *settings],
                           env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     one = dit_train.main(common + ["--out", str(tmp_path / "one"), *settings])
@@ -183,7 +183,7 @@ def test_two_processes_repeat_one(splits, tmp_path):
 
 def test_latent_space_run_trains_samples_and_pins_its_autoencoder(splits, tmp_path):
     """The paper's setup in miniature: a frozen (2+1)D autoencoder, the DiT on its latents."""
-    from baselines.dit.autoencoder import AEConfig, VideoAutoencoder, save_autoencoder
+    from phybench_baselines.dit.autoencoder import AEConfig, VideoAutoencoder, save_autoencoder
 
     torch.manual_seed(0)
     ae_dir = save_autoencoder(VideoAutoencoder(AEConfig(spatial=4, temporal=2, latent_channels=4,

@@ -18,7 +18,7 @@ class TrainConfig:
     resolution: int = 128  # the split's 128 px frames
     condition_frames: int = 3  # the paper conditions on the first 3 frames
     windows: bool = False  # train on every `frames`-long window (short models that roll out)
-    vae: str | None = "runs/autoencoder"  # frozen (2+1)D autoencoder folder (baselines.dit.train_autoencoder); None: pixels
+    vae: str | None = "runs/autoencoder"  # frozen (2+1)D autoencoder folder (phybench_baselines.dit.train_autoencoder); None: pixels
     objective: str = "ddpm"  # DDPM, v-prediction, zero terminal SNR (the paper's); or "flow"
     num_train_timesteps: int = 1000  # standard DDPM discretisation
     steps: int = 100_000  # paper: 100K training steps

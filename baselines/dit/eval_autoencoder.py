@@ -1,6 +1,6 @@
 """Reconstruction error of a video autoencoder, as the paper's table 3 measures it.
 
-    python -m baselines.dit.eval_autoencoder --autoencoder FOLDER --data EVAL_SPLIT [--limit N]
+    python -m phybench_baselines.dit.eval_autoencoder --autoencoder FOLDER --data EVAL_SPLIT [--limit N]
 
 Each ground-truth video of an evaluation split is encoded, decoded and rounded to uint8,
 then both the ground truth and the reconstruction go through the scorer's own per-video
@@ -24,8 +24,8 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from baselines.dit.autoencoder import load_autoencoder, num_params
-from baselines.dit.train_autoencoder import to_tensor, to_uint8
+from .autoencoder import load_autoencoder, num_params
+from .train_autoencoder import to_tensor, to_uint8
 from phybench.scoring.results import summarise
 from phybench.scoring.score import score_sample
 from phybench.data.split import SplitReader

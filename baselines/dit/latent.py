@@ -38,17 +38,17 @@ class PixelCodec:
 
 
 class AutoencoderCodec(PixelCodec):
-    """A frozen `VideoAutoencoder` written by `baselines.dit.train_autoencoder`."""
+    """A frozen `VideoAutoencoder` written by `phybench_baselines.dit.train_autoencoder`."""
 
     def __init__(self, folder: str | Path, device="cpu"):
-        from baselines.dit.autoencoder import load_autoencoder
+        from .autoencoder import load_autoencoder
 
         folder = Path(folder)
         weights = folder / "autoencoder.safetensors"
         if not weights.is_file():
             raise FileNotFoundError(
                 f"no autoencoder at {folder} ({weights.name} missing): train one with "
-                f"`python -m baselines.dit.train_autoencoder --train-data SPLIT --out {folder}`, "
+                f"`python -m phybench_baselines.dit.train_autoencoder --train-data SPLIT --out {folder}`, "
                 "or train in pixel space with --set vae=None")
         self.model = load_autoencoder(folder, device=device)
         self.sha256 = self.model.weights_sha256

@@ -1,6 +1,6 @@
 """Sample an evaluation split with a trained DiT and write a submission.
 
-    python -m baselines.dit.sample --checkpoint RUN --data SPLIT_DIR --out SUB
+    python -m phybench_baselines.dit.sample --checkpoint RUN --data SPLIT_DIR --out SUB
 
 The model's clips are generated at its own length and resolution; shorter models roll
 out autoregressively (each window conditioned on the last frames generated), and clips
@@ -18,10 +18,10 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from baselines.dit.config import TrainConfig
-from baselines.dit.diffusion import make_scheduler, sample
-from baselines.dit.latent import PixelCodec, make_codec
-from baselines.dit.train import build_model, clip_to_tensor, tensor_to_clip
+from .config import TrainConfig
+from .diffusion import make_scheduler, sample
+from .latent import PixelCodec, make_codec
+from .train import build_model, clip_to_tensor, tensor_to_clip
 from phybench.data.split import SplitReader, file_sha256
 from phybench.scoring.submission import submission_meta, write_submission
 
@@ -33,7 +33,7 @@ def load_run(run: Path, device) -> tuple[TrainConfig, torch.nn.Module, PixelCode
     for name in ("config.json", "ema.safetensors"):
         if not (run / name).is_file():
             raise FileNotFoundError(f"{run} is not a finished DiT run: {name} is missing "
-                                    "(train with `python -m baselines.dit.train ... --out RUN`)")
+                                    "(train with `python -m phybench_baselines.dit.train ... --out RUN`)")
     cfg = TrainConfig(**json.loads((run / "config.json").read_text()))
     codec = make_codec(cfg.vae, device)
     pinned = run / "autoencoder.sha256"
@@ -113,7 +113,7 @@ def evaluate(model, codec: PixelCodec, cfg: TrainConfig, split_dir, n: int, step
 
 def main(argv=None) -> Path:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--checkpoint", required=True, help="a run folder of baselines.dit.train")
+    p.add_argument("--checkpoint", required=True, help="a run folder of phybench_baselines.dit.train")
     p.add_argument("--data", required=True, help="an evaluation split folder")
     p.add_argument("--out", required=True, help="the submission folder to write (must not exist)")
     p.add_argument("--batch-size", type=int, default=16)

@@ -1,7 +1,7 @@
 """Train the video DiT baseline on a training split, with HF Accelerate.
 
-    python -m baselines.dit.train --config tiny --train-data SPLIT --out RUN [--resume]
-    accelerate launch -m baselines.dit.train --config paper --train-data SPLIT --out RUN
+    python -m phybench_baselines.dit.train --config tiny --train-data SPLIT --out RUN [--resume]
+    accelerate launch -m phybench_baselines.dit.train --config paper --train-data SPLIT --out RUN
 
 Clips are rendered from the split's states on the fly.  The data order is a pure function
 of the step (a seeded permutation per epoch, sharded by rank), and so is the noise, so a
@@ -21,10 +21,10 @@ import torch
 import torch.nn.functional as F
 from tqdm.auto import tqdm
 
-from baselines.dit.config import CONFIGS, TrainConfig
-from baselines.dit.diffusion import condition, make_scheduler, training_loss
-from baselines.dit.latent import PixelCodec, latent_grid, make_codec
-from baselines.dit.models import DiT
+from .config import CONFIGS, TrainConfig
+from .diffusion import condition, make_scheduler, training_loss
+from .latent import PixelCodec, latent_grid, make_codec
+from .models import DiT
 from phybench.data.split import SplitReader, render_row, sample_video
 
 
@@ -262,7 +262,7 @@ def main(argv=None) -> list[tuple[int, float]]:
                     shutil.rmtree(old)
         if args.eval_data and cfg.eval_every and (counter.step % cfg.eval_every == 0 or counter.step == cfg.steps):
             if accelerator.is_main_process:
-                from baselines.dit.sample import evaluate
+                from .sample import evaluate
 
                 metrics = evaluate(ema, codec, cfg, args.eval_data, cfg.eval_samples, cfg.sample_steps,
                                    accelerator.device)

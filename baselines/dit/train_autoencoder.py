@@ -1,6 +1,6 @@
 """Train the (2+1)D video autoencoder on a training split's videos, rendered on the fly.
 
-    python -m baselines.dit.train_autoencoder --train-data SPLIT --out FOLDER \
+    python -m phybench_baselines.dit.train_autoencoder --train-data SPLIT --out FOLDER \
         [--config tiny|paper] [--steps N] [--set key=value ...]
 
 Each step draws `batch_size` random (row, window of `frames` frames) pairs, renders the
@@ -30,7 +30,7 @@ import torch
 import torch.nn.functional as F
 from tqdm.auto import tqdm
 
-from baselines.dit.autoencoder import CONFIGS, AEConfig, VideoAutoencoder, num_params, save_autoencoder
+from .autoencoder import CONFIGS, AEConfig, VideoAutoencoder, num_params, save_autoencoder
 from phybench.data.split import SplitReader, render_row, row_scene  # noqa: F401
 from phybench.world.render import render
 

@@ -59,7 +59,7 @@ EXAMPLES = {
           phybench baseline dit --list-sizes
           phybench baseline dit --checkpoint runs/dit-tiny --data data/uniform-id-eval --out subs/dit-tiny
 
-        dit samples a DiT trained with `python -m baselines.dit.train` (needs the `dit` extra:
+        dit samples a DiT trained with `python -m phybench_baselines.dit.train` (needs the `dit` extra:
         pip install -e ".[dit]"); see README "DiT baselines".
     """,
     "leaderboard": """
@@ -182,7 +182,7 @@ def _parser() -> argparse.ArgumentParser:
     bl.add_argument("name", help="ground-truth, copy-last, linear-extrapolation, physics-oracle, nearest-neighbour or dit")
     bl.add_argument("--data", metavar="SPLIT_DIR", help="the evaluation split to answer (required)")
     bl.add_argument("--out", metavar="SUB", help="submission folder to write (required; must not exist)")
-    bl.add_argument("--checkpoint", metavar="RUN", help="dit: a run folder of baselines.dit.train")
+    bl.add_argument("--checkpoint", metavar="RUN", help="dit: a run folder of phybench_baselines.dit.train")
     bl.add_argument("--list-sizes", action="store_true", help="dit: print the DiT sizes and parameter counts")
     bl.add_argument("--batch-size", type=int, default=16, help="dit: clips sampled at once (default 16)")
     bl.add_argument("--steps", type=int, help="dit: sampler steps (default: the run's config)")
@@ -461,10 +461,10 @@ def _dit_module(name: str):
     import importlib
 
     try:
-        return importlib.import_module(f"baselines.dit.{name}")
+        return importlib.import_module(f"phybench_baselines.dit.{name}")
     except ImportError as exc:
-        raise CliError(f"the DiT baseline needs the `dit` extra and a checkout of phybench "
-                       f"(pip install -e \".[dit]\"): {exc}") from None
+        raise CliError(f"the DiT baseline needs the `dit` extra (pip install -e \".[dit]\", "
+                       f"or pip install \"phybench[dit]\"): {exc}") from None
 
 
 def cmd_baseline_dit(args: argparse.Namespace) -> int:
@@ -472,7 +472,7 @@ def cmd_baseline_dit(args: argparse.Namespace) -> int:
         print(_dit_module("models").size_table())
         return 0
     if not args.checkpoint:
-        raise CliError("phybench baseline dit needs --checkpoint RUN (a run folder of baselines.dit.train), "
+        raise CliError("phybench baseline dit needs --checkpoint RUN (a run folder of phybench_baselines.dit.train), "
                        "or --list-sizes")
     sample = _dit_module("sample")
     argv = ["--checkpoint", args.checkpoint, "--data", args.data, "--out", args.out,

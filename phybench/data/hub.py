@@ -31,6 +31,7 @@ import hashlib
 import json
 import os
 import re
+from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -38,7 +39,8 @@ from .. import __version__
 from .split import MANIFEST, SplitError, file_sha256, hf_split_name, read_manifest, verify
 
 REPO_TYPE = "dataset"
-CARD_DIR = Path(__file__).resolve().parent.parent.parent / "data_cards"
+# The repo's top-level data_cards/, shipped inside the wheel as phybench/data/cards (a link)
+CARD_DIR = Path(str(resources.files("phybench.data").joinpath("cards")))
 CARD_META = "card_meta.yaml"
 CARD_TEMPLATE = "dataset_card.md.jinja"
 
@@ -557,9 +559,9 @@ def check_split(folder: Path, manifest: dict[str, Any], progress: bool = False) 
 
 # ------------------------------------------------------------------ load
 def _verified_dir() -> Path:
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
-    return base / "phybench" / "verified"
+    from ..io import cache_dir
+
+    return cache_dir("verified")
 
 
 def _fingerprint(folder: Path, manifest: dict[str, Any]) -> dict[str, Any]:
