@@ -151,10 +151,14 @@ def _check_shapes(spec: TaskSpec, chunk: str | None, videos: Any, positions: Any
 
 
 def decode_mp4(data: bytes) -> np.ndarray:
-    """uint8 (T, H, W, 3) from the bytes of one MP4 file."""
-    import imageio.v3 as iio
+    """uint8 (T, H, W, 3) from the bytes of one MP4 file (phybench's one decoder, `phybench.data.video`)."""
+    from .video import LimitExceeded
+    from .video import decode_mp4 as _decode
 
-    video = np.asarray(iio.imread(bytes(data), index=None, extension=".mp4"))
+    try:
+        video = _decode(bytes(data))
+    except (ValueError, LimitExceeded) as exc:
+        raise PhyworldImportError(f"an MP4 stream does not decode: {exc or 'too large'}") from None
     if video.ndim != 4 or video.shape[-1] != 3 or video.dtype != np.uint8:
         raise PhyworldImportError(f"decoded video has shape {video.shape} {video.dtype}, expected (T, H, W, 3) uint8")
     return video

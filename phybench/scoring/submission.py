@@ -31,10 +31,8 @@ import re
 import shutil
 import stat
 import struct
-import subprocess
 import tarfile
 import tempfile
-import threading
 import zipfile
 import zlib
 from collections import Counter
@@ -45,6 +43,8 @@ from typing import Any, Iterable, Iterator
 import numpy as np
 
 from ..data.frames import PNG_SIGNATURE, encode_png
+from ..data.video import LimitExceeded as _LimitExceeded  # one limit type: the decoder's
+from ..data.video import decode_mp4
 from ..data.split import SplitReader, read_manifest
 
 SCHEMA_VERSION = 1
@@ -93,8 +93,6 @@ class _ReadError(Exception):
         self.problem = problem
 
 
-class _LimitExceeded(Exception):
-    pass
 
 
 # ------------------------------------------------------------------ limits
@@ -663,115 +661,6 @@ class _Tally:
         return out
 
 
-# ------------------------------------------------------------------ mp4
-def _ffmpeg_exe() -> str:
-    import imageio_ffmpeg
-
-    return imageio_ffmpeg.get_ffmpeg_exe()
-
-
-def _decode_mp4(data: bytes, max_bytes: int, timeout_s: float) -> np.ndarray:
-    """mp4 bytes -> uint8 (T, H, W, 3) via ffmpeg, in memory: nothing touches the disk.
-
-    On Linux the bytes go to an anonymous memory file (seekable, so an mp4 whose index
-    comes last decodes); elsewhere through a pipe.  The mov demuxer is forced and only
-    the file protocol allowed, so a crafted input cannot make ffmpeg open other files.
-    Raises ValueError with ffmpeg's message, or _LimitExceeded past max_bytes."""
-    memfd = None
-    if hasattr(os, "memfd_create"):
-        try:
-            memfd = os.memfd_create("phybench-mp4", os.MFD_CLOEXEC)
-            view = memoryview(data)
-            while view:
-                view = view[os.write(memfd, view):]
-        except OSError:
-            if memfd is not None:
-                os.close(memfd)
-            memfd = None
-    source, protocol = (f"file:/dev/fd/{memfd}", "file") if memfd is not None else ("pipe:0", "pipe")
-    cmd = [_ffmpeg_exe(), "-nostdin", "-hide_banner", "-loglevel", "error", "-protocol_whitelist", protocol,
-           "-f", "mov", "-i", source, "-map", "0:v:0", "-fps_mode", "passthrough",
-           "-f", "image2pipe", "-c:v", "ppm", "pipe:1"]
-    try:
-        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE if memfd is None else subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                pass_fds=() if memfd is None else (memfd,))
-    finally:
-        if memfd is not None:
-            os.close(memfd)  # the child holds its own copy
-    stderr = bytearray()
-    timed_out = threading.Event()
-
-    def _feed() -> None:
-        try:
-            proc.stdin.write(data)
-            proc.stdin.close()
-        except OSError:  # ffmpeg gave up early; its message says why
-            pass
-
-    def _drain() -> None:
-        for chunk in iter(lambda: proc.stderr.read(4096), b""):
-            if len(stderr) < 65536:
-                stderr.extend(chunk)
-
-    def _kill() -> None:
-        timed_out.set()
-        proc.kill()
-
-    helpers = [threading.Thread(target=_drain, daemon=True)]
-    if memfd is None:
-        helpers.append(threading.Thread(target=_feed, daemon=True))
-    for t in helpers:
-        t.start()
-    timer = threading.Timer(timeout_s, _kill)
-    timer.start()
-    out = bytearray()
-    try:
-        while chunk := proc.stdout.read(1 << 20):
-            out.extend(chunk)
-            if len(out) > max_bytes:
-                proc.kill()
-                raise _LimitExceeded
-        proc.wait()
-    finally:
-        timer.cancel()
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        proc.stdout.close()
-        for t in helpers:
-            t.join(5)
-        proc.stderr.close()
-    if timed_out.is_set():
-        raise ValueError(f"decoding took longer than {timeout_s:g} s and was stopped")
-    # ffmpeg's first line is the most specific ("moov atom not found"); drop its "[in#0 @ 0x..]" tags
-    message = [re.sub(r"^(\[[^\]]*\]\s*)+", "", line) for line in stderr.decode("utf-8", "replace").splitlines()]
-    message = [line for line in message if line.strip()]
-    if proc.returncode != 0 or not out:
-        raise ValueError(message[0] if message else f"ffmpeg exited with status {proc.returncode} and no frames")
-    return _parse_ppm_stream(bytes(out))
-
-
-_PPM_HEADER = re.compile(rb"P6\s+(\d+)\s+(\d+)\s+(\d+)\s")
-
-
-def _parse_ppm_stream(data: bytes) -> np.ndarray:
-    frames, pos = [], 0
-    while pos < len(data):
-        m = _PPM_HEADER.match(data, pos)
-        if m is None or m.group(3) != b"255":
-            raise ValueError("ffmpeg produced frames that could not be parsed")
-        width, height = int(m.group(1)), int(m.group(2))
-        start, stop = m.end(), m.end() + width * height * 3
-        if stop > len(data):
-            raise ValueError("the last decoded frame is incomplete")
-        frames.append(np.frombuffer(data, np.uint8, width * height * 3, start).reshape(height, width, 3))
-        pos = stop
-    if len({f.shape for f in frames}) != 1:
-        raise ValueError(f"frame sizes change within the video: {sorted({f.shape[:2] for f in frames})}")
-    return np.stack(frames)
-
-
 # ------------------------------------------------------------------ submission
 @dataclass
 class _Video:
@@ -1026,7 +915,7 @@ class Submission:
         if video.fmt == "npz":
             return _parse_npz(data, sid, where, expected, self.limits.video_bytes)
         try:
-            array = _decode_mp4(data, self.limits.video_bytes, self.limits.mp4_timeout_s)
+            array = decode_mp4(data, max_bytes=self.limits.video_bytes, timeout_s=self.limits.mp4_timeout_s)
         except _LimitExceeded:
             return None, [_error("entry_too_large", f"{where}: decodes to more than {self.limits.video_bytes:,} "
                                  "bytes of frames, far more than the split's videos", sid, where)]
