@@ -153,11 +153,11 @@ def test_verify_reports_what_differs(tmp_path):
     shutil.copy(files[0], files[1])
     report = verify(folder)
     assert not report.ok
-    text = "\n".join(report.problems)
+    text = "\n".join(p.message for p in report.problems)
     assert files[1].name in text and "split hash" in text
     # missing shard
     files[2].unlink()
-    assert any("missing" in p for p in verify(folder).problems)
+    assert any("missing" in p.message and p.code == "shard_missing" for p in verify(folder).problems)
 
 
 def test_verify_detects_consistent_forgery(tmp_path):
@@ -175,7 +175,7 @@ def test_verify_detects_consistent_forgery(tmp_path):
     table = table.set_column(table.schema.get_field_index("radius"), "radius", pa.array(radius))
     pq.write_table(table, path)
     report = verify(folder, regenerate=3)
-    assert any("fresh simulation" in p for p in report.problems)
+    assert any("fresh simulation" in p.message and p.code == "regenerated_differs" for p in report.problems)
 
 
 def test_shard_argument_parsing():

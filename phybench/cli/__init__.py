@@ -336,7 +336,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
     report = verify(args.folder, regenerate=args.regenerate, progress=not (args.quiet or args.json))
     if args.json:
-        print(json.dumps({"folder": str(report.folder), "ok": report.ok, "problems": report.problems,
+        print(json.dumps({"folder": str(report.folder), "ok": report.ok, "problems": [p.message for p in report.problems],
+                          "problem_details": [p.to_dict() for p in report.problems],
                           "split_hash": report.manifest.get("split_hash"), "recomputed": report.recomputed_hash,
                           "checked_samples": report.checked_samples, "regenerated": report.regenerated}, indent=2))
     else:

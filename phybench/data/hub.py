@@ -553,7 +553,7 @@ def check_split(folder: Path, manifest: dict[str, Any], progress: bool = False) 
     except Exception as exc:  # e.g. a PNG whose zlib stream was damaged (split.verify lets it through)
         return problems + [f"the data could not be decoded: {type(exc).__name__}: {exc}"], None
     seen = {p.split(":")[0] for p in problems}
-    problems += [p for p in report.problems if not (p.split(":")[0] in seen and "file sha256" in p)]
+    problems += [p.message for p in report.problems if not (p.entry in seen and p.code == "file_changed")]
     return problems, report.recomputed_hash
 
 

@@ -37,6 +37,7 @@ import numpy as np
 
 from .. import __version__
 from ..io import atomic_write_bytes, file_sha256  # noqa: F401  (re-exported)
+from ..problems import Problem, error
 from .frames import decode_video, encode_video
 from ..world.render import render
 from ..tasks import family_of
@@ -517,7 +518,7 @@ def read_manifest(path: str | os.PathLike[str]) -> dict[str, Any]:
 class VerifyReport:
     folder: Path
     manifest: dict[str, Any]
-    problems: list[str]
+    problems: list[Problem]  # codes: docs/submission.md, "Problem codes"
     recomputed_hash: str | None
     checked_samples: int
     regenerated: int = 0
@@ -549,68 +550,74 @@ def verify(folder: str | os.PathLike[str], regenerate: int = 0, progress: bool =
 
     folder = Path(folder)
     manifest = read_manifest(folder)
-    problems: list[str] = []
+    problems: list[Problem] = []
     try:
         plan = plan_from_manifest(manifest)
     except KeyError as exc:
-        return VerifyReport(folder, manifest, [f"manifest names an unknown task: {exc}"], None, 0)
+        return VerifyReport(folder, manifest, [error("unknown_task", f"manifest names an unknown task: {exc}")], None, 0)
     spec = plan.spec
     if manifest.get("imported"):
         regenerate = 0  # imported data (phybench.data.importer) were not simulated by us: nothing to regenerate
     if manifest.get("spec_hash") != spec.spec_hash():
-        problems.append(
+        problems.append(error(
+            "spec_mismatch",
             f"split was made from {spec.name} spec {str(manifest.get('spec_hash'))[:12]}, but this "
-            f"phybench registers spec {spec.spec_hash()[:12]} (version {spec.version})"
-        )
+            f"phybench registers spec {spec.spec_hash()[:12]} (version {spec.version})",
+        ))
     digests: list[str] = []
     checked = 0
     expected_shards = plan.num_shards
     shards = manifest.get("shards", [])
     if len(shards) != expected_shards:
-        problems.append(f"manifest lists {len(shards)} shards, the layout needs {expected_shards}")
+        problems.append(error("shard_count", f"manifest lists {len(shards)} shards, the layout needs {expected_shards}"))
     bar = tqdm(total=plan.num_samples, desc="verify", disable=not progress, unit="sample")
     regen_at = set(np.linspace(0, plan.num_samples - 1, regenerate).round().astype(int).tolist()) if regenerate else set()
     regenerated = 0
     for entry in shards:
         path = folder / entry["file"]
         if not path.is_file():
-            problems.append(f"{entry['file']}: missing")
+            problems.append(error("shard_missing", f"{entry['file']}: missing", entry=entry["file"]))
             digests.extend(["00" * 32] * (entry["stop"] - entry["start"]))
             continue
         if file_sha256(path) != entry["sha256"]:
-            problems.append(f"{entry['file']}: file sha256 differs from the manifest (file changed)")
+            problems.append(error("file_changed", f"{entry['file']}: file sha256 differs from the manifest (file changed)",
+                                  entry=entry["file"]))
         try:
             table = pq.read_table(path)
         except Exception as exc:  # pyarrow raises several types for corrupt files
-            problems.append(f"{entry['file']}: unreadable ({exc})")
+            problems.append(error("shard_unreadable", f"{entry['file']}: unreadable ({exc})", entry=entry["file"]))
             digests.extend(["00" * 32] * (entry["stop"] - entry["start"]))
             continue
         if table.num_rows != entry["stop"] - entry["start"]:
-            problems.append(f"{entry['file']}: {table.num_rows} rows, manifest says {entry['stop'] - entry['start']}")
+            problems.append(error("row_count", f"{entry['file']}: {table.num_rows} rows, manifest says "
+                                  f"{entry['stop'] - entry['start']}", entry=entry["file"]))
         shard_digests = []
         for row in table_rows(table):
             try:
                 video = _decode_row_video(row)
             except Exception as exc:  # a damaged PNG inside a readable Parquet file
-                problems.append(f"{entry['file']}: {row['sample_id']}: video does not decode ({exc})")
+                problems.append(error("video_undecodable", f"{entry['file']}: {row['sample_id']}: video does not decode ({exc})",
+                                      row["sample_id"], entry["file"]))
                 video = np.zeros((0,), np.uint8)  # digest of nothing: the split hash will differ
             d = row_digest(spec, row, video).hex()
             shard_digests.append(d)
             if row["index"] in regen_at:
                 fresh_row, fresh_video = generate_sample(plan, int(row["index"]))
                 if row_digest(spec, fresh_row, fresh_video).hex() != d:
-                    problems.append(f"{row['sample_id']}: stored sample differs from a fresh simulation and render")
+                    problems.append(error("regenerated_differs", f"{row['sample_id']}: stored sample differs from a "
+                                          "fresh simulation and render", row["sample_id"], entry["file"]))
                 regenerated += 1
             checked += 1
             bar.update(1)
         content = hashlib.sha256(b"".join(bytes.fromhex(d) for d in shard_digests)).hexdigest()
         if content != entry.get("content_sha256"):
-            problems.append(f"{entry['file']}: content differs from the manifest's content hash")
+            problems.append(error("content_changed", f"{entry['file']}: content differs from the manifest's content hash",
+                                  entry=entry["file"]))
         digests.extend(shard_digests)
     bar.close()
     recomputed = split_hash(plan.identity(), digests)
     if recomputed != manifest.get("split_hash"):
-        problems.append(f"split hash: manifest {manifest.get('split_hash')}, recomputed {recomputed}")
+        problems.append(error("split_hash", f"split hash: manifest {manifest.get('split_hash')}, recomputed {recomputed}"))
     return VerifyReport(folder, manifest, problems, recomputed, checked, regenerated)
 
 

@@ -40,6 +40,7 @@ from .. import __version__
 from ..scoring.metrics import METRICS, all_metrics, is_set_metric, metric_names
 from ..scoring.results import SCHEMA_VERSION, results_bytes
 from ..data.split import atomic_write_bytes
+from ..problems import Problem
 
 LEADERBOARD_SCHEMA_VERSION = 1
 SAMPLES_SUFFIX = ".samples.json"  # per-sample velocity sidecar beside a results file
@@ -101,13 +102,25 @@ class LeaderboardError(Exception):
         self.refused = list(refused)
 
 
-@dataclass(frozen=True)
-class Refusal:
-    file: str  # relative to the results folder
-    reason: str
+class Refusal(Problem):
+    """A results file the build refused: a `Problem` (code "refused") whose entry is the file."""
+
+    def __init__(self, file: str, reason: str, code: str = "refused") -> None:
+        super().__init__("error", code, None, reason, file)
+
+    @property
+    def file(self) -> str:  # relative to the results folder
+        return str(self.entry)
+
+    @property
+    def reason(self) -> str:
+        return self.message
 
     def __str__(self) -> str:
         return f"{self.file}: {self.reason}"
+
+    def __repr__(self) -> str:
+        return f"Refusal({self.file!r}, {self.reason!r})"
 
 
 @dataclass

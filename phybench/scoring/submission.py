@@ -58,26 +58,9 @@ MAX_NAME_BYTES = 1024
 
 
 # ------------------------------------------------------------------ problems
-@dataclass(frozen=True)
-class Problem:
-    """One thing wrong (or doubtful) with a submission."""
-
-    severity: str  # "error" or "warning"
-    code: str  # stable, for scripts and tests: see docs/submission.md
-    sample_id: str | None
-    message: str  # what is wrong, where, and how to fix it
-    entry: str | None = None  # the file or archive entry at fault, if one is
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-def _error(code: str, message: str, sample_id: str | None = None, entry: str | None = None) -> Problem:
-    return Problem("error", code, sample_id, message, entry)
-
-
-def _warning(code: str, message: str, sample_id: str | None = None, entry: str | None = None) -> Problem:
-    return Problem("warning", code, sample_id, message, entry)
+from ..problems import Problem  # noqa: E402  (re-exported: phybench.scoring.submission.Problem)
+from ..problems import error as _error  # noqa: E402
+from ..problems import warning as _warning  # noqa: E402
 
 
 class SubmissionError(Exception):
