@@ -36,7 +36,7 @@ import tempfile
 import zipfile
 import zlib
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
