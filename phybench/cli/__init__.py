@@ -416,8 +416,9 @@ def cmd_score(args: argparse.Namespace) -> int:
         print(f"warning: {w}", file=sys.stderr)
     if args.out:
         out_path = Path(args.out)
-        sidecar = out_path.with_name(out_path.stem + ".samples.json")
-        atomic_write_bytes(sidecar, (json.dumps(samples_sidecar(out.results, out.details), sort_keys=True) + "\n").encode())
+        sidecar, samples = out_path.with_name(out_path.stem + ".samples.json"), samples_sidecar(out.results, out.details)
+        if samples is not None:
+            atomic_write_bytes(sidecar, (json.dumps(samples, sort_keys=True) + "\n").encode())
         atomic_write_bytes(out_path, results_bytes(out.results))
     if args.details:
         write_details(args.details, out.details, out.results["metrics"])
@@ -605,8 +606,10 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
                     train = out / "data" / f"{task}-{spec.train_splits[0]}" if name == "nearest-neighbour" else None
                     run_baseline(name, data, sub, train, progress=True, cache_dir=out / "cache", fmt="npz")
                 res = score(sub, data, metrics, progress=True)
-                atomic_write_bytes(results_file.with_name(results_file.stem + ".samples.json"),
-                             (json.dumps(samples_sidecar(res.results, res.details), sort_keys=True) + "\n").encode())
+                samples = samples_sidecar(res.results, res.details)
+                if samples is not None:
+                    atomic_write_bytes(results_file.with_name(results_file.stem + ".samples.json"),
+                                       (json.dumps(samples, sort_keys=True) + "\n").encode())
                 atomic_write_bytes(results_file, results_bytes(res.results))
                 v = res.results["summary"]["overall"].get("velocity_error", {}).get("mean")
                 print(f"  {task}/{split} {name}: velocity error {v}")

@@ -40,12 +40,16 @@ class ScoreOutput:
     warnings: list[str] = field(default_factory=list)
 
 
-def samples_sidecar(results: dict[str, Any], details: Sequence[dict[str, Any]]) -> dict[str, Any]:
+def samples_sidecar(results: dict[str, Any], details: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
     """Per-sample conditioned vs generated velocity for the leaderboard's figure-5 plot.
 
-    Written beside a results file as `<stem>.samples.json` (format in leaderboard/README.md).
+    Written beside a results file as `<stem>.samples.json` (format in leaderboard/README.md);
+    None for a family without a plotted DoF (nothing to plot, no sidecar).
     """
     import math
+
+    if family_of(get_task(results["task"])).plot_dof is None:
+        return None
 
     def num(x: float) -> float | None:
         return None if x is None or not math.isfinite(x) else float(f"{x:.9g}")
