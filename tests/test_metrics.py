@@ -28,7 +28,8 @@ from phybench.scoring.score import ScoreError, parse_metrics, samples_sidecar, s
 from phybench.scoring.submission import submission_meta, write_submission
 from phybench.tasks import family_of, get_task
 
-BUILT_IN = ("velocity_error", "position_error", "momentum_error", "energy_error", "ssim", "psnr", "lpips", "fvd")
+BUILT_IN = ("velocity_error", "position_error", "momentum_error", "energy_error", "trajectory_error", "size_error",
+            "colour_kept", "ssim", "psnr", "lpips", "fvd")
 
 
 def mean_abs_pixel_error(sample) -> float:
@@ -47,11 +48,13 @@ def toy_metric(**changes) -> Metric:
 def test_built_in_metrics_are_registered_with_their_conventions():
     assert tuple(METRICS) == BUILT_IN
     assert default_metrics() == ("velocity_error", "ssim", "psnr", "lpips", "fvd")
-    assert requestable_metrics() == default_metrics()
-    assert [m for m in BUILT_IN if higher_is_better(m)] == ["ssim", "psnr"]
+    assert requestable_metrics() == ("velocity_error", "trajectory_error", "size_error", "colour_kept", "ssim", "psnr",
+                                     "lpips", "fvd")  # the attribute metrics: on request, not yet default
+    assert [m for m in BUILT_IN if higher_is_better(m)] == ["colour_kept", "ssim", "psnr"]
     assert {m: METRICS.get(m).settings_key for m in BUILT_IN} == {
         "velocity_error": "velocity", "position_error": "velocity", "momentum_error": "velocity",
-        "energy_error": "velocity", "ssim": "image", "psnr": "image", "lpips": "lpips", "fvd": "fvd"}
+        "energy_error": "velocity", "trajectory_error": "attributes", "size_error": "attributes",
+        "colour_kept": "attributes", "ssim": "image", "psnr": "image", "lpips": "lpips", "fvd": "fvd"}
     assert {m: METRICS.get(m).weights for m in BUILT_IN if METRICS.get(m).weights} == {"lpips": "alexnet", "fvd": "i3d"}
     assert METRICS.get("fvd").kind == "set" and METRICS.get("psnr").fmt == ".2f" and METRICS.get("ssim").fmt == ".4f"
     from phybench.scoring.velocity import SETTINGS

@@ -180,6 +180,7 @@ class Sample:
     gt_video: Any
     manifest: dict[str, Any]
     errors_fn: Callable[[], Any] = field(repr=False, default=lambda: None)
+    parsed: Any = field(repr=False, default=None)  # `phybench.scoring.parse.Parsed`; None when not parsed
 
     @property
     def condition_frames(self) -> int:
@@ -189,6 +190,21 @@ class Sample:
     def errors(self) -> Any:
         """`phybench.scoring.velocity.VideoErrors` of this video."""
         return self.errors_fn()
+
+    @cached_property
+    def attributes(self) -> dict[str, float]:
+        """`phybench.scoring.attributes.attribute_errors` of this video (NaN when not parsed)."""
+        from .attributes import attribute_errors
+
+        if self.parsed is None:
+            return {"trajectory_error": float("nan"), "size_error": float("nan"), "colour_kept": float("nan")}
+        from ..data.split import row_scene
+        from ..world.scene import Disc
+
+        bodies = row_scene(self.row).bodies
+        return attribute_errors(self.parsed, self.row["positions"], self.row["radii"],
+                                world_size=float(self.manifest["world_size"]), condition_frames=self.condition_frames,
+                                discs=all(isinstance(b.shape, Disc) for b in bodies))
 
     @cached_property
     def frames(self) -> dict[str, float]:
@@ -203,6 +219,14 @@ def _error(attr: str) -> Callable[[Sample], float]:
         return getattr(sample.errors, attr)
 
     compute.__name__ = f"compute_{attr}"
+    return compute
+
+
+def _attribute(name: str) -> Callable[[Sample], float]:
+    def compute(sample: Sample) -> float:
+        return sample.attributes[name]
+
+    compute.__name__ = f"compute_{name}"
     return compute
 
 
@@ -234,6 +258,20 @@ register_metric(Metric(
 register_metric(Metric(
     "energy_error", label="Energy error", unit="relative", companion=True,
     settings_key="velocity", settings=_VELOCITY, compute=_error("energy_error"), needs_ground_truth=False,
+))
+_ATTRIBUTES = "phybench.scoring.attributes"
+# Requested with --metrics (not yet default: the shipped results would all need re-scoring).
+register_metric(Metric(
+    "trajectory_error", label="Trajectory error", unit="world units",
+    settings_key="attributes", settings=_ATTRIBUTES, compute=_attribute("trajectory_error"), needs_ground_truth=False,
+))
+register_metric(Metric(
+    "size_error", label="Size error", unit="relative",
+    settings_key="attributes", settings=_ATTRIBUTES, compute=_attribute("size_error"), needs_ground_truth=False,
+))
+register_metric(Metric(
+    "colour_kept", direction="higher", label="Colour kept", unit="share of frames", fmt=".4f",
+    settings_key="attributes", settings=_ATTRIBUTES, compute=_attribute("colour_kept"), needs_ground_truth=False,
 ))
 register_metric(Metric(
     "ssim", direction="higher", label="SSIM", default=True, fmt=".4f",

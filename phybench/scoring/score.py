@@ -104,6 +104,7 @@ def score_sample(
     family = family_of(spec)
     bodies = row_scene(row).bodies
     colours = [tuple(int(c) for c in b.colour) for b in bodies]
+    parsed = None
     if family.object_reader == "none":  # objects share colours: no per-object physics errors
         errors = VideoErrors()
     else:
@@ -119,7 +120,7 @@ def score_sample(
             contact_time=family.contact_time(row),
             colour_names=tuple(b.describe() for b in bodies),
         )
-    sample = Sample(row, video, gt_video, manifest, lambda: errors)
+    sample = Sample(row, video, gt_video, manifest, lambda: errors, parsed)
     detail: dict[str, Any] = {
         "sample_id": row["sample_id"],
         "level": row["level"],
