@@ -39,8 +39,8 @@ from .. import __version__
 from .split import MANIFEST, SplitError, file_sha256, hf_split_name, read_manifest, verify
 
 REPO_TYPE = "dataset"
-# The repo's top-level data_cards/, shipped inside the wheel as phybench/data/cards (a link)
-CARD_DIR = Path(str(resources.files("phybench.data").joinpath("cards")))
+# The repo's top-level data_cards/, installed (and shipped inside the wheel) as phybench.data_cards
+CARD_DIR = Path(str(resources.files("phybench.data_cards")))
 CARD_META = "card_meta.yaml"
 CARD_TEMPLATE = "dataset_card.md.jinja"
 
