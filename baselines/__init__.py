@@ -1,1 +1,1 @@
-"""Trainable model baselines (not part of the installed phybench package)."""
+"""Trainable model baselines: this folder installs as `phybench_baselines` (the `dit` extra)."""

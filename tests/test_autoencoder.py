@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 import torch
 import torch.nn.functional as F
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # baselines/ is not installed
 
 from phybench_baselines.dit import train_autoencoder  # noqa: E402
 from phybench_baselines.dit.autoencoder import (  # noqa: E402

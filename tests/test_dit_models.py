@@ -2,13 +2,8 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 import torch
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # baselines/ is not installed
 
 from phybench_baselines.dit.models import (  # noqa: E402
     DIT_SIZES,

@@ -5,12 +5,9 @@ from __future__ import annotations
 import json
 import os
 import sys
-from pathlib import Path
 
 import pytest
 import torch
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # baselines/ is not installed
 
 pytest.importorskip("accelerate")
 pytest.importorskip("diffusers")
@@ -165,7 +162,7 @@ def test_two_processes_repeat_one(splits, tmp_path):
 
     settings = ["--set", *TINY, "batch_size=4", "steps=3", "ckpt_every=3"]
     common = ["--config", "tiny", "--train-data", str(splits[0])]
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}  # phybench_baselines: the installed package
     proc = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
                            "-m", "phybench_baselines.dit.train", *common, "--out", str(tmp_path / "two"), *settings],
                           env=env, capture_output=True, text=True, timeout=300)

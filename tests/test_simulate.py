@@ -143,3 +143,28 @@ def test_golden_trajectories(golden):
         states = simulate_sample(spec, make_sample(spec, split, int(index)))
         for frame, expected in frames.items():
             assert np.abs(states.positions[int(frame)] - np.array(expected)).max() < 2e-6, (key, frame)
+
+
+def test_stored_collision_velocities_convention():
+    """Stored velocities are Box2D's at the recorded instant; positions are exact.
+
+    Box2D applies the impulse a fraction of a millisecond after the closed-form contact
+    instant, so a frame that falls in that gap stores the pre-collision velocities
+    (measured: 8 of 2,266 sampled id/ood collision samples, lag <= 0.35 ms).  The scorer
+    never reads stored velocities (it differences positions), so no metric depends on it;
+    this test pins the convention: only that frame, only within 1 ms of the contact."""
+    spec = COLLISION
+    t = laws.frame_times(spec.frames, spec.frame_interval)
+    odd = 0
+    for split in ("id-eval", "ood-eval"):
+        for index in range(0, spec.split_size(split), 8):
+            sample = make_sample(spec, split, index)
+            states = simulate_sample(spec, sample)
+            pos, vel = closed_form(spec, sample)
+            assert np.abs(states.positions - pos).max() < 1e-2
+            wrong = np.flatnonzero(np.abs(states.velocities - vel).max(axis=(1, 2)) > 1e-3)
+            for f in wrong:
+                odd += 1
+                assert f == np.flatnonzero(t >= sample.contact_time)[0], sample.sample_id  # the first frame after
+                assert t[f] - sample.contact_time < 1e-3, sample.sample_id
+    assert odd < 10

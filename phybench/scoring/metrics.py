@@ -260,17 +260,17 @@ register_metric(Metric(
     settings_key="velocity", settings=_VELOCITY, compute=_error("energy_error"), needs_ground_truth=False,
 ))
 _ATTRIBUTES = "phybench.scoring.attributes"
-# Requested with --metrics (not yet default: the shipped results would all need re-scoring).
+# Companions of the velocity parse: reported for every family that lists them.
 register_metric(Metric(
-    "trajectory_error", label="Trajectory error", unit="world units",
+    "trajectory_error", label="Trajectory error", unit="world units", companion=True,
     settings_key="attributes", settings=_ATTRIBUTES, compute=_attribute("trajectory_error"), needs_ground_truth=False,
 ))
 register_metric(Metric(
-    "size_error", label="Size error", unit="relative",
+    "size_error", label="Size error", unit="relative", companion=True,
     settings_key="attributes", settings=_ATTRIBUTES, compute=_attribute("size_error"), needs_ground_truth=False,
 ))
 register_metric(Metric(
-    "colour_kept", direction="higher", label="Colour kept", unit="share of frames", fmt=".4f",
+    "colour_kept", direction="higher", label="Colour kept", unit="share of frames", fmt=".4f", companion=True,
     settings_key="attributes", settings=_ATTRIBUTES, compute=_attribute("colour_kept"), needs_ground_truth=False,
 ))
 register_metric(Metric(

@@ -30,7 +30,8 @@ from .spec import SplitDecl, TaskSpec
 ENTRY_POINT_GROUP = "phybench.families"
 
 # Metrics every family gets unless it says otherwise (names in `phybench.scoring.metrics`).
-DEFAULT_METRICS = ("velocity_error", "position_error", "ssim", "psnr", "lpips", "fvd")
+DEFAULT_METRICS = ("velocity_error", "position_error", "trajectory_error", "size_error", "colour_kept",
+                   "ssim", "psnr", "lpips", "fvd")
 
 
 @dataclass(frozen=True)
