@@ -13,6 +13,11 @@ def golden() -> dict:
     return json.loads(GOLDEN.read_text())
 
 
+def golden_keys(section: str) -> list[str]:
+    """The keys of one section of golden.json, to parametrize over: one test per pinned value."""
+    return list(json.loads(GOLDEN.read_text())[section])
+
+
 # ------------------------------------------------------------------ no silent shrinking
 def _ci() -> bool:
     return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")

@@ -17,6 +17,8 @@ from phybench.world.scene import BLUE, RED
 from phybench.world.simulate import simulate
 from phybench.tasks import get_task
 
+from conftest import golden_keys
+
 UNIFORM, PARABOLA, COLLISION = get_task("uniform"), get_task("parabola"), get_task("collision")
 
 radius = st.one_of(st.floats(0.3, 0.6), st.floats(0.7, 1.5), st.floats(1.5, 2.0))
@@ -135,14 +137,14 @@ def test_generated_samples_follow_the_law(task, split):
             assert view[: spec.condition_frames].all(), sample.sample_id
 
 
-def test_golden_trajectories(golden):
+@pytest.mark.parametrize("key", golden_keys("trajectories"))
+def test_golden_trajectory(golden, key):
     """A few stored trajectories that must never drift (to 1e-6 world units)."""
-    for key, frames in golden["trajectories"].items():
-        task, split, index = key.split(":")
-        spec = get_task(task)
-        states = simulate_sample(spec, make_sample(spec, split, int(index)))
-        for frame, expected in frames.items():
-            assert np.abs(states.positions[int(frame)] - np.array(expected)).max() < 2e-6, (key, frame)
+    task, split, index = key.split(":")
+    spec = get_task(task)
+    states = simulate_sample(spec, make_sample(spec, split, int(index)))
+    for frame, expected in golden["trajectories"][key].items():
+        assert np.abs(states.positions[int(frame)] - np.array(expected)).max() < 2e-6, (key, frame)
 
 
 def test_stored_collision_velocities_convention():
