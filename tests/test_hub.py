@@ -73,7 +73,8 @@ def client(hub, home, code: str, token: str | None = WRITE, offline: bool = Fals
     `values` are available to the code as globals (paths as strings).  An exception in the
     code is returned as {"error": type, "message": str}.
     """
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGINGFACE"))}
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("HF_", "HUGGINGFACE")) and k != "PHYBENCH_CACHE_DIR"}  # caches under `home`
     env.update(HF_ENDPOINT=hub.url, HF_HOME=str(home), HF_HUB_DISABLE_XET="1", HF_HUB_DISABLE_TELEMETRY="1",
                HF_HUB_DISABLE_PROGRESS_BARS="1", HF_DATASETS_DISABLE_PROGRESS_BARS="1",
                XDG_CACHE_HOME=str(home / "xdg"), HF_HUB_OFFLINE="1" if offline else "0")
@@ -321,6 +322,16 @@ def test_upload_interrupted_half_way(hub, home, splits):
     # Running it again completes it.
     again = publish(hub, home, "uniform", [splits["uniform/ood-eval"]], repo=repo)
     assert "revision" in again and hub.revisions(repo)[-2:] == [rev, again["revision"]]
+
+
+def test_verified_cache_follows_the_one_cache_rule(tmp_path, monkeypatch):
+    from phybench.data import hub as hub_module
+
+    monkeypatch.setenv("PHYBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    assert hub_module._verified_dir() == tmp_path / "cache" / "verified"
+    monkeypatch.delenv("PHYBENCH_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert hub_module._verified_dir() == tmp_path / "xdg" / "phybench" / "verified"
 
 
 # ------------------------------------------------------------------ card
