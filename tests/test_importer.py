@@ -17,7 +17,6 @@ FIXTURES = Path(__file__).parent / "fixtures" / "phyworld"  # made by the refere
 FILES = {"uniform_128": "uniform", "parabola_128": "parabola", "collision_128": "collision", "uniform_256": "uniform"}
 
 
-
 @pytest.fixture(scope="module")
 def imported(tmp_path_factory):
     """Every fixture imported once: {name: split folder}."""
