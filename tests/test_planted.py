@@ -105,3 +105,39 @@ def test_pre_contact_wobble_moves_the_trajectory_error(splits, tmp_path):
     # the paper's velocity error scores post-contact pairs only: it does not see the wobble
     assert wobble["velocity_error"]["mean"] == pytest.approx(truth["velocity_error"]["mean"], rel=0.5)
     assert wobble["trajectory_error"]["mean"] >= 10 * truth["trajectory_error"]["mean"]
+
+
+def _faster(scene: Scene, spec) -> list[Scene]:
+    poses = scene.poses.copy()
+    poses[:, :, :2] = poses[:1, :, :2] + 1.05 * (poses[:, :, :2] - poses[:1, :, :2])
+    return [dataclasses.replace(scene, poses=poses)]
+
+
+def test_losing_a_ball_on_the_hardest_videos_never_improves_the_primary_column(splits, tmp_path):
+    """The leaderboard ranks by velocity_error_penalised: a lost ball counts as the worst error."""
+    reader = SplitReader(splits["uniform"])
+    sub = tmp_path / "fast"
+    write_submission(sub, submission_meta(reader.manifest, "fast"), _videos(reader, _faster))
+    fast = score(sub, splits["uniform"], METRICS, progress=False)
+    trackable = [d for d in fast.details if not d["untrackable"]]
+    assert len(trackable) >= 4
+    hardest = {d["sample_id"] for d in sorted(trackable, key=lambda d: -d["velocity_error"])[:2]}
+
+    def cheat(scene, spec):
+        return _vanish(scene, spec)
+
+    def videos():
+        for (sid, good), (_, lost) in zip(_videos(reader, _faster), _videos(reader, cheat)):
+            yield sid, lost if sid in hardest else good
+
+    sub2 = tmp_path / "fast-but-lost"
+    write_submission(sub2, submission_meta(reader.manifest, "fast-but-lost"), videos())
+    honest = fast.results["summary"]["overall"]
+    lost = score(sub2, splits["uniform"], METRICS, progress=False).results["summary"]["overall"]
+    assert lost["untrackable"]["count"] == honest["untrackable"]["count"] + 2
+    # the paper's mean over trackable videos rewards the cheat; the primary column does not
+    assert lost["velocity_error"]["mean"] < honest["velocity_error"]["mean"]
+    assert lost["velocity_error_penalised"]["mean"] > honest["velocity_error_penalised"]["mean"]
+    truth = _overall(tmp_path, splits["uniform"], "truth", None)
+    vanish = _overall(tmp_path, splits["uniform"], "vanish", _vanish)
+    assert vanish["velocity_error_penalised"]["mean"] > 100 * truth["velocity_error_penalised"]["mean"]

@@ -222,6 +222,28 @@ def _error(attr: str) -> Callable[[Sample], float]:
     return compute
 
 
+PENALISED_SETTINGS: dict[str, Any] = {
+    "definition": ("the paper's velocity error of each trackable video; an untrackable video (a ball lost in a "
+                   "scored frame) counts as the penalty; excluded videos are not counted"),
+    "penalty": ("2 sqrt(2) world_size / frame_interval (282.8 units/s for a 10-unit world at 0.1 s): no two in-view "
+                "positions give a larger velocity error, so losing a ball never improves the mean"),
+}
+
+
+def penalty(manifest: Mapping[str, Any]) -> float:
+    """The velocity error an untrackable video counts as: the largest any in-view parse allows."""
+    return 2.0 * 2.0 ** 0.5 * float(manifest["world_size"]) / float(manifest["frame_interval"])
+
+
+def _penalised(sample: Sample) -> float:
+    errors = sample.errors
+    if errors is None or errors.excluded:
+        return float("nan")
+    if errors.untrackable:
+        return penalty(sample.manifest)
+    return errors.velocity_error
+
+
 def _attribute(name: str) -> Callable[[Sample], float]:
     def compute(sample: Sample) -> float:
         return sample.attributes[name]
@@ -246,6 +268,10 @@ _IMAGE = "phybench.scoring.image_metrics"
 register_metric(Metric(
     "velocity_error", label="Velocity error", unit="world units / s", default=True,
     settings_key="velocity", settings=_VELOCITY, compute=_error("velocity_error"), needs_ground_truth=False,
+))
+register_metric(Metric(
+    "velocity_error_penalised", label="Velocity error (lost ball = worst)", unit="world units / s", companion=True,
+    settings_key="ranking", settings=PENALISED_SETTINGS, compute=_penalised, needs_ground_truth=False,
 ))
 register_metric(Metric(
     "position_error", label="Position error", unit="world units", companion=True,

@@ -30,7 +30,8 @@ from .spec import SplitDecl, TaskSpec
 ENTRY_POINT_GROUP = "phybench.families"
 
 # Metrics every family gets unless it says otherwise (names in `phybench.scoring.metrics`).
-DEFAULT_METRICS = ("velocity_error", "position_error", "trajectory_error", "size_error", "colour_kept",
+DEFAULT_METRICS = ("velocity_error", "velocity_error_penalised", "position_error", "trajectory_error", "size_error",
+                   "colour_kept",
                    "ssim", "psnr", "lpips", "fvd")
 
 
