@@ -155,12 +155,13 @@ def test_touching_discs_at_contact():
 @lru_cache(maxsize=None)
 def _fixture(name: str):
     import h5py
-    import imageio.v3 as iio
+
+    from phybench.data.video import decode_mp4
 
     path = FIXTURES / f"{name}.hdf5"
     with h5py.File(path, "r") as f:
         streams = f["video_streams"]
-        videos = [iio.imread(bytes(streams[i]), index=None, extension=".mp4") for i in range(len(streams))]
+        videos = [decode_mp4(bytes(streams[i])) for i in range(len(streams))]
         positions = f["position_streams"][:]
         init = f["init_streams"][:]
     if positions.ndim == 3:  # one ball: [frame, (x, y)], init [r, v]
