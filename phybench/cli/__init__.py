@@ -344,6 +344,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
         m = report.manifest
         print(f"{m['task']}/{m['split']}: {report.checked_samples} samples checked"
               + (f", {report.regenerated} re-simulated" if report.regenerated else ""))
+        if args.regenerate and m.get("imported"):
+            print("note: --regenerate skipped: this split was imported (phybench did not simulate it); "
+                  "its hashes were checked")
         if report.ok:
             print(f"OK  split hash {report.recomputed_hash}")
         else:

@@ -379,7 +379,7 @@ def _hub_error(exc: Exception, repo_id: str, revision: str | None, what: str) ->
     if isinstance(exc, errors.RepositoryNotFoundError):
         return HubError(
             f"{what}: dataset repo {repo_id!r} was not found{rev} (check the name; a private repo needs a token "
-            "with read access: pass token=, set HF_TOKEN or run `hf auth login`)"
+            "with read access: give one with --token (token= in Python), set HF_TOKEN or run `hf auth login`)"
         )
     if isinstance(exc, errors.EntryNotFoundError):
         return HubError(f"{what}: {repo_id!r}{rev}: {exc}")
@@ -416,7 +416,8 @@ def publish(
     token = _token(token)
     if not token:
         raise HubError(
-            "publishing needs a Hugging Face token with write access: pass token=, set HF_TOKEN or run "
+            "publishing needs a Hugging Face token with write access: give one with --token (token= in Python), "
+            "set HF_TOKEN or run "
             "`hf auth login` (nothing was uploaded)"
         )
     from ..tasks import get_task

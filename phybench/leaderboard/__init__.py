@@ -106,8 +106,20 @@ class LeaderboardError(Exception):
         self.refused = list(refused)
 
 
+# Refusal codes (stable; listed in docs/submission.md and leaderboard/README.md).  A file refused
+# for several reasons carries the first one's code; its reason lists them all.
+RESULTS_FORMAT = "results_format"  # not JSON, wrong kind or schema version, missing or mistyped keys
+RESULTS_REGISTRY = "results_registry"  # task, spec, metric settings, directions or weights not this phybench's
+RESULTS_SIDECAR = "results_sidecar"  # the .samples.json beside it is malformed or quotes another file
+SPLIT_HASH_DISAGREES = "split_hash_disagrees"  # files on one split quote different split hashes
+SPLIT_NOT_FOUND = "split_not_found"  # --splits: no split folder to verify the file against
+SPLIT_HASH_MISMATCH = "split_hash_mismatch"  # --splits: the hash is not that split's manifest's
+DUPLICATE_MODEL = "duplicate_model"  # one model twice on one (task, split, resolution)
+LEVEL_CLASH = "level_clash"  # a model's level(s) given by two files (e.g. "id" in an ood-eval file)
+
+
 class Refusal(Problem):
-    """A results file the build refused: a `Problem` (code "refused") whose entry is the file."""
+    """A results file the build refused: a `Problem` (a code above) whose entry is the file."""
 
     def __init__(self, file: str, reason: str, code: str = "refused") -> None:
         super().__init__("error", code, None, reason, file)
@@ -399,7 +411,7 @@ def _split_manifests(splits_dir: Path) -> dict[tuple[str, str, int], dict[str, s
 def _read_all(
     results_dir: Path, registry_check: bool, splits_dir: Path | None, skip: Path | None = None
 ) -> tuple[list[_Entry], list[Refusal], list[str]]:
-    refused: dict[str, list[str]] = {}
+    refused: dict[str, list[tuple[str, str]]] = {}  # file -> (code, reason), in the order found
     warnings: list[str] = []
     entries: list[_Entry] = []
     registry = _Registry()
@@ -418,14 +430,15 @@ def _read_all(
     for path in results_files:
         rel = path.relative_to(results_dir).as_posix()
         doc, problems = _load(path)
+        code = RESULTS_FORMAT
         if doc is not None and registry_check:
-            problems = _check_registry(doc, registry)
+            problems, code = _check_registry(doc, registry), RESULTS_REGISTRY
         samples = None
         side = path.with_name(path.stem + SAMPLES_SUFFIX)
         if doc is not None and not problems and side.is_file():
-            samples, problems = _load_samples(side, doc)
+            (samples, problems), code = _load_samples(side, doc), RESULTS_SIDECAR
         if problems:
-            refused[rel] = problems
+            refused[rel] = [(code, p) for p in problems]
         else:
             entries.append(_Entry(rel, doc, samples))
 
@@ -439,19 +452,20 @@ def _read_all(
         if len(hashes) > 1:
             for e in group:
                 others = [o.file for o in group if o.results["provenance"]["split_hash"] != e.results["provenance"]["split_hash"]]
-                refused.setdefault(e.file, []).append(
+                refused.setdefault(e.file, []).append((SPLIT_HASH_DISAGREES,
                     f"split hash {e.results['provenance']['split_hash'][:12]} of {task}/{split} at {res} px disagrees "
                     f"with {', '.join(others)}; every results file on one split must quote the same split hash"
-                )
+                ))
         if manifests is not None:
             known = manifests.get((task, split, res))
             for e in group:
                 h = e.results["provenance"]["split_hash"]
                 if not known:
-                    refused.setdefault(e.file, []).append(f"no {task}/{split} split at {res} px under the split folders to verify it against")
+                    refused.setdefault(e.file, []).append(
+                        (SPLIT_NOT_FOUND, f"no {task}/{split} split at {res} px under the split folders to verify it against"))
                 elif h not in known:
                     where = ", ".join(f"{folder} ({k[:12]})" for k, folder in sorted(known.items()))
-                    refused.setdefault(e.file, []).append(f"split hash {h[:12]} is not the manifest's: {where}")
+                    refused.setdefault(e.file, []).append((SPLIT_HASH_MISMATCH, f"split hash {h[:12]} is not the manifest's: {where}"))
 
     # One model, one file per (task, split, resolution): two would be ambiguous.
     seen: dict[tuple[str, str, str, int], list[str]] = {}
@@ -461,10 +475,10 @@ def _read_all(
         if len(group) > 1:
             for f in group:
                 others = ", ".join(g for g in group if g != f)
-                refused.setdefault(f, []).append(f"model {model!r} on {task}/{split} at {res} px is also in {others}")
+                refused.setdefault(f, []).append((DUPLICATE_MODEL, f"model {model!r} on {task}/{split} at {res} px is also in {others}"))
 
     entries = [e for e in entries if e.file not in refused]
-    refusals = [Refusal(f, "; ".join(reasons)) for f, reasons in sorted(refused.items())]
+    refusals = [Refusal(f, "; ".join(r for _, r in reasons), reasons[0][0]) for f, reasons in sorted(refused.items())]
     return entries, refusals, warnings
 
 
@@ -597,7 +611,7 @@ def _combine(entries: list[_Entry]) -> tuple[list[dict[str, Any]], list[Refusal]
         clash = sorted(set(cells) & set(row["cells"]))
         if clash:  # an ood-eval file with an "id" level, say: which file is right is not ours to guess
             refused.append(Refusal(e.file, f"model {e.model!r} already has level(s) {', '.join(clash)} "
-                                           f"on {e.key[0]} from {', '.join(s['file'] for s in row['sources'])}"))
+                                           f"on {e.key[0]} from {', '.join(s['file'] for s in row['sources'])}", LEVEL_CLASH))
             continue
         board["rows"][e.model] = row
         for m in metrics:
@@ -1196,8 +1210,27 @@ def _figure(svg: str, caption: str, cls: str = "") -> str:
     return f'<figure class="plot-card {cls}">{svg}<figcaption>{_e(caption)}</figcaption></figure>'
 
 
+def model_colours(names: Iterable[str]) -> dict[str, str]:
+    """A colour per model that stays the same from build to build: the model name's hash picks
+    a palette slot; a clash takes the next free slot (names in sorted order), so adding a
+    model moves no other model's colour unless the two would clash."""
+    import hashlib
+
+    out: dict[str, str] = {}
+    taken: set[int] = set()
+    for name in sorted(set(names)):
+        slot = int.from_bytes(hashlib.sha256(name.encode()).digest()[:4], "big") % len(PALETTE)
+        for k in range(len(PALETTE)):
+            if (slot + k) % len(PALETTE) not in taken or len(taken) >= len(PALETTE):
+                slot = (slot + k) % len(PALETTE)
+                break
+        taken.add(slot)
+        out[name] = PALETTE[slot]
+    return out
+
+
 def _board_html(board: dict[str, Any]) -> str:
-    colours = {row["model"]: PALETTE[i % len(PALETTE)] for i, row in enumerate(board["rows"])}
+    colours = model_colours(row["model"] for row in board["rows"])
     figures = []
     by_level = plot_error_by_level(board, colours)
     if by_level:
@@ -1307,7 +1340,7 @@ def build(
         "registry_checked": registry_check,
         "boards": boards,
         "files": accepted,
-        "refused": [{"file": r.file, "reason": r.reason} for r in refused],
+        "refused": [{"file": r.file, "reason": r.reason, "code": r.code} for r in refused],
     }
     files = {
         "index.html": page_html(data),
