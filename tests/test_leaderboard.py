@@ -234,7 +234,7 @@ def test_refuses_bad_spec_hash(documents, tmp_path):
     write_dir(tmp_path / "r", {name: (doc, None)})
     with pytest.raises(LeaderboardError, match=rf"{name}: task_spec_hash 000000000000 does not match the registered uniform spec") as err:
         build(tmp_path / "r", tmp_path / "s")
-    assert [r.file for r in err.value.refused] == [name]
+    assert [(r.file, r.code, r.entry) for r in err.value.refused] == [(name, "results_registry", name)]
     assert not (tmp_path / "s").exists()  # nothing written
 
 
@@ -271,6 +271,7 @@ def test_refuses_mismatched_split_hash(documents, tmp_path):
     with pytest.raises(LeaderboardError) as err:
         build(tmp_path / "r", tmp_path / "s")
     assert {r.file for r in err.value.refused} == {a, b}
+    assert {r.code for r in err.value.refused} == {"split_hash_disagrees"}
     assert f"{b}: split hash ababababab" in str(err.value) and "disagrees with" in str(err.value)
 
 
@@ -284,11 +285,13 @@ def test_split_hash_checked_against_manifests(documents, tmp_path):
     assert build(tmp_path / "r", tmp_path / "s", splits_dir=splits).ok
     manifest["split_hash"] = "cd" * 32
     (splits / "uniform-id" / "manifest.json").write_text(json.dumps(manifest))
-    with pytest.raises(LeaderboardError, match=rf"{a}: split hash [0-9a-f]{{12}} is not the manifest's: uniform-id \(cdcdcdcdcdcd\)"):
+    with pytest.raises(LeaderboardError, match=rf"{a}: split hash [0-9a-f]{{12}} is not the manifest's: uniform-id \(cdcdcdcdcdcd\)") as err:
         build(tmp_path / "r", tmp_path / "s", splits_dir=splits)
+    assert [r.code for r in err.value.refused] == ["split_hash_mismatch"]
     shutil.rmtree(splits / "uniform-id")
-    with pytest.raises(LeaderboardError, match="no uniform/id-eval split at 128 px"):
+    with pytest.raises(LeaderboardError, match="no uniform/id-eval split at 128 px") as err:
         build(tmp_path / "r", tmp_path / "s", splits_dir=splits)
+    assert [r.code for r in err.value.refused] == ["split_not_found"]
 
 
 def test_refuses_unknown_schema_and_other_json(documents, tmp_path):
@@ -304,6 +307,7 @@ def test_refuses_unknown_schema_and_other_json(documents, tmp_path):
     assert "notes.json: not a phybench results file (kind None, expected 'phybench-results')" in text
     assert "broken.json: not valid JSON" in text
     assert len(err.value.refused) == 3
+    assert {r.code for r in err.value.refused} == {"results_format"}
 
 
 def test_refuses_stale_sidecar_and_duplicates(documents, tmp_path):
@@ -318,6 +322,18 @@ def test_refuses_stale_sidecar_and_duplicates(documents, tmp_path):
     assert f"{name}: {name.replace('.json', '.samples.json')}: submission_hash 111111111111 is not the results file's" in text
     assert f"{dup_name}: model 'DiT-L' on uniform/id-eval at 128 px is also in copy/{dup_name}" in text
     assert {r.file for r in err.value.refused} == {name, dup_name, "copy/" + dup_name}
+    assert {r.file: r.code for r in err.value.refused} == {
+        name: "results_sidecar", dup_name: "duplicate_model", "copy/" + dup_name: "duplicate_model"}
+
+
+def test_refuses_a_level_given_twice(documents, tmp_path):
+    """An ood-eval file that also gives the "id" level clashes with the model's id-eval file."""
+    a, doc_a = _one(documents, model="DiT-L")
+    b, doc_b = _one(documents, name="uniform.{}.ood-eval.json", model="DiT-L")
+    doc_b["summary"]["levels"]["id"] = doc_a["summary"]["overall"]
+    with pytest.raises(LeaderboardError, match=rf"{b}: model 'DiT-L' already has level\(s\) id on uniform from {a}") as err:
+        build(write_dir(tmp_path / "r", {a: (doc_a, None), b: (doc_b, None)}), tmp_path / "s")
+    assert [(r.file, r.code) for r in err.value.refused] == [(b, "level_clash")]
 
 
 def test_allow_partial_lists_refused_on_page(documents, tmp_path):
@@ -329,6 +345,8 @@ def test_allow_partial_lists_refused_on_page(documents, tmp_path):
     page = (tmp_path / "s" / "index.html").read_text()
     assert "Refused results (1)" in page and bad in page
     assert report.to_text().count("refused 1 file") == 1
+    refused = json.loads((tmp_path / "s" / "leaderboard.json").read_text())["refused"]
+    assert refused == [{"file": bad, "reason": report.refused[0].reason, "code": "results_registry"}]
 
 
 def test_registry_check_can_be_skipped(documents, tmp_path):
