@@ -141,3 +141,17 @@ def test_losing_a_ball_on_the_hardest_videos_never_improves_the_primary_column(s
     truth = _overall(tmp_path, splits["uniform"], "truth", None)
     vanish = _overall(tmp_path, splits["uniform"], "vanish", _vanish)
     assert vanish["velocity_error_penalised"]["mean"] > 100 * truth["velocity_error_penalised"]["mean"]
+
+
+def test_swapped_condition_frames_are_reported(splits, tmp_path):
+    reader = SplitReader(splits["uniform"])
+
+    def swapped():
+        for sid, video in _videos(reader, None):
+            yield sid, video[..., ::-1].copy()  # BGR: every frame, condition frames included
+
+    sub = tmp_path / "bgr"
+    write_submission(sub, submission_meta(reader.manifest, "bgr"), swapped())
+    out = score(sub, splits["uniform"], METRICS, progress=False)
+    assert any("condition frames that differ from the split's" in w and f"{N} video(s)" in w for w in out.warnings)
+    assert any("condition frames" in w for w in out.results["warnings"])

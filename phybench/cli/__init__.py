@@ -426,6 +426,8 @@ def cmd_score(args: argparse.Namespace) -> int:
     if args.details:
         write_details(args.details, out.details, out.results["metrics"])
     print(markdown_table(out.results))
+    for w in out.warnings:  # in the summary too (stdout: CI job summaries), not only on stderr
+        print(f"\nwarning: {w}")
     failed = []
     for name, limit in above:
         value = _overall(out.results, name)
@@ -437,6 +439,9 @@ def cmd_score(args: argparse.Namespace) -> int:
             failed.append(f"{name} = {value} is below {limit}" if value is not None else f"{name} was not computed")
     if args.out:
         print(f"results: {args.out}")
+    if above or below:  # the verdict in the summary on stdout (CI job summaries), and on stderr
+        checks = ", ".join([f"{n} <= {v}" for n, v in above] + [f"{n} >= {v}" for n, v in below])
+        print(f"\nthresholds ({checks}): " + ("FAILED: " + "; ".join(failed) if failed else "passed"))
     for f in failed:
         print(f"FAILED: {f}", file=sys.stderr)
     return 1 if failed else 0

@@ -91,6 +91,11 @@ def _mapping(manifest: dict[str, Any]) -> PixelMapping:
     return TILE if kind == "tile" else PixelMapping(kind, float(manifest.get("world_size", 10.0)))
 
 
+# Mean absolute difference (grey levels) allowed between a submission's condition frames and
+# the split's: lossy mp4 of our frames measures ~0.2; a channel swap or a blank frame tens.
+CONDITION_TOLERANCE = 2.0
+
+
 def score_sample(
     row: dict[str, Any],
     video: np.ndarray,
@@ -136,6 +141,11 @@ def score_sample(
         "true_velocity": family.conditioned_value(row),
         "generated_velocity": errors.generated_velocity,
     }
+    if gt_video is not None:  # the condition frames must be the split's own (a BGR swap, blank frames?)
+        cf = int(manifest["condition_frames"])
+        diff = float(np.abs(video[:cf].astype(np.int16) - gt_video[:cf].astype(np.int16)).mean())
+        if diff > CONDITION_TOLERANCE:
+            detail["condition_frames_differ"] = round(diff, 3)
     for name in reported(metrics, family.metrics):
         metric = METRICS.get(name)
         if metric.kind != "video" or metric.compute is None:
@@ -302,6 +312,14 @@ def score(
         raise ScoreError(f"{len(missing)} sample(s) were not scored, e.g. {missing[0]}")
     details = [found[i][0] for i in ids]
     digests = [found[i][1] for i in ids]
+    differ = [d for d in details if "condition_frames_differ" in d]
+    if differ:
+        worst = max(differ, key=lambda d: d["condition_frames_differ"])
+        warnings.append(
+            f"{len(differ)} video(s) have condition frames that differ from the split's (mean absolute difference "
+            f"up to {worst['condition_frames_differ']} grey levels, e.g. {worst['sample_id']}): the first "
+            f"{manifest['condition_frames']} frames of every video must be the split's own; a BGR/RGB swap, blank "
+            "or shifted frames?")
 
     recomputed = split_hash(plan.identity(), digests)
     if recomputed != manifest["split_hash"]:
