@@ -47,7 +47,12 @@ def test_verify_json_and_failure_exit_code(tmp_path, capsys):
     (out_dir / "manifest.json").write_text(json.dumps(manifest))
     code, out, _ = run(capsys, "verify", str(out_dir), "--json")
     assert code == 1
-    assert json.loads(out)["ok"] is False
+    got = json.loads(out)
+    assert got["ok"] is False
+    # "problems" stays a list of messages; "problem_details" gives each one's code (docs/submission.md)
+    assert got["problems"] == [d["message"] for d in got["problem_details"]]
+    assert [d["code"] for d in got["problem_details"]] == ["split_hash"]
+    assert got["problems"][0].startswith("split hash: manifest 0000")
 
 
 @pytest.mark.parametrize(
