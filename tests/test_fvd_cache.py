@@ -1,0 +1,41 @@
+"""FVD: the split's own I3D features are cached, and a cached run gives the same bytes as a fresh one."""
+from __future__ import annotations
+
+import time
+
+from phybench.data.generate import generate
+from phybench.data.split import SplitReader, make_plan
+from phybench.scoring.results import results_bytes
+from phybench.scoring.score import score
+from phybench.scoring.submission import submission_meta, write_submission
+from phybench.tasks import get_task
+
+
+def test_reference_features_are_cached_and_change_nothing(tmp_path, monkeypatch):
+    monkeypatch.setenv("PHYBENCH_FVD_CACHE_DIR", str(tmp_path / "cache"))
+    data = tmp_path / "split"
+    generate(make_plan(get_task("uniform"), "id-eval", limit=4), data, progress=False)
+    reader = SplitReader(data)
+
+    def videos(shift: int):
+        for row in reader.rows():
+            video = reader.video(row)
+            if shift:
+                video[reader.spec.condition_frames:] = video[reader.spec.condition_frames:][:, :, ::-1]
+            yield row["sample_id"], video
+
+    sub = tmp_path / "mirror"
+    write_submission(sub, submission_meta(reader.manifest, "mirror"), videos(1))
+    t0 = time.perf_counter()
+    first = score(sub, data, ("fvd",), progress=False, batch_size=4)
+    t1 = time.perf_counter()
+    cached = list((tmp_path / "cache").glob("*.npy"))
+    assert len(cached) == 1
+    second = score(sub, data, ("fvd",), progress=False, batch_size=4)
+    t2 = time.perf_counter()
+    assert results_bytes(first.results) == results_bytes(second.results)
+    assert first.results["summary"]["overall"]["fvd"]["value"] > 0
+    assert t2 - t1 < t1 - t0  # the reference half is not computed again
+    monkeypatch.setenv("PHYBENCH_FVD_CACHE", "0")
+    third = score(sub, data, ("fvd",), progress=False, batch_size=4)
+    assert results_bytes(third.results) == results_bytes(first.results)
