@@ -1149,7 +1149,20 @@ def plot_velocity_scatter(board: dict[str, Any], row: dict[str, Any]) -> str | N
     pts = [s for s in row.get("samples", []) if s["generated_velocity"] is not None]
     if not pts:
         return None
-    plot = _Plot(380, 380, 56, 16, 34, 44, f"generated against conditioned velocity, {row['model']}")
+    levels = [c["key"] for c in board["levels"] if c["key"] != OOD_ALL]
+    levels += sorted({s["level"] for s in pts} - set(levels))
+    shown = [lv for lv in levels if any(s["level"] == lv for s in pts)]
+    # Legend entries wrap into rows within the card (collision has 7); the top margin grows with them.
+    legend, x, line = [], 56.0, 0
+    for level in shown:
+        name = "ID" if level == ID_LEVEL else f"OOD {level}"
+        width = 24 + 7.0 * len(name)
+        if x + width > 380 - 4 and x > 56:
+            x, line = 56.0, line + 1
+        legend.append((level, name, x, line))
+        x += width
+    top = 34 + 16 * line
+    plot = _Plot(380, 380 + 16 * line, 56, 16, top, 44, f"generated against conditioned velocity, {row['model']}")
     values = [s["true_velocity"] for s in pts] + [s["generated_velocity"] for s in pts]
     dof_range = _task_velocity_range(board["task"], row.get("samples_dof"))
     if dof_range:
@@ -1174,8 +1187,6 @@ def plot_velocity_scatter(board: dict[str, Any], row: dict[str, Any]) -> str | N
     plot.text(14, cy, "generated velocity", cls="axis-label", extra=f' transform="rotate(-90 14 {cy:.1f})"')
     plot.frame()
     plot.add(f'<line class="diagonal" x1="{sx(lo):.1f}" y1="{sy(lo):.1f}" x2="{sx(hi):.1f}" y2="{sy(hi):.1f}"/>')
-    levels = [c["key"] for c in board["levels"] if c["key"] != OOD_ALL]
-    levels += sorted({s["level"] for s in pts} - set(levels))
     colour = {ID_LEVEL: ID_COLOUR}
     for i, level in enumerate(k for k in levels if k != ID_LEVEL):
         colour[level] = OOD_COLOURS[i % len(OOD_COLOURS)]
@@ -1186,13 +1197,10 @@ def plot_velocity_scatter(board: dict[str, Any], row: dict[str, Any]) -> str | N
         plot.add(f'<g class="points" fill="{colour[level]}" fill-opacity="0.55"><title>{_e(level)}</title>')
         plot.add("".join(f'<circle cx="{sx(s["true_velocity"]):.1f}" cy="{sy(s["generated_velocity"]):.1f}" r="2.2"/>' for s in mine))
         plot.add("</g>")
-    shown = [lv for lv in levels if any(s["level"] == lv for s in pts)]
-    x = plot.x0
-    for level in shown:
-        name = "ID" if level == ID_LEVEL else f"OOD {level}"
-        plot.add(f'<circle cx="{x + 5:.1f}" cy="{plot.y0 - 18:.1f}" r="4" fill="{colour[level]}"/>')
-        plot.text(x + 12, plot.y0 - 14, name, cls="legend", anchor="start")
-        x += 22 + 6.5 * len(name)
+    for level, name, x, line in legend:
+        y = 16 + 16 * line  # rows from the top, above the data area
+        plot.add(f'<circle cx="{x + 5:.1f}" cy="{y:.1f}" r="4" fill="{colour[level]}"/>')
+        plot.text(x + 12, y + 4, name, cls="legend", anchor="start")
     return plot.svg()
 
 
