@@ -34,7 +34,7 @@ class CollisionFamily(TaskFamily):
         "velocity_1": (1.0, 4.0),
         "velocity_2": (1.0, 4.0),
     }
-    frames_in_view_doc = "the actual number of frames with both balls fully in view"
+    frames_in_view_doc = "at least this many frames have both balls fully in view (here: exactly this many)"
 
     def accept(self, spec: TaskSpec, params: dict[str, Any]) -> bool:
         return params["velocity_1"] + params["velocity_2"] >= spec.min_approach_speed

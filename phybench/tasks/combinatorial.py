@@ -261,7 +261,8 @@ class CombinatorialFamily(TaskFamily):
     stores_bodies = True
     board_layout = "splits"  # in-template / out-of-template, as the paper's Table 2
     stores_training_states = False  # 6M scenes: rows keep parameters, the loader simulates and renders
-    frames_in_view_doc = "frames with every body wholly in view (half a pixel of tolerance at 256 px)"
+    frames_in_view_doc = ("at least this many frames have every body in view (here: exactly this many, with half "
+                          "a pixel of tolerance at 256 px for bodies resting on the floor)")
 
     def draw(self, spec: TaskSpec, decl: SplitDecl, index: int, u: np.ndarray) -> tuple[str, dict[str, Any]]:
         if decl.draw != "templates":

@@ -78,7 +78,9 @@ class TaskFamily:
     # column per evaluation split, e.g. in-template / out-of-template as the paper's Table 2)
     board_layout: ClassVar[str] = "levels"
     # what `frames_in_view` means for this family (docs, dataset cards)
-    frames_in_view_doc: ClassVar[str] = "frames with every body fully in view"
+    # One meaning everywhere: at least this many frames have every body fully in view (a
+    # lower bound, checked by tests/test_simulate.py); a family says when it is exact.
+    frames_in_view_doc: ClassVar[str] = "at least this many frames have every body fully in view"
 
     # ----------------------------------------------------------------- sampling
     def accept(self, spec: TaskSpec, params: dict[str, Any]) -> bool:

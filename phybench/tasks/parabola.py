@@ -29,6 +29,8 @@ class ParabolaFamily(UniformFamily):
     """
 
     name = "parabola"
+    frames_in_view_doc = ("at least this many frames have the ball fully in view: min(24, the most its launch "
+                          "allows), the placement's guarantee (the actual count may be higher)")
     quickstart_order = 2
 
     def place(self, spec: TaskSpec, params: dict[str, Any], u: np.ndarray) -> Placement:

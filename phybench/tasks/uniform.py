@@ -31,7 +31,8 @@ class UniformFamily(TaskFamily):
     quickstart_order = 0
     plot_dof = "velocity"
     phyworld_id_ranges = PHYWORLD_ONE_BALL_ID_RANGES
-    frames_in_view_doc = "guaranteed minimum: min(24, the most its size and speed allow)"
+    frames_in_view_doc = ("at least this many frames have the ball fully in view: min(24, the most its size and "
+                          "speed allow), the placement's guarantee (the actual count may be higher)")
 
     def place(self, spec: TaskSpec, params: dict[str, Any], u: np.ndarray) -> Placement:
         r, v, L, dt = params["radius"], params["velocity"], spec.world_size, spec.frame_interval
