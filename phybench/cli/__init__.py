@@ -108,6 +108,8 @@ def _parser() -> argparse.ArgumentParser:
             start here:
               phybench quickstart          the whole loop: splits, baselines, scores, leaderboard
               phybench tasks               list the registered tasks
+              phybench export-inputs --data SPLIT_DIR --out IN    condition frames as plain files
+              phybench pack GEN --inputs IN --out SUB --name M     generated videos -> a submission
               phybench validate SUB --data SPLIT_DIR    check a submission
               phybench score SUB --data SPLIT_DIR       score it (docs/results.md)
             """
@@ -194,6 +196,16 @@ def _parser() -> argparse.ArgumentParser:
     bl.add_argument("--name", dest="model_name", metavar="NAME",
                     help="model name in the submission (default: the baseline's), e.g. nearest-neighbour-6t")
 
+    ei = add("export-inputs", "Write an evaluation split's condition frames as plain PNG files and one .npz.")
+    ei.add_argument("--data", metavar="SPLIT_DIR", required=True, help="the evaluation split")
+    ei.add_argument("--out", metavar="DIR", required=True, help="folder to write (must not exist)")
+    ei.add_argument("--quiet", action="store_true", help="no progress bar")
+    pk = add("pack", "Turn a folder of generated videos (by sample id) into a submission.")
+    pk.add_argument("generated", help="folder with <sample_id>.npy/.npz/.mp4 or <sample_id>/00000.png ...")
+    pk.add_argument("--inputs", metavar="DIR", required=True, help="the folder `phybench export-inputs` wrote")
+    pk.add_argument("--out", metavar="SUB", required=True, help="submission folder to write (must not exist)")
+    pk.add_argument("--name", required=True, help="the model's name in submission.json")
+    pk.add_argument("--quiet", action="store_true", help="no progress bar")
     lb = add("leaderboard", "Build the static leaderboard site from verified results files.")
     from ..leaderboard import add_arguments as leaderboard_arguments
 
@@ -517,6 +529,31 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_export_inputs(args: argparse.Namespace) -> int:
+    from ..data.split import SplitError
+    from ..scoring.inputs import InputsError, export_inputs
+
+    try:
+        out = export_inputs(args.data, args.out, progress=not args.quiet)
+    except (InputsError, SplitError) as exc:
+        raise CliError(str(exc)) from None
+    print(f"wrote {out}: condition frames as PNG (frames/) and one .npz; {out}/manifest.json lists the ids and "
+          f"what to write. Then: phybench pack GENERATED --inputs {out} --out SUB --name MODEL")
+    return 0
+
+
+def cmd_pack(args: argparse.Namespace) -> int:
+    from ..scoring.inputs import InputsError, pack
+    from ..scoring.submission import SubmissionError
+
+    try:
+        out = pack(args.generated, args.inputs, args.out, args.name, progress=not args.quiet)
+    except (InputsError, SubmissionError) as exc:
+        raise CliError(str(exc)) from None
+    print(f"wrote {out}; check it with: phybench validate {out} --data SPLIT_DIR")
+    return 0
+
+
 def cmd_publish(args: argparse.Namespace) -> int:
     from ..data.hub import publish
 
@@ -641,6 +678,8 @@ COMMANDS = {
     "weights": cmd_weights,
     "leaderboard": cmd_leaderboard,
     "baseline": cmd_baseline,
+    "export-inputs": cmd_export_inputs,
+    "pack": cmd_pack,
     "quickstart": cmd_quickstart,
     "publish": cmd_publish,
     "import": cmd_import,
