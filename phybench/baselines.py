@@ -51,7 +51,7 @@ from .world.scene import Disc
 from .world.render import render as render_scene
 from .world.scene import Scene
 from .tasks.spec import TaskSpec
-from .data.split import SplitError, SplitReader, plan_from_manifest, render_row, row_scene, sample_video
+from .data.split import SplitError, SplitReader, render_row, row_scene, sample_video
 from .tasks import family_of
 from .scoring.submission import submission_meta, write_submission
 
