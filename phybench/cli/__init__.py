@@ -206,6 +206,15 @@ def _parser() -> argparse.ArgumentParser:
     pk.add_argument("--out", metavar="SUB", required=True, help="submission folder to write (must not exist)")
     pk.add_argument("--name", required=True, help="the model's name in submission.json")
     pk.add_argument("--quiet", action="store_true", help="no progress bar")
+    rn = add("run", "Run a model (MODULE:CLASS) on evaluation splits, pack and score its videos.")
+    rn.add_argument("--model", required=True, metavar="MODULE:CLASS", help="e.g. examples.shift:Model")
+    rn.add_argument("--model-args", metavar="K=V,...", help="keyword arguments of the model class")
+    rn.add_argument("--name", help="model name in the results (default: the class's module)")
+    rn.add_argument("--data", metavar="SPLIT_DIR", required=True, nargs="+", help="evaluation splits to answer")
+    rn.add_argument("--out", metavar="DIR", required=True, help="work folder (re-run to resume)")
+    rn.add_argument("--batch-size", type=int, default=8, help="clips per generate() call (default 8)")
+    rn.add_argument("--metrics", help="as for score (default: the default metrics)")
+    rn.add_argument("--quiet", action="store_true", help="no progress bars")
     lb = add("leaderboard", "Build the static leaderboard site from verified results files.")
     from ..leaderboard import add_arguments as leaderboard_arguments
 
@@ -554,6 +563,30 @@ def cmd_pack(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_run(args: argparse.Namespace) -> int:
+    import os
+    import sys as _sys
+
+    from ..data.split import SplitError
+    from ..scoring.run import RunError, load_model, parse_model_args, run
+    from ..scoring.score import ScoreError, parse_metrics
+
+    if "" not in _sys.path and os.getcwd() not in _sys.path:
+        _sys.path.insert(0, os.getcwd())  # MODULE:CLASS from the current folder, as `python -m` would
+    try:
+        metrics = parse_metrics(args.metrics)
+        model = load_model(args.model, parse_model_args(args.model_args))
+        name = args.name or args.model.split(":")[0].rsplit(".", 1)[-1]
+        files = run(model, name, args.data, args.out, batch_size=args.batch_size, metrics=metrics,
+                    progress=not args.quiet)
+    except (RunError, SplitError, ScoreError) as exc:
+        raise CliError(str(exc)) from None
+    for f in files:
+        print(f"results: {f}")
+    print(f"leaderboard: phybench leaderboard build {Path(args.out) / 'results'} --out SITE")
+    return 0
+
+
 def cmd_publish(args: argparse.Namespace) -> int:
     from ..data.hub import publish
 
@@ -679,6 +712,7 @@ COMMANDS = {
     "leaderboard": cmd_leaderboard,
     "baseline": cmd_baseline,
     "export-inputs": cmd_export_inputs,
+    "run": cmd_run,
     "pack": cmd_pack,
     "quickstart": cmd_quickstart,
     "publish": cmd_publish,
