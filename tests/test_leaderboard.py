@@ -608,3 +608,18 @@ def test_page_in_headless_chromium(site, tmp_path):
         shutil.copytree(out, folder / "leaderboard-site", dirs_exist_ok=True)
     finally:
         browser.close()
+
+
+def test_a_subset_mismatch_is_explained_in_words(documents, tmp_path):
+    a, doc_a = _one(documents, model="DiT-S")
+    b, doc_b = _one(documents, model="DiT-L")
+    doc_b["provenance"]["split_hash"] = "ab" * 32
+    doc_a["provenance"].update(split_num_samples=1050, split_full_size=1050)
+    doc_b["provenance"].update(split_num_samples=64, split_full_size=1050)
+    write_dir(tmp_path / "r", {a: (doc_a, None), b: (doc_b, None)})
+    with pytest.raises(LeaderboardError) as err:
+        build(tmp_path / "r", tmp_path / "s")
+    text = " ".join(str(err.value).split())
+    assert "this file is on a 64-sample subset of 1050 (--limit 64)" in text
+    assert "on the full split (1050 samples)" in text
+    assert "score both on the same samples" in text

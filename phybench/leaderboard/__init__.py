@@ -389,6 +389,17 @@ def _load_samples(path: Path, doc: dict[str, Any]) -> tuple[dict[str, Any] | Non
     return {"dof": dof if isinstance(dof, str) else None, "samples": sorted(clean, key=lambda s: s["sample_id"])}, []
 
 
+def _samples_words(doc: dict[str, Any]) -> str:
+    """'the full split (1050 samples)' or 'a 64-sample subset of 1050 (--limit 64)', from provenance."""
+    prov = doc.get("provenance", {})
+    n, full = prov.get("split_num_samples"), prov.get("split_full_size")
+    if not isinstance(n, int):
+        return "an unknown number of samples"
+    if isinstance(full, int) and n >= full:
+        return f"the full split ({n} samples)"
+    return f"a {n}-sample subset" + (f" of {full}" if isinstance(full, int) else "") + f" (--limit {n})"
+
+
 def _is_number(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
@@ -451,10 +462,17 @@ def _read_all(
         hashes = sorted({e.results["provenance"]["split_hash"] for e in group})
         if len(hashes) > 1:
             for e in group:
-                others = [o.file for o in group if o.results["provenance"]["split_hash"] != e.results["provenance"]["split_hash"]]
+                other = [o for o in group if o.results["provenance"]["split_hash"] != e.results["provenance"]["split_hash"]]
+                mine, theirs = _samples_words(e.results), _samples_words(other[0].results)
+                why = (f"; this file is on {mine}, {other[0].file} on {theirs}: score both on the same samples "
+                       f"(`phybench generate {task} --split {split}` with the same --limit, or none for the full "
+                       "split; the command is in the split's manifest.json)" if mine != theirs else
+                       "; they are on the same number of samples, so the splits differ in content: regenerate "
+                       "one with this phybench, or check which one `phybench verify` accepts")
                 refused.setdefault(e.file, []).append((SPLIT_HASH_DISAGREES,
                     f"split hash {e.results['provenance']['split_hash'][:12]} of {task}/{split} at {res} px disagrees "
-                    f"with {', '.join(others)}; every results file on one split must quote the same split hash"
+                    f"with {', '.join(o.file for o in other)}; every results file on one split must quote the same "
+                    f"split hash{why}"
                 ))
         if manifests is not None:
             known = manifests.get((task, split, res))
