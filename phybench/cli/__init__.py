@@ -136,7 +136,8 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--out", required=True, help="output folder (created; resumable)")
     g.add_argument("--workers", type=int, default=1, help="processes (default 1)")
     g.add_argument("--shard", help="I/N: write only shards s with s %% N == I (several machines)")
-    g.add_argument("--limit", type=int, help="only the first N samples (a spread-out subset)")
+    g.add_argument("--limit", type=int, help="only the first N samples (a spread-out subset; for debugging)")
+    g.add_argument("--protocol", help="an evaluation protocol's subset: full or lite (200 per split)")
     g.add_argument("--resolution", type=int, help="pixels per side (default: the task's, 128)")
     g.add_argument("--shard-size", type=int, help="samples per shard (default 250 eval, 50000 train)")
     g.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -333,7 +334,21 @@ def cmd_generate(args: argparse.Namespace) -> int:
     from ..tasks import get_task
 
     spec = get_task(args.task)
-    plan = make_plan(spec, args.split, args.resolution, args.limit, args.shard_size)
+    limit = args.limit
+    if args.protocol:
+        from ..registry import RegistryError
+        from ..tasks.protocols import PROTOCOLS
+
+        if args.limit is not None:
+            raise CliError("give --protocol or --limit, not both")
+        try:
+            protocol = PROTOCOLS.get(args.protocol)
+        except RegistryError as exc:
+            raise CliError(str(exc)) from None
+        if spec.is_training(args.split):
+            raise CliError(f"--protocol selects evaluation samples; {args.split} is a training split")
+        limit = protocol.size(spec, args.split)
+    plan = make_plan(spec, args.split, args.resolution, limit, args.shard_size)
     shard = parse_shard_arg(args.shard) if args.shard else None
     t0 = time.perf_counter()
     result = generate(plan, args.out, workers=args.workers, shard=shard, progress=not args.quiet,

@@ -389,6 +389,14 @@ def _load_samples(path: Path, doc: dict[str, Any]) -> tuple[dict[str, Any] | Non
     return {"dof": dof if isinstance(dof, str) else None, "samples": sorted(clean, key=lambda s: s["sample_id"])}, []
 
 
+def _protocol(task: str, prov: dict[str, Any]) -> str | None:
+    """'full', 'lite' or 'limit N' (a debugging subset), from a results file's provenance."""
+    from ..tasks.protocols import protocol_of
+
+    n, full = prov.get("split_num_samples"), prov.get("split_full_size")
+    return protocol_of(task, n, full) if isinstance(n, int) and isinstance(full, int) else None
+
+
 def _samples_words(doc: dict[str, Any]) -> str:
     """'the full split (1050 samples)' or 'a 64-sample subset of 1050 (--limit 64)', from provenance."""
     prov = doc.get("provenance", {})
@@ -644,6 +652,7 @@ def _combine(entries: list[_Entry]) -> tuple[list[dict[str, Any]], list[Refusal]
             "provenance": {k: prov.get(k) for k in (
                 "phybench_version", "task_spec_hash", "split_hash", "split_num_samples", "split_full_size",
                 "resolution", "pixel_mapping", "submission_hash", "weights")},
+            "protocol": _protocol(doc["task"], prov),
             "untrackable": len(doc.get("untrackable") or []),
             "warnings": [w for w in doc.get("warnings") or [] if isinstance(w, str)],
         })
@@ -680,6 +689,7 @@ def _combine(entries: list[_Entry]) -> tuple[list[dict[str, Any]], list[Refusal]
             "title": title,
             "description": _task_description(task),
             "layout": _layout(task),
+            "protocols": sorted({s["protocol"] for r in rows for s in r["sources"] if s.get("protocol")}),
             "levels": _levels(task, present),
             "metrics": [
                 {"name": m, "label": METRICS.get(m).label, "unit": METRICS.get(m).unit,
@@ -814,7 +824,8 @@ def markdown(data: dict[str, Any], metric: str = PRIMARY_METRIC) -> str:
             continue
         arrow = "↑" if METRICS.get(metric).higher_is_better else "↓"
         head = ["model"] + [f"{markdown_escape(c['label'])} {arrow}" for c in board["levels"]] + ["untrackable"]
-        lines += ["", f"## {markdown_escape(board['title'])}", "", "| " + " | ".join(head) + " |",
+        lines += ["", f"## {markdown_escape(board['title'])}", "", _protocol_line(board), "",
+                  "| " + " | ".join(head) + " |",
                   "|---|" + "---:|" * (len(head) - 1)]
         for row in sorted(board["rows"], key=lambda r: _sort_key(r, board, metric)):
             rate = _untrackable_rate(row)
@@ -825,13 +836,26 @@ def markdown(data: dict[str, Any], metric: str = PRIMARY_METRIC) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _protocol_line(board: dict[str, Any]) -> str:
+    """Which evaluation protocol the board's results are on, in words."""
+    from ..tasks.protocols import PROTOCOLS
+
+    words = []
+    for name in board.get("protocols", []):
+        if name in PROTOCOLS:
+            words.append(f"{name} ({PROTOCOLS.get(name).description})")
+        else:
+            words.append(f"{name.replace('limit ', '--limit ')} (a debugging subset, not an official protocol)")
+    return ("Protocol: " + "; ".join(words) + ".") if words else "Protocol: unknown."
+
+
 def _markdown_by_split(board: dict[str, Any]) -> list[str]:
     """The paper's Table 2 layout: model, training set, then each metric as "split A / split B"."""
     splits = [c["key"] for c in board["levels"]]
     metrics = board["metrics"]
     head = ["model", "training set"] + [
         f"{markdown_escape(m['label'])} {'↑' if m['higher_is_better'] else '↓'}" for m in metrics]
-    lines = ["", f"## {markdown_escape(board['title'])}", "",
+    lines = ["", f"## {markdown_escape(board['title'])}", "", _protocol_line(board), "",
              f"Each cell: {' / '.join(markdown_escape(s) for s in splits)} (mean over videos; FVD over the set).",
              "", "| " + " | ".join(head) + " |", "|---|---|" + "---:|" * len(metrics)]
     first = metrics[0]["name"] if metrics else PRIMARY_METRIC

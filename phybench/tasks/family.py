@@ -72,6 +72,8 @@ class TaskFamily:
     stores_training_states: ClassVar[bool] = True
     # the reference authors' ID ranges (phyworld importer), when they have such data
     phyworld_id_ranges: ClassVar[dict[str, tuple[float, float]] | None] = None
+    # samples per evaluation split of the `lite` protocol (`phybench.tasks.protocols`)
+    lite_size: ClassVar[int] = 200
     # position in `phybench quickstart` (None: not part of it)
     quickstart_order: ClassVar[int | None] = None
     # leaderboard columns: "levels" (ID, OOD overall, each OOD level) or "splits" (one
