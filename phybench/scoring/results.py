@@ -213,6 +213,8 @@ def markdown_table(results: dict[str, Any]) -> str:
     lines.append(
         "Mean [bootstrap 95% interval] over videos.  Untrackable videos (a ball lost in a scored frame) and "
         "excluded ones (a ball visible in fewer than 2 condition frames: not predictable) are left out of "
-        "the means and counted."
+        "the means and counted"
+        + (", except in velocity_error_penalised, where an untrackable video counts as the worst possible error."
+           if "velocity_error_penalised" in shown else ".")
     )
     return "\n".join(lines) + "\n"
