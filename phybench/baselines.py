@@ -35,7 +35,6 @@ uniform and parabola have none.
 from __future__ import annotations
 
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
@@ -43,6 +42,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from . import __version__
+from .io import atomic_save_npy
 from .data.frames import decode_video
 from .scoring.parse import MISSING, PixelMapping, coverage, parse_video
 from .registry import Registry, RegistryError
@@ -373,7 +373,7 @@ class NearestNeighbourIndex:
                 if i % len(batch) == len(batch) - 1 or i == len(self.rows) - 1:
                     start = i - i % len(batch)
                     features[start : i + 1] = nn_features(batch[: i + 1 - start], size)
-            _atomic_save(self.cache_file, features)
+            atomic_save_npy(self.cache_file, features)
             self.built = True
         self.features = features
         self.norms = np.einsum("nd,nd->n", features, features, dtype=np.int64)  # (N,) exact
@@ -428,20 +428,6 @@ class NearestNeighbourIndex:
     def video(self, index: int, resolution: int) -> np.ndarray:
         """The full training video of sample `index`, rendered at `resolution`."""
         return self._render(self.rows[index], resolution)
-
-
-def _atomic_save(path: Path, array: np.ndarray) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.save(f, array, allow_pickle=False)
-        os.chmod(tmp, 0o644)  # mkstemp makes it private; a shared cache should be readable
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 # ------------------------------------------------------------------ registry and runner

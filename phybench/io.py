@@ -32,6 +32,17 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
         raise
 
 
+def atomic_save_npy(path: str | os.PathLike[str], array) -> None:
+    """One array as a plain .npy (never a pickle), written atomically (caches, generated videos)."""
+    import io
+
+    import numpy as np
+
+    buf = io.BytesIO()
+    np.save(buf, np.ascontiguousarray(array), allow_pickle=False)
+    atomic_write_bytes(path, buf.getvalue())
+
+
 def file_sha256(path: str | os.PathLike[str]) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as f:

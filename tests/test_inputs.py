@@ -61,7 +61,7 @@ def test_pack_names_what_is_missing_and_writes_nothing(split, tmp_path, capsys):
     assert main(["pack", str(gen), "--inputs", str(inputs), "--out", str(tmp_path / "sub"), "--name", "m"]) != 0
     assert "3 of 3 sample(s) have no video" in capsys.readouterr().err
     assert not (tmp_path / "sub").exists()
-    # a pickled array is refused, never loaded
+    # hostile input, written here on purpose: pack must refuse a pickled array without unpickling it
     sid = json.loads((inputs / "manifest.json").read_text())["sample_ids"][0]
     (gen / sid).parent.mkdir(parents=True, exist_ok=True)
     np.save(f"{gen / sid}.npy", np.array([{"x": 1}], dtype=object), allow_pickle=True)

@@ -28,7 +28,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from ..data.frames import decode_png, encode_png
+from ..data.frames import decode_png, decode_video, encode_png
 from ..data.split import SplitReader
 from ..data.video import LimitExceeded, decode_mp4
 from .submission import submission_meta, write_submission
@@ -60,7 +60,7 @@ def export_inputs(split_dir: str | os.PathLike[str], out: str | os.PathLike[str]
         ids, frames = [], []
         for row in tqdm(reader.rows(columns=["sample_id", "video"]), total=len(reader), desc="export inputs",
                         unit="video", disable=not progress):
-            video = reader.video(row)[:cf]  # (C, H, W, 3)
+            video = decode_video(row["video"][:cf])  # (C, H, W, 3): only the condition frames are decoded
             folder = tmp / "frames" / row["sample_id"]
             folder.mkdir(parents=True)
             for t, frame in enumerate(video):

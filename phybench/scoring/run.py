@@ -16,7 +16,6 @@ See examples/shift.py for a small model.
 from __future__ import annotations
 
 import importlib
-import io
 import os
 import re
 from pathlib import Path
@@ -25,7 +24,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..data.split import SplitReader
-from ..io import atomic_write_bytes
+from ..io import atomic_save_npy, atomic_write_bytes
 from .inputs import InputsError, export_inputs, pack
 
 
@@ -100,11 +99,7 @@ def run(model: Any, model_name: str, split_dirs: Sequence[str | os.PathLike[str]
                 raise RunError(f"{model_name}.generate returned {videos.dtype} {videos.shape}; expected uint8 "
                                f"({len(batch)}, frames, H, W, 3)")
             for k, video in zip(batch, videos):
-                buf = io.BytesIO()
-                np.save(buf, np.ascontiguousarray(video), allow_pickle=False)
-                path = gen / f"{ids[k]}.npy"
-                path.parent.mkdir(parents=True, exist_ok=True)
-                atomic_write_bytes(path, buf.getvalue())
+                atomic_save_npy(gen / f"{ids[k]}.npy", video)
             bar.update(len(batch))
         bar.close()
         sub = work / "submission"

@@ -18,6 +18,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import __version__
+from ..io import atomic_save_npy
 from .metrics import (METRICS, TRACKING_METRIC, Sample, default_metrics, reported, requestable_metrics,
                       seen_by_workers, settings_blocks)
 from .parse import TILE, PixelMapping, parse_video
@@ -119,17 +120,6 @@ def _load_reference(path: Path | None, n: int) -> np.ndarray | None:
     except (OSError, ValueError):
         return None  # a damaged cache file is recomputed
     return feats if feats.ndim == 2 and feats.shape[0] == n and feats.dtype == np.float64 else None
-
-
-def _save_reference(path: Path, feats: np.ndarray) -> None:
-    import io
-
-    from ..io import atomic_write_bytes
-
-    buf = io.BytesIO()
-    np.save(buf, np.ascontiguousarray(feats, dtype=np.float64), allow_pickle=False)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_bytes(path, buf.getvalue())
 
 
 # Mean absolute difference (grey levels) allowed between a submission's condition frames and
@@ -353,7 +343,7 @@ def score(
         if cached is not None:
             real_feats[:] = [cached]
         elif cache_file is not None and real_feats:
-            _save_reference(cache_file, np.concatenate(real_feats))
+            atomic_save_npy(cache_file, np.concatenate(real_feats).astype(np.float64))
     bar.close()
     missing = [i for i in ids if i not in found]
     if missing:  # validation makes this unreachable; never score a partial set silently
