@@ -247,7 +247,22 @@ def _parser() -> argparse.ArgumentParser:
     q.add_argument("--metrics", default="velocity_error,ssim,psnr",
                    help="metrics to score (default velocity_error,ssim,psnr; add lpips,fvd after `phybench weights fetch`)")
     q.add_argument("--workers", type=int, default=1, help="processes (default 1)")
+
+    for module in _command_modules():
+        module.register(add)
     return p
+
+
+# Commands that live in their own module (phybench/cli/<name>.py). Each module has
+# `register(add)`, which adds its subparser(s) with `add(name, help)` and sets
+# `func=` through `set_defaults`, so a new command is one file plus one line here.
+COMMAND_MODULES: tuple[str, ...] = ()
+
+
+def _command_modules() -> list[Any]:
+    import importlib
+
+    return [importlib.import_module(f"{__name__}.{name}") for name in COMMAND_MODULES]
 
 
 # ---------------------------------------------------------------- tasks
@@ -746,7 +761,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return COMMANDS[args.command](args)
+        func = getattr(args, "func", None) or COMMANDS[args.command]
+        return func(args)
     except (CliError, RegistryError, SplitError, WeightsError) as exc:
         print(f"phybench {args.command}: error: {exc}", file=sys.stderr)
         return 2
