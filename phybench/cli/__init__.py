@@ -256,7 +256,11 @@ def _parser() -> argparse.ArgumentParser:
 # Commands that live in their own module (phybench/cli/<name>.py). Each module has
 # `register(add)`, which adds its subparser(s) with `add(name, help)` and sets
 # `func=` through `set_defaults`, so a new command is one file plus one line here.
-COMMAND_MODULES: tuple[str, ...] = ()
+COMMAND_MODULES: tuple[str, ...] = (
+    # "judge",      # phybench judge / violations / plausibility
+    # "probes",     # phybench analyze
+    # "study",      # phybench study
+)
 
 
 def _command_modules() -> list[Any]:
