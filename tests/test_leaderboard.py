@@ -106,7 +106,7 @@ def make_results(model: str, task: str, split: str) -> tuple[dict[str, Any], dic
         "task_spec_hash": spec.spec_hash(),
         "split_hash": fake_split_hash(task, split),
         "split_num_samples": len(details),
-        "split_full_size": spec.split_size(split) if model == "copy-last" else len(details),  # one scored a subset
+        "split_full_size": len(details),  # every model on the "full" protocol of these made-up splits
         "resolution": 128,
         "pixel_mapping": "tile",
         "submission_hash": hashlib.sha256(f"{model}/{task}/{split}".encode()).hexdigest(),
@@ -614,12 +614,31 @@ def test_a_subset_mismatch_is_explained_in_words(documents, tmp_path):
     a, doc_a = _one(documents, model="DiT-S")
     b, doc_b = _one(documents, model="DiT-L")
     doc_b["provenance"]["split_hash"] = "ab" * 32
-    doc_a["provenance"].update(split_num_samples=1050, split_full_size=1050)
+    doc_a["provenance"].update(split_num_samples=100, split_full_size=1050)
     doc_b["provenance"].update(split_num_samples=64, split_full_size=1050)
     write_dir(tmp_path / "r", {a: (doc_a, None), b: (doc_b, None)})
     with pytest.raises(LeaderboardError) as err:
         build(tmp_path / "r", tmp_path / "s")
     text = " ".join(str(err.value).split())
     assert "this file is on a 64-sample subset of 1050 (--limit 64)" in text
-    assert "on the full split (1050 samples)" in text
+    assert "on a 100-sample subset of 1050 (--limit 100)" in text
     assert "score both on the same samples" in text
+
+
+def test_each_protocol_is_its_own_board(documents, tmp_path):
+    """full, lite and a --limit subset of one split never disagree: three boards, each named."""
+    files = {}
+    for model, n, h in (("DiT-S", 1050, "aa"), ("DiT-L", 200, "bb"), ("DiT-B", 64, "cc")):
+        name, doc = _one(documents, model=model)
+        doc["provenance"].update(split_num_samples=n, split_full_size=1050, split_hash=h * 32)
+        files[name] = (doc, None)
+    write_dir(tmp_path / "r", files)
+    report = build(tmp_path / "r", tmp_path / "s")
+    assert report.ok and report.boards == 3
+    boards = json.loads((tmp_path / "s" / "leaderboard.json").read_text())["boards"]
+    assert [(b["id"], b["protocol_group"], [r["model"] for r in b["rows"]]) for b in boards] == [
+        ("uniform-128-full", "full", ["DiT-S"]), ("uniform-128-lite", "lite", ["DiT-L"]),
+        ("uniform-128-debug", "debug", ["DiT-B"])]
+    md = (tmp_path / "s" / "leaderboard.md").read_text()
+    assert "## uniform · full protocol" in md and "## uniform · lite protocol" in md
+    assert "## uniform · debugging subsets" in md and "--limit 64 (a debugging subset, not an official protocol)" in md

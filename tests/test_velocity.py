@@ -118,3 +118,20 @@ def test_a_ball_unseen_in_the_condition_frames_is_excluded_not_scored():
                      contact_time=float(row["contact_time"]))
     assert not e.ok and e.excluded and "ball 1" in e.excluded and np.isnan(e.velocity_error)
     assert e.untrackable is None
+
+
+def test_ground_truth_without_scorable_pair_is_excluded_not_untrackable():
+    """A sample with nothing to score says so about the sample, never about the model."""
+    from phybench.scoring.parse import Parsed
+    from phybench.scoring.velocity import video_errors
+
+    T = 8
+    gt = np.zeros((T, 1, 2))
+    gt[:, 0, 0] = np.linspace(1.0, 3.0, T)
+    gt[:, 0, 1] = 5.0
+    gt[4:, 0, 0] = 11.0  # out of view (world 10) from frame 4 on: no generated pair fully in view
+    parsed = Parsed(positions=np.full((T, 1, 2), np.nan), radii=np.full((T, 1), np.nan), flags=np.zeros((T, 1), np.uint8))
+    e = video_errors(parsed, gt, np.array([0.5]), world_size=10.0, frame_interval=0.1, condition_frames=4)
+    assert e.scored_pairs == 0
+    assert e.untrackable is None and e.excluded and "no scorable frame pair" in e.excluded
+    assert not e.ok

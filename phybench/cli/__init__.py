@@ -89,6 +89,7 @@ EXAMPLES = {
         examples:
           phybench quickstart
           phybench quickstart --out /tmp/pb --limit 32 --train-limit 5000
+          phybench quickstart --protocol lite --out qs-lite     the shipped board's reference results
           phybench quickstart --metrics velocity_error,ssim,psnr,lpips,fvd
     """,
 }
@@ -241,7 +242,9 @@ def _parser() -> argparse.ArgumentParser:
 
     q = add("quickstart", "The whole loop on a small default: splits, baselines, scores, leaderboard.")
     q.add_argument("--out", default="phybench-quickstart", help="folder (default ./phybench-quickstart)")
-    q.add_argument("--limit", type=int, default=64, help="samples per evaluation split (default 64)")
+    qs = q.add_mutually_exclusive_group()
+    qs.add_argument("--limit", type=int, help="samples per evaluation split (default 64: a debugging subset)")
+    qs.add_argument("--protocol", help="an official evaluation protocol instead of --limit: lite (200 per split) or full")
     q.add_argument("--train-limit", type=int, default=30_000,
                    help="training samples for nearest-neighbour (default 30000: all of train-30k)")
     q.add_argument("--metrics", default="velocity_error,ssim,psnr",
@@ -677,7 +680,16 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
     out = Path(args.out)
     metrics = parse_metrics(args.metrics)
     t_start = time.perf_counter()
-    print(f"phybench {__version__} quickstart into {out}/: {args.limit} samples per evaluation split, "
+    protocol = None
+    if args.protocol:
+        from ..tasks.protocols import PROTOCOLS
+
+        protocol = PROTOCOLS.get(args.protocol)  # an unknown name: RegistryError, one line, exit 2
+    elif args.limit is None:
+        args.limit = 64
+    sizes = (f"protocol {protocol.name} ({protocol.description})" if protocol
+             else f"{args.limit} samples per evaluation split")
+    print(f"phybench {__version__} quickstart into {out}/: {sizes}, "
           f"{args.train_limit} training samples, metrics {','.join(metrics)}\n")
 
     print("[1/4] splits: generate and verify (a second run reuses them)")
@@ -685,7 +697,10 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
     for spec in quickstart_tasks():
         task, train = spec.name, spec.train_splits[0]
         for split in spec.eval_splits + (train,):
-            limit = args.train_limit if split == train else args.limit
+            if split == train:
+                limit = args.train_limit
+            else:
+                limit = protocol.size(spec, split) if protocol else args.limit
             plan = make_plan(spec, split, None, min(limit, spec.split_size(split)), None)
             folder = out / "data" / f"{task}-{split}"
             t0 = time.perf_counter()

@@ -180,8 +180,15 @@ class _Entry:
         return self.results["model"]["name"]
 
     @property
-    def key(self) -> tuple[str, int]:
-        return self.results["task"], int(self.results["provenance"]["resolution"])
+    def protocol_group(self) -> str:
+        """'full', 'lite' or 'debug': results on different official protocols are different boards."""
+        name = _protocol(self.results["task"], self.results["provenance"])
+        return name if name in ("full", "lite") else "debug"
+
+    @property
+    def key(self) -> tuple[str, int, str]:
+        """(task, resolution, protocol group): one board each."""
+        return self.results["task"], int(self.results["provenance"]["resolution"]), self.protocol_group
 
 
 # ================================================================ reading and checking
@@ -462,11 +469,13 @@ def _read_all(
             entries.append(_Entry(rel, doc, samples))
 
     # Results on the same split must agree on what that split is.
-    by_split: dict[tuple[str, str, int], list[_Entry]] = {}
+    # (Official protocols are separate boards, so a full and a lite result never disagree;
+    # debugging subsets of different sizes do, and are refused with the reason in words.)
+    by_split: dict[tuple[str, str, int, str], list[_Entry]] = {}
     for e in entries:
-        by_split.setdefault((e.results["task"], e.results["split"], e.key[1]), []).append(e)
+        by_split.setdefault((e.results["task"], e.results["split"], e.key[1], e.key[2]), []).append(e)
     manifests = _split_manifests(splits_dir) if splits_dir is not None else None
-    for (task, split, res), group in sorted(by_split.items()):
+    for (task, split, res, _), group in sorted(by_split.items()):
         hashes = sorted({e.results["provenance"]["split_hash"] for e in group})
         if len(hashes) > 1:
             for e in group:
@@ -494,10 +503,10 @@ def _read_all(
                     refused.setdefault(e.file, []).append((SPLIT_HASH_MISMATCH, f"split hash {h[:12]} is not the manifest's: {where}"))
 
     # One model, one file per (task, split, resolution): two would be ambiguous.
-    seen: dict[tuple[str, str, str, int], list[str]] = {}
+    seen: dict[tuple[str, str, str, int, str], list[str]] = {}
     for e in entries:
-        seen.setdefault((e.model, e.results["task"], e.results["split"], e.key[1]), []).append(e.file)
-    for (model, task, split, res), group in seen.items():
+        seen.setdefault((e.model, e.results["task"], e.results["split"], e.key[1], e.key[2]), []).append(e.file)
+    for (model, task, split, res, _), group in seen.items():
         if len(group) > 1:
             for f in group:
                 others = ", ".join(g for g in group if g != f)
@@ -663,11 +672,15 @@ def _combine(entries: list[_Entry]) -> tuple[list[dict[str, Any]], list[Refusal]
 
     out: list[dict[str, Any]] = []
     ids: set[str] = set()
-    resolutions: dict[str, int] = {}
-    for task, _ in boards:
-        resolutions[task] = resolutions.get(task, 0) + 1
+    resolutions: dict[str, set[int]] = {}
+    groups: dict[str, set[str]] = {}
+    for task, res, group in boards:
+        resolutions.setdefault(task, set()).add(res)
+        groups.setdefault(task, set()).add(group)
     order = {t: i for i, t in enumerate(known)}
-    for (task, res), board in sorted(boards.items(), key=lambda kv: (order.get(kv[0][0], len(order)), kv[0][0], kv[0][1])):
+    group_order = {"full": 0, "lite": 1, "debug": 2}
+    for (task, res, group), board in sorted(
+            boards.items(), key=lambda kv: (order.get(kv[0][0], len(order)), kv[0][0], kv[0][1], group_order[kv[0][2]])):
         rows = [board["rows"][name] for name in sorted(board["rows"])]
         for row in rows:
             splits = _eval_splits(task)
@@ -676,8 +689,11 @@ def _combine(entries: list[_Entry]) -> tuple[list[dict[str, Any]], list[Refusal]
                 row["samples"].sort(key=lambda s: s["sample_id"])
         present = {k for r in rows for k in r["cells"]}
         metrics = [m for m in _report_order() if m in board["metrics"]]
-        title = task if resolutions[task] == 1 else f"{task} · {res} px"
+        title = task if len(resolutions[task]) == 1 else f"{task} · {res} px"
         board_id = _slug(f"{task}-{res}")
+        if len(groups[task]) > 1:  # the same task on several protocols: one board each, named
+            title += " · " + ("debugging subsets" if group == "debug" else f"{group} protocol")
+            board_id += f"-{group}"
         while board_id in ids:  # two unregistered task names that slug alike
             board_id += "-x"
         ids.add(board_id)
@@ -686,6 +702,7 @@ def _combine(entries: list[_Entry]) -> tuple[list[dict[str, Any]], list[Refusal]
             "task": task,
             "task_version": board["task_version"],
             "resolution": res,
+            "protocol_group": group,
             "title": title,
             "description": _task_description(task),
             "layout": _layout(task),

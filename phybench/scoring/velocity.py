@@ -36,8 +36,8 @@ SETTINGS: dict[str, Any] = {
     ),
     "untrackable": "a ball missing in any scored frame; no error is computed, counted separately",
     "excluded": (
-        "a ball visible (at least partly) in fewer than 2 condition frames: not predictable from the "
-        "conditioning; no error is computed, counted separately"
+        "a ball visible (at least partly) in fewer than 2 condition frames (not predictable from the "
+        "conditioning), or no scored pair in the ground truth; no error is computed, counted separately"
     ),
     "momentum_error": "collision: mean over scored pairs of |sum m (v_hat - v)| / sum m, m = r^2, world units / s",
     "energy_error": "collision: mean over scored pairs of |KE_hat - KE| / KE, KE with m = r^2 (relative)",
@@ -150,7 +150,10 @@ def video_errors(
         )
         return result
     if result.scored_pairs == 0:
-        result.untrackable = "the ground truth has no scorable frames (ball never fully in view)"
+        # Nothing to score is a property of the sample, not of the model: excluded, like a
+        # ball unseen in the conditioning, never "untrackable" (which would be a wrong reason
+        # and, in the penalised ranking, a penalty every model pays).
+        result.excluded = "the ground truth has no scorable frame pair (no ball fully in view in two generated frames)"
         return result
     frames = np.zeros(gt.shape[:2], dtype=bool)  # (T, B) frames that enter a scored pair
     frames[:-1] |= pairs

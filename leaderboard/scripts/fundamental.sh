@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Reference results of the three fundamental tasks on the official protocols
+# (leaderboard/results/fundamental/{lite,full}/): ground-truth, copy-last,
+# linear-extrapolation, physics-oracle and nearest-neighbour (over all of train-30k),
+# velocity error (with its companions), SSIM and PSNR at 128 px.
+# Usage: bash leaderboard/scripts/fundamental.sh [WORK_DIR] [PROTOCOLS]   (from the repo root)
+# Deterministic: a re-run gives the same results bytes.  Splits and submissions are reused
+# from WORK_DIR when present; delete WORK_DIR/<protocol>/results to re-score only.
+set -euo pipefail
+WORK=${1:-/tmp/phybench-fundamental}
+PROTOCOLS=${2:-"lite full"}
+METRICS=${METRICS:-velocity_error,ssim,psnr}
+for protocol in $PROTOCOLS; do
+  out=leaderboard/results/fundamental/$protocol
+  phybench quickstart --protocol "$protocol" --out "$WORK/$protocol" --metrics "$METRICS" --workers 2
+  mkdir -p "$out"
+  rm -f "$out"/*.json
+  cp "$WORK/$protocol"/results/*.json "$out"/
+done
+echo "results in leaderboard/results/fundamental/"
