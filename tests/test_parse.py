@@ -326,3 +326,35 @@ def test_coverage_is_the_renderers():
     window = found[0, row0[0] : row0[0] + h, col0[0] : col0[0] + w]
     assert np.abs(window - exact[0]).max() <= 0.5 / 255 + 1e-6
     assert found.sum() == pytest.approx(exact.sum(), abs=0.05)
+
+
+def _bleed_frame() -> tuple[np.ndarray, np.ndarray]:
+    """A small red ball beside a large blue one whose rim carries a red fringe, as lossy video's
+    chroma subsampling leaves it (seen on reference-style mp4s): (1, H, W, 3) and the red centre."""
+    red_at = np.array([[[2.5, 5.0], [6.5, 5.0]]])  # (T=1, B=2, 2) world units
+    video = render(_scene(red_at, [0.3, 2.0], [RED, BLUE]), 128)
+    px = 10.0 / 128
+    rows, cols = np.mgrid[0:128, 0:128]
+    x, y = (cols + 0.5) * px, 10.0 - (rows + 0.5) * px
+    d = np.hypot(x - 6.5, y - 5.0)
+    angle = np.degrees(np.arctan2(y - 5.0, x - 6.5))
+    fringe = (d > 2.0 - 1.5 * px) & (d < 2.0) & (np.abs(angle - 90) < 60)  # a 1-2 px arc on top of the blue rim
+    mixed = 0.5 * np.array(RED, float) + 0.5 * np.array(BLUE, float)
+    video[0][fringe] = np.round(mixed).astype(np.uint8)
+    return video, red_at[0, 0]
+
+
+def test_colour_bleed_from_another_balls_rim_is_not_a_second_piece():
+    video, true = _bleed_frame()
+    parsed = parse_video(video, [RED, BLUE])
+    assert not parsed.flags[0, 0] & SPLIT, describe_flags(int(parsed.flags[0, 0]))
+    assert np.abs(parsed.positions[0, 0] - true).max() < 0.02  # world units (< 1/4 px at 128 px)
+    # the blue ball's own parse is untouched by the fringe (it reads as partly red: colour, not place)
+    assert np.abs(parsed.positions[0, 1] - [6.5, 5.0]).max() < 0.05
+
+
+def test_a_torn_ball_is_still_split_with_a_bleed_rule():
+    video = _ball_video([[5.0, 5.0]] * 2, radius=1.5, resolution=128)
+    video[1, :, 62:64] = 255  # a 2 px white cut: two thick halves
+    parsed = parse_video(video, [RED])
+    assert parsed.flags[:, 0].tolist() == [0, SPLIT]

@@ -26,8 +26,9 @@ How it works, and why:
   one uint8 level) and keeps the other balls and far-off junk out.  Inside, the core's
   8-connected blobs are found (a cheap run test first: a disc's core is one run per
   row; `ndimage.label` only when that fails); an object keeps the blobs that hold a
-  real share of its mass, drops dust and lossy cross-talk, and two substantial blobs
-  mean the ball was torn (SPLIT).
+  real share of its mass, drops dust and lossy cross-talk (slivers at most 2 px thick
+  beside a thick blob: colour bleed from another ball's rim), and two substantial, thick
+  blobs mean the ball was torn (SPLIT).
 * **Exact-disc centres.**  A coverage-weighted centroid over pixel centres is biased by
   the in-pixel first moments of the rim pixels (about 1e-3 px, varying smoothly with
   the sub-pixel position: a velocity floor of ~0.0005 units/s).  With exact area
@@ -670,6 +671,15 @@ def _own_blobs(
     largest = np.zeros(num_frames)
     np.maximum.at(largest, frame_of, mass)
     own = (mass >= _MIN_MASS) & (mass >= _BLOB_SHARE * largest[frame_of])  # (count,)
+    # Colour bleed: in lossy video a large ball of another colour gets a fringe of this
+    # object's hue along its rim (chroma subsampling), a sliver at most 2 px thick.  A piece
+    # of a ball is thick (its core survives a 3x3 erosion); where a frame has a thick blob,
+    # its slivers are cross-talk, not pieces: dropped, and not counted towards SPLIT.  (A
+    # ball too small to have a thick core keeps every blob, as before.)
+    eroded = ndimage.binary_erosion(core, structure=_IN_PLANE)  # (T, h, w)
+    thick = np.bincount(labels[eroded], minlength=count + 1)[1:] > 0  # (count,)
+    frame_thick = np.bincount(frame_of, weights=own & thick, minlength=num_frames) > 0  # (T,)
+    own &= thick | ~frame_thick[frame_of]
     kept = np.bincount(frame_of, weights=own, minlength=num_frames)  # (T,) blobs kept
     split = kept >= 2
     keep = _grow(np.concatenate([[False], own])[labels])  # (T, h, w)
