@@ -22,13 +22,12 @@ def splits(tmp_path_factory):
     return out
 
 
-def test_example_model_runs_resumes_and_builds_a_board(splits, tmp_path, capsys, monkeypatch):
-    monkeypatch.chdir(__import__("pathlib").Path(__file__).resolve().parent.parent)  # examples/ from the repo root
+def test_example_model_runs_resumes_and_builds_a_board(splits, tmp_path, capsys):
     out = tmp_path / "run"
-    args = ["run", "--model", "examples.shift:Model", "--model-args", "damping=1.0", "--data", *splits,
+    args = ["run", "--model", "phybench.examples.shift:Model", "--model-args", "damping=1.0", "--data", *splits,
             "--out", str(out), "--metrics", "velocity_error,ssim,psnr", "--quiet"]
     assert main(args) == 0
-    results = sorted((out / "results").glob("*.json"))
+    results = sorted(p for p in (out / "results").glob("*.json") if not p.name.endswith(".samples.json"))
     assert [p.name for p in results] == ["uniform-id-eval-shift.json", "uniform-ood-eval-shift.json"]
     first = results[0].read_bytes()
     doc = json.loads(first)
@@ -55,3 +54,54 @@ class Broken:
 def test_wrong_output_is_refused(splits, tmp_path, capsys):
     assert main(["run", "--model", "test_run:Broken", "--data", splits[0], "--out", str(tmp_path / "x")]) != 0
     assert "expected uint8" in capsys.readouterr().err
+
+
+def test_tasks_on_a_protocol_from_nothing_to_a_site(tmp_path, monkeypatch):
+    """--tasks/--protocol generates the protocol's splits, then runs, scores and builds the site."""
+    from phybench.tasks import family_of
+
+    monkeypatch.setattr(type(family_of(get_task("uniform"))), "lite_size", 3)  # a 3-sample lite protocol
+    out = tmp_path / "run"
+    args = ["run", "--model", "phybench.examples.shift:Model", "--tasks", "uniform", "--protocol", "lite",
+            "--out", str(out), "--metrics", "velocity_error", "--site", str(tmp_path / "site"), "--quiet"]
+    assert main(args) == 0
+    manifests = [json.loads((out / "data" / f"uniform-{s}" / "manifest.json").read_text()) for s in ("id-eval", "ood-eval")]
+    assert [m["num_samples"] for m in manifests] == [3, 3]
+    board = json.loads((tmp_path / "site" / "leaderboard.json").read_text())["boards"][0]
+    assert board["protocols"] == ["lite"] and board["rows"][0]["model"] == "shift"
+
+
+def test_sharded_run_gives_the_same_bytes(splits, tmp_path):
+    """Two processes (RANK 0 and 1 of WORLD_SIZE 2, as accelerate launch sets them) = one process."""
+    import os
+    import subprocess
+    import sys
+
+    base = ["-m", "phybench.cli", "run", "--model", "phybench.examples.shift:Model", "--data", splits[0],
+            "--metrics", "velocity_error,ssim,psnr", "--batch-size", "1", "--quiet"]
+    assert main(base[2:] + ["--out", str(tmp_path / "one")]) == 0
+    procs = [subprocess.Popen([sys.executable, *base, "--out", str(tmp_path / "two")],
+                              env={**os.environ, "RANK": str(r), "WORLD_SIZE": "2"}) for r in (1, 0)]
+    assert [p.wait(timeout=300) for p in procs] == [0, 0]
+    name = "uniform-id-eval-shift.json"
+    assert (tmp_path / "two" / "results" / name).read_bytes() == (tmp_path / "one" / "results" / name).read_bytes()
+
+
+def test_a_reference_baseline_runs_through_the_runner(splits, tmp_path):
+    """--model baseline:copy-last scores the same as `phybench baseline copy-last` then `score`."""
+    assert main(["run", "--model", "baseline:copy-last", "--data", splits[0], "--out", str(tmp_path / "r"),
+                 "--metrics", "velocity_error,ssim,psnr", "--quiet"]) == 0
+    assert main(["baseline", "copy-last", "--data", splits[0], "--out", str(tmp_path / "sub"), "--quiet"]) == 0
+    assert main(["score", str(tmp_path / "sub"), "--data", splits[0], "--metrics", "velocity_error,ssim,psnr",
+                 "--out", str(tmp_path / "direct.json")]) == 0
+    via_run = json.loads((tmp_path / "r" / "results" / "uniform-id-eval-copy-last.json").read_text())
+    direct = json.loads((tmp_path / "direct.json").read_text())
+    assert via_run["summary"] == direct["summary"] and via_run["model"]["name"] == "copy-last"
+    assert (tmp_path / "r" / "results" / "uniform-id-eval-copy-last.samples.json").is_file()
+
+
+def test_bad_rank_is_explained(splits, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("RANK", "2")
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    assert main(["run", "--model", "phybench.examples.shift:Model", "--data", splits[0], "--out", str(tmp_path / "x")]) == 2
+    assert "RANK=2 is not in [0, WORLD_SIZE=2)" in capsys.readouterr().err

@@ -62,6 +62,17 @@ EXAMPLES = {
         dit samples a DiT trained with `python -m phybench_baselines.dit.train` (needs the `dit` extra:
         pip install -e ".[dit]"); see README "DiT baselines".
     """,
+    "run": """
+        examples:
+          phybench run --model phybench.examples.shift:Model --tasks uniform,parabola,collision --protocol lite --out runs/shift --site site/
+          phybench run --model my_pkg.model:Model --model-args ckpt=runs/m.pt,steps=50 --data data/uniform-id-eval --out runs/m
+          phybench run --model baseline:nearest-neighbour --model-args train=data/uniform-train-30k --tasks uniform --out runs/nn
+          accelerate launch --num_processes 4 -m phybench.cli run --model my_pkg.model:Model --tasks uniform --out runs/m
+
+        every video is written as soon as it is made: re-run the same command to resume.  Under
+        accelerate launch / torchrun, process r makes every WORLD_SIZE-th video (the model picks its
+        GPU from LOCAL_RANK); process 0 packs and scores.
+    """,
     "leaderboard": """
         examples:
           phybench leaderboard build leaderboard/results --out site/
@@ -209,10 +220,16 @@ def _parser() -> argparse.ArgumentParser:
     pk.add_argument("--name", required=True, help="the model's name in submission.json")
     pk.add_argument("--quiet", action="store_true", help="no progress bar")
     rn = add("run", "Run a model (MODULE:CLASS) on evaluation splits, pack and score its videos.")
-    rn.add_argument("--model", required=True, metavar="MODULE:CLASS", help="e.g. examples.shift:Model")
+    rn.add_argument("--model", required=True, metavar="MODULE:CLASS",
+                    help="e.g. phybench.examples.shift:Model, or baseline:NAME for a reference baseline")
     rn.add_argument("--model-args", metavar="K=V,...", help="keyword arguments of the model class")
     rn.add_argument("--name", help="model name in the results (default: the class's module)")
-    rn.add_argument("--data", metavar="SPLIT_DIR", required=True, nargs="+", help="evaluation splits to answer")
+    where = rn.add_mutually_exclusive_group(required=True)
+    where.add_argument("--data", metavar="SPLIT_DIR", nargs="+", help="evaluation splits to answer")
+    where.add_argument("--tasks", metavar="T1,T2", help="answer these tasks' evaluation splits on --protocol "
+                       "(generated under OUT/data/, reused on a re-run)")
+    rn.add_argument("--protocol", default="lite", help="with --tasks: full or lite (default lite)")
+    rn.add_argument("--site", metavar="DIR", help="then build a leaderboard site from OUT/results into DIR")
     rn.add_argument("--out", metavar="DIR", required=True, help="work folder (re-run to resume)")
     rn.add_argument("--batch-size", type=int, default=8, help="clips per generate() call (default 8)")
     rn.add_argument("--metrics", help="as for score (default: the default metrics)")
@@ -605,22 +622,47 @@ def cmd_run(args: argparse.Namespace) -> int:
     import sys as _sys
 
     from ..data.split import SplitError
-    from ..scoring.run import RunError, load_model, parse_model_args, run
+    from ..scoring.run import BASELINE_PREFIX, RunError, load_model, parse_model_args, protocol_splits, run, world
     from ..scoring.score import ScoreError, parse_metrics
 
     if "" not in _sys.path and os.getcwd() not in _sys.path:
         _sys.path.insert(0, os.getcwd())  # MODULE:CLASS from the current folder, as `python -m` would
     try:
         metrics = parse_metrics(args.metrics)
-        model = load_model(args.model, parse_model_args(args.model_args))
-        name = args.name or args.model.split(":")[0].rsplit(".", 1)[-1]
-        files = run(model, name, args.data, args.out, batch_size=args.batch_size, metrics=metrics,
-                    progress=not args.quiet)
+        model_args = parse_model_args(args.model_args)
+        if args.model.startswith(BASELINE_PREFIX):
+            model: Any = args.model
+            name = args.name or args.model[len(BASELINE_PREFIX):]
+        else:
+            model = load_model(args.model, model_args)
+            name = args.name or args.model.split(":")[0].rsplit(".", 1)[-1]
+        if args.tasks:
+            data = protocol_splits([t.strip() for t in args.tasks.split(",") if t.strip()], args.protocol,
+                                   args.out, progress=not args.quiet)
+        else:
+            data = args.data
+        files = run(model, name, data, args.out, batch_size=args.batch_size, metrics=metrics,
+                    progress=not args.quiet, model_args=model_args)
     except (RunError, SplitError, ScoreError) as exc:
         raise CliError(str(exc)) from None
+    if world()[0] != 0:
+        return 0
     for f in files:
         print(f"results: {f}")
-    print(f"leaderboard: phybench leaderboard build {Path(args.out) / 'results'} --out SITE")
+    results_dir = Path(args.out) / "results"
+    if args.site:
+        from ..leaderboard import build
+
+        from ..leaderboard import LeaderboardError
+
+        try:
+            report = build(results_dir, args.site)
+        except LeaderboardError as exc:
+            raise CliError(f"the results were written, but the site was not built: {exc}") from None
+        print(report.to_text())
+        print(f"site: {Path(args.site) / 'index.html'}")
+    else:
+        print(f"leaderboard: phybench leaderboard build {results_dir} --out SITE")
     return 0
 
 

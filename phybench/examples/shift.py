@@ -1,7 +1,7 @@
 """An example model for `phybench run`: it moves the last condition frame on at the pixel velocity
 it measures between the last two condition frames (a crude linear extrapolation of the whole image).
 
-    phybench run --model examples.shift:Model --model-args damping=1.0 --data data/uniform-id-eval --out runs/shift
+    phybench run --model phybench.examples.shift:Model --model-args damping=1.0 --data data/uniform-id-eval --out runs/shift
 
 Only numpy: a real model would import its own framework here, in its own environment.
 """
