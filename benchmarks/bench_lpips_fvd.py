@@ -6,6 +6,12 @@ to 224 x 224 and produces its 400 logits. The weights must be fetched first
 (`phybench weights fetch`). One warm-up batch is run before timing.
 
 Usage: python benchmarks/bench_lpips_fvd.py [--n 8] [--device cpu|cuda] [--batch-size 4] [--repeats 2]
+       python benchmarks/bench_lpips_fvd.py --variants     # per core: fp32, channels-last, bf16 autocast
+
+``--variants`` runs one CPU thread (clips/s/core) and compares each variant's output with
+fp32's: the largest LPIPS difference (absolute) and the largest I3D logit difference
+(relative to the largest logit), the numbers that decide whether a variant is exact enough
+to score with.
 """
 from __future__ import annotations
 
@@ -32,6 +38,51 @@ def _timed(fn, repeats: int) -> float:
     return best
 
 
+def variants(n: int, repeats: int) -> None:
+    """Per-core throughput and error against fp32 of channels-last and bf16 autocast (CPU)."""
+    torch.set_num_threads(1)
+    rng = np.random.default_rng(0)
+    a = torch.as_tensor(rng.integers(0, 256, (n, 32, 128, 128, 3), dtype=np.uint8))
+    b = torch.as_tensor(rng.integers(0, 256, (n, 32, 128, 128, 3), dtype=np.uint8))
+    lp = lpips.LPIPS()
+    i3d = fvd._cached_model("cpu")
+
+    def lpips_run(model, cl: bool, bf16: bool) -> torch.Tensor:
+        out = []
+        with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+            for x, y in zip(a, b):
+                x0, x1 = lpips._to_unit_range(x), lpips._to_unit_range(y)
+                if cl:
+                    x0, x1 = (t.contiguous(memory_format=torch.channels_last) for t in (x0, x1))
+                out.append(model(x0, x1).float())
+        return torch.cat(out)
+
+    def i3d_run(model, cl: bool, bf16: bool) -> torch.Tensor:
+        out = []
+        with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+            for k in range(n):
+                x = fvd.preprocess(a[k:k + 1])
+                if cl:
+                    x = x.contiguous(memory_format=torch.channels_last_3d)
+                out.append(model(x).double())
+        return torch.cat(out)
+
+    print(f"{n} clips of 32 x 128 x 128, 1 CPU thread, torch {torch.__version__}")
+    print(f"{'variant':<22} {'LPIPS clips/s/core':>18} {'max |dLPIPS|':>12} {'I3D clips/s/core':>16} {'max dlogit rel':>14}")
+    ref_l, ref_i = lpips_run(lp, False, False), i3d_run(i3d, False, False)
+    for name, cl, bf16 in (("fp32 (used)", False, False), ("fp32 channels-last", True, False),
+                           ("bf16 autocast", False, True), ("bf16 channels-last", True, True)):
+        lm = lpips.LPIPS().to(memory_format=torch.channels_last) if cl else lp
+        im = fvd.I3D().to(memory_format=torch.channels_last_3d) if cl else i3d
+        out_l = lpips_run(lm, cl, bf16)
+        lt = _timed(lambda: lpips_run(lm, cl, bf16), repeats)
+        out_i = i3d_run(im, cl, bf16)
+        it = _timed(lambda: i3d_run(im, cl, bf16), repeats)
+        dl = float((out_l - ref_l).abs().max())
+        di = float((out_i - ref_i).abs().max() / ref_i.abs().max())
+        print(f"{name:<22} {n / lt:>18.2f} {dl:>12.2e} {n / it:>16.2f} {di:>14.2e}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--n", type=int, default=8, help="clips per measurement (default 8)")
@@ -41,7 +92,11 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=2, help="timed runs; the best is reported (default 2)")
     parser.add_argument("--frames", type=int, default=32)
     parser.add_argument("--resolution", type=int, default=128)
+    parser.add_argument("--variants", action="store_true", help="per-core fp32 / channels-last / bf16 table")
     args = parser.parse_args()
+    if args.variants:
+        variants(args.n, args.repeats)
+        return
 
     rng = np.random.default_rng(0)
     shape = (args.n, args.frames, args.resolution, args.resolution, 3)
