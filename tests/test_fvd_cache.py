@@ -39,3 +39,20 @@ def test_reference_features_are_cached_and_change_nothing(tmp_path, monkeypatch)
     monkeypatch.setenv("PHYBENCH_FVD_CACHE", "0")
     third = score(sub, data, ("fvd",), progress=False, batch_size=4)
     assert results_bytes(third.results) == results_bytes(first.results)
+
+
+def test_a_long_lpips_fvd_run_prints_an_estimate_first(tmp_path, monkeypatch, capsys):
+    import phybench.scoring.score as score_module
+
+    monkeypatch.setenv("PHYBENCH_FVD_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(score_module, "ESTIMATE_MIN_VIDEOS", 2)  # 2 videos stand for a long run
+    data = tmp_path / "split"
+    generate(make_plan(get_task("uniform"), "id-eval", limit=2), data, progress=False)
+    reader = SplitReader(data)
+    sub = tmp_path / "gt"
+    write_submission(sub, submission_meta(reader.manifest, "gt"), ((r["sample_id"], reader.video(r)) for r in reader.rows()))
+    score(sub, data, ("lpips", "fvd"), progress=True, batch_size=4)
+    err = capsys.readouterr().err
+    assert "estimate: LPIPS" in err and "I3D" in err and "x2 (reference and generated" in err and "for 2 videos" in err
+    score(sub, data, ("lpips", "fvd"), progress=True, batch_size=4)
+    assert "(reference features cached)" in capsys.readouterr().err

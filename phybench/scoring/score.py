@@ -214,6 +214,45 @@ def _score_ids(
     return out
 
 
+ESTIMATE_MIN_VIDEOS = 50  # below this a long run is not long: no estimate
+
+
+def _print_estimate(manifest: dict[str, Any], n: int, lpips_model: Any, fvd: bool, cached: bool,
+                    batch_size: int, device: str) -> None:
+    """Before a long LPIPS / FVD run: their cost per video, measured here on one blank video."""
+    import sys
+    import time
+
+    frames, res = int(manifest["frames"]), int(manifest["resolution"])
+    generated = frames - int(manifest["condition_frames"])
+    blank = np.full((frames, res, res, 3), 255, np.uint8)
+    parts, per_video = [], 0.0
+    if lpips_model is not None:
+        from .lpips import lpips_frames
+
+        t0 = time.perf_counter()
+        lpips_frames(blank[:generated], blank[:generated], model=lpips_model, batch_size=batch_size)
+        dt = time.perf_counter() - t0
+        per_video += dt
+        parts.append(f"LPIPS {dt:.2f} s")
+    if fvd:
+        import torch
+
+        from .fvd import _cached_model, i3d_logits
+
+        _cached_model(str(torch.device(device)))  # built once, as the run will
+        t0 = time.perf_counter()
+        i3d_logits(blank[None], batch_size=1, device=device)
+        dt = time.perf_counter() - t0
+        per_video += dt * (1 if cached else 2)
+        parts.append(f"I3D {dt:.2f} s" + (" (reference features cached)" if cached else " x2 (reference and generated; "
+                                          "cached for the next model on this split)"))
+    if parts:
+        minutes = per_video * n / 60
+        print(f"estimate: {', '.join(parts)} per video, measured here on one video: about {minutes:.1f} min "
+              f"for {n} videos on {device} (velocity and image metrics add little)", file=sys.stderr)
+
+
 def score(
     submission: str | os.PathLike[str],
     split_dir: str | os.PathLike[str],
@@ -312,6 +351,8 @@ def score(
         pending: list[tuple[np.ndarray, np.ndarray]] = []
         cache_file = _reference_cache(manifest, weights, batch_size, order, device) if "fvd" in torch_metrics else None
         cached = _load_reference(cache_file, n)
+        if progress and n >= ESTIMATE_MIN_VIDEOS:
+            _print_estimate(manifest, n, lpips_model, "fvd" in torch_metrics, cached is not None, batch_size, device)
 
         def flush() -> None:
             if pending:
