@@ -642,3 +642,15 @@ def test_each_protocol_is_its_own_board(documents, tmp_path):
     md = (tmp_path / "s" / "leaderboard.md").read_text()
     assert "## uniform · full protocol" in md and "## uniform · lite protocol" in md
     assert "## uniform · debugging subsets" in md and "--limit 64 (a debugging subset, not an official protocol)" in md
+
+
+def test_a_recorded_protocol_must_match_the_sizes(documents, tmp_path):
+    name, doc = _one(documents)
+    doc["provenance"]["protocol"] = "lite"  # but every sample of the made-up split was scored: full
+    write_dir(tmp_path / "r", {name: (doc, None)})
+    with pytest.raises(LeaderboardError) as err:
+        build(tmp_path / "r", tmp_path / "s")
+    assert "provenance.protocol 'lite' does not match its sizes" in str(err.value)
+    doc["provenance"]["protocol"] = "full"
+    write_dir(tmp_path / "r2", {name: (doc, None)})
+    assert build(tmp_path / "r2", tmp_path / "s2").ok

@@ -67,6 +67,8 @@ def test_tasks_on_a_protocol_from_nothing_to_a_site(tmp_path, monkeypatch):
     assert main(args) == 0
     manifests = [json.loads((out / "data" / f"uniform-{s}" / "manifest.json").read_text()) for s in ("id-eval", "ood-eval")]
     assert [m["num_samples"] for m in manifests] == [3, 3]
+    results = json.loads((out / "results" / "uniform-id-eval-shift.json").read_text())
+    assert results["provenance"]["protocol"] == "lite"  # recorded, not only derivable
     board = json.loads((tmp_path / "site" / "leaderboard.json").read_text())["boards"][0]
     assert board["protocols"] == ["lite"] and board["rows"][0]["model"] == "shift"
 

@@ -332,6 +332,11 @@ def _check_registry(doc: dict[str, Any], registry: _Registry) -> list[str]:
                 shown = ", ".join(changed[:4]) + (f" and {len(changed) - 4} more" if len(changed) > 4 else "")
                 reasons.append(f"metric_settings[{key!r}] differ from this phybench's ({shown})")
 
+    recorded, derived = prov.get("protocol"), _protocol(doc["task"], prov)
+    if recorded is not None and recorded != derived:
+        reasons.append(f"provenance.protocol {recorded!r} does not match its sizes ({prov.get('split_num_samples')} "
+                       f"of {prov.get('split_full_size')} samples make {derived!r})")
+
     written_dirs = doc.get("higher_is_better") or {}
     flipped = sorted(m for m, hib in written_dirs.items() if m in METRICS and hib != METRICS.get(m).higher_is_better)
     if flipped:
@@ -397,7 +402,11 @@ def _load_samples(path: Path, doc: dict[str, Any]) -> tuple[dict[str, Any] | Non
 
 
 def _protocol(task: str, prov: dict[str, Any]) -> str | None:
-    """'full', 'lite' or 'limit N' (a debugging subset), from a results file's provenance."""
+    """'full', 'lite' or 'limit N' (a debugging subset), from a results file's sizes.
+
+    Files record it (`provenance.protocol`); the sizes decide, so an older file without the
+    key reads the same and a file whose key disagrees with its sizes is refused (`_check`).
+    """
     from ..tasks.protocols import protocol_of
 
     n, full = prov.get("split_num_samples"), prov.get("split_full_size")

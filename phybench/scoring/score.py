@@ -434,6 +434,8 @@ def score(
         if key in meta:
             model_meta[key] = meta[key]
 
+    from ..tasks.protocols import protocol_of
+
     reported_metrics = reported(metrics, family_of(spec).metrics)
     # every video is parsed: the tracking conventions (untrackable, excluded) are always stated
     settings = settings_blocks([TRACKING_METRIC, *reported_metrics])
@@ -443,6 +445,8 @@ def score(
         "split_hash": manifest["split_hash"],
         "split_num_samples": n,
         "split_full_size": manifest.get("full_size"),
+        # the evaluation protocol those sizes make (full, lite, or "limit N": a debugging subset)
+        "protocol": protocol_of(spec.name, n, manifest["full_size"]) if isinstance(manifest.get("full_size"), int) else None,
         "resolution": manifest["resolution"],
         "pixel_mapping": _mapping(manifest).kind,
         "submission_hash": report.submission_hash,  # validate hashed the same bytes
