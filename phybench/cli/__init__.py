@@ -278,7 +278,7 @@ def _parser() -> argparse.ArgumentParser:
 # `func=` through `set_defaults`, so a new command is one file plus one line here.
 COMMAND_MODULES: tuple[str, ...] = (
     # "judge",      # phybench judge / violations / plausibility
-    # "probes",     # phybench analyze
+    "probes",     # phybench analyze
     # "study",      # phybench study
 )
 

@@ -40,6 +40,7 @@ VELOCITY_THRESHOLD = 2.5  # world units / s
 FULL_RADIUS = (0.7, 1.4)
 FULL_VELOCITY = (1.0, 4.0)
 COLOURS = {"red": RED, "blue": BLUE}
+MARGIN = 0.1  # world units between a body and the image border (1.3 px at 128 px) while in view
 RING_INNER = 0.5  # inner radius / outer radius of a ring
 ATTRIBUTES = ("colour", "size", "velocity", "shape")  # the paper's order: colour > size > velocity > shape
 
@@ -103,12 +104,15 @@ class PriorityFamily(TaskFamily):
         return "+".join(combo), params
 
     def place(self, spec: TaskSpec, params: dict[str, Any], u: np.ndarray) -> Placement:
-        r, v, L, dt = params["radius"], params["velocity"], spec.world_size, spec.frame_interval
-        # every shape here is axis-aligned and spans [-r, r] around its centre
+        v, L, dt = params["velocity"], spec.world_size, spec.frame_interval
+        # every shape here is axis-aligned and spans [-r, r] around its centre; `MARGIN`
+        # keeps it off the border pixels, so that the reader can tell "in view" from "cut"
+        r = params["radius"] + MARGIN
         n = min(spec.min_frames_in_view, frames_possible(v * dt, L - 2 * r, spec.frames))
         x_hi = max(r, L - r - v * dt * (n - 1))
         x0 = r + u[0] * (x_hi - r)
         y0 = r + u[1] * (L - 2 * r)
+        r = params["radius"]
         shape, colour = params["shape"], params["colour"]
         body = Body(body_shape(shape, r), COLOURS[colour], name=f"{colour} {shape}",
                     attrs=(("colour", colour), ("shape", shape)))

@@ -1,0 +1,408 @@
+"""Generalisation probes: each probe's automatic analysis (paper section 5).
+
+A probe is a task family that declares ``probe = NAME``; its analysis turns a submission
+on one of its evaluation splits into a versioned, deterministic results file (per video
+verdicts, per split shares with intervals), and ranks or plots several such files.
+Nothing here names a task: a task's pair and combinations come from its
+``family_params``.
+
+The attribute-priority reader (``priority``) reads the one body of each generated frame
+(k >= condition frames) back from pixels, whatever its colour:
+
+- ink = 1 - min(R, G, B) / 255 per pixel (the white background is 0, a body's core 1);
+  pixels with ink < `INK_FLOOR` are background noise;
+- **colour** by hue: the hue of the mean colour of the core pixels (ink >= 0.5), nearest
+  of red (0 deg) and blue (240 deg); grey or black (saturation < 0.3) is "other";
+- **shape** by a measured descriptor, the fill ratio area / (width x height) with width
+  and height the summed column / row maxima of ink (anti-aliasing gives fractional
+  widths): 1 for a square, pi / 4 = 0.785 for a disc, 0.589 for a ring of inner radius
+  r / 2; the class is the nearest of those;
+- **size** by area: r = sqrt(A / pi) for a disc, sqrt(A) / 2 for a square, sqrt(A / (0.75 pi))
+  for a ring (A = sum of ink x pixel area), i.e. the task's r whatever the read shape;
+- **velocity** by tracking: the least-squares slope of the ink centroid's x over time.
+
+Only frames where the body does not touch the image border count; per video the colour
+and shape are the majority over those frames, size the median, velocity the slope over
+them (at least `MIN_FRAMES`).  A video with fewer such frames is "lost".
+"""
+from __future__ import annotations
+
+import colorsys
+import hashlib
+import json
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+import numpy as np
+
+from ..io import atomic_write_bytes
+from ..registry import Registry
+from ..tasks import family_of
+from ..tasks.spec import TaskSpec
+from .results import _clean
+
+SCHEMA = "phybench.probe-analysis"
+SCHEMA_VERSION = 1
+INK_FLOOR = 0.1  # ink below this is background (noise of a generated video)
+MIN_AREA = 0.5  # world units^2: less ink than this in a frame is no body (smallest body: 1.5)
+MIN_FRAMES = 4  # in-view generated frames a video needs to be read
+HUES = {"red": 0.0, "blue": 240.0}  # degrees
+FILL = {"square": 1.0, "disc": math.pi / 4, "ring": math.pi * (1 - 0.25) / 4}  # area / bounding box
+AREA_PER_R2 = {"square": 4.0, "disc": math.pi, "ring": math.pi * (1 - 0.25)}  # area / r^2
+SIZE_CLASSES = (("small", 1.05),)  # r below 1.05: small, else large (the gap's midpoint)
+VELOCITY_CLASSES = (("slow", 2.5),)  # v below 2.5: slow, else fast
+VERDICTS = ("both", "first", "second", "neither", "lost")  # which of the pair's attributes were kept
+Z95 = 1.959963984540054  # two-sided 95% normal quantile (Wilson intervals)
+
+
+class ProbeError(Exception):
+    """A submission, split or results file the analysis cannot use (a user error)."""
+
+
+# ------------------------------------------------------------------ reader
+@dataclass(frozen=True)
+class BodyReading:
+    """What the reader measured of one video's body over its generated frames."""
+
+    frames: int  # generated frames with the body found wholly in view
+    colour: str | None  # "red", "blue", "other"; None when lost
+    shape: str | None  # "disc", "square", "ring"; None when lost
+    fill: float  # median area / bounding box
+    radius: float  # world units, median r from the area and the read shape
+    velocity: float  # world units / s, slope of the centroid's x
+
+    @property
+    def lost(self) -> bool:
+        return self.frames < MIN_FRAMES
+
+
+def _hue_class(rgb: np.ndarray) -> str:
+    h, s, _ = colorsys.rgb_to_hsv(*(float(c) / 255.0 for c in rgb))
+    if s < 0.3:
+        return "other"
+    hue = h * 360.0
+    return min(HUES, key=lambda name: min(abs(hue - HUES[name]), 360.0 - abs(hue - HUES[name])))
+
+
+def read_body(video: np.ndarray, condition_frames: int, world_size: float, frame_interval: float) -> BodyReading:
+    """Measure the one body of `video` (uint8 (T, H, W, 3)) over its generated frames."""
+    video = np.asarray(video)
+    T, H, W, _ = video.shape
+    s = world_size / W  # world units per pixel
+    xs = (np.arange(W) + 0.5) * s  # world x of each column
+    colours, shapes, fills, radii, times, centres = [], [], [], [], [], []
+    for k in range(condition_frames, T):
+        frame = video[k].astype(np.float64)
+        ink = 1.0 - frame.min(axis=-1) / 255.0  # (H, W)
+        ink[ink < INK_FLOOR] = 0.0
+        area = float(ink.sum()) * s * s
+        if area < MIN_AREA:
+            continue
+        if ink[0].any() or ink[-1].any() or ink[:, 0].any() or ink[:, -1].any():
+            continue  # touches the border: partly out of view
+        width = float(ink.max(axis=0).sum()) * s
+        height = float(ink.max(axis=1).sum()) * s
+        fill = area / (width * height)
+        shape = min(FILL, key=lambda name: abs(FILL[name] - fill))
+        core = ink >= 0.5
+        if not core.any():
+            continue
+        colours.append(_hue_class(frame[core].mean(axis=0)))
+        shapes.append(shape)
+        fills.append(fill)
+        radii.append(math.sqrt(area / AREA_PER_R2[shape]))
+        times.append(k * frame_interval)
+        centres.append(float((ink.sum(axis=0) * xs).sum() / ink.sum()))
+    n = len(times)
+    if n < MIN_FRAMES:
+        return BodyReading(n, None, None, float("nan"), float("nan"), float("nan"))
+    t, x = np.asarray(times), np.asarray(centres)
+    velocity = float(np.polyfit(t, x, 1)[0])
+    return BodyReading(n, _majority(colours), _majority(shapes), float(np.median(fills)), float(np.median(radii)),
+                       velocity)
+
+
+def _majority(values: list[str]) -> str:
+    counts: dict[str, int] = {}
+    for v in values:
+        counts[v] = counts.get(v, 0) + 1
+    return max(sorted(counts), key=lambda v: counts[v])  # ties: alphabetical, deterministic
+
+
+def _threshold_class(value: float, classes: tuple[tuple[str, float], ...], last: str) -> str:
+    for name, upper in classes:
+        if value < upper:
+            return name
+    return last
+
+
+def reading_classes(reading: BodyReading) -> dict[str, str | None]:
+    """The value set each attribute of a reading falls in (None when lost)."""
+    if reading.lost:
+        return {"colour": None, "shape": None, "size": None, "velocity": None}
+    return {"colour": reading.colour, "shape": reading.shape,
+            "size": _threshold_class(reading.radius, SIZE_CLASSES, "large"),
+            "velocity": _threshold_class(reading.velocity, VELOCITY_CLASSES, "fast")}
+
+
+def conditioned_classes(row: dict[str, Any]) -> dict[str, str]:
+    """The value set of each attribute a split row conditions on."""
+    return {"colour": str(row["colour"]), "shape": str(row["shape"]),
+            "size": _threshold_class(float(row["radius"]), SIZE_CLASSES, "large"),
+            "velocity": _threshold_class(float(row["velocity"]), VELOCITY_CLASSES, "fast")}
+
+
+def verdict(pair: Sequence[str], conditioned: dict[str, str], read: dict[str, str | None]) -> str:
+    """"both", "first" (kept only pair[0]), "second", "neither" or "lost"."""
+    if read[pair[0]] is None:
+        return "lost"
+    a, b = (read[p] == conditioned[p] for p in pair)
+    return "both" if a and b else "first" if a else "second" if b else "neither"
+
+
+# ------------------------------------------------------------------ statistics
+def wilson(k: int, n: int) -> tuple[float, float]:
+    """Wilson score 95% interval of a share k / n (exact at 0 and n, unlike a normal interval)."""
+    if n == 0:
+        return float("nan"), float("nan")
+    p, z2 = k / n, Z95 * Z95
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = Z95 * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def share(k: int, n: int) -> dict[str, Any]:
+    lo, hi = wilson(k, n)
+    return {"count": k, "share": k / n if n else float("nan"), "ci95": [lo, hi]}
+
+
+# ------------------------------------------------------------------ analyses
+@dataclass(frozen=True)
+class Probe:
+    """One probe's analysis: a submission on a split -> results; results files -> a summary."""
+
+    name: str
+    description: str
+    analyse: Callable[[Any, Any, bool], dict[str, Any]]  # (SplitReader, Submission, progress) -> results
+    summarise: Callable[[list[dict[str, Any]]], dict[str, Any]]  # results files -> summary
+    render: Callable[[dict[str, Any]], str]  # summary -> text for the terminal
+
+
+PROBES: Registry[Probe] = Registry("probe")
+
+
+def register_probe(probe: Probe) -> Probe:
+    return PROBES.register(probe.name, probe)
+
+
+def _priority_analyse(reader: Any, sub: Any, progress: bool) -> dict[str, Any]:
+    from tqdm import tqdm
+
+    spec: TaskSpec = reader.spec
+    pair = tuple(spec.param("pair"))
+    rows = {row["sample_id"]: row for row in reader.rows(
+        ["sample_id", "level", "radius", "velocity", "colour", "shape"])}
+    ids = list(rows)
+    missing = sorted(set(ids) - set(sub.ids))
+    if missing:
+        raise ProbeError(f"the submission lacks {len(missing)} of the split's {len(ids)} videos "
+                         f"(first: {missing[0]}); analyse a complete submission")
+    videos = []
+    for sample_id, video in tqdm(sub.iter_videos(sub.storage_order(ids)), total=len(ids),
+                                 desc=f"analyse priority {spec.name}", unit="video", disable=not progress):
+        row = rows[sample_id]
+        reading = read_body(video, spec.condition_frames, spec.world_size, spec.frame_interval)
+        cond, read = conditioned_classes(row), reading_classes(reading)
+        videos.append({
+            "sample_id": sample_id, "level": row["level"],
+            "conditioned": {p: cond[p] for p in pair}, "read": {p: read[p] for p in pair},
+            "frames": reading.frames, "fill": reading.fill, "radius": reading.radius,
+            "velocity": reading.velocity, "conditioned_radius": float(row["radius"]),
+            "conditioned_velocity": float(row["velocity"]), "verdict": verdict(pair, cond, read),
+        })
+    videos.sort(key=lambda v: v["sample_id"])
+    n = len(videos)
+    counts = {v: sum(1 for x in videos if x["verdict"] == v) for v in VERDICTS}
+    return {
+        "pair": list(pair),
+        "ranked": bool(spec.param("ranked", True)),
+        "train_combinations": [list(c) for c in spec.param("train")],
+        "videos_analysed": n,
+        "verdicts": {v: share(counts[v], n) for v in VERDICTS},
+        "verdict_meaning": {"both": "kept both attributes", "first": f"kept {pair[0]} only",
+                            "second": f"kept {pair[1]} only", "neither": "kept neither",
+                            "lost": f"body not found wholly in view in {MIN_FRAMES} generated frames"},
+        "videos": videos,
+    }
+
+
+def priority_ranking(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """Rank the attributes from pairwise outcomes (one results file per pair, one model).
+
+    Per pair, the decisive videos are those that kept exactly one attribute; the first
+    attribute wins the pair when it was the one kept in more than half of them (a Wilson
+    interval says how sure), and the pair is a tie when no video is decisive or the shares
+    are equal.  An attribute's score is its wins (ties count one half); the order is by
+    score, equal scores are shown as equal ("=").
+    """
+    pairs, models = [], sorted({r["model"] for r in results})
+    if len(models) > 1:
+        raise ProbeError(f"results of several models ({', '.join(models)}): rank one model at a time")
+    seen: set[tuple[str, ...]] = set()
+    scores: dict[str, float] = {}
+    for r in sorted(results, key=lambda r: r["task"]):
+        a = r["analysis"]
+        first, second = a["pair"]
+        entry = {"task": r["task"], "pair": [first, second], "ranked": a["ranked"], "n": a["videos_analysed"],
+                 **{v: a["verdicts"][v] for v in VERDICTS}}
+        k1, k2 = a["verdicts"]["first"]["count"], a["verdicts"]["second"]["count"]
+        entry["decisive"] = k1 + k2
+        entry["first_preferred"] = share(k1, k1 + k2)
+        entry["winner"] = first if k1 > k2 else second if k2 > k1 else None
+        pairs.append(entry)
+        if not a["ranked"]:
+            continue
+        key = tuple(sorted((first, second)))
+        if key in seen:
+            raise ProbeError(f"two results files for the pair {first} vs {second}")
+        seen.add(key)
+        for attr in (first, second):
+            scores.setdefault(attr, 0.0)
+        if entry["winner"] is None:
+            scores[first] += 0.5
+            scores[second] += 0.5
+        else:
+            scores[entry["winner"]] += 1.0
+    levels = sorted(set(scores.values()), reverse=True)
+    groups = [sorted(a for a in scores if scores[a] == s) for s in levels]
+    order = " > ".join(" = ".join(g) for g in groups)
+    return {"model": models[0] if models else None, "ranking": order, "scores": scores,
+            "pairs_ranked": len(seen), "complete": len(seen) == 6, "pairs": pairs}
+
+
+def _pct(entry: dict[str, Any]) -> str:
+    if entry["count"] == 0 and not math.isfinite(entry["share"]):
+        return "  n/a"
+    lo, hi = entry["ci95"]
+    return f"{100 * entry['share']:5.1f}% [{100 * lo:.1f}, {100 * hi:.1f}]"
+
+
+def render_priority(summary: dict[str, Any]) -> str:
+    lines = [f"model: {summary['model']}",
+             f"ranking: {summary['ranking'] or '(no ranked pair)'}"
+             + ("" if summary["complete"] else f"   (from {summary['pairs_ranked']} of 6 pairs)")]
+    for p in summary["pairs"]:
+        a, b = p["pair"]
+        tag = "" if p["ranked"] else "  (variant, not ranked)"
+        lines.append(f"{p['task']}: {a} vs {b}, {p['n']} videos{tag}")
+        lines.append(f"  kept {a} only   {_pct(p['first'])}")
+        lines.append(f"  kept {b} only   {_pct(p['second'])}")
+        lines.append(f"  kept both       {_pct(p['both'])}")
+        lines.append(f"  kept neither    {_pct(p['neither'])}")
+        lines.append(f"  lost            {_pct(p['lost'])}")
+        winner = p["winner"] or "tie"
+        lines.append(f"  preferred: {winner}"
+                     + (f" in {_pct(p['first_preferred']).strip()} of {p['decisive']} decisive videos (share of "
+                        f"{a})" if p["decisive"] else " (no decisive video)"))
+    return "\n".join(lines)
+
+
+register_probe(Probe("priority", "attribute priority (section 5.3): which of two conflicting attributes is kept",
+                     _priority_analyse, priority_ranking, render_priority))
+
+
+# ------------------------------------------------------------------ results files
+def probe_of(spec: TaskSpec) -> Probe:
+    name = getattr(family_of(spec), "probe", None)
+    if name is None:
+        raise ProbeError(f"task {spec.name!r} is not a probe (its family {family_of(spec).name!r} has no analysis)")
+    return PROBES.get(name)
+
+
+def analyse(submission: str | os.PathLike[str], split_dir: str | os.PathLike[str],
+            progress: bool = True) -> dict[str, Any]:
+    """The results of a probe's analysis of one submission on one evaluation split."""
+    from ..data.split import SplitError, SplitReader
+    from .submission import SubmissionError, open_submission, submission_hash
+
+    try:
+        reader = SplitReader(split_dir)
+    except SplitError as exc:
+        raise ProbeError(f"--data: {exc}") from None
+    manifest = reader.manifest
+    probe = probe_of(reader.spec)
+    if reader.spec.is_training(manifest["split"]):
+        raise ProbeError(f"{split_dir} is the training split {manifest['split']}; analyse an evaluation split "
+                         f"({', '.join(reader.spec.eval_splits)})")
+    try:
+        with open_submission(submission, manifest=manifest) as sub:
+            meta = dict(sub.meta)
+            if meta.get("split_hash") != manifest["split_hash"]:
+                raise ProbeError(f"the submission was made for split hash {str(meta.get('split_hash'))[:12]}, "
+                                 f"but {split_dir} has {manifest['split_hash'][:12]}")
+            analysis = probe.analyse(reader, sub, progress)
+        sub_hash = submission_hash(submission)
+    except SubmissionError as exc:
+        raise ProbeError("; ".join(p.message for p in exc.problems)) from None
+    return {
+        "schema": SCHEMA, "schema_version": SCHEMA_VERSION, "probe": probe.name,
+        "model": _model_name(meta), "task": manifest["task"], "spec_hash": manifest["spec_hash"],
+        "split": manifest["split"], "split_hash": manifest["split_hash"], "resolution": manifest["resolution"],
+        "submission_hash": sub_hash, "analysis": analysis,
+    }
+
+
+def _model_name(meta: dict[str, Any]) -> str:
+    model = meta.get("model", "")
+    return str(model.get("name", "")) if isinstance(model, dict) else str(model)
+
+
+def results_bytes(results: dict[str, Any]) -> bytes:
+    return (json.dumps(_clean(results), sort_keys=True, indent=1, ensure_ascii=False) + "\n").encode()
+
+
+def write_results(path: str | os.PathLike[str], results: dict[str, Any]) -> None:
+    atomic_write_bytes(path, results_bytes(results))
+
+
+def load_results(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """A probe results file, checked: schema, version and that it is internally consistent."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ProbeError(f"{path}: not a readable JSON file ({exc})") from None
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+        raise ProbeError(f"{path}: not a probe results file (schema {SCHEMA!r})")
+    if data.get("schema_version") != SCHEMA_VERSION:
+        raise ProbeError(f"{path}: schema_version {data.get('schema_version')!r}; this phybench reads "
+                         f"{SCHEMA_VERSION}")
+    from ..tasks import TASKS
+
+    if data.get("task") not in TASKS:
+        raise ProbeError(f"{path}: unknown task {data.get('task')!r}")
+    spec = TASKS.get(data["task"])
+    if data.get("spec_hash") != spec.spec_hash():
+        raise ProbeError(f"{path}: made for spec {str(data.get('spec_hash'))[:12]} of {spec.name}, this phybench "
+                         f"has {spec.spec_hash()[:12]}")
+    analysis = data.get("analysis", {})
+    videos = analysis.get("videos", [])
+    recount = {v: sum(1 for x in videos if x.get("verdict") == v) for v in VERDICTS}
+    if any(analysis.get("verdicts", {}).get(v, {}).get("count") != recount[v] for v in VERDICTS):
+        raise ProbeError(f"{path}: the verdict counts do not match its per-video verdicts")
+    return data
+
+
+def results_digest(results: dict[str, Any]) -> str:
+    return hashlib.sha256(results_bytes(results)).hexdigest()
+
+
+def summarise(probe: str, paths: Iterable[str | os.PathLike[str]]) -> dict[str, Any]:
+    results = [load_results(p) for p in paths]
+    wrong = [r["task"] for r in results if r["probe"] != probe]
+    if wrong:
+        raise ProbeError(f"results of another probe given to {probe}: {', '.join(wrong)}")
+    return PROBES.get(probe).summarise(results)
