@@ -1,0 +1,173 @@
+"""Attribute-priority probe: tasks, readers (checked on ground truth), verdicts, ranking, CLI."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from phybench.cli import main
+from phybench.data.split import render_row, scene_row
+from phybench.scoring import probes
+from phybench.tasks import TASKS, family_of
+from phybench.tasks.probe_priority import COLOURS, SIZE_SETS, VELOCITY_SETS, body_shape
+from phybench.tasks.sampling import make_sample, simulate_sample
+from phybench.world.render import render
+from phybench.world.scene import Body, Scene
+
+GOLDEN = Path(__file__).parent / "golden_probes.json"
+PRIORITY = [name for name, spec in TASKS.items() if getattr(family_of(spec), "probe", None) == "priority"]
+
+
+def _row(spec, split: str, index: int) -> dict:
+    sample = make_sample(spec, split, index)
+    return {**sample.params, **scene_row(spec, simulate_sample(spec, sample))}
+
+
+def test_seven_tasks_six_pairs_and_the_ring_variant():
+    assert len(PRIORITY) == 7
+    pairs = {tuple(sorted(TASKS.get(n).param("pair"))) for n in PRIORITY if TASKS.get(n).param("ranked")}
+    assert len(pairs) == 6
+    assert sum(not TASKS.get(n).param("ranked") for n in PRIORITY) == 1
+    for name in PRIORITY:
+        spec = TASKS.get(name)
+        train, conflict = set(map(tuple, spec.param("train"))), set(map(tuple, spec.param("conflict")))
+        assert not train & conflict
+        # every conflict combination shares one value with each training combination
+        for c in conflict:
+            assert sorted(sum(a == b for a, b in zip(c, t)) for t in train) == [1, 1]
+        levels = {make_sample(spec, "conflict-eval", i).level for i in range(4)}
+        assert levels == {"+".join(c) for c in conflict}
+        assert {make_sample(spec, "train", i).level for i in range(4)} == {"+".join(c) for c in train}
+
+
+@pytest.mark.parametrize("name", PRIORITY)
+def test_ground_truth_keeps_both_on_every_video(name):
+    """The readers' check: every ground-truth video, both splits and resolutions, "kept both"."""
+    spec = TASKS.get(name)
+    pair = spec.param("pair")
+    for split, n in (("conflict-eval", 24), ("train", 8)):
+        for i in range(n):
+            row = _row(spec, split, i)
+            for res in (128, 256) if i < 3 else (128,):
+                reading = probes.read_body(render_row(row, res), spec.condition_frames, spec.world_size,
+                                           spec.frame_interval)
+                got = probes.verdict(pair, probes.conditioned_classes(row), probes.reading_classes(reading))
+                assert got == "both", (name, split, i, res, reading)
+                # the readings themselves, not only their classes
+                assert abs(reading.radius - row["radius"]) / row["radius"] < 0.02
+                assert abs(reading.velocity - row["velocity"]) < 0.02
+                assert abs(reading.fill - probes.FILL[row["shape"]]) < 0.04
+
+
+def _flipped_video(spec, row: dict, attribute: str) -> np.ndarray:
+    """The ground truth's condition frames, then the body with one attribute in its other set."""
+    colour, shape, r, v = row["colour"], row["shape"], float(row["radius"]), float(row["velocity"])
+    if attribute == "colour":
+        colour = "blue" if colour == "red" else "red"
+    elif attribute == "shape":
+        shape = next(s for s in spec.categorical[1].values if s != shape)
+    elif attribute == "size":
+        src, dst = (("small", "large") if r < 1.05 else ("large", "small"))
+        (a, b), (c, d) = SIZE_SETS[src], SIZE_SETS[dst]
+        r = c + (r - a) / (b - a) * (d - c)
+    else:
+        src, dst = (("slow", "fast") if v < 2.5 else ("fast", "slow"))
+        (a, b), (c, d) = VELOCITY_SETS[src], VELOCITY_SETS[dst]
+        v = c + (v - a) / (b - a) * (d - c)
+    T, cf, dt = spec.frames, spec.condition_frames, spec.frame_interval
+    start = row["positions"][cf - 1, 0].astype(np.float64)
+    y = float(np.clip(start[1], r + 0.1, spec.world_size - r - 0.1))
+    t = (np.arange(T) - (cf - 1)) * dt
+    poses = np.zeros((T, 1, 3))
+    poses[:, 0, 0], poses[:, 0, 1] = start[0] + v * t, y
+    body = Body(body_shape(shape, r), COLOURS[colour])
+    video = render(Scene((body,), poses, spec.world_size), 128)
+    video[:cf] = render_row(row, 128)[:cf]
+    return video
+
+
+@pytest.mark.parametrize("name", PRIORITY)
+def test_readers_see_each_attribute_given_up(name):
+    spec = TASKS.get(name)
+    first, second = spec.param("pair")
+    for i in range(4):
+        row = _row(spec, "conflict-eval", i)
+        cond = probes.conditioned_classes(row)
+        for flip, expected in ((first, "second"), (second, "first")):
+            reading = probes.read_body(_flipped_video(spec, row, flip), spec.condition_frames, spec.world_size,
+                                       spec.frame_interval)
+            assert probes.verdict((first, second), cond, probes.reading_classes(reading)) == expected, (flip, i)
+
+
+def test_a_vanished_body_is_lost_and_wilson_is_exact_at_the_ends():
+    spec = TASKS.get(PRIORITY[0])
+    video = render_row(_row(spec, "conflict-eval", 0), 128)
+    video[spec.condition_frames:] = 255
+    reading = probes.read_body(video, spec.condition_frames, spec.world_size, spec.frame_interval)
+    assert reading.lost and probes.verdict(spec.param("pair"), {}, probes.reading_classes(reading)) == "lost"
+    assert probes.wilson(0, 40)[0] == 0.0 and probes.wilson(40, 40)[1] == 1.0
+    lo, hi = probes.wilson(13, 40)
+    assert lo < 13 / 40 < hi
+
+
+def _fake(task: str, first: int, second: int, both: int = 0, model: str = "m") -> dict:
+    spec = TASKS.get(task)
+    n = first + second + both
+    counts = {"both": both, "first": first, "second": second, "neither": 0, "lost": 0}
+    return {"probe": "priority", "model": model, "task": task, "analysis": {
+        "pair": list(spec.param("pair")), "ranked": spec.param("ranked"), "videos_analysed": n,
+        "verdicts": {k: probes.share(c, n) for k, c in counts.items()}}}
+
+
+def test_ranking_from_pairwise_outcomes():
+    # the paper's outcome: colour > size > velocity > shape (size-velocity mostly both kept)
+    wins = {"colour": 4, "size": 3, "velocity": 2, "shape": 1}
+    results = []
+    for name in PRIORITY:
+        a, b = TASKS.get(name).param("pair")
+        if not TASKS.get(name).param("ranked"):
+            results.append(_fake(name, 5, 5))
+            continue
+        results.append(_fake(name, 30, 2, 100) if wins[a] > wins[b] else _fake(name, 2, 30, 100))
+    summary = probes.priority_ranking(results)
+    assert summary["ranking"] == "colour > size > velocity > shape"
+    assert summary["complete"] and summary["pairs_ranked"] == 6
+    # a pair with no decisive video is a tie: equal scores are shown as equal
+    tied = [_fake(r["task"], 0, 0, 50) if r["analysis"]["ranked"] else r for r in results]
+    assert probes.priority_ranking(tied)["ranking"] == "colour = shape = size = velocity"
+    with pytest.raises(probes.ProbeError, match="several models"):
+        probes.priority_ranking(results[:1] + [_fake(PRIORITY[1], 1, 0, model="other")])
+
+
+def test_golden_spec_hashes():
+    golden = json.loads(GOLDEN.read_text())
+    assert {n: TASKS.get(n).spec_hash() for n in PRIORITY} == golden["spec_hashes"]
+
+
+def test_cli_end_to_end_ground_truth_and_determinism(tmp_path, capsys):
+    name = "priority-colour-ring"
+    data, sub = tmp_path / "data", tmp_path / "sub"
+    assert main(["generate", name, "--split", "conflict-eval", "--out", str(data), "--limit", "12"]) == 0
+    manifest = json.loads((data / "manifest.json").read_text())
+    assert manifest["split_hash"] == json.loads(GOLDEN.read_text())[f"{name}/conflict-eval-12-at-128"]
+    assert main(["baseline", "ground-truth", "--data", str(data), "--out", str(sub)]) == 0
+    out1, out2 = tmp_path / "a.json", tmp_path / "b.json"
+    assert main(["analyze", "priority", str(sub), "--data", str(data), "--out", str(out1)]) == 0
+    assert main(["analyze", "priority", str(sub), "--data", str(data), "--out", str(out2), "--json"]) == 0
+    assert out1.read_bytes() == out2.read_bytes()
+    results = probes.load_results(out1)
+    assert results["analysis"]["verdicts"]["both"]["count"] == 12 and results["model"] == "ground-truth"
+    capsys.readouterr()
+    assert main(["analyze", "priority", str(out1), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["pairs"][0]["both"]["share"] == 1.0 and summary["pairs_ranked"] == 0
+    # a tampered file is refused; so is a training split and an unknown probe
+    tampered = json.loads(out1.read_text())
+    tampered["analysis"]["verdicts"]["both"]["count"] = 11
+    (tmp_path / "t.json").write_text(json.dumps(tampered))
+    assert main(["analyze", "priority", str(tmp_path / "t.json")]) == 2
+    assert "do not match" in capsys.readouterr().err
+    assert main(["analyze", "gaps", str(out1)]) == 2
+    assert main(["analyze", "priority", str(out1), "--out", str(tmp_path / "x.json")]) == 2
