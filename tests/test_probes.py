@@ -171,3 +171,23 @@ def test_cli_end_to_end_ground_truth_and_determinism(tmp_path, capsys):
     assert "do not match" in capsys.readouterr().err
     assert main(["analyze", "gaps", str(out1)]) == 2
     assert main(["analyze", "priority", str(out1), "--out", str(tmp_path / "x.json")]) == 2
+
+
+def test_leaderboard_probes_page_checks_probe_files(tmp_path):
+    from phybench.leaderboard import LeaderboardError, build
+
+    name = "priority-colour-shape"
+    data, sub, results = tmp_path / "data", tmp_path / "sub", tmp_path / "results" / "probes"
+    assert main(["generate", name, "--split", "conflict-eval", "--out", str(data), "--limit", "8"]) == 0
+    assert main(["baseline", "physics-oracle", "--data", str(data), "--out", str(sub)]) == 0
+    assert main(["analyze", "priority", str(sub), "--data", str(data), "--out", str(results / "a.json")]) == 0
+    report = build(tmp_path / "results", tmp_path / "site")
+    assert "probes.html" in report.written and "probes/a.json" in report.accepted
+    page = (tmp_path / "site" / "probes.html").read_text()
+    assert "<td>physics-oracle</td><td>colour = shape</td>" in page and "priority-colour-shape" in page
+    doc = json.loads((results / "a.json").read_text())
+    doc["spec_hash"] = "0" * 64
+    (results / "b.json").write_text(json.dumps(doc))
+    with pytest.raises(LeaderboardError) as info:
+        build(tmp_path / "results", tmp_path / "site2")
+    assert [(r.file, r.code) for r in info.value.refused] == [("probes/b.json", "results_format")]

@@ -41,6 +41,7 @@ from ..scoring.metrics import METRICS, all_metrics, is_set_metric, metric_names
 from ..scoring.results import SCHEMA_VERSION, results_bytes
 from ..data.split import atomic_write_bytes
 from ..problems import Problem
+from . import probes as probe_page
 
 LEADERBOARD_SCHEMA_VERSION = 1
 SAMPLES_SUFFIX = ".samples.json"  # per-sample velocity sidecar beside a results file
@@ -456,7 +457,8 @@ def _read_all(
          and not (skip is not None and p.resolve().is_relative_to(skip))),  # a site built inside the folder
         key=lambda p: p.relative_to(results_dir).as_posix(),
     )
-    results_files = [p for p in files if not p.name.endswith(SAMPLES_SUFFIX)]
+    results_files = [p for p in files if not p.name.endswith(SAMPLES_SUFFIX)
+                     and not probe_page.is_probe_file(p)]  # probe results: the Probes page's own check
     stems = {p.with_suffix("") for p in results_files}
     for p in files:
         if p.name.endswith(SAMPLES_SUFFIX) and p.with_name(p.name[: -len(SAMPLES_SUFFIX)]) not in stems:
@@ -1399,6 +1401,8 @@ def build(
         results_dir, registry_check, Path(splits_dir) if splits_dir else None, skip=out_dir.resolve()
     )
     boards, clashes = _combine(entries)
+    probe_docs, probe_refused = probe_page.read(results_dir, probe_page.files(results_dir, skip=out_dir.resolve()))
+    refused += [Refusal(f, reason, RESULTS_FORMAT) for f, reason in probe_refused]
     refused = sorted(refused + clashes, key=lambda r: r.file)
     if refused and not allow_partial:
         raise LeaderboardError(
@@ -1407,7 +1411,7 @@ def build(
             refused,
         )
     refused_files = {r.file for r in refused}
-    accepted = sorted(e.file for e in entries if e.file not in refused_files)
+    accepted = sorted([e.file for e in entries if e.file not in refused_files] + [d["_file"] for d in probe_docs])
     data = {
         "kind": "phybench-leaderboard",
         "schema_version": LEADERBOARD_SCHEMA_VERSION,
@@ -1424,6 +1428,8 @@ def build(
         "leaderboard.csv": csv_text(data),
         "leaderboard.json": json_text(data),
     }
+    if probe_docs:
+        files[probe_page.PAGE] = probe_page.page_html(probe_docs)
     for name in STATIC_FILES:
         files[name] = _template(name)
     for name, text in sorted(files.items()):

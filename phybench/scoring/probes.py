@@ -377,6 +377,8 @@ def load_results(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise ProbeError(f"{path}: not a readable JSON file ({exc})") from None
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         raise ProbeError(f"{path}: not a probe results file (schema {SCHEMA!r})")
+    if not isinstance(data.get("model"), str) or not data["model"].strip() or data.get("probe") not in PROBES:
+        raise ProbeError(f"{path}: model must be a non-empty name and probe a registered probe")
     if data.get("schema_version") != SCHEMA_VERSION:
         raise ProbeError(f"{path}: schema_version {data.get('schema_version')!r}; this phybench reads "
                          f"{SCHEMA_VERSION}")

@@ -1,0 +1,117 @@
+"""The Probes page of the leaderboard site: each probe's verdicts per model, and the ranking.
+
+Probe results files (`phybench.scoring.probes`, schema ``phybench.probe-analysis``) may lie
+anywhere under the results folder; the main boards skip them and this page checks them
+(`load_results`: schema, version, registered task, spec hash, counts that match the per
+video verdicts) and draws them.  A file that fails a check is refused like any other.
+"""
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+from typing import Any
+
+from ..scoring import probes
+
+PAGE = "probes.html"
+VERDICT_COLOURS = {"first": "#1f77b4", "second": "#ff7f0e", "both": "#2ca02c", "neither": "#7f7f7f",
+                   "lost": "#d62728"}
+
+
+def is_probe_file(path: Path) -> bool:
+    """True for a JSON file that says it is a probe results file (checked later, in `read`)."""
+    try:
+        doc = json.loads(path.read_bytes().decode("utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return False
+    return isinstance(doc, dict) and doc.get("schema") == probes.SCHEMA
+
+
+def files(results_dir: Path, skip: Path | None = None) -> list[Path]:
+    """The probe results files under `results_dir` (hidden folders and a site inside skipped)."""
+    return sorted((p for p in results_dir.rglob("*.json")
+                   if not any(part.startswith(".") for part in p.relative_to(results_dir).parts)
+                   and not (skip is not None and p.resolve().is_relative_to(skip)) and is_probe_file(p)),
+                  key=lambda p: p.relative_to(results_dir).as_posix())
+
+
+def read(results_dir: Path, files: list[Path]) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
+    """(accepted documents, [(file, reason)] refused), in file order."""
+    docs, refused = [], []
+    for path in files:
+        rel = path.relative_to(results_dir).as_posix()
+        try:
+            doc = probes.load_results(path)
+        except probes.ProbeError as exc:
+            refused.append((rel, str(exc).replace(str(path), rel)))
+            continue
+        doc["_file"] = rel
+        docs.append(doc)
+    return docs, refused
+
+
+def _e(text: Any) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _bar(pair: dict[str, Any], width: int = 360, height: int = 16) -> str:
+    """One stacked bar: the shares of each verdict (kept first only, second only, both, ...)."""
+    x, parts = 0.0, []
+    for verdict in ("first", "second", "both", "neither", "lost"):
+        w = width * float(pair[verdict]["share"] or 0.0)
+        if w > 0:
+            parts.append(f'<rect x="{x:.1f}" y="0" width="{w:.1f}" height="{height}" '
+                         f'fill="{VERDICT_COLOURS[verdict]}"><title>{_e(verdict)} '
+                         f'{100 * pair[verdict]["share"]:.1f}%</title></rect>')
+        x += w
+    return (f'<svg class="probe-bar" width="{width}" height="{height}" role="img" '
+            f'viewBox="0 0 {width} {height}">{"".join(parts)}</svg>')
+
+
+def _pct(entry: dict[str, Any]) -> str:
+    lo, hi = entry["ci95"]
+    if lo is None:
+        return "n/a"
+    return f"{100 * entry['share']:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}]"
+
+
+def page_html(docs: list[dict[str, Any]]) -> str:
+    """The Probes page (standalone HTML, no script)."""
+    out = ['<!doctype html><html lang="en"><head><meta charset="utf-8"><title>phybench probes</title>',
+           '<link rel="stylesheet" href="style.css"></head><body><main>',
+           '<p><a href="index.html">&larr; leaderboard</a></p><h1>Generalisation probes</h1>']
+    by_probe: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    for d in docs:
+        by_probe.setdefault(d["probe"], {}).setdefault(d["model"], []).append(d)
+    if not by_probe:
+        out.append("<p>No probe results.</p>")
+    for probe, models in sorted(by_probe.items()):
+        out.append(f'<section id="probe-{_e(probe)}"><h2>{_e(probes.PROBES.get(probe).description)}</h2>')
+        summaries = {m: probes.PROBES.get(probe).summarise(ds) for m, ds in sorted(models.items())}
+        out.append('<table class="probe-ranking"><thead><tr><th>model</th><th>ranking</th><th>pairs</th>'
+                   '</tr></thead><tbody>')
+        for model, s in summaries.items():
+            out.append(f"<tr><td>{_e(model)}</td><td>{_e(s['ranking'] or '-')}</td>"
+                       f"<td>{s['pairs_ranked']} of 6</td></tr>")
+        out.append("</tbody></table>")
+        legend = " ".join(f'<span style="color:{c}">&#9632;</span> {_e(n)}' for n, c in (
+            ("kept the first attribute only", VERDICT_COLOURS["first"]),
+            ("kept the second only", VERDICT_COLOURS["second"]), ("kept both", VERDICT_COLOURS["both"]),
+            ("neither", VERDICT_COLOURS["neither"]), ("lost", VERDICT_COLOURS["lost"])))
+        out.append(f'<p class="probe-legend">{legend}</p>')
+        tasks = sorted({p["task"] for s in summaries.values() for p in s["pairs"]})
+        for task in tasks:
+            rows = [(m, p) for m, s in summaries.items() for p in s["pairs"] if p["task"] == task]
+            a, b = rows[0][1]["pair"]
+            note = "" if rows[0][1]["ranked"] else " (variant, not ranked)"
+            out.append(f'<figure class="probe-figure"><figcaption>{_e(task)}: {_e(a)} (first) vs {_e(b)} '
+                       f'(second){_e(note)}</figcaption><table><tbody>')
+            for model, p in rows:
+                out.append(f"<tr><td>{_e(model)}</td><td>{_bar(p)}</td><td>kept {_e(a)} only "
+                           f"{_e(_pct(p['first']))}; kept {_e(b)} only {_e(_pct(p['second']))}; both "
+                           f"{_e(_pct(p['both']))}; n = {p['n']}</td></tr>")
+            out.append("</tbody></table></figure>")
+        out.append("</section>")
+    out.append("</main></body></html>\n")
+    return "\n".join(out)
