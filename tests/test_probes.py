@@ -191,3 +191,60 @@ def test_leaderboard_probes_page_checks_probe_files(tmp_path):
     with pytest.raises(LeaderboardError) as info:
         build(tmp_path / "results", tmp_path / "site2")
     assert [(r.file, r.code) for r in info.value.refused] == [("probes/b.json", "results_format")]
+
+
+# ------------------------------------------------------------------ flip memorisation
+def test_flip_set2_is_set1_and_its_mirror_images():
+    spec = TASKS.get("flip-memorisation")
+    for k in range(3):
+        one = simulate_sample(spec, make_sample(spec, "train-set1", k))
+        same = simulate_sample(spec, make_sample(spec, "train-set2", 2 * k))
+        mirror = simulate_sample(spec, make_sample(spec, "train-set2", 2 * k + 1))
+        assert np.array_equal(one.positions, same.positions)
+        np.testing.assert_allclose(spec.world_size - mirror.positions[..., 0], one.positions[..., 0], atol=1e-5)
+        assert (mirror.velocities[..., 0] < 0).all() and (one.velocities[..., 0] > 0).all()
+    speeds = [make_sample(spec, s, i).params["velocity"] for s in ("train-set1", "eval") for i in range(20)]
+    assert min(speeds[:20]) >= 2.5 and max(speeds[20:]) <= 2.5
+
+
+def test_flip_reader_ground_truth_kept_and_a_reversal_seen():
+    spec = TASKS.get("flip-memorisation")
+    for i in range(16):
+        row = _row(spec, "eval", i)
+        video = render_row(row, 128)
+        reading = probes.read_body(video, spec.condition_frames, spec.world_size, spec.frame_interval)
+        assert probes.flip_verdict(float(row["velocity"]), reading) == "kept"
+        assert abs(reading.velocity - row["velocity"]) < 0.02
+        # the same ball turned back after the condition frames
+        cf = spec.condition_frames
+        pos = row["positions"][:, 0].astype(np.float64)
+        back = pos.copy()
+        back[cf:, 0] = pos[cf - 1, 0] - (pos[cf:, 0] - pos[cf - 1, 0])
+        turned = render(Scene((Body(body_shape("disc", float(row["radius"])), COLOURS["red"]),),
+                              np.concatenate([back, np.zeros((len(back), 1))], axis=1)[:, None]), 128)
+        turned[:cf] = video[:cf]
+        got = probes.read_body(turned, cf, spec.world_size, spec.frame_interval)
+        assert probes.flip_verdict(float(row["velocity"]), got) in ("reversed", "lost")
+        if not got.lost:
+            assert got.velocity < -0.9
+
+
+def test_flip_cli_and_page(tmp_path, capsys):
+    from phybench.leaderboard import build
+
+    data, sub, results = tmp_path / "data", tmp_path / "sub", tmp_path / "results"
+    assert main(["generate", "flip-memorisation", "--split", "eval", "--out", str(data), "--limit", "8"]) == 0
+    assert json.loads((data / "manifest.json").read_text())["split_hash"] == \
+        json.loads(GOLDEN.read_text())["flip-memorisation/eval-8-at-128"]
+    assert main(["baseline", "ground-truth", "--data", str(data), "--out", str(sub)]) == 0
+    assert main(["analyze", "flip", str(sub), "--data", str(data), "--out", str(results / "f.json")]) == 0
+    assert probes.load_results(results / "f.json")["analysis"]["verdicts"]["kept"]["count"] == 8
+    assert main(["analyze", "priority", str(results / "f.json")]) == 2  # another probe's file
+    report = build(results, tmp_path / "site")
+    page = (tmp_path / "site" / "probes.html").read_text()
+    assert "probes.html" in report.written and "ground-truth" in page and "flip-memorisation" in page
+
+
+def test_golden_flip_spec_hash():
+    assert TASKS.get("flip-memorisation").spec_hash() == json.loads(GOLDEN.read_text())["spec_hashes_flip"][
+        "flip-memorisation"]

@@ -76,6 +76,74 @@ def _pct(entry: dict[str, Any]) -> str:
     return f"{100 * entry['share']:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}]"
 
 
+def _priority_section(summaries: dict[str, dict[str, Any]]) -> list[str]:
+    out = ['<table class="probe-ranking"><thead><tr><th>model</th><th>ranking</th><th>pairs</th>'
+           '</tr></thead><tbody>']
+    for model, s in summaries.items():
+        out.append(f"<tr><td>{_e(model)}</td><td>{_e(s['ranking'] or '-')}</td>"
+                   f"<td>{s['pairs_ranked']} of 6</td></tr>")
+    out.append("</tbody></table>")
+    legend = " ".join(f'<span style="color:{c}">&#9632;</span> {_e(n)}' for n, c in (
+        ("kept the first attribute only", VERDICT_COLOURS["first"]),
+        ("kept the second only", VERDICT_COLOURS["second"]), ("kept both", VERDICT_COLOURS["both"]),
+        ("neither", VERDICT_COLOURS["neither"]), ("lost", VERDICT_COLOURS["lost"])))
+    out.append(f'<p class="probe-legend">{legend}</p>')
+    tasks = sorted({p["task"] for s in summaries.values() for p in s["pairs"]})
+    for task in tasks:
+        rows = [(m, p) for m, s in summaries.items() for p in s["pairs"] if p["task"] == task]
+        a, b = rows[0][1]["pair"]
+        note = "" if rows[0][1]["ranked"] else " (variant, not ranked)"
+        out.append(f'<figure class="probe-figure"><figcaption>{_e(task)}: {_e(a)} (first) vs {_e(b)} '
+                   f'(second){_e(note)}</figcaption><table><tbody>')
+        for model, p in rows:
+            out.append(f"<tr><td>{_e(model)}</td><td>{_bar(p)}</td><td>kept {_e(a)} only "
+                       f"{_e(_pct(p['first']))}; kept {_e(b)} only {_e(_pct(p['second']))}; both "
+                       f"{_e(_pct(p['both']))}; n = {p['n']}</td></tr>")
+        out.append("</tbody></table></figure>")
+    return out
+
+
+def _scatter(points: list[list[float | None]], size: int = 220, lo: float = -4.5, hi: float = 4.5) -> str:
+    """Generated vs conditioned velocity (world units / s), as the paper's Fig. 7."""
+    def px(v: float) -> float:
+        return 20 + (v - lo) / (hi - lo) * (size - 30)
+
+    def py(v: float) -> float:
+        return size - 20 - (v - lo) / (hi - lo) * (size - 30)
+
+    parts = [f'<line x1="{px(lo):.1f}" y1="{py(0):.1f}" x2="{px(hi):.1f}" y2="{py(0):.1f}" stroke="#999"/>',
+             f'<line x1="{px(0):.1f}" y1="{py(lo):.1f}" x2="{px(0):.1f}" y2="{py(hi):.1f}" stroke="#999"/>',
+             f'<line x1="{px(lo):.1f}" y1="{py(lo):.1f}" x2="{px(hi):.1f}" y2="{py(hi):.1f}" stroke="#ccc" '
+             'stroke-dasharray="3 3"/>',
+             f'<text x="{size / 2:.0f}" y="{size - 4}" font-size="10" text-anchor="middle">conditioned v</text>',
+             f'<text x="10" y="12" font-size="10">generated v</text>']
+    for x, y in points:
+        if x is None or y is None:
+            continue
+        y = min(max(y, lo), hi)
+        colour = "#d62728" if x * y < 0 else "#1f77b4"
+        parts.append(f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="2" fill="{colour}" fill-opacity="0.6"/>')
+    return f'<svg width="{size}" height="{size}" viewBox="0 0 {size} {size}" role="img">{"".join(parts)}</svg>'
+
+
+def _flip_section(summaries: dict[str, dict[str, Any]]) -> list[str]:
+    out = ['<table class="probe-ranking"><thead><tr><th>model</th><th>split</th><th>reversed</th><th>kept</th>'
+           '<th>stalled</th><th>lost</th><th>n</th></tr></thead><tbody>']
+    figures = []
+    for model, s in summaries.items():
+        for row in s["rows"]:
+            out.append(f"<tr><td>{_e(model)}</td><td>{_e(row['task'])}/{_e(row['split'])}</td>"
+                       + "".join(f"<td>{_e(_pct(row[v]))}</td>" for v in ("reversed", "kept", "stalled", "lost"))
+                       + f"<td>{row['n']}</td></tr>")
+            figures.append(f'<figure class="probe-figure">{_scatter(row["points"])}<figcaption>{_e(model)}: '
+                           f'generated vs conditioned velocity (red: reversed)</figcaption></figure>')
+    out.append("</tbody></table>")
+    return out + figures
+
+
+SECTIONS = {"priority": _priority_section, "flip": _flip_section}
+
+
 def page_html(docs: list[dict[str, Any]]) -> str:
     """The Probes page (standalone HTML, no script)."""
     out = ['<!doctype html><html lang="en"><head><meta charset="utf-8"><title>phybench probes</title>',
@@ -87,31 +155,13 @@ def page_html(docs: list[dict[str, Any]]) -> str:
     if not by_probe:
         out.append("<p>No probe results.</p>")
     for probe, models in sorted(by_probe.items()):
-        out.append(f'<section id="probe-{_e(probe)}"><h2>{_e(probes.PROBES.get(probe).description)}</h2>')
-        summaries = {m: probes.PROBES.get(probe).summarise(ds) for m, ds in sorted(models.items())}
-        out.append('<table class="probe-ranking"><thead><tr><th>model</th><th>ranking</th><th>pairs</th>'
-                   '</tr></thead><tbody>')
-        for model, s in summaries.items():
-            out.append(f"<tr><td>{_e(model)}</td><td>{_e(s['ranking'] or '-')}</td>"
-                       f"<td>{s['pairs_ranked']} of 6</td></tr>")
-        out.append("</tbody></table>")
-        legend = " ".join(f'<span style="color:{c}">&#9632;</span> {_e(n)}' for n, c in (
-            ("kept the first attribute only", VERDICT_COLOURS["first"]),
-            ("kept the second only", VERDICT_COLOURS["second"]), ("kept both", VERDICT_COLOURS["both"]),
-            ("neither", VERDICT_COLOURS["neither"]), ("lost", VERDICT_COLOURS["lost"])))
-        out.append(f'<p class="probe-legend">{legend}</p>')
-        tasks = sorted({p["task"] for s in summaries.values() for p in s["pairs"]})
-        for task in tasks:
-            rows = [(m, p) for m, s in summaries.items() for p in s["pairs"] if p["task"] == task]
-            a, b = rows[0][1]["pair"]
-            note = "" if rows[0][1]["ranked"] else " (variant, not ranked)"
-            out.append(f'<figure class="probe-figure"><figcaption>{_e(task)}: {_e(a)} (first) vs {_e(b)} '
-                       f'(second){_e(note)}</figcaption><table><tbody>')
-            for model, p in rows:
-                out.append(f"<tr><td>{_e(model)}</td><td>{_bar(p)}</td><td>kept {_e(a)} only "
-                           f"{_e(_pct(p['first']))}; kept {_e(b)} only {_e(_pct(p['second']))}; both "
-                           f"{_e(_pct(p['both']))}; n = {p['n']}</td></tr>")
-            out.append("</tbody></table></figure>")
+        entry = probes.PROBES.get(probe)
+        out.append(f'<section id="probe-{_e(probe)}"><h2>{_e(entry.description)}</h2>')
+        summaries = {m: entry.summarise(ds) for m, ds in sorted(models.items())}
+        if probe in SECTIONS:
+            out += SECTIONS[probe](summaries)
+        else:  # a probe without a drawing of its own: its text summary
+            out += [f"<pre>{_e(entry.render(s))}</pre>" for s in summaries.values()]
         out.append("</section>")
     out.append("</main></body></html>\n")
     return "\n".join(out)

@@ -314,6 +314,72 @@ register_probe(Probe("priority", "attribute priority (section 5.3): which of two
                      _priority_analyse, priority_ranking, render_priority))
 
 
+# ------------------------------------------------------------------ flip memorisation
+FLIP_VERDICTS = ("kept", "reversed", "stalled", "lost")
+STALL_SPEED = 0.2  # world units / s: a generated speed below this is a stalled ball, not a direction
+
+
+def flip_verdict(conditioned_velocity: float, reading: BodyReading) -> str:
+    """"kept" (same direction), "reversed", "stalled" (|v| < STALL_SPEED) or "lost"."""
+    if reading.lost:
+        return "lost"
+    if abs(reading.velocity) < STALL_SPEED:
+        return "stalled"
+    return "kept" if reading.velocity * conditioned_velocity > 0 else "reversed"
+
+
+def _flip_analyse(reader: Any, sub: Any, progress: bool) -> dict[str, Any]:
+    from tqdm import tqdm
+
+    spec: TaskSpec = reader.spec
+    rows = {row["sample_id"]: row for row in reader.rows(["sample_id", "level", "velocity", "direction"])}
+    ids = list(rows)
+    missing = sorted(set(ids) - set(sub.ids))
+    if missing:
+        raise ProbeError(f"the submission lacks {len(missing)} of the split's {len(ids)} videos "
+                         f"(first: {missing[0]}); analyse a complete submission")
+    videos = []
+    for sample_id, video in tqdm(sub.iter_videos(sub.storage_order(ids)), total=len(ids),
+                                 desc=f"analyse flip {spec.name}", unit="video", disable=not progress):
+        row = rows[sample_id]
+        v0 = float(row["velocity"]) * (-1.0 if row["direction"] == "left" else 1.0)
+        reading = read_body(video, spec.condition_frames, spec.world_size, spec.frame_interval)
+        videos.append({"sample_id": sample_id, "conditioned_velocity": v0, "velocity": reading.velocity,
+                       "frames": reading.frames, "verdict": flip_verdict(v0, reading)})
+    videos.sort(key=lambda v: v["sample_id"])
+    n = len(videos)
+    counts = {v: sum(1 for x in videos if x["verdict"] == v) for v in FLIP_VERDICTS}
+    return {"videos_analysed": n, "verdicts": {v: share(counts[v], n) for v in FLIP_VERDICTS},
+            "verdict_meaning": {"kept": "moves in the conditioned direction", "reversed": "turns back",
+                                "stalled": f"generated speed below {STALL_SPEED} world units / s",
+                                "lost": f"ball not found wholly in view in {MIN_FRAMES} generated frames"},
+            "videos": videos}
+
+
+def flip_summary(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """One row per results file: the share of videos that reverse, with its interval."""
+    rows = []
+    for r in sorted(results, key=lambda r: (r["model"], r["task"], r["split"])):
+        a = r["analysis"]
+        rows.append({"model": r["model"], "task": r["task"], "split": r["split"], "n": a["videos_analysed"],
+                     **{v: a["verdicts"][v] for v in FLIP_VERDICTS},
+                     "points": [[v["conditioned_velocity"], v["velocity"]] for v in a["videos"]]})
+    return {"rows": rows}
+
+
+def render_flip(summary: dict[str, Any]) -> str:
+    lines = []
+    for row in summary["rows"]:
+        lines.append(f"{row['model']} on {row['task']}/{row['split']}, {row['n']} videos")
+        for v in FLIP_VERDICTS:
+            lines.append(f"  {v:<9} {_pct(row[v])}")
+    return "\n".join(lines)
+
+
+register_probe(Probe("flip", "flip memorisation (section 5.2): does a slow ball turn back after the condition frames",
+                     _flip_analyse, flip_summary, render_flip))
+
+
 # ------------------------------------------------------------------ results files
 def probe_of(spec: TaskSpec) -> Probe:
     name = getattr(family_of(spec), "probe", None)
@@ -392,8 +458,10 @@ def load_results(path: str | os.PathLike[str]) -> dict[str, Any]:
                          f"has {spec.spec_hash()[:12]}")
     analysis = data.get("analysis", {})
     videos = analysis.get("videos", [])
-    recount = {v: sum(1 for x in videos if x.get("verdict") == v) for v in VERDICTS}
-    if any(analysis.get("verdicts", {}).get(v, {}).get("count") != recount[v] for v in VERDICTS):
+    names = list(analysis.get("verdicts", {}))
+    recount = {v: sum(1 for x in videos if x.get("verdict") == v) for v in names}
+    if (not names or sum(recount.values()) != len(videos)
+            or any(analysis["verdicts"][v].get("count") != recount[v] for v in names)):
         raise ProbeError(f"{path}: the verdict counts do not match its per-video verdicts")
     return data
 
