@@ -245,6 +245,63 @@ def test_flip_cli_and_page(tmp_path, capsys):
     assert "probes.html" in report.written and "ground-truth" in page and "flip-memorisation" in page
 
 
-def test_golden_flip_spec_hash():
-    assert TASKS.get("flip-memorisation").spec_hash() == json.loads(GOLDEN.read_text())["spec_hashes_flip"][
+def test_golden_flip_and_gaps_spec_hashes():
+    golden = json.loads(GOLDEN.read_text())["spec_hashes_other"]
+    assert {n: TASKS.get(n).spec_hash() for n in golden} == golden and len(golden) == 2
+    assert TASKS.get("flip-memorisation").spec_hash() == golden[
         "flip-memorisation"]
+
+
+# ------------------------------------------------------------------ interpolation gaps
+def test_gap_sets_have_their_speeds_and_equal_sizes():
+    spec = TASKS.get("interpolation-gaps")
+    sets = dict(spec.param("gap_sets"))
+    assert len(sets) == 5 and len({spec.split_size(n) for n in sets}) == 1
+    assert sets["train-gap1"] == ((1.0, 1.25), (3.75, 4.0))  # the paper's set (1)
+    for name, ranges in sets.items():
+        for i in range(30):
+            v = make_sample(spec, name, i).params["velocity"]
+            assert probes.distance_to(ranges, v) == 0.0, (name, i, v)
+
+
+def test_gaps_reader_ground_truth_held_and_a_snap_seen():
+    spec = TASKS.get("interpolation-gaps")
+    ranges = dict(spec.param("gap_sets"))["train-gap1"]
+    seen = 0
+    for i in range(16):
+        row = _row(spec, "eval", i)
+        v0 = float(row["velocity"])
+        video = render_row(row, 128)
+        reading = probes.read_body(video, spec.condition_frames, spec.world_size, spec.frame_interval)
+        assert abs(reading.velocity - v0) < 0.02
+        verdict = probes.gap_verdict(ranges, v0, reading)
+        if verdict is None:
+            continue
+        seen += 1
+        assert verdict == "held"
+        # the same ball continuing at the nearest training speed: a snap
+        cf, pos = spec.condition_frames, row["positions"][:, 0].astype(np.float64)
+        target = 1.25 if v0 < 2.5 else 3.75
+        snapped = pos.copy()
+        snapped[cf:, 0] = pos[cf - 1, 0] + target * spec.frame_interval * np.arange(1, len(pos) - cf + 1)
+        video2 = render(Scene((Body(body_shape("disc", float(row["radius"])), COLOURS["red"]),),
+                              np.concatenate([snapped, np.zeros((len(pos), 1))], axis=1)[:, None]), 128)
+        video2[:cf] = video[:cf]
+        got = probes.read_body(video2, cf, spec.world_size, spec.frame_interval)
+        assert probes.gap_verdict(ranges, v0, got) in ("snapped", "lost")  # v0 is in the gap: > 0 from target
+    assert seen >= 8
+
+
+def test_gaps_cli_needs_the_training_set(tmp_path, capsys):
+    data, sub, out = tmp_path / "data", tmp_path / "sub", tmp_path / "g.json"
+    assert main(["generate", "interpolation-gaps", "--split", "eval", "--out", str(data), "--limit", "8"]) == 0
+    assert json.loads((data / "manifest.json").read_text())["split_hash"] == \
+        json.loads(GOLDEN.read_text())["interpolation-gaps/eval-8-at-128"]
+    assert main(["baseline", "ground-truth", "--data", str(data), "--out", str(sub)]) == 0
+    capsys.readouterr()
+    assert main(["analyze", "gaps", str(sub), "--data", str(data), "--out", str(out)]) == 2
+    assert "--train-split" in capsys.readouterr().err and not out.exists()
+    assert main(["analyze", "gaps", str(sub), "--data", str(data), "--out", str(out),
+                 "--train-split", "train-gap3"]) == 0
+    a = probes.load_results(out)["analysis"]
+    assert a["verdicts"]["held"]["count"] == a["in_gap"] and a["train_split"] == "train-gap3"

@@ -27,6 +27,8 @@ EPILOG = """
       phybench analyze priority results/priority-*-oracle.json --json
 
     probes: priority (attribute priority: colour, size, velocity, shape; section 5.3)
+            flip     (flip memorisation: does a slow ball turn back; section 5.2)
+            gaps     (interpolation gaps: does an unseen speed snap to a seen one; section 5.1)
 """
 
 
@@ -42,7 +44,8 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         if args.data is not None:
             if len(args.paths) != 1:
                 raise CliError("with --data, give exactly one submission (folder or archive)")
-            results = probes.analyse(args.paths[0], args.data, progress=not args.json)
+            results = probes.analyse(args.paths[0], args.data, progress=not args.json,
+                                     train_split=args.train_split)
             if results["probe"] != args.probe:
                 raise CliError(f"{args.data} is a {results['probe']} probe split, not {args.probe}")
             if args.out:
@@ -72,6 +75,8 @@ def register(add: Callable[..., argparse.ArgumentParser]) -> None:
                    help="with --data: one submission; without: the probe's results files")
     p.add_argument("--data", help="the probe's evaluation split the submission answers")
     p.add_argument("--out", help="write the analysis results file here (with --data)")
+    p.add_argument("--train-split", help="the training split the model learnt from (gaps; default: the one its "
+                                         "submission names, as nearest-neighbour's does)")
     p.add_argument("--json", action="store_true", help="machine-readable summary")
     p.set_defaults(func=cmd_analyze)
 

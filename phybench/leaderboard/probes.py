@@ -103,8 +103,11 @@ def _priority_section(summaries: dict[str, dict[str, Any]]) -> list[str]:
     return out
 
 
-def _scatter(points: list[list[float | None]], size: int = 220, lo: float = -4.5, hi: float = 4.5) -> str:
-    """Generated vs conditioned velocity (world units / s), as the paper's Fig. 7."""
+def _scatter(points: list[list[float | None]], size: int = 220, lo: float = -4.5, hi: float = 4.5,
+             bands: list[list[float]] | None = None) -> str:
+    """Generated vs conditioned velocity (world units / s), as the paper's Fig. 5 and 7.
+
+    bands: training velocity ranges, shaded on both axes."""
     def px(v: float) -> float:
         return 20 + (v - lo) / (hi - lo) * (size - 30)
 
@@ -117,6 +120,11 @@ def _scatter(points: list[list[float | None]], size: int = 220, lo: float = -4.5
              'stroke-dasharray="3 3"/>',
              f'<text x="{size / 2:.0f}" y="{size - 4}" font-size="10" text-anchor="middle">conditioned v</text>',
              f'<text x="10" y="12" font-size="10">generated v</text>']
+    for a, b in bands or []:
+        parts.insert(0, f'<rect x="{px(a):.1f}" y="{py(hi):.1f}" width="{px(b) - px(a):.1f}" '
+                        f'height="{py(lo) - py(hi):.1f}" fill="#f5e6a8" fill-opacity="0.6"/>')
+        parts.insert(0, f'<rect x="{px(lo):.1f}" y="{py(b):.1f}" width="{px(hi) - px(lo):.1f}" '
+                        f'height="{py(a) - py(b):.1f}" fill="#f5e6a8" fill-opacity="0.6"/>')
     for x, y in points:
         if x is None or y is None:
             continue
@@ -141,7 +149,29 @@ def _flip_section(summaries: dict[str, dict[str, Any]]) -> list[str]:
     return out + figures
 
 
-SECTIONS = {"priority": _priority_section, "flip": _flip_section}
+def _gaps_section(summaries: dict[str, dict[str, Any]]) -> list[str]:
+    out = ['<table class="probe-ranking"><thead><tr><th>model</th><th>trained on</th><th>snapped (in the gap)</th>'
+           '<th>held</th><th>lost</th><th>|v_gen - v| in gap</th><th>in range</th><th>in gap / n</th></tr></thead>'
+           '<tbody>']
+    figures = []
+    for model, s in summaries.items():
+        for row in s["rows"]:
+            out.append(f"<tr><td>{_e(model)}</td><td>{_e(row['train_split'])}</td>"
+                       + "".join(f"<td>{_e(_pct(row[v]))}</td>" for v in ("snapped", "held", "lost"))
+                       + f"<td>{_e(_num(row['velocity_error_in_gap']))}</td>"
+                       + f"<td>{_e(_num(row['velocity_error_in_range']))}</td><td>{row['in_gap']} / {row['n']}</td></tr>")
+            figures.append(f'<figure class="probe-figure">{_scatter(row["points"], lo=0.0, hi=4.5, bands=row["train_ranges"])}'
+                           f'<figcaption>{_e(model)}, {_e(row["train_split"])}: generated vs conditioned velocity '
+                           f'(shaded: training speeds)</figcaption></figure>')
+    out.append("</tbody></table>")
+    return out + figures
+
+
+def _num(x: Any) -> str:
+    return "n/a" if x is None else f"{float(x):.3f}"
+
+
+SECTIONS = {"priority": _priority_section, "flip": _flip_section, "gaps": _gaps_section}
 
 
 def page_html(docs: list[dict[str, Any]]) -> str:

@@ -186,7 +186,8 @@ class Probe:
 
     name: str
     description: str
-    analyse: Callable[[Any, Any, bool], dict[str, Any]]  # (SplitReader, Submission, progress) -> results
+    # (SplitReader, Submission, progress, options) -> results; options: e.g. {"train_split": ...}
+    analyse: Callable[[Any, Any, bool, dict[str, Any]], dict[str, Any]]
     summarise: Callable[[list[dict[str, Any]]], dict[str, Any]]  # results files -> summary
     render: Callable[[dict[str, Any]], str]  # summary -> text for the terminal
 
@@ -198,7 +199,7 @@ def register_probe(probe: Probe) -> Probe:
     return PROBES.register(probe.name, probe)
 
 
-def _priority_analyse(reader: Any, sub: Any, progress: bool) -> dict[str, Any]:
+def _priority_analyse(reader: Any, sub: Any, progress: bool, options: dict[str, Any]) -> dict[str, Any]:
     from tqdm import tqdm
 
     spec: TaskSpec = reader.spec
@@ -328,7 +329,7 @@ def flip_verdict(conditioned_velocity: float, reading: BodyReading) -> str:
     return "kept" if reading.velocity * conditioned_velocity > 0 else "reversed"
 
 
-def _flip_analyse(reader: Any, sub: Any, progress: bool) -> dict[str, Any]:
+def _flip_analyse(reader: Any, sub: Any, progress: bool, options: dict[str, Any]) -> dict[str, Any]:
     from tqdm import tqdm
 
     spec: TaskSpec = reader.spec
@@ -380,6 +381,100 @@ register_probe(Probe("flip", "flip memorisation (section 5.2): does a slow ball 
                      _flip_analyse, flip_summary, render_flip))
 
 
+# ------------------------------------------------------------------ interpolation gaps
+GAP_VERDICTS = ("snapped", "held", "lost")  # for the videos whose speed lies in the training set's gap
+
+
+def distance_to(ranges: Sequence[Sequence[float]], v: float) -> float:
+    """World units / s from v to the nearest training range (0 inside one)."""
+    return min(0.0 if a <= v <= b else min(abs(v - a), abs(v - b)) for a, b in ranges)
+
+
+def gap_verdict(ranges: Sequence[Sequence[float]], v0: float, reading: BodyReading) -> str | None:
+    """None for a conditioned speed inside a training range; else "snapped" (the generated
+    speed is less than half as far from the training ranges as the conditioned one),
+    "held" or "lost"."""
+    d0 = distance_to(ranges, v0)
+    if d0 == 0.0:
+        return None
+    if reading.lost:
+        return "lost"
+    return "snapped" if distance_to(ranges, reading.velocity) < 0.5 * d0 else "held"
+
+
+def _gaps_analyse(reader: Any, sub: Any, progress: bool, options: dict[str, Any]) -> dict[str, Any]:
+    from tqdm import tqdm
+
+    spec: TaskSpec = reader.spec
+    sets = {name: ranges for name, ranges in spec.param("gap_sets")}
+    train = options.get("train_split")
+    if train not in sets:
+        raise ProbeError(f"say which training set the model learnt from: --train-split one of {', '.join(sets)} "
+                         f"(the submission names {train!r})")
+    ranges = [list(r) for r in sets[train]]
+    rows = {row["sample_id"]: row for row in reader.rows(["sample_id", "velocity"])}
+    ids = list(rows)
+    missing = sorted(set(ids) - set(sub.ids))
+    if missing:
+        raise ProbeError(f"the submission lacks {len(missing)} of the split's {len(ids)} videos "
+                         f"(first: {missing[0]}); analyse a complete submission")
+    videos = []
+    for sample_id, video in tqdm(sub.iter_videos(sub.storage_order(ids)), total=len(ids),
+                                 desc=f"analyse gaps {spec.name}", unit="video", disable=not progress):
+        v0 = float(rows[sample_id]["velocity"])
+        reading = read_body(video, spec.condition_frames, spec.world_size, spec.frame_interval)
+        videos.append({"sample_id": sample_id, "conditioned_velocity": v0, "velocity": reading.velocity,
+                       "in_gap": distance_to(ranges, v0) > 0.0, "verdict": gap_verdict(ranges, v0, reading)})
+    videos.sort(key=lambda v: v["sample_id"])
+    gap = [v for v in videos if v["in_gap"]]
+    counts = {v: sum(1 for x in gap if x["verdict"] == v) for v in GAP_VERDICTS}
+
+    def error(vs: list[dict[str, Any]]) -> float:
+        errs = [abs(v["velocity"] - v["conditioned_velocity"]) for v in vs if np.isfinite(v["velocity"])]
+        return float(np.mean(errs)) if errs else float("nan")
+
+    return {"train_split": train, "train_ranges": ranges, "videos_analysed": len(videos), "in_gap": len(gap),
+            "verdicts": {v: share(counts[v], len(gap)) for v in GAP_VERDICTS},
+            "velocity_error_in_gap": error(gap), "velocity_error_in_range": error([v for v in videos
+                                                                                   if not v["in_gap"]]),
+            "verdict_meaning": {"snapped": "in the gap, the generated speed is less than half as far from a "
+                                           "training range as the conditioned one",
+                                "held": "in the gap, the generated speed did not move (that much) toward a "
+                                        "training range",
+                                "lost": f"ball not found wholly in view in {MIN_FRAMES} generated frames"},
+            "videos": videos}
+
+
+def gaps_summary(results: list[dict[str, Any]]) -> dict[str, Any]:
+    rows = []
+    for r in sorted(results, key=lambda r: (r["model"], r["analysis"]["train_split"])):
+        a = r["analysis"]
+        rows.append({"model": r["model"], "task": r["task"], "split": r["split"], "train_split": a["train_split"],
+                     "train_ranges": a["train_ranges"], "n": a["videos_analysed"], "in_gap": a["in_gap"],
+                     **{v: a["verdicts"][v] for v in GAP_VERDICTS},
+                     "velocity_error_in_gap": a["velocity_error_in_gap"],
+                     "velocity_error_in_range": a["velocity_error_in_range"],
+                     "points": [[v["conditioned_velocity"], v["velocity"]] for v in a["videos"]]})
+    return {"rows": rows}
+
+
+def render_gaps(summary: dict[str, Any]) -> str:
+    lines = []
+    for row in summary["rows"]:
+        ranges = " U ".join(f"[{a:g}, {b:g}]" for a, b in row["train_ranges"])
+        lines.append(f"{row['model']} trained on {row['train_split']} (v in {ranges}): {row['n']} videos, "
+                     f"{row['in_gap']} in the gap")
+        for v in GAP_VERDICTS:
+            lines.append(f"  {v:<8} {_pct(row[v])}")
+        lines.append(f"  mean |v_gen - v| in the gap {row['velocity_error_in_gap']:.3f}, in range "
+                     f"{row['velocity_error_in_range']:.3f} world units / s")
+    return "\n".join(lines)
+
+
+register_probe(Probe("gaps", "interpolation gaps (section 5.1): does an unseen speed snap to a seen one",
+                     _gaps_analyse, gaps_summary, render_gaps))
+
+
 # ------------------------------------------------------------------ results files
 def probe_of(spec: TaskSpec) -> Probe:
     name = getattr(family_of(spec), "probe", None)
@@ -389,8 +484,12 @@ def probe_of(spec: TaskSpec) -> Probe:
 
 
 def analyse(submission: str | os.PathLike[str], split_dir: str | os.PathLike[str],
-            progress: bool = True) -> dict[str, Any]:
-    """The results of a probe's analysis of one submission on one evaluation split."""
+            progress: bool = True, train_split: str | None = None) -> dict[str, Any]:
+    """The results of a probe's analysis of one submission on one evaluation split.
+
+    train_split: the training split the model learnt from, for probes whose verdict
+    depends on it (gaps); default: the one the submission's model metadata names.
+    """
     from ..data.split import SplitError, SplitReader
     from .submission import SubmissionError, open_submission, submission_hash
 
@@ -409,7 +508,9 @@ def analyse(submission: str | os.PathLike[str], split_dir: str | os.PathLike[str
             if meta.get("split_hash") != manifest["split_hash"]:
                 raise ProbeError(f"the submission was made for split hash {str(meta.get('split_hash'))[:12]}, "
                                  f"but {split_dir} has {manifest['split_hash'][:12]}")
-            analysis = probe.analyse(reader, sub, progress)
+            model = meta.get("model") if isinstance(meta.get("model"), dict) else {}
+            options = {"train_split": train_split or model.get("train_split")}
+            analysis = probe.analyse(reader, sub, progress, options)
         sub_hash = submission_hash(submission)
     except SubmissionError as exc:
         raise ProbeError("; ".join(p.message for p in exc.problems)) from None
@@ -460,7 +561,7 @@ def load_results(path: str | os.PathLike[str]) -> dict[str, Any]:
     videos = analysis.get("videos", [])
     names = list(analysis.get("verdicts", {}))
     recount = {v: sum(1 for x in videos if x.get("verdict") == v) for v in names}
-    if (not names or sum(recount.values()) != len(videos)
+    if (not names or sum(recount.values()) != sum(1 for x in videos if x.get("verdict") is not None)
             or any(analysis["verdicts"][v].get("count") != recount[v] for v in names)):
         raise ProbeError(f"{path}: the verdict counts do not match its per-video verdicts")
     return data
