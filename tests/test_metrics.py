@@ -111,7 +111,7 @@ def test_a_new_metric_is_scored_reported_and_shown(tiny, tmp_path, capsys):
             out = score(sub, split, ("velocity_error", "mean_abs_pixel_error"), progress=False)
             res = out.results
             assert res["metrics"] == ["velocity_error", "mean_abs_pixel_error", "velocity_error_penalised",
-                                      "position_error", "trajectory_error", "size_error", "colour_kept"]
+                                      "position_error", "trajectory_error", "size_error", "colour_kept", "abnormal"]
             # requested, then the family's companions
             assert res["higher_is_better"]["mean_abs_pixel_error"] is False
             assert res["provenance"]["metric_settings"]["mean_abs_pixel_error"] == toy_metric().settings
@@ -179,5 +179,5 @@ def test_leaderboard_data_lists_the_new_metric(tiny, tmp_path):
     cols = {m["name"]: (m["label"], m["unit"], m["higher_is_better"]) for m in board["metrics"]}
     assert cols["mean_abs_pixel_error"] == ("Toy", "levels", True)
     assert list(cols) == ["velocity_error", "velocity_error_penalised", "position_error", "trajectory_error",
-                          "size_error", "colour_kept", "mean_abs_pixel_error"]  # registration order
+                          "size_error", "colour_kept", "abnormal", "mean_abs_pixel_error"]  # registration order
     assert all(cell["metrics"]["mean_abs_pixel_error"]["mean"] == 0.0 for cell in board["rows"][0]["cells"].values())

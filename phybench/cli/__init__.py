@@ -277,7 +277,7 @@ def _parser() -> argparse.ArgumentParser:
 # `register(add)`, which adds its subparser(s) with `add(name, help)` and sets
 # `func=` through `set_defaults`, so a new command is one file plus one line here.
 COMMAND_MODULES: tuple[str, ...] = (
-    # "judge",      # phybench judge / violations / plausibility
+    "judge",      # phybench judge / violations / calibrate-judge
     "probes",     # phybench analyze
     # "study",      # phybench study
 )

@@ -254,7 +254,7 @@ class CombinatorialFamily(TaskFamily):
     """A red ball and 4 of 8 PHYRE object types fall, collide, roll and topple."""
 
     name = "combinatorial"
-    metrics = ("ssim", "psnr", "lpips", "fvd")
+    metrics = ("ssim", "psnr", "lpips", "fvd", "abnormal")
     plot_dof = None
     object_reader = "none"  # grey and black bodies share colours: image metrics only
     extra_columns = ("draw", "redraws")

@@ -31,7 +31,7 @@ ENTRY_POINT_GROUP = "phybench.families"
 
 # Metrics every family gets unless it says otherwise (names in `phybench.scoring.metrics`).
 DEFAULT_METRICS = ("velocity_error", "velocity_error_penalised", "position_error", "trajectory_error", "size_error",
-                   "colour_kept",
+                   "colour_kept", "abnormal",
                    "ssim", "psnr", "lpips", "fvd")
 
 

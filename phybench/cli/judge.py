@@ -1,0 +1,104 @@
+"""`phybench judge`, `phybench violations`, `phybench calibrate-judge`: the abnormality judge's commands."""
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any, Callable
+
+from . import CliError
+
+
+def register(add: Callable[..., argparse.ArgumentParser]) -> None:
+    j = add("judge", "Judge every video of a submission: abnormal or not, with the rule, colour and frames.")
+    j.add_argument("submission", metavar="SUB", help="submission folder or archive")
+    j.add_argument("--data", required=True, metavar="SPLIT_DIR", help="the evaluation split it answers")
+    j.add_argument("--json", action="store_true", help="one JSON document instead of lines")
+    j.set_defaults(func=cmd_judge)
+
+    v = add("violations", "Plant known violations (vanish, break, teleport, ...) in an evaluation split's videos.")
+    v.add_argument("--data", required=True, metavar="SPLIT_DIR", help="an evaluation split")
+    v.add_argument("--kinds", help="comma-separated (default: all); see `phybench.violations.KINDS`")
+    v.add_argument("--out", required=True, help="new folder: OUT/<kind>/ submissions and OUT/labels.json")
+    v.add_argument("--quiet", action="store_true")
+    v.set_defaults(func=cmd_violations)
+
+    c = add("calibrate-judge", "The judge's false positives on ground truth and recall per planted kind (Markdown).")
+    c.add_argument("--data", required=True, nargs="+", metavar="SPLIT_DIR", help="evaluation splits")
+    c.add_argument("--work", required=True, help="folder for the planted violations (reused)")
+    c.add_argument("--kinds", help="comma-separated (default: all)")
+    c.add_argument("--json", metavar="FILE", help="also write the numbers as JSON")
+    c.add_argument("--quiet", action="store_true")
+    c.set_defaults(func=cmd_calibrate)
+
+
+def _kinds(text: str | None) -> list[str]:
+    from ..violations import KINDS
+
+    kinds = [k.strip() for k in (text or ",".join(KINDS)).split(",") if k.strip()]
+    unknown = [k for k in kinds if k not in KINDS]
+    if unknown:
+        raise CliError(f"unknown violation kind(s) {', '.join(unknown)}; known: {', '.join(KINDS)}")
+    return kinds
+
+
+def cmd_judge(args: argparse.Namespace) -> int:
+    from ..data.split import SplitReader, row_scene
+    from ..scoring.abnormal import SETTINGS, judge
+    from ..scoring.submission import SubmissionError, open_submission, validate
+
+    reader = SplitReader(args.data)
+    m = reader.manifest
+    report = validate(args.submission, args.data)
+    if not report.ok:
+        raise CliError(f"{args.submission} is not a valid submission for {args.data}: {report.problems[0]} "
+                       f"(`phybench validate` lists every problem)")
+    rows = {row["sample_id"]: row for row in reader.rows()}
+    verdicts: dict[str, Any] = {}
+    try:
+        with open_submission(args.submission, manifest=m) as sub:
+            for sid, video in sub.iter_videos(list(rows)):
+                b = row_scene(rows[sid]).bodies
+                verdicts[sid] = judge(video, reader.video(rows[sid]), [x.colour for x in b],
+                                      [not x.dynamic for x in b], int(m["condition_frames"])).to_dict()
+    except SubmissionError as exc:
+        raise CliError(str(exc)) from None
+    bad = sum(v["abnormal"] for v in verdicts.values())
+    if args.json:
+        print(json.dumps({"task": m["task"], "split": m["split"], "videos": len(verdicts), "abnormal": bad,
+                          "settings": SETTINGS, "verdicts": verdicts}, indent=1, sort_keys=True))
+        return 0
+    for sid, v in verdicts.items():
+        if v["abnormal"]:
+            f = v["findings"][0]
+            more = f" (+{len(v['findings']) - 1} more)" if len(v["findings"]) > 1 else ""
+            print(f"ABNORMAL {sid}: {f['rule']}, colour {f['colour']}, frames {f['frames'][:6]}: {f['detail']}{more}")
+    print(f"{bad} of {len(verdicts)} videos abnormal ({100 * bad / max(len(verdicts), 1):.1f}%)")
+    return 0
+
+
+def cmd_violations(args: argparse.Namespace) -> int:
+    from ..violations import ViolationError, write_violations
+
+    try:
+        doc = write_violations(args.data, args.out, _kinds(args.kinds), progress=not args.quiet)
+    except ViolationError as exc:
+        raise CliError(str(exc)) from None
+    for kind, labels in doc["labels"].items():
+        used = sum("skipped" not in lab for lab in labels)
+        print(f"{kind:<16} {used:>5} planted, {len(labels) - used} not applicable  -> {Path(args.out) / kind}")
+    print(f"labels: {Path(args.out) / 'labels.json'} (onset frame {doc['onset_frame']})")
+    return 0
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    from ..violations import ViolationError, calibrate, calibration_markdown
+
+    try:
+        cal = calibrate(args.data, args.work, _kinds(args.kinds), progress=not args.quiet)
+    except ViolationError as exc:
+        raise CliError(str(exc)) from None
+    print(calibration_markdown(cal))
+    if args.json:
+        Path(args.json).write_text(json.dumps(cal, indent=1, sort_keys=True) + "\n")
+    return 0

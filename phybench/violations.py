@@ -1,0 +1,361 @@
+"""Planted violations: videos with known faults, made from an evaluation split's own scenes.
+
+Each kind perturbs the *scene* (the bodies and their poses, `phybench.world.scene.Scene`) or
+the *simulation* (Box2D re-run from a frame's state with one law changed), from an onset
+frame on, and re-renders it with our renderer; frames before the onset are the ground
+truth's.  No pixel is drawn by hand.  Every video knows its kind, its onset frame and the
+body it changed, so the judge's recall and every metric's response can be measured
+(README, "The abnormality judge").
+
+Kinds (`KINDS`): vanish, appear, break, deform, colour, teleport, static (a static body
+moves), freeze, speed-1.2, speed-0.8, gravity-1.2, restitution-0.8, restitution-0,
+reverse (time runs backwards from the onset).  A kind that does not apply to a sample (no
+static body, no gravity, no collision) skips it and says so in the labels.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterator, Sequence
+
+import numpy as np
+
+from .data.split import SplitReader, row_scene
+from .io import atomic_write_bytes
+from .scoring.submission import submission_meta, write_submission
+from .tasks.spec import TaskSpec
+from .world.render import render
+from .world.scene import BLUE, RED, Body, Disc, Rect, Scene, bounding_radius
+
+
+class ViolationError(Exception):
+    """The violation set cannot be made; the message says why."""
+
+
+@dataclass(frozen=True)
+class Planted:
+    """One perturbed scene (None: the kind does not apply) and what was done."""
+
+    scene: Scene | None
+    body: int = -1  # the body changed (-1: all, or none)
+    note: str = ""
+
+
+OFF = 1e3  # world units: a pose this far away renders nothing (a body that is gone)
+
+
+def onset_frame(spec: TaskSpec) -> int:
+    """The first perturbed frame: a third of the way into the generated frames."""
+    c = spec.condition_frames
+    return c + max(1, (spec.frames - c) // 3)
+
+
+def _visible(scene: Scene, t: int) -> np.ndarray:
+    """(B,) bool: the body lies wholly in view at frame t."""
+    p, r = scene.positions[t], scene.radii
+    return ((p - r[:, None]) >= 0).all(axis=1) & ((p + r[:, None]) <= scene.world_size).all(axis=1)
+
+
+def _pick(scene: Scene, t: int, shapes: tuple[type, ...] = (Disc, Rect)) -> int | None:
+    """The first dynamic body of one of `shapes` wholly in view at frames t-1 and t."""
+    ok = _visible(scene, t) & _visible(scene, t - 1)
+    for b, body in enumerate(scene.bodies):
+        if body.dynamic and isinstance(body.shape, shapes) and ok[b]:
+            return b
+    return None
+
+
+def _with_body(scene: Scene, b: int, body: Body) -> Scene:
+    bodies = list(scene.bodies)
+    bodies[b] = body
+    return dataclasses.replace(scene, bodies=tuple(bodies))
+
+
+def _scaled(shape: Any, k: float) -> Any:
+    if isinstance(shape, Disc):
+        return Disc(shape.radius * k)
+    return Rect(shape.width * k, shape.height * k)
+
+
+def _vanish(scene: Scene, spec: TaskSpec, k: int) -> Planted:
+    b = _pick(scene, k)
+    if b is None:
+        return Planted(None, note="no dynamic body in view at the onset")
+    poses = scene.poses.copy()
+    poses[k:, b, :2] = OFF
+    return Planted(dataclasses.replace(scene, poses=poses), b)
+
+
+def _appear(scene: Scene, spec: TaskSpec, k: int) -> Planted:
+    b = _pick(scene, k)
+    if b is None:
+        return Planted(None, note="no dynamic body in view at the onset")
+    poses = np.concatenate([scene.poses, scene.poses[:, b:b + 1]], axis=1)  # a copy of body b ...
+    poses[:k, -1, :2] = OFF  # ... absent before the onset, then mirrored across the vertical centre line
+    poses[k:, -1, 0] = scene.world_size - poses[k:, -1, 0]
+    if abs(poses[k, -1, 0] - poses[k, b, 0]) < 2 * scene.radii[b]:
+        poses[k:, -1, 1] = scene.world_size - poses[k:, -1, 1]  # too close: mirror through the centre instead
+    return Planted(Scene(scene.bodies + (scene.bodies[b],), poses, scene.world_size), b)
+
+
+def _break(scene: Scene, spec: TaskSpec, k: int) -> Planted:
+    b = _pick(scene, k)
+    if b is None:
+        return Planted(None, note="no dynamic disc or bar in view at the onset")
+    body = scene.bodies[b]
+    half = _scaled(body.shape, 1 / np.sqrt(2))  # two pieces of half the area each
+    gap = bounding_radius(body.shape)
+    poses = np.concatenate([scene.poses, scene.poses[:, b:b + 1]], axis=1)
+    grow = np.clip(np.arange(scene.num_frames) - k + 1, 0, None)[:, None] * 0.25 * gap  # they drift apart
+    poses[k:, b, 0] -= gap * 0.8 + grow[k:, 0]
+    poses[k:, -1, 0] += gap * 0.8 + grow[k:, 0]
+    poses[:k, -1, :2] = OFF
+    piece = dataclasses.replace(body, shape=half)
+    before = Scene(scene.bodies + (piece,), poses, scene.world_size)
+    # frames before k keep the whole body: composited from the original in `plant`
+    return Planted(_with_body(before, b, piece), b)
+
+
+def _deform(scene: Scene, spec: TaskSpec, k: int) -> Planted:
+    b = _pick(scene, k)
+    if b is None:
+        return Planted(None, note="no dynamic disc or bar in view at the onset")
+    body = scene.bodies[b]
+    return Planted(_with_body(scene, b, dataclasses.replace(body, shape=_scaled(body.shape, 1.3))), b)
+
+
+def _colour(scene: Scene, spec: TaskSpec, k: int) -> Planted:
+    b = _pick(scene, k, (Disc, Rect, type(None)))
+    b = _pick(scene, k, tuple({type(x.shape) for x in scene.bodies})) if b is None else b
+    if b is None:
+        return Planted(None, note="no dynamic body in view at the onset")
+    used = {tuple(x.colour) for x in scene.bodies}
+    new = next(c for c in (BLUE, RED, (0, 160, 0), (160, 0, 160)) if c not in used)
+    return Planted(_with_body(scene, b, dataclasses.replace(scene.bodies[b], colour=new)), b)
+
+
+def _teleport(scene: Scene, spec: TaskSpec, k: int) -> Planted:
+    b = _pick(scene, k, tuple({type(x.shape) for x in scene.bodies}))
+    if b is None:
+        return Planted(None, note="no dynamic body in view at the onset")
+    poses = scene.poses.copy()
+    centre = scene.world_size / 2
+    jump = np.sign(centre - poses[k, b, :2]) * scene.world_size * 0.4  # towards the centre: stays in view
+    poses[k:, b, :2] += jump
+    return Planted(dataclasses.replace(scene, poses=poses), b)
+
+
+def _static(scene: Scene, spec: TaskSpec, k: int) -> Planted:
+    b = next((i for i, x in enumerate(scene.bodies) if not x.dynamic), None)
+    if b is None:
+        return Planted(None, note="the scene has no static body")
+    poses = scene.poses.copy()
+    shift = np.sign(scene.world_size / 2 - poses[k, b, :2]) * 0.05 * scene.world_size
+    poses[k:, b, :2] += shift
+    return Planted(dataclasses.replace(scene, poses=poses), b)
+
+
+def _freeze(scene: Scene, spec: TaskSpec, k: int) -> Planted:
+    poses = scene.poses.copy()
+    poses[k:] = poses[k - 1]
+    return Planted(dataclasses.replace(scene, poses=poses))
+
+
+def _speed(factor: float) -> Callable[[Scene, TaskSpec, int], Planted]:
+    def plant(scene: Scene, spec: TaskSpec, k: int) -> Planted:
+        c = spec.condition_frames - 1  # from the last condition frame on, every move is `factor` as long
+        poses = scene.poses.copy()
+        dynamic = np.array([x.dynamic for x in scene.bodies])
+        poses[c:, dynamic] = poses[c, dynamic] + factor * (poses[c:, dynamic] - poses[c, dynamic])
+        return Planted(dataclasses.replace(scene, poses=poses))
+
+    return plant
+
+
+def _resimulate(change: Callable[[Any], Any], applies: Callable[[TaskSpec, Scene], str | None]
+                ) -> Callable[[Scene, TaskSpec, int], Planted]:
+    """Box2D re-run from the last condition frame's state with one setting changed."""
+    def plant(scene: Scene, spec: TaskSpec, k: int) -> Planted:
+        why = applies(spec, scene)
+        if why:
+            return Planted(None, note=why)
+        from .world.simulate import simulate
+
+        c = spec.condition_frames - 1
+        start = scene.frames(slice(c, c + 1))
+        settings = change(spec.simulator)
+        tail = simulate(start, settings, scene.num_frames - c, spec.frame_interval)
+        poses = scene.poses.copy()
+        poses[c:] = tail.poses
+        return Planted(dataclasses.replace(scene, poses=poses))
+
+    return plant
+
+
+def _needs_gravity(spec: TaskSpec, scene: Scene) -> str | None:
+    return None if spec.simulator.gravity else "the task has no gravity"
+
+
+def _needs_collision(spec: TaskSpec, scene: Scene) -> str | None:
+    return None if sum(x.dynamic for x in scene.bodies) >= 2 else "fewer than two moving bodies: no collision"
+
+
+def _reverse(scene: Scene, spec: TaskSpec, k: int) -> Planted:
+    c = spec.condition_frames
+    poses = scene.poses.copy()
+    poses[c:] = scene.poses[c:][::-1]
+    return Planted(dataclasses.replace(scene, poses=poses))
+
+
+KINDS: dict[str, Callable[[Scene, TaskSpec, int], Planted]] = {
+    "vanish": _vanish,
+    "appear": _appear,
+    "break": _break,
+    "deform": _deform,
+    "colour": _colour,
+    "teleport": _teleport,
+    "static": _static,
+    "freeze": _freeze,
+    "speed-1.2": _speed(1.2),
+    "speed-0.8": _speed(0.8),
+    "gravity-1.2": _resimulate(lambda s: dataclasses.replace(s, gravity=1.2 * s.gravity), _needs_gravity),
+    "restitution-0.8": _resimulate(lambda s: dataclasses.replace(s, restitution=0.8), _needs_collision),
+    "restitution-0": _resimulate(lambda s: dataclasses.replace(s, restitution=0.0), _needs_collision),
+    "reverse": _reverse,
+}
+# onset: the first frame that differs from the ground truth (speed and re-simulation: the first generated frame)
+_ONSET_AT_CONDITION = {"speed-1.2", "speed-0.8", "gravity-1.2", "restitution-0.8", "restitution-0", "reverse"}
+
+
+def plant(kind: str, row: dict[str, Any], spec: TaskSpec, resolution: int, gt_video: np.ndarray
+          ) -> tuple[np.ndarray | None, dict[str, Any]]:
+    """(video or None, label) of one sample with one planted violation."""
+    if kind not in KINDS:
+        raise ViolationError(f"unknown violation kind {kind!r}; known: {', '.join(KINDS)}")
+    scene = row_scene(row)
+    k = onset_frame(spec)
+    planted = KINDS[kind](scene, spec, k)
+    label: dict[str, Any] = {"sample_id": row["sample_id"], "kind": kind}
+    if planted.scene is None:
+        label["skipped"] = planted.note
+        return None, label
+    video = render(planted.scene, resolution)
+    onset = spec.condition_frames if kind in _ONSET_AT_CONDITION else k
+    video[:onset] = gt_video[:onset]  # the ground truth's own frames before the onset
+    label.update(onset=int(onset), body=int(planted.body))
+    if np.array_equal(video, gt_video):
+        label["skipped"] = "the perturbation left every frame unchanged (e.g. nothing moves)"
+        return None, label
+    return video, label
+
+
+def write_violations(split_dir: str | os.PathLike[str], out: str | os.PathLike[str], kinds: Sequence[str],
+                     *, limit: int | None = None, progress: bool = True) -> dict[str, Any]:
+    """OUT/<kind>/ (a submission of the planted videos of one kind) and OUT/labels.json.
+
+    Every kind's submission is complete, so `phybench score OUT/<kind> --data SPLIT` works:
+    a sample the kind does not apply to gets its ground-truth video, and its label says
+    `skipped` (leave it out of a recall).  Returns the labels document.
+    """
+    from tqdm import tqdm
+
+    reader = SplitReader(split_dir)
+    spec, m = reader.spec, reader.manifest
+    if spec.is_training(m["split"]):
+        raise ViolationError(f"{split_dir} is a training split; plant violations in an evaluation split")
+    unknown = [k for k in kinds if k not in KINDS]
+    if unknown:
+        raise ViolationError(f"unknown violation kind(s) {', '.join(unknown)}; known: {', '.join(KINDS)}")
+    out = Path(out)
+    if out.exists() and any(out.iterdir()):
+        raise ViolationError(f"{out} exists and is not empty; choose a new folder")
+    rows = list(reader.rows())
+    if limit is not None and limit < len(rows):
+        raise ViolationError(f"--limit {limit}: a submission answers every sample of the split; make a "
+                             f"{limit}-sample split instead (`phybench generate {m['task']} --split {m['split']} "
+                             f"--limit {limit}`)")
+    res = int(m["resolution"])
+    labels: dict[str, list[dict[str, Any]]] = {k: [] for k in kinds}
+    gts = {}
+    for kind in kinds:
+        def videos() -> Iterator[tuple[str, np.ndarray]]:
+            for row in tqdm(rows, desc=f"violations {kind}", unit="video", disable=not progress):
+                gt = gts.get(row["sample_id"])
+                if gt is None:
+                    gt = gts[row["sample_id"]] = reader.video(row)
+                video, label = plant(kind, row, spec, res, gt)
+                labels[kind].append(label)
+                yield row["sample_id"], gt if video is None else video
+
+        meta = submission_meta(m, f"violation:{kind}", sampler={"name": f"planted:{kind}"},
+                               notes=f"planted violation {kind!r} (phybench.violations); ground truth before the onset")
+        write_submission(out / kind, meta, videos(), fmt="npz")
+    doc = {"kind": "phybench-violations", "schema_version": 1, "task": m["task"], "split": m["split"],
+           "split_hash": m["split_hash"], "onset_frame": onset_frame(spec), "labels": labels}
+    atomic_write_bytes(out / "labels.json", (json.dumps(doc, indent=1, sort_keys=True) + "\n").encode())
+    return doc
+
+
+def calibrate(split_dirs: Sequence[str | os.PathLike[str]], work: str | os.PathLike[str],
+              kinds: Sequence[str] = tuple(KINDS), *, progress: bool = True) -> dict[str, Any]:
+    """The judge's false-positive rate on each split's ground truth and its recall per planted kind.
+
+    Violations are written under WORK/<task>-<split>/ (reused when there).  Returns
+    {"splits": {name: {"videos", "false_positives"}}, "recall": {kind: {name: [hits, applicable]}},
+    "rules": {kind: {rule: count}}}.
+    """
+    from .scoring.abnormal import judge
+    from .scoring.submission import open_submission
+
+    out: dict[str, Any] = {"splits": {}, "recall": {k: {} for k in kinds}, "rules": {k: {} for k in kinds}}
+    for split_dir in split_dirs:
+        reader = SplitReader(split_dir)
+        m = reader.manifest
+        name = f"{m['task']}/{m['split']}"
+        rows = {row["sample_id"]: row for row in reader.rows()}
+        cf = int(m["condition_frames"])
+        gts, bodies = {}, {}
+        fp = 0
+        for sid, row in rows.items():
+            gts[sid] = reader.video(row)
+            b = row_scene(row).bodies
+            bodies[sid] = ([x.colour for x in b], [not x.dynamic for x in b])
+            fp += judge(gts[sid], gts[sid], *bodies[sid], cf).abnormal
+        out["splits"][name] = {"videos": len(rows), "false_positives": int(fp)}
+        folder = Path(work) / f"{m['task']}-{m['split']}"
+        if not (folder / "labels.json").is_file():
+            write_violations(split_dir, folder, kinds, progress=progress)
+        labels = json.loads((folder / "labels.json").read_text())["labels"]
+        for kind in kinds:
+            applicable = {lab["sample_id"] for lab in labels.get(kind, []) if "skipped" not in lab}
+            hits = 0
+            with open_submission(folder / kind, manifest=m) as sub:
+                for sid, video in sub.iter_videos(sorted(applicable)):
+                    verdict = judge(video, gts[sid], *bodies[sid], cf)
+                    hits += verdict.abnormal
+                    for f in verdict.findings:
+                        out["rules"][kind][f.rule] = out["rules"][kind].get(f.rule, 0) + 1
+            out["recall"][kind][name] = [int(hits), len(applicable)]
+    return out
+
+
+def calibration_markdown(cal: dict[str, Any]) -> str:
+    """The README's calibration tables."""
+    names = list(cal["splits"])
+    lines = ["| ground truth | videos | judged abnormal (false positives) |", "|---|---:|---:|"]
+    for name, s in cal["splits"].items():
+        lines.append(f"| {name} | {s['videos']} | {s['false_positives']} ({100 * s['false_positives'] / max(s['videos'], 1):.1f}%) |")
+    lines += ["", "| planted kind | " + " | ".join(names) + " | recall (all) | rules that fired |",
+              "|---|" + "---:|" * (len(names) + 1) + "---|"]
+    for kind, per in cal["recall"].items():
+        cells, hits, total = [], 0, 0
+        for name in names:
+            h, n = per.get(name, [0, 0])
+            cells.append(f"{h}/{n}" if n else "n/a")
+            hits, total = hits + h, total + n
+        rules = ", ".join(f"{r} {c}" for r, c in sorted(cal["rules"][kind].items(), key=lambda kv: -kv[1])) or "-"
+        lines.append(f"| {kind} | " + " | ".join(cells) + f" | {f'{100 * hits / total:.0f}%' if total else 'n/a'} | {rules} |")
+    return "\n".join(lines) + "\n"

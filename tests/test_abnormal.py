@@ -1,0 +1,143 @@
+"""The abnormality judge and the planted violations it is calibrated on.
+
+Ground truth is never judged abnormal (every family, both evaluation splits); every planted
+kind the judge is meant to see is seen on most videos; every metric moves the right way on
+every planted kind; the commands work end to end.
+"""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from phybench.cli import main
+from phybench.data.generate import generate
+from phybench.data.split import SplitReader, make_plan, row_scene
+from phybench.scoring.abnormal import SETTINGS, judge
+from phybench.scoring.score import score
+from phybench.tasks import get_task
+from phybench.violations import KINDS, onset_frame, plant, write_violations
+
+SIZES = {"uniform": 8, "collision": 8, "combinatorial": 4}
+
+
+@pytest.fixture(scope="module")
+def splits(tmp_path_factory):
+    root = tmp_path_factory.mktemp("abnormal")
+    out = {}
+    for task, n in SIZES.items():
+        for split in get_task(task).eval_splits:
+            folder = root / f"{task}-{split}"
+            generate(make_plan(get_task(task), split, limit=n), folder, progress=False)
+            out[(task, split)] = folder
+    return out
+
+
+def _verdicts(split_dir, videos=None):
+    reader = SplitReader(split_dir)
+    cf = int(reader.manifest["condition_frames"])
+    out = []
+    for row in reader.rows():
+        gt = reader.video(row)
+        b = row_scene(row).bodies
+        video = gt if videos is None else videos[row["sample_id"]]
+        out.append(judge(video, gt, [x.colour for x in b], [not x.dynamic for x in b], cf))
+    return out
+
+
+def test_ground_truth_is_never_abnormal(splits):
+    for key, folder in splits.items():
+        bad = [v.to_dict() for v in _verdicts(folder) if v.abnormal]
+        assert not bad, (key, bad[:1])
+
+
+@pytest.mark.parametrize("kind", ["vanish", "appear", "break", "teleport", "colour", "deform"])
+def test_planted_object_faults_are_seen(splits, kind):
+    """Recall on the small splits here; the README's table has it on 100-sample splits."""
+    hits = total = 0
+    for (task, split), folder in splits.items():
+        reader = SplitReader(folder)
+        spec, res = reader.spec, int(reader.manifest["resolution"])
+        cf = spec.condition_frames
+        for row in reader.rows():
+            gt = reader.video(row)
+            video, label = plant(kind, row, spec, res, gt)
+            if video is None:
+                continue
+            assert label["onset"] >= cf and np.array_equal(video[:label["onset"]], gt[:label["onset"]])
+            b = row_scene(row).bodies
+            total += 1
+            hits += judge(video, gt, [x.colour for x in b], [not x.dynamic for x in b], cf).abnormal
+    assert total >= 20
+    assert hits / total >= 0.75, (kind, hits, total)
+
+
+def test_a_static_body_that_moves_is_seen(splits):
+    for split in get_task("combinatorial").eval_splits:
+        reader = SplitReader(splits[("combinatorial", split)])
+        for row in reader.rows():
+            gt = reader.video(row)
+            video, label = plant("static", row, reader.spec, int(reader.manifest["resolution"]), gt)
+            if video is None:
+                continue
+            b = row_scene(row).bodies
+            verdict = judge(video, gt, [x.colour for x in b], [not x.dynamic for x in b], reader.spec.condition_frames)
+            assert any(f.rule == "static" for f in verdict.findings), label
+
+
+def test_every_metric_moves_the_right_way_on_every_planted_kind(splits, tmp_path):
+    """Scored like any submission: no planted kind improves any metric over the ground truth."""
+    folder = splits[("uniform", "ood-eval")]
+    kinds = ["vanish", "teleport", "freeze", "speed-1.2", "reverse", "colour"]
+    write_violations(folder, tmp_path / "v", kinds, progress=False)
+    assert main(["baseline", "ground-truth", "--data", str(folder), "--out", str(tmp_path / "gt"), "--quiet"]) == 0
+    metrics = ("velocity_error", "ssim", "psnr")
+    truth = score(tmp_path / "gt", folder, metrics, progress=False).results["summary"]["overall"]
+    assert truth["abnormal"]["mean"] == 0.0
+    for kind in kinds:
+        got = score(tmp_path / "v" / kind, folder, metrics, progress=False).results["summary"]["overall"]
+        assert got["velocity_error_penalised"]["mean"] > truth["velocity_error_penalised"]["mean"], kind
+        assert got["ssim"]["mean"] < truth["ssim"]["mean"] and got["psnr"]["mean"] < truth["psnr"]["mean"], kind
+        assert got["abnormal"]["mean"] >= truth["abnormal"]["mean"], kind
+        assert got["trajectory_error"]["mean"] >= truth["trajectory_error"]["mean"], kind
+    vanished = score(tmp_path / "v" / "vanish", folder, metrics, progress=False).results["summary"]["overall"]
+    assert vanished["abnormal"]["mean"] >= 0.5
+
+
+def test_abnormal_is_in_every_results_file_with_its_settings(splits, tmp_path):
+    folder = splits[("combinatorial", "in-template-eval")]
+    assert main(["baseline", "copy-last", "--data", str(folder), "--out", str(tmp_path / "cl"), "--quiet"]) == 0
+    res = score(tmp_path / "cl", folder, ("ssim",), progress=False).results
+    assert "abnormal" in res["metrics"]
+    assert res["provenance"]["metric_settings"]["abnormal"] == json.loads(json.dumps(SETTINGS))
+    assert 0.0 <= res["summary"]["overall"]["abnormal"]["mean"] <= 1.0
+
+
+def test_commands_end_to_end(splits, tmp_path, capsys):
+    folder = splits[("collision", "id-eval")]
+    out = tmp_path / "v"
+    assert main(["violations", "--data", str(folder), "--kinds", "vanish,freeze", "--out", str(out), "--quiet"]) == 0
+    labels = json.loads((out / "labels.json").read_text())
+    assert labels["onset_frame"] == onset_frame(get_task("collision")) and set(labels["labels"]) == {"vanish", "freeze"}
+    capsys.readouterr()
+    assert main(["judge", str(out / "vanish"), "--data", str(folder)]) == 0
+    text = capsys.readouterr().out
+    assert "ABNORMAL" in text and "rule" not in text.split("ABNORMAL")[0]
+    assert main(["judge", str(out / "vanish"), "--data", str(folder), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["abnormal"] >= 1 and doc["settings"] == json.loads(json.dumps(SETTINGS))
+    assert main(["violations", "--data", str(folder), "--kinds", "melt", "--out", str(tmp_path / "x")]) == 2
+    assert "unknown violation kind(s) melt" in capsys.readouterr().err
+    assert main(["violations", "--data", str(folder), "--out", str(out)]) == 2  # never overwrites
+
+
+def test_kinds_are_documented_and_deterministic(splits):
+    folder = splits[("uniform", "id-eval")]
+    reader = SplitReader(folder)
+    row = next(iter(reader.rows()))
+    gt = reader.video(row)
+    for kind in KINDS:
+        a, la = plant(kind, row, reader.spec, 128, gt)
+        b, lb = plant(kind, row, reader.spec, 128, gt)
+        assert la == lb and (a is None) == (b is None) and (a is None or np.array_equal(a, b))
