@@ -122,6 +122,7 @@ def main(argv=None) -> Path:
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     p.add_argument("--format", default="npz", choices=["npy", "npz", "png"], help="video files (default npz)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--name", help="model name in the submission (default dit-<size>-<objective>)")
     args = p.parse_args(argv)
 
     run = Path(args.checkpoint)
@@ -143,7 +144,7 @@ def main(argv=None) -> Path:
                 yield from ((row["sample_id"], video) for row, video in zip(batch, done))
                 bar.update(len(batch))
 
-    meta = submission_meta(reader.manifest, f"dit-{cfg.size}-{cfg.objective}",
+    meta = submission_meta(reader.manifest, args.name or f"dit-{cfg.size}-{cfg.objective}",
                            sampler={"objective": cfg.objective, "steps": steps, "space": codec.name},
                            seeds=[args.seed])
     meta["model"].update(family="dit", size=str(cfg.size), params=sum(p.numel() for p in model.parameters()),

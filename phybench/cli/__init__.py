@@ -279,7 +279,7 @@ def _parser() -> argparse.ArgumentParser:
 COMMAND_MODULES: tuple[str, ...] = (
     "judge",      # phybench judge / violations / calibrate-judge
     "probes",     # phybench analyze
-    # "study",      # phybench study
+    "study",      # phybench study scaling
 )
 
 
