@@ -40,3 +40,16 @@ def test_a_tiny_scaling_study_runs_resumes_and_is_plotted(tmp_path, capsys):
 def test_unknown_size_is_explained(tmp_path, capsys):
     assert main(["study", "scaling", "--sizes", "XXL", "--out", str(tmp_path / "s"), "--quiet"]) == 2
     assert "unknown size(s) XXL" in capsys.readouterr().err
+
+
+def test_the_dit_runs_through_the_model_runner(tmp_path):
+    """A trained DiT answers a split through `phybench run` (the same interface as any model)."""
+    out = tmp_path / "study"
+    assert main(ARGS[:5] + ["XS", "--train-sets", "8", "--steps", "2", "--eval-samples", "3", "--sample-steps", "2",
+                            "--batch-size", "4", "--quiet", "--out", str(out)]) == 0
+    run = out / "runs" / "dit-XS-8"
+    assert main(["run", "--model", "phybench_baselines.dit.runner:DiT", "--model-args",
+                 f"checkpoint={run},steps=2", "--data", str(out / "data" / "uniform-id-eval"),
+                 "--out", str(tmp_path / "r"), "--metrics", "velocity_error", "--name", "dit-XS-8", "--quiet"]) == 0
+    doc = json.loads((tmp_path / "r" / "results" / "uniform-id-eval-dit-XS-8.json").read_text())
+    assert doc["summary"]["overall"]["videos"] == 3

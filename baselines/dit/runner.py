@@ -1,0 +1,45 @@
+"""The DiT baseline as a `phybench run` model: condition frames in, videos out.
+
+    phybench run --model phybench_baselines.dit.runner:DiT --model-args checkpoint=runs/dit-tiny,steps=20 \
+        --tasks uniform --protocol lite --out runs/dit
+
+Under `accelerate launch`, each process samples its share on the GPU its LOCAL_RANK names.
+Noise is seeded per batch from (seed, the batch's first condition frames), so the videos do
+not depend on how the split was sharded or resumed.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from .sample import load_run, rollout
+from .train import clip_to_tensor, tensor_to_clip
+
+
+class DiT:
+    def __init__(self, checkpoint: str, steps: int | None = None, seed: int = 0, device: str | None = None) -> None:
+        if device is None:
+            local = int(os.environ.get("LOCAL_RANK", "0"))
+            device = f"cuda:{local}" if torch.cuda.is_available() else "cpu"
+        self.device = device
+        self.cfg, self.model, self.codec = load_run(Path(checkpoint), device)
+        self.steps = int(steps or self.cfg.sample_steps)
+        self.seed = int(seed)
+
+    def generate(self, condition: np.ndarray, num_frames: int) -> np.ndarray:
+        """uint8 (B, C, H, W, 3) -> uint8 (B, num_frames, H, W, 3); the condition frames kept as given."""
+        condition = np.asarray(condition)
+        B, c, R = condition.shape[:3]
+        digest = hashlib.sha256(condition.tobytes()).digest()
+        generator = torch.Generator(device=self.device).manual_seed(self.seed * 2**32 + int.from_bytes(digest[:4], "little"))
+        first = torch.stack([clip_to_tensor(v, c, self.cfg.resolution) for v in condition]).to(self.device)
+        kind = torch.device(self.device).type
+        with torch.inference_mode(), torch.autocast(kind, dtype=torch.bfloat16, enabled=kind != "cpu"):
+            clips = rollout(self.model, self.codec, self.cfg, first, num_frames, self.steps, generator)
+        out = np.stack([tensor_to_clip(x, R) for x in clips])  # (B, T, R, R, 3)
+        out[:, :c] = condition
+        return np.ascontiguousarray(out)
