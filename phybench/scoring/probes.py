@@ -382,7 +382,10 @@ register_probe(Probe("flip", "flip memorisation (section 5.2): does a slow ball 
 
 
 # ------------------------------------------------------------------ interpolation gaps
-GAP_VERDICTS = ("snapped", "held", "lost")  # for the videos whose speed lies in the training set's gap
+GAP_VERDICTS = ("snapped", "held", "lost")
+# world units / s: a move toward the training ranges smaller than this is reading noise (the
+# reader's speed is within 0.02 of the truth on ground truth), not a snap
+SNAP_TOLERANCE = 0.05  # for the videos whose speed lies in the training set's gap
 
 
 def distance_to(ranges: Sequence[Sequence[float]], v: float) -> float:
@@ -392,14 +395,15 @@ def distance_to(ranges: Sequence[Sequence[float]], v: float) -> float:
 
 def gap_verdict(ranges: Sequence[Sequence[float]], v0: float, reading: BodyReading) -> str | None:
     """None for a conditioned speed inside a training range; else "snapped" (the generated
-    speed is less than half as far from the training ranges as the conditioned one),
-    "held" or "lost"."""
+    speed is less than half as far from the training ranges as the conditioned one, and
+    at least `SNAP_TOLERANCE` nearer), "held" or "lost"."""
     d0 = distance_to(ranges, v0)
     if d0 == 0.0:
         return None
     if reading.lost:
         return "lost"
-    return "snapped" if distance_to(ranges, reading.velocity) < 0.5 * d0 else "held"
+    d = distance_to(ranges, reading.velocity)
+    return "snapped" if d < 0.5 * d0 and d0 - d > SNAP_TOLERANCE else "held"
 
 
 def _gaps_analyse(reader: Any, sub: Any, progress: bool, options: dict[str, Any]) -> dict[str, Any]:
@@ -438,7 +442,7 @@ def _gaps_analyse(reader: Any, sub: Any, progress: bool, options: dict[str, Any]
             "velocity_error_in_gap": error(gap), "velocity_error_in_range": error([v for v in videos
                                                                                    if not v["in_gap"]]),
             "verdict_meaning": {"snapped": "in the gap, the generated speed is less than half as far from a "
-                                           "training range as the conditioned one",
+                                           f"training range as the conditioned one (and {SNAP_TOLERANCE} nearer)",
                                 "held": "in the gap, the generated speed did not move (that much) toward a "
                                         "training range",
                                 "lost": f"ball not found wholly in view in {MIN_FRAMES} generated frames"},
