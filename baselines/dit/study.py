@@ -118,7 +118,7 @@ def summary(results: Sequence[Path]) -> str:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--task", default="uniform", help="a fundamental task (default uniform)")
+    p.add_argument("--task", required=True, help="a task with a training grid and ID / OOD splits, e.g. a fundamental one")
     p.add_argument("--sizes", default="XS,S", help=f"model sizes, comma-separated ({', '.join(SIZES)}; default XS,S)")
     p.add_argument("--train-sets", default="1000,10000,30000", help="training-set sizes (nested; default 1000,10000,30000)")
     p.add_argument("--steps", type=int, default=1500, help="training steps per cell (default 1500)")
