@@ -38,7 +38,7 @@ def test_a_tiny_scaling_study_runs_resumes_and_is_plotted(tmp_path, capsys):
 
 
 def test_unknown_size_is_explained(tmp_path, capsys):
-    assert main(["study", "scaling", "--sizes", "XXL", "--out", str(tmp_path / "s"), "--quiet"]) == 2
+    assert main(["study", "scaling", "--task", "uniform", "--sizes", "XXL", "--out", str(tmp_path / "s"), "--quiet"]) == 2
     assert "unknown size(s) XXL" in capsys.readouterr().err
 
 
