@@ -185,6 +185,7 @@ def test_leaderboard_probes_page_checks_probe_files(tmp_path):
     assert "probes.html" in report.written and "probes/a.json" in report.accepted
     page = (tmp_path / "site" / "probes.html").read_text()
     assert "<td>physics-oracle</td><td>colour = shape</td>" in page and "priority-colour-shape" in page
+    assert '<a href="probes.html">Probes</a>' in (tmp_path / "site" / "index.html").read_text()  # linked
     doc = json.loads((results / "a.json").read_text())
     doc["spec_hash"] = "0" * 64
     (results / "b.json").write_text(json.dumps(doc))

@@ -1350,9 +1350,13 @@ def _board_html(board: dict[str, Any]) -> str:
     )
 
 
-def page_html(data: dict[str, Any]) -> str:
+def page_html(data: dict[str, Any], probes: bool = False) -> str:
+    """The main page; `probes`: link the Probes page (written only when probe results exist)."""
     boards = data["boards"]
     nav = "".join(f'<a href="#{b["id"]}">{_e(b["title"])}</a>' for b in boards)
+    if probes:
+        nav += '<a href="probes.html">Probes</a>'
+
     refused = ""
     if data["refused"]:
         items = "".join(f"<li><code>{_e(r['file'])}</code>: {_e(r['reason'])}</li>" for r in data["refused"])
@@ -1423,7 +1427,7 @@ def build(
         "refused": [{"file": r.file, "reason": r.reason, "code": r.code} for r in refused],
     }
     files = {
-        "index.html": page_html(data),
+        "index.html": page_html(data, probes=bool(probe_docs)),
         "leaderboard.md": markdown(data),
         "leaderboard.csv": csv_text(data),
         "leaderboard.json": json_text(data),
