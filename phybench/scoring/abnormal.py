@@ -82,7 +82,16 @@ def colour_masks(video: np.ndarray, colour: Sequence[int], background: Sequence[
     bg = np.asarray(background, np.float32)
     reach = float(np.abs(c - bg).max())  # the channel that separates the colour from the background most
     tol = max(reach * (1.0 - CORE), 8.0)
-    return (np.abs(video.astype(np.float32) - c).max(axis=-1) <= tol)
+    # |pixel - c| <= tol per channel, as uint8 range tests (no float copy of the video)
+    mask = np.ones(video.shape[:-1], bool)
+    for k in range(3):
+        lo, hi = int(np.ceil(c[k] - tol)), int(np.floor(c[k] + tol))
+        channel = video[..., k]
+        if lo > 0:
+            mask &= channel >= lo
+        if hi < 255:
+            mask &= channel <= hi
+    return mask
 
 
 def pieces(video: np.ndarray, colour: Sequence[int]) -> Pieces:
@@ -102,16 +111,21 @@ def pieces(video: np.ndarray, colour: Sequence[int]) -> Pieces:
     objects = ndimage.find_objects(labels)
     per_frame: list[list[tuple[np.ndarray, float, float]]] = [[] for _ in range(T)]
     if n:
-        ids = np.arange(1, n + 1)
-        sizes = ndimage.sum(mask, labels, ids)
-        cents = ndimage.center_of_mass(mask | closed, labels, ids)
+        # sizes count the mask's pixels; centroids are over the closed piece (as ndimage's
+        # sum and center_of_mass would give, by one bincount each)
+        sizes = np.bincount(labels[mask], minlength=n + 1)[1:].astype(np.float64)
+        t_idx, r_idx, c_idx = np.nonzero(closed)
+        which = labels[t_idx, r_idx, c_idx]
+        npix = np.maximum(np.bincount(which, minlength=n + 1)[1:], 1)
+        rows = np.bincount(which, weights=r_idx, minlength=n + 1)[1:] / npix
+        cols = np.bincount(which, weights=c_idx, minlength=n + 1)[1:] / npix
         for k, sl in enumerate(objects):
             if sl is None or sizes[k] < MIN_PIECE * scale:
                 continue
             t = sl[0].start
             to_edge = float(min(sl[1].start, sl[2].start, H - sl[1].stop, W - sl[2].stop))
             to_exit = float(min(sl[1].stop, sl[2].stop, H - sl[1].start, W - sl[2].start))
-            per_frame[t].append((np.asarray(cents[k][1:], np.float64), to_edge, to_exit))
+            per_frame[t].append((np.array([rows[k], cols[k]]), to_edge, to_exit))
     for t in range(T):
         found = per_frame[t]
         count[t] = len(found)
