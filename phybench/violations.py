@@ -279,13 +279,10 @@ def write_violations(split_dir: str | os.PathLike[str], out: str | os.PathLike[s
                              f"--limit {limit}`)")
     res = int(m["resolution"])
     labels: dict[str, list[dict[str, Any]]] = {k: [] for k in kinds}
-    gts = {}
     for kind in kinds:
         def videos() -> Iterator[tuple[str, np.ndarray]]:
             for row in tqdm(rows, desc=f"violations {kind}", unit="video", disable=not progress):
-                gt = gts.get(row["sample_id"])
-                if gt is None:
-                    gt = gts[row["sample_id"]] = reader.video(row)
+                gt = reader.video(row)  # decoded per kind: a whole split of videos would not fit in memory
                 video, label = plant(kind, row, spec, res, gt)
                 labels[kind].append(label)
                 yield row["sample_id"], gt if video is None else video
@@ -317,13 +314,13 @@ def calibrate(split_dirs: Sequence[str | os.PathLike[str]], work: str | os.PathL
         name = f"{m['task']}/{m['split']}"
         rows = {row["sample_id"]: row for row in reader.rows()}
         cf = int(m["condition_frames"])
-        gts, bodies = {}, {}
+        bodies = {}
         fp = 0
-        for sid, row in rows.items():
-            gts[sid] = reader.video(row)
+        for sid, row in rows.items():  # videos decoded when needed: a split of them may not fit in memory
+            gt = reader.video(row)
             b = row_scene(row).bodies
             bodies[sid] = ([x.colour for x in b], [not x.dynamic for x in b])
-            fp += judge(gts[sid], gts[sid], *bodies[sid], cf).abnormal
+            fp += judge(gt, gt, *bodies[sid], cf).abnormal
         out["splits"][name] = {"videos": len(rows), "false_positives": int(fp)}
         folder = Path(work) / f"{m['task']}-{m['split']}"
         if not (folder / "labels.json").is_file():
@@ -334,7 +331,7 @@ def calibrate(split_dirs: Sequence[str | os.PathLike[str]], work: str | os.PathL
             hits = 0
             with open_submission(folder / kind, manifest=m) as sub:
                 for sid, video in sub.iter_videos(sorted(applicable)):
-                    verdict = judge(video, gts[sid], *bodies[sid], cf)
+                    verdict = judge(video, reader.video(rows[sid]), *bodies[sid], cf)
                     hits += verdict.abnormal
                     for f in verdict.findings:
                         out["rules"][kind][f.rule] = out["rules"][kind].get(f.rule, 0) + 1
