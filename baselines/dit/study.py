@@ -34,9 +34,7 @@ def run_study(task: str, sizes: Sequence[str], train_sets: Sequence[int], steps:
     """Train, sample and score every cell; returns the results files (ID and OOD per cell)."""
     from phybench.data.generate import generate
     from phybench.data.split import make_plan
-    from phybench.io import atomic_write_bytes
-    from phybench.scoring.results import results_bytes
-    from phybench.scoring.score import samples_sidecar, score
+    from phybench.scoring.score import score, write_results
     from phybench.tasks import get_task
 
     from . import sample, train
@@ -86,11 +84,7 @@ def run_study(task: str, sizes: Sequence[str], train_sets: Sequence[int], steps:
                                  *([] if progress else ["--quiet"])])
                 scored = score(sub, eval_dir, ("velocity_error",), progress=progress)
                 path.parent.mkdir(parents=True, exist_ok=True)
-                side = samples_sidecar(scored.results, scored.details)
-                if side is not None:
-                    atomic_write_bytes(path.with_name(path.stem + ".samples.json"),
-                                       (json.dumps(side, sort_keys=True) + "\n").encode())
-                atomic_write_bytes(path, results_bytes(scored.results))
+                write_results(path, scored)
                 results.append(path)
     return results
 

@@ -461,10 +461,9 @@ def _overall(results: dict[str, Any], metric: str) -> float | None:
 
 
 def cmd_score(args: argparse.Namespace) -> int:
-    from ..scoring.results import markdown_table, results_bytes, write_details
-    from ..data.split import atomic_write_bytes
+    from ..scoring.results import markdown_table, write_details
     from ..scoring.metrics import companion_metrics
-    from ..scoring.score import ScoreError, parse_metrics, samples_sidecar, score
+    from ..scoring.score import ScoreError, parse_metrics, score, write_results
 
     above = _thresholds(args.fail_above, "--fail-above")
     below = _thresholds(args.fail_below, "--fail-below")
@@ -493,11 +492,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     for w in out.warnings:
         print(f"warning: {w}", file=sys.stderr)
     if args.out:
-        out_path = Path(args.out)
-        sidecar, samples = out_path.with_name(out_path.stem + ".samples.json"), samples_sidecar(out.results, out.details)
-        if samples is not None:
-            atomic_write_bytes(sidecar, (json.dumps(samples, sort_keys=True) + "\n").encode())
-        atomic_write_bytes(out_path, results_bytes(out.results))
+        write_results(args.out, out)
     if args.details:
         write_details(args.details, out.details, out.results["metrics"])
     print(markdown_table(out.results))
@@ -714,9 +709,7 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
     from ..baselines import run_baseline
     from ..data.generate import generate
     from ..leaderboard import build
-    from ..scoring.results import results_bytes
-    from ..data.split import atomic_write_bytes
-    from ..scoring.score import parse_metrics, samples_sidecar, score
+    from ..scoring.score import parse_metrics, score, write_results
     from ..data.split import make_plan, read_manifest, verify
 
     out = Path(args.out)
@@ -775,11 +768,7 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
                     train = out / "data" / f"{task}-{spec.train_splits[0]}" if name == "nearest-neighbour" else None
                     run_baseline(name, data, sub, train, progress=True, cache_dir=out / "cache", fmt="npz")
                 res = score(sub, data, metrics, progress=True)
-                samples = samples_sidecar(res.results, res.details)
-                if samples is not None:
-                    atomic_write_bytes(results_file.with_name(results_file.stem + ".samples.json"),
-                                       (json.dumps(samples, sort_keys=True) + "\n").encode())
-                atomic_write_bytes(results_file, results_bytes(res.results))
+                write_results(results_file, res)
                 v = res.results["summary"]["overall"].get("velocity_error", {}).get("mean")
                 print(f"  {task}/{split} {name}: velocity error {v}")
 

@@ -27,7 +27,6 @@ See phybench/examples/shift.py for a small model.
 from __future__ import annotations
 
 import importlib
-import json
 import os
 import re
 import time
@@ -37,7 +36,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..data.split import SplitReader
-from ..io import atomic_save_npy, atomic_write_bytes
+from ..io import atomic_save_npy
 from .inputs import InputsError, export_inputs, pack
 
 
@@ -158,8 +157,7 @@ def run(model: Any, model_name: str, split_dirs: Sequence[str | os.PathLike[str]
     """
     from tqdm import tqdm
 
-    from .results import results_bytes
-    from .score import samples_sidecar, score
+    from .score import score, write_results
 
     out = Path(out)
     rank, size = world()
@@ -208,10 +206,6 @@ def run(model: Any, model_name: str, split_dirs: Sequence[str | os.PathLike[str]
         scored = score(sub, split_dir, metrics, progress=progress)
         path = out / "results" / f"{m['task']}-{m['split']}-{_safe(model_name)}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
-        samples = samples_sidecar(scored.results, scored.details)  # the leaderboard's scatter plots
-        if samples is not None:
-            atomic_write_bytes(path.with_name(path.stem + ".samples.json"),
-                               (json.dumps(samples, sort_keys=True) + "\n").encode())
-        atomic_write_bytes(path, results_bytes(scored.results))
+        write_results(path, scored)
         results.append(path)
     return results

@@ -73,6 +73,22 @@ def samples_sidecar(results: dict[str, Any], details: Sequence[dict[str, Any]]) 
     }
 
 
+def write_results(path: str | os.PathLike[str], scored: ScoreOutput) -> Path:
+    """The results file (atomically) and, for a family with a plotted DoF, its `.samples.json`
+    sidecar beside it (the leaderboard's generated-vs-conditioned plot).  Returns the path."""
+    import json
+
+    from ..io import atomic_write_bytes
+    from .results import results_bytes
+
+    path = Path(path)
+    samples = samples_sidecar(scored.results, scored.details)
+    if samples is not None:
+        atomic_write_bytes(path.with_name(path.stem + ".samples.json"), (json.dumps(samples, sort_keys=True) + "\n").encode())
+    atomic_write_bytes(path, results_bytes(scored.results))
+    return path
+
+
 def parse_metrics(text: str | Sequence[str] | None) -> tuple[str, ...]:
     """The requested metrics in canonical (registration) order; None: the default ones."""
     if text is None:
