@@ -29,6 +29,7 @@ EPILOG = """
     probes: priority (attribute priority: colour, size, velocity, shape; section 5.3)
             flip     (flip memorisation: does a slow ball turn back; section 5.2)
             gaps     (interpolation gaps: does an unseen speed snap to a seen one; section 5.1)
+            holes    (collision holes: error in unseen (v1, v2) squares inside / outside the hull; 5.1)
 """
 
 
@@ -75,7 +76,7 @@ def register(add: Callable[..., argparse.ArgumentParser]) -> None:
                    help="with --data: one submission; without: the probe's results files")
     p.add_argument("--data", help="the probe's evaluation split the submission answers")
     p.add_argument("--out", help="write the analysis results file here (with --data)")
-    p.add_argument("--train-split", help="the training split the model learnt from (gaps; default: the one its "
+    p.add_argument("--train-split", help="the training split the model learnt from (gaps, holes; default: the one its "
                                          "submission names, as nearest-neighbour's does)")
     p.add_argument("--json", action="store_true", help="machine-readable summary")
     p.set_defaults(func=cmd_analyze)

@@ -479,6 +479,118 @@ register_probe(Probe("gaps", "interpolation gaps (section 5.1): does an unseen s
                      _gaps_analyse, gaps_summary, render_gaps))
 
 
+# ------------------------------------------------------------------ collision holes
+HOLE_VERDICTS = ("scored", "untrackable", "excluded")
+HULL_CLASSES = ("trained", "inside-hull", "outside-hull")
+
+
+def mean_ci(values: Sequence[float]) -> dict[str, Any]:
+    """Mean with a normal 95% interval (mean +- 1.96 sd / sqrt(n)); NaN when empty."""
+    x = np.asarray([v for v in values if v is not None and math.isfinite(v)], dtype=np.float64)
+    if x.size == 0:
+        return {"n": 0, "mean": float("nan"), "ci95": [float("nan"), float("nan")]}
+    m = float(x.mean())
+    half = Z95 * float(x.std(ddof=1)) / math.sqrt(x.size) if x.size > 1 else float("nan")
+    return {"n": int(x.size), "mean": m, "ci95": [m - half, m + half]}
+
+
+def _holes_analyse(reader: Any, sub: Any, progress: bool, options: dict[str, Any]) -> dict[str, Any]:
+    from tqdm import tqdm
+
+    from .parse import parse_video
+    from .score import _mapping
+    from .velocity import video_errors
+
+    spec: TaskSpec = reader.spec
+    family = family_of(spec)
+    sets = {name: value for name, value in spec.param("hole_sets")}
+    train = options.get("train_split")
+    if train not in sets:
+        raise ProbeError(f"say which training set the model learnt from: --train-split one of {', '.join(sets)} "
+                         f"(the submission names {train!r})")
+    classes = family.square_classes(spec, train)
+    manifest = reader.manifest
+    rows = {row["sample_id"]: row for row in reader.rows(
+        ["sample_id", "level", "velocity_1", "velocity_2", "contact_time", "positions", "radii", "colours"])}
+    ids = list(rows)
+    missing = sorted(set(ids) - set(sub.ids))
+    if missing:
+        raise ProbeError(f"the submission lacks {len(missing)} of the split's {len(ids)} videos "
+                         f"(first: {missing[0]}); analyse a complete submission")
+    videos = []
+    for sample_id, video in tqdm(sub.iter_videos(sub.storage_order(ids)), total=len(ids),
+                                 desc=f"analyse holes {spec.name}", unit="video", disable=not progress):
+        row = rows[sample_id]
+        colours = [tuple(int(c) for c in rgb) for rgb in np.asarray(row["colours"])]
+        parsed = parse_video(np.asarray(video), colours, _mapping(manifest))
+        err = video_errors(parsed, row["positions"], row["radii"], world_size=spec.world_size,
+                           frame_interval=spec.frame_interval, condition_frames=spec.condition_frames,
+                           contact_time=family.contact_time(row), colour_names=("red ball", "blue ball"))
+        verdict = "excluded" if err.excluded else "untrackable" if err.untrackable else "scored"
+        videos.append({"sample_id": sample_id, "square": row["level"], "hull": classes[row["level"]],
+                       "velocity_1": float(row["velocity_1"]), "velocity_2": float(row["velocity_2"]),
+                       "velocity_error": err.velocity_error if verdict == "scored" else None,
+                       "reason": err.excluded or err.untrackable, "verdict": verdict})
+    videos.sort(key=lambda v: v["sample_id"])
+    n = len(videos)
+    counts = {v: sum(1 for x in videos if x["verdict"] == v) for v in HOLE_VERDICTS}
+    squares = []
+    for name, box in spec.param("squares"):
+        vs = [v for v in videos if v["square"] == name]
+        squares.append({"square": name, "box": list(box), "hull": classes[name], "videos": len(vs),
+                        "untrackable": sum(1 for v in vs if v["verdict"] == "untrackable"),
+                        "velocity_error": mean_ci([v["velocity_error"] for v in vs if v["verdict"] == "scored"])})
+    by_hull = {c: mean_ci([v["velocity_error"] for v in videos if v["hull"] == c and v["verdict"] == "scored"])
+               for c in HULL_CLASSES}
+    rect, holes = sets[train]
+    return {"train_split": train, "train_rect": list(rect), "train_holes": list(holes),
+            "videos_analysed": n, "verdicts": {v: share(counts[v], n) for v in HOLE_VERDICTS},
+            "squares": squares, "by_hull": by_hull,
+            "verdict_meaning": {"scored": "both balls parsed in every scored frame after the collision",
+                                "untrackable": "a ball not found in a scored frame (no error)",
+                                "excluded": "a ball seen in fewer than 2 condition frames (no model could "
+                                            "predict it)"},
+            "error": "mean over frame pairs after the contact of |v_gen - v| of both balls, world units / s "
+                     "(phybench.scoring.velocity)",
+            "videos": videos}
+
+
+def holes_summary(results: list[dict[str, Any]]) -> dict[str, Any]:
+    rows = []
+    for r in sorted(results, key=lambda r: (r["model"], r["analysis"]["train_split"])):
+        a = r["analysis"]
+        rows.append({"model": r["model"], "task": r["task"], "split": r["split"], "train_split": a["train_split"],
+                     "train_rect": a["train_rect"], "train_holes": a["train_holes"], "n": a["videos_analysed"],
+                     **{v: a["verdicts"][v] for v in HOLE_VERDICTS}, "squares": a["squares"],
+                     "by_hull": a["by_hull"]})
+    return {"rows": rows}
+
+
+def _err(entry: dict[str, Any]) -> str:
+    if not entry["n"] or entry["mean"] is None or not math.isfinite(entry["mean"]):
+        return "n/a"
+    lo, hi = entry["ci95"]
+    ci = f" [{lo:.3f}, {hi:.3f}]" if lo is not None and math.isfinite(lo) else ""
+    return f"{entry['mean']:.3f}{ci} (n = {entry['n']})"
+
+
+def render_holes(summary: dict[str, Any]) -> str:
+    lines = []
+    for row in summary["rows"]:
+        lines.append(f"{row['model']} trained on {row['train_split']}: {row['n']} videos, "
+                     f"{row['untrackable']['count']} untrackable, {row['excluded']['count']} excluded")
+        for sq in row["squares"]:
+            lines.append(f"  {sq['square']:<3} {sq['hull']:<13} velocity error {_err(sq['velocity_error'])}")
+        for c in HULL_CLASSES:
+            lines.append(f"  {c:<17} velocity error {_err(row['by_hull'][c])}")
+    return "\n".join(lines)
+
+
+register_probe(Probe("holes", "collision holes (section 5.1): post-collision error in unseen (v1, v2) squares, "
+                              "inside and outside the training set's convex hull",
+                     _holes_analyse, holes_summary, render_holes))
+
+
 # ------------------------------------------------------------------ results files
 def probe_of(spec: TaskSpec) -> Probe:
     name = getattr(family_of(spec), "probe", None)
