@@ -30,6 +30,7 @@ EPILOG = """
             flip     (flip memorisation: does a slow ball turn back; section 5.2)
             gaps     (interpolation gaps: does an unseen speed snap to a seen one; section 5.1)
             holes    (collision holes: error in unseen (v1, v2) squares inside / outside the hull; 5.1)
+            composition (a square's motion and a ball's wall bounce, at once or in turn; Fig. 11, 15)
 """
 
 

@@ -19,7 +19,7 @@ from .family import (
     temporary_task,
 )
 from . import uniform, parabola, collision, combinatorial  # noqa: E402,F401  built-in families register here
-from . import probe_priority, probe_flip, probe_gaps, probe_holes  # noqa: E402,F401  generalisation probes (section 5)
+from . import probe_priority, probe_flip, probe_gaps, probe_holes, probe_composition  # noqa: E402,F401  generalisation probes (section 5)
 
 load_plugins()
 
