@@ -246,9 +246,10 @@ def test_flip_cli_and_page(tmp_path, capsys):
     assert "probes.html" in report.written and "ground-truth" in page and "flip-memorisation" in page
 
 
-def test_golden_flip_and_gaps_spec_hashes():
+def test_golden_other_probes_spec_hashes():
     golden = json.loads(GOLDEN.read_text())["spec_hashes_other"]
-    assert {n: TASKS.get(n).spec_hash() for n in golden} == golden and len(golden) == 2
+    others = {n for n, s in TASKS.items() if getattr(family_of(s), "probe", None) not in (None, "priority")}
+    assert {n: TASKS.get(n).spec_hash() for n in golden} == golden and set(golden) == others and len(golden) == 4
     assert TASKS.get("flip-memorisation").spec_hash() == golden[
         "flip-memorisation"]
 
@@ -307,3 +308,169 @@ def test_gaps_cli_needs_the_training_set(tmp_path, capsys):
                  "--train-split", "train-gap3"]) == 0
     a = probes.load_results(out)["analysis"]
     assert a["verdicts"]["held"]["count"] == a["in_gap"] and a["train_split"] == "train-gap3"
+
+
+# ------------------------------------------------------------------ collision holes
+def test_holes_sets_equal_sizes_layout_and_hull_classes():
+    spec = TASKS.get("collision-holes")
+    family = family_of(spec)
+    sets = dict(spec.param("hole_sets"))
+    squares = dict(spec.param("squares"))
+    assert len(sets) == 2 and len({spec.split_size(n) for n in sets}) == 1
+    # the contrast: h3 and h4 are outside the hull of set 1, inside that of set 2
+    assert family.square_classes(spec, "train-set1") == {"h1": "inside-hull", "h2": "inside-hull",
+                                                          "h3": "outside-hull", "h4": "outside-hull", "id": "trained"}
+    assert set(family.square_classes(spec, "train-set2").values()) == {"inside-hull", "trained"}
+    for name, (rect, holes) in sets.items():
+        for i in range(200):
+            p = make_sample(spec, name, i).params
+            v1, v2 = p["velocity_1"], p["velocity_2"]
+            assert rect[0] <= v1 <= rect[1] and rect[2] <= v2 <= rect[3], (name, i)
+            assert not any(b[0] < v1 < b[1] and b[2] < v2 < b[3] for b in (squares[h] for h in holes)), (name, i)
+    for i in range(10):
+        s = make_sample(spec, "eval", i)
+        b = squares[s.level]
+        assert s.level == list(squares)[i % 5]
+        assert b[0] <= s.params["velocity_1"] <= b[1] and b[2] <= s.params["velocity_2"] <= b[3]
+
+
+def test_holes_cli_ground_truth_planted_failure_and_errors(tmp_path, capsys):
+    data, gt, lin = tmp_path / "data", tmp_path / "gt", tmp_path / "lin"
+    assert main(["generate", "collision-holes", "--split", "eval", "--out", str(data), "--limit", "10"]) == 0
+    assert json.loads((data / "manifest.json").read_text())["split_hash"] == \
+        json.loads(GOLDEN.read_text())["collision-holes/eval-10-at-128"]
+    assert main(["baseline", "ground-truth", "--data", str(data), "--out", str(gt)]) == 0
+    assert main(["baseline", "linear-extrapolation", "--data", str(data), "--out", str(lin)]) == 0
+    capsys.readouterr()
+    out = tmp_path / "h.json"
+    assert main(["analyze", "holes", str(gt), "--data", str(data), "--out", str(out)]) == 2
+    assert "--train-split" in capsys.readouterr().err and not out.exists()
+    a1, a2 = tmp_path / "a1.json", tmp_path / "a2.json"
+    for path in (a1, a2):
+        assert main(["analyze", "holes", str(gt), "--data", str(data), "--train-split", "train-set1",
+                     "--out", str(path), "--json"]) == 0
+    assert a1.read_bytes() == a2.read_bytes()  # same inputs, same bytes
+    a = probes.load_results(a1)["analysis"]
+    assert a["verdicts"]["scored"]["count"] == 10
+    assert all(v["velocity_error"] < 0.02 for v in a["videos"])  # the reader's floor on ground truth
+    assert a["by_hull"]["outside-hull"]["n"] == 4 and a["by_hull"]["inside-hull"]["n"] == 4
+    # planted failure: balls that pass through each other (no collision) are far off, or untrackable
+    assert main(["analyze", "holes", str(lin), "--data", str(data), "--train-split", "train-set2",
+                 "--out", str(tmp_path / "lin.json")]) == 0
+    b = probes.load_results(tmp_path / "lin.json")["analysis"]
+    assert all(v["verdict"] == "untrackable" or v["velocity_error"] > 1.0 for v in b["videos"])
+    assert b["verdicts"]["scored"]["count"] > 0
+    assert main(["analyze", "composition", str(a1)]) == 2  # another probe's file
+    assert "another probe" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ composition
+def test_composition_scenes_are_their_events():
+    spec = TASKS.get("composition")
+    L = spec.world_size
+    for split, n in (("train", 8), ("eval-spatial", 6), ("eval-temporal", 6)):
+        for i in range(n):
+            s = make_sample(spec, split, i)
+            scene = simulate_sample(spec, s)
+            vx = scene.velocities[..., 0]  # (T, 3): wall, square, ball
+            box = scene.positions[:, 1:]
+            half = np.array([scene.bodies[1].shape.width / 2, scene.bodies[2].shape.radius])
+            assert ((box - half[None, :, None] >= 0) & (box + half[None, :, None] <= L)).all(), (split, i)
+            assert s.level == s.params["event"]
+            if s.level == "square-moves":
+                assert np.allclose(vx[:, 2], 0) and np.allclose(vx[:, 1], vx[0, 1]) and vx[0, 1] > 0
+            elif s.level == "ball-bounces":
+                assert np.allclose(vx[:, 1], 0) and vx[0, 2] > 0 and vx[-1, 2] < 0
+            elif s.level == "spatial":
+                assert np.allclose(vx[:, 1], vx[0, 1]) and vx[0, 2] > 0 and vx[-1, 2] < 0
+            else:  # temporal: the square stops at the contact, the ball moves on and bounces
+                assert vx[0, 1] > 0 and vx[0, 2] == 0 and abs(vx[-1, 1]) < 1e-3 and vx[-1, 2] < 0
+                k = int(np.ceil(s.extra["ball_contact"] / spec.frame_interval)) + 1
+                assert np.allclose(vx[k, 2], vx[0, 1], atol=1e-3)
+            assert np.isfinite(s.extra["bounce_time"]) == (s.level != "square-moves")
+
+
+def _comp_row(spec, split, i):
+    sample = make_sample(spec, split, i)
+    return {**sample.params, **sample.extra, "level": sample.level,
+            **scene_row(spec, simulate_sample(spec, sample))}
+
+
+def _replaced(row, video, spec, *, ball=None, square=None):
+    """The row's scene with the ball's / square's positions replaced after the condition frames (None: unchanged,
+    "gone": not drawn after the ball's first contact)."""
+    from phybench.data.split import row_scene
+
+    scene = row_scene(row)
+    poses = scene.poses.copy()
+    cf = spec.condition_frames
+    if isinstance(square, np.ndarray):
+        poses[cf:, 1, :2] = square
+    bodies = scene.bodies
+    if isinstance(ball, str) and ball == "gone":
+        k = int(np.ceil(row["ball_contact"] / spec.frame_interval))
+        out = render(Scene(bodies, poses, spec.world_size), 128)
+        no_ball = render(Scene(bodies[:2], poses[:, :2], spec.world_size), 128)
+        out[k:] = no_ball[k:]
+        return out
+    if isinstance(ball, np.ndarray):
+        poses[cf:, 2, :2] = ball
+    out = render(Scene(bodies, poses, spec.world_size), 128)
+    out[:cf] = video[:cf]
+    return out
+
+
+def test_composition_ground_truth_succeeds_and_planted_failures_are_seen():
+    spec = TASKS.get("composition")
+    cf, args = spec.condition_frames, (spec.condition_frames, spec.world_size, spec.frame_interval)
+    for split in ("eval-spatial", "eval-temporal"):
+        for i in range(4):
+            row = _comp_row(spec, split, i)
+            for res in (128, 256) if i < 2 else (128,):
+                got = probes.composition_verdict(row, render_row(row, res), *args)
+                assert got["verdict"] == "both" and got["square_error"] < 0.02 and got["ball_error"] < 0.02, \
+                    (split, i, res, got)
+            video = render_row(row, 128)
+            pos = np.asarray(row["positions"], dtype=np.float64)
+            # the ball vanishes after its first contact (Fig. 15)
+            assert probes.composition_verdict(row, _replaced(row, video, spec, ball="gone"), *args)["verdict"] \
+                == "vanished"
+            # the square freezes at the last condition frame
+            frozen = np.repeat(pos[cf - 1:cf, 1], len(pos) - cf, axis=0)
+            got = probes.composition_verdict(row, _replaced(row, video, spec, square=frozen), *args)
+            assert not got["square_ok"] and got["ball_ok"] and got["verdict"] == "ball-only", (split, i)
+            # the ball ignores the wall: its x keeps the pre-bounce speed, clipped in view
+            t = np.arange(len(pos) - cf + 1) * spec.frame_interval
+            through = pos[cf - 1:, 2].copy()
+            v0 = (pos[cf - 1, 2, 0] - pos[cf - 2, 2, 0]) / spec.frame_interval
+            through[:, 0] = pos[cf - 1, 2, 0] + v0 * t
+            if v0 <= 0:  # temporal: the ball is still at rest; it never starts
+                through[:, 0] = pos[cf - 1, 2, 0]
+            through[:, 0] = np.minimum(through[:, 0], spec.world_size - row["radius"])
+            got = probes.composition_verdict(row, _replaced(row, video, spec, ball=through[1:]), *args)
+            assert not got["ball_ok"] and got["square_ok"], (split, i, got)
+
+
+def test_composition_cli_and_page(tmp_path, capsys):
+    from phybench.leaderboard import build
+
+    data, sub, results = tmp_path / "data", tmp_path / "sub", tmp_path / "results"
+    assert main(["generate", "composition", "--split", "eval-temporal", "--out", str(data), "--limit", "6"]) == 0
+    assert json.loads((data / "manifest.json").read_text())["split_hash"] == \
+        json.loads(GOLDEN.read_text())["composition/eval-temporal-6-at-128"]
+    assert main(["baseline", "ground-truth", "--data", str(data), "--out", str(sub)]) == 0
+    assert main(["analyze", "composition", str(sub), "--data", str(data), "--out", str(results / "c.json")]) == 0
+    a = probes.load_results(results / "c.json")["analysis"]
+    assert a["verdicts"]["both"]["count"] == 6 and a["sub_events"]["ball_vanished"]["count"] == 0
+    capsys.readouterr()
+    assert main(["analyze", "composition", str(results / "c.json"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["rows"][0]["square"]["share"] == 1.0
+    train = tmp_path / "train"
+    assert main(["generate", "composition", "--split", "train", "--out", str(train), "--limit", "2"]) == 0
+    capsys.readouterr()
+    assert main(["analyze", "composition", str(sub), "--data", str(train)]) == 2
+    assert "training split" in capsys.readouterr().err
+    assert main(["analyze", "holes", str(sub), "--data", str(data)]) == 2  # the split is another probe's
+    report = build(results, tmp_path / "site")
+    page = (tmp_path / "site" / "probes.html").read_text()
+    assert "probes.html" in report.written and 'id="probe-composition"' in page and "probe-share" in page

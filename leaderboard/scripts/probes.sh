@@ -11,14 +11,23 @@
 # Interpolation gaps: the first N_GAPS=400 videos of eval, nearest-neighbour over the first
 # 4000 rows of each of the five training sets, physics-oracle analysed against each set,
 # ground-truth against set 1 (the readers' check).
+# Collision holes: the first N_HOLES=400 videos of eval (80 per square), nearest-neighbour over
+# the first 4000 rows of train-set1 and of train-set2, physics-oracle analysed against each
+# set, ground-truth against set 1 (the readers' check).
+# Composition: the first N_COMP=200 videos of eval-spatial and of eval-temporal,
+# nearest-neighbour over the first 4000 rows of train, physics-oracle and ground-truth.
+# PROBES="holes composition" runs only those probes (default: all five).
 # Deterministic: a re-run gives the same results bytes.
 set -euo pipefail
 WORK=${1:-/tmp/phybench-probes}
+PROBES=${PROBES:-priority flip gaps holes composition}
+want() { case " $PROBES " in *" $1 "*) return 0;; *) return 1;; esac; }
 OUT=leaderboard/results/probes
 N=200
 TRAIN=4000
 TASKS="priority-colour-shape priority-size-shape priority-velocity-shape priority-velocity-size priority-colour-size priority-colour-velocity priority-colour-ring"
 mkdir -p "$WORK" "$OUT"
+want priority || TASKS=""
 for t in $TASKS; do
   [ -f "$WORK/$t/manifest.json" ] || phybench generate "$t" --split conflict-eval --limit $N --out "$WORK/$t" >/dev/null
   [ -f "$WORK/$t-train/manifest.json" ] || phybench generate "$t" --split train --limit $TRAIN --out "$WORK/$t-train" >/dev/null
@@ -33,6 +42,7 @@ for t in $TASKS; do
 done
 N_FLIP=400
 t=flip-memorisation
+if want flip; then
 [ -f "$WORK/$t/manifest.json" ] || phybench generate $t --split eval --limit $N_FLIP --out "$WORK/$t" >/dev/null
 for b in ground-truth physics-oracle; do
   sub="$WORK/sub/$b-$t"
@@ -46,8 +56,10 @@ for s in set1 set2; do
     --name "nearest-neighbour-$s" --out "$sub" --quiet
   phybench analyze flip "$sub" --data "$WORK/$t" --out "$OUT/$t-nearest-neighbour-$s.json" --json >/dev/null
 done
+fi
 N_GAPS=400
 g=interpolation-gaps
+if want gaps; then
 [ -f "$WORK/$g/manifest.json" ] || phybench generate $g --split eval --limit $N_GAPS --out "$WORK/$g" >/dev/null
 for b in ground-truth physics-oracle; do
   [ -d "$WORK/sub/$b-$g" ] || phybench baseline "$b" --data "$WORK/$g" --out "$WORK/sub/$b-$g" --quiet
@@ -63,8 +75,48 @@ for k in 1 2 3 4 5; do
     --name "nearest-neighbour-gap$k" --out "$sub" --quiet
   phybench analyze gaps "$sub" --data "$WORK/$g" --out "$OUT/$g-nearest-neighbour-gap$k.json" --json >/dev/null
 done
-for b in ground-truth physics-oracle nearest-neighbour; do
-  phybench analyze priority "$OUT"/priority-*-$b.json
+fi
+N_HOLES=400
+h=collision-holes
+if want holes; then
+[ -f "$WORK/$h/manifest.json" ] || phybench generate $h --split eval --limit $N_HOLES --out "$WORK/$h" >/dev/null
+for b in ground-truth physics-oracle; do
+  [ -d "$WORK/sub/$b-$h" ] || phybench baseline "$b" --data "$WORK/$h" --out "$WORK/sub/$b-$h" --quiet
 done
-phybench analyze flip "$OUT"/$t-*.json
-phybench analyze gaps "$OUT"/$g-*.json
+phybench analyze holes "$WORK/sub/ground-truth-$h" --data "$WORK/$h" --train-split train-set1 \
+  --out "$OUT/$h-ground-truth-set1.json" --json >/dev/null
+for k in 1 2; do
+  phybench analyze holes "$WORK/sub/physics-oracle-$h" --data "$WORK/$h" --train-split train-set$k \
+    --out "$OUT/$h-physics-oracle-set$k.json" --json >/dev/null
+  [ -f "$WORK/$h-train-set$k/manifest.json" ] || phybench generate $h --split train-set$k --limit $TRAIN --out "$WORK/$h-train-set$k" >/dev/null
+  sub="$WORK/sub/nearest-neighbour-set$k-$h"
+  [ -d "$sub" ] || phybench baseline nearest-neighbour --data "$WORK/$h" --train-data "$WORK/$h-train-set$k" \
+    --name "nearest-neighbour-set$k" --out "$sub" --quiet
+  phybench analyze holes "$sub" --data "$WORK/$h" --out "$OUT/$h-nearest-neighbour-set$k.json" --json >/dev/null
+done
+fi
+N_COMP=200
+c=composition
+if want composition; then
+[ -f "$WORK/$c-train/manifest.json" ] || phybench generate $c --split train --limit $TRAIN --out "$WORK/$c-train" >/dev/null
+for s in eval-spatial eval-temporal; do
+  [ -f "$WORK/$c-$s/manifest.json" ] || phybench generate $c --split $s --limit $N_COMP --out "$WORK/$c-$s" >/dev/null
+  for b in ground-truth physics-oracle; do
+    sub="$WORK/sub/$b-$c-$s"
+    [ -d "$sub" ] || phybench baseline "$b" --data "$WORK/$c-$s" --out "$sub" --quiet
+    phybench analyze composition "$sub" --data "$WORK/$c-$s" --out "$OUT/$c-$b-$s.json" --json >/dev/null
+  done
+  sub="$WORK/sub/nearest-neighbour-$c-$s"
+  [ -d "$sub" ] || phybench baseline nearest-neighbour --data "$WORK/$c-$s" --train-data "$WORK/$c-train" --out "$sub" --quiet
+  phybench analyze composition "$sub" --data "$WORK/$c-$s" --out "$OUT/$c-nearest-neighbour-$s.json" --json >/dev/null
+done
+fi
+if want priority; then
+  for b in ground-truth physics-oracle nearest-neighbour; do
+    phybench analyze priority "$OUT"/priority-*-$b.json
+  done
+fi
+if want flip; then phybench analyze flip "$OUT"/$t-*.json; fi
+if want gaps; then phybench analyze gaps "$OUT"/$g-*.json; fi
+if want holes; then phybench analyze holes "$OUT"/$h-*.json; fi
+if want composition; then phybench analyze composition "$OUT"/$c-*.json; fi

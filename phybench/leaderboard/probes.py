@@ -171,7 +171,110 @@ def _num(x: Any) -> str:
     return "n/a" if x is None else f"{float(x):.3f}"
 
 
-SECTIONS = {"priority": _priority_section, "flip": _flip_section, "gaps": _gaps_section}
+ERROR_SCALE = 2.0  # world units / s: the holes figure's colour scale saturates here
+
+
+def _error_colour(err: Any) -> str:
+    """Green (0) to red (ERROR_SCALE and above); grey when no error."""
+    if err is None:
+        return "#bbbbbb"
+    f = min(max(float(err) / ERROR_SCALE, 0.0), 1.0)
+    return f"rgb({int(40 + 200 * f)},{int(170 - 130 * f)},60)"
+
+
+def _holes_plane(row: dict[str, Any], size: int = 260, lo: float = 0.75, hi: float = 4.25) -> str:
+    """The (v1, v2) plane as the paper's Fig. 6: the training region shaded, each square coloured by
+    its mean post-collision velocity error."""
+    def px(v: float) -> float:
+        return 30 + (v - lo) / (hi - lo) * (size - 40)
+
+    def py(v: float) -> float:
+        return size - 30 - (v - lo) / (hi - lo) * (size - 40)
+
+    x0, x1, y0, y1 = row["train_rect"]
+    parts = [f'<rect x="{px(x0):.1f}" y="{py(y1):.1f}" width="{px(x1) - px(x0):.1f}" height="{py(y0) - py(y1):.1f}" '
+             'fill="#f5e6a8"><title>training region</title></rect>']
+    for sq in row["squares"]:
+        a, b, c, d = sq["box"]
+        e = sq["velocity_error"]
+        mean = e["mean"] if e["n"] else None
+        label = "n/a" if mean is None else f"{mean:.2f}"
+        dash = ' stroke-dasharray="3 2"' if sq["hull"] == "outside-hull" else ""
+        parts.append(f'<rect class="probe-square" x="{px(a):.1f}" y="{py(d):.1f}" width="{px(b) - px(a):.1f}" '
+                     f'height="{py(c) - py(d):.1f}" fill="{_error_colour(mean)}" stroke="#333"{dash}>'
+                     f'<title>{_e(sq["square"])} ({_e(sq["hull"])}): mean error {_e(label)}, n = {e["n"]}</title></rect>')
+        parts.append(f'<text x="{(px(a) + px(b)) / 2:.1f}" y="{(py(c) + py(d)) / 2 + 3:.1f}" font-size="8" '
+                     f'text-anchor="middle">{_e(label)}</text>')
+    for v in (1, 2, 3, 4):
+        parts.append(f'<text x="{px(v):.1f}" y="{size - 16}" font-size="9" text-anchor="middle">{v}</text>')
+        parts.append(f'<text x="22" y="{py(v) + 3:.1f}" font-size="9" text-anchor="end">{v}</text>')
+    parts.append(f'<text x="{size / 2:.0f}" y="{size - 3}" font-size="10" text-anchor="middle">v1 (red)</text>')
+    parts.append('<text x="4" y="12" font-size="10">v2 (blue)</text>')
+    return f'<svg class="probe-plane" width="{size}" height="{size}" viewBox="0 0 {size} {size}" role="img">' \
+           f'{"".join(parts)}</svg>'
+
+
+def _holes_section(summaries: dict[str, dict[str, Any]]) -> list[str]:
+    out = ['<table class="probe-ranking"><thead><tr><th>model</th><th>trained on</th><th>trained square</th>'
+           '<th>holes inside the hull</th><th>holes outside the hull</th><th>untrackable / n</th></tr></thead><tbody>']
+    figures = []
+    for model, s in summaries.items():
+        for row in s["rows"]:
+            out.append(f"<tr><td>{_e(model)}</td><td>{_e(row['train_split'])}</td>"
+                       + "".join(f"<td>{_e(_mean(row['by_hull'][c]))}</td>"
+                                 for c in ("trained", "inside-hull", "outside-hull"))
+                       + f"<td>{row['untrackable']['count']} / {row['n']}</td></tr>")
+            figures.append(f'<figure class="probe-figure">{_holes_plane(row)}<figcaption>{_e(model)}, '
+                           f'{_e(row["train_split"])}: mean post-collision velocity error per square (world units / s; '
+                           f'green 0 to red {ERROR_SCALE:g}+; shaded: training region; dashed: outside its convex '
+                           f'hull)</figcaption></figure>')
+    out.append("</tbody></table>")
+    return out + figures
+
+
+def _mean(entry: dict[str, Any]) -> str:
+    if not entry["n"] or entry["mean"] is None:
+        return "n/a"
+    lo, hi = entry["ci95"]
+    return f"{entry['mean']:.3f}" + (f" [{lo:.3f}, {hi:.3f}]" if lo is not None else "") + f" (n = {entry['n']})"
+
+
+COMPOSITION_BARS = (("square", "square's motion correct", "#1f77b4"), ("ball", "ball's bounce correct", "#2ca02c"),
+                    ("ball_vanished", "ball vanished after contact", "#d62728"))
+
+
+def _composition_bars(row: dict[str, Any], width: int = 300) -> str:
+    parts = []
+    for i, (key, label, colour) in enumerate(COMPOSITION_BARS):
+        share = float(row[key]["share"] or 0.0)
+        y = 4 + 18 * i
+        parts.append(f'<rect x="150" y="{y}" width="{width - 150}" height="12" fill="#eee"/>')
+        parts.append(f'<rect class="probe-share" x="150" y="{y}" width="{(width - 150) * share:.1f}" height="12" '
+                     f'fill="{colour}"><title>{_e(label)} {100 * share:.1f}%</title></rect>')
+        parts.append(f'<text x="146" y="{y + 10}" font-size="10" text-anchor="end">{_e(label)} '
+                     f'{100 * share:.0f}%</text>')
+    height = 4 + 18 * len(COMPOSITION_BARS)
+    return f'<svg class="probe-bars" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img">' \
+           f'{"".join(parts)}</svg>'
+
+
+def _composition_section(summaries: dict[str, dict[str, Any]]) -> list[str]:
+    out = ['<table class="probe-ranking"><thead><tr><th>model</th><th>split</th><th>both correct</th>'
+           '<th>square correct</th><th>bounce correct</th><th>ball vanished</th><th>n</th></tr></thead><tbody>']
+    figures = []
+    for model, s in summaries.items():
+        for row in s["rows"]:
+            out.append(f"<tr><td>{_e(model)}</td><td>{_e(row['task'])}/{_e(row['split'])}</td>"
+                       + "".join(f"<td>{_e(_pct(row[k]))}</td>" for k in ("both", "square", "ball", "ball_vanished"))
+                       + f"<td>{row['n']}</td></tr>")
+            figures.append(f'<figure class="probe-figure">{_composition_bars(row)}<figcaption>{_e(model)}, '
+                           f'{_e(row["split"])}: share of videos per sub-event</figcaption></figure>')
+    out.append("</tbody></table>")
+    return out + figures
+
+
+SECTIONS = {"priority": _priority_section, "flip": _flip_section, "gaps": _gaps_section,
+            "holes": _holes_section, "composition": _composition_section}
 
 
 def page_html(docs: list[dict[str, Any]]) -> str:
