@@ -226,10 +226,15 @@ def _holes_section(summaries: dict[str, dict[str, Any]]) -> list[str]:
                        + f"<td>{row['untrackable']['count']} / {row['n']}</td></tr>")
             figures.append(f'<figure class="probe-figure">{_holes_plane(row)}<figcaption>{_e(model)}, '
                            f'{_e(row["train_split"])}: mean post-collision velocity error per square (world units / s; '
-                           f'green 0 to red {ERROR_SCALE:g}+; shaded: training region; dashed: outside its convex '
-                           f'hull)</figcaption></figure>')
+                           f'green 0 to red {ERROR_SCALE:g}+; shaded: training region; dashed: a hole outside its convex '
+                           f'hull; {_e(_trained_squares(row))})</figcaption></figure>')
     out.append("</tbody></table>")
     return out + figures
+
+
+def _trained_squares(row: dict[str, Any]) -> str:
+    names = [sq["square"] for sq in row["squares"] if sq["hull"] == "trained"]
+    return f"trained (ID control): {', '.join(names)}" if names else "no trained square"
 
 
 def _mean(entry: dict[str, Any]) -> str:
@@ -243,15 +248,15 @@ COMPOSITION_BARS = (("square", "square's motion correct", "#1f77b4"), ("ball", "
                     ("ball_vanished", "ball vanished after contact", "#d62728"))
 
 
-def _composition_bars(row: dict[str, Any], width: int = 300) -> str:
+def _composition_bars(row: dict[str, Any], width: int = 400, left: int = 200) -> str:
     parts = []
     for i, (key, label, colour) in enumerate(COMPOSITION_BARS):
         share = float(row[key]["share"] or 0.0)
         y = 4 + 18 * i
-        parts.append(f'<rect x="150" y="{y}" width="{width - 150}" height="12" fill="#eee"/>')
-        parts.append(f'<rect class="probe-share" x="150" y="{y}" width="{(width - 150) * share:.1f}" height="12" '
+        parts.append(f'<rect x="{left}" y="{y}" width="{width - left}" height="12" fill="#eee"/>')
+        parts.append(f'<rect class="probe-share" x="{left}" y="{y}" width="{(width - left) * share:.1f}" height="12" '
                      f'fill="{colour}"><title>{_e(label)} {100 * share:.1f}%</title></rect>')
-        parts.append(f'<text x="146" y="{y + 10}" font-size="10" text-anchor="end">{_e(label)} '
+        parts.append(f'<text x="{left - 4}" y="{y + 10}" font-size="10" text-anchor="end">{_e(label)} '
                      f'{100 * share:.0f}%</text>')
     height = 4 + 18 * len(COMPOSITION_BARS)
     return f'<svg class="probe-bars" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img">' \

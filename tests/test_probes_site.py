@@ -1,0 +1,90 @@
+"""The Probes page in a real browser: built from the committed reference results, it loads without console
+errors, every probe's figures render with content, and the priority ranking table is there."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from phybench.leaderboard import build
+from phybench.scoring import probes
+from test_leaderboard import CHROMIUM_NAMES, Chromium, find_chromium
+
+RESULTS = Path(__file__).resolve().parents[1] / "leaderboard" / "results" / "probes"
+
+
+@pytest.fixture(scope="module")
+def probe_site(tmp_path_factory):
+    """The site built from the committed probe results alone (the main boards are checked elsewhere)."""
+    root = tmp_path_factory.mktemp("probe-site")
+    shutil.copytree(RESULTS, root / "results" / "probes")
+    report = build(root / "results", root / "site")
+    assert "probes.html" in report.written
+    return root / "site", sorted({probes.load_results(p)["probe"] for p in RESULTS.glob("*.json")})
+
+
+def test_probes_page_in_headless_chromium(probe_site, tmp_path):
+    binary = find_chromium()
+    if binary is None:
+        pytest.skip("no Chromium binary found (tried $PHYBENCH_CHROMIUM, $CHROME_BIN, " + ", ".join(CHROMIUM_NAMES)
+                    + "); install one, e.g. `apt-get install chromium`")
+    site, probe_names = probe_site
+    assert {"priority", "flip", "gaps", "holes", "composition"} <= set(probe_names)
+    browser = Chromium(binary, str(tmp_path / "profile"))
+    try:
+        target = browser.send("Target.createTarget", {"url": "about:blank"})["targetId"]
+        session = browser.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+
+        def cdp(method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+            return browser.send(method, params, session)
+
+        def js(expression: str) -> Any:
+            result = cdp("Runtime.evaluate", {"expression": expression, "returnByValue": True})
+            assert "exceptionDetails" not in result, result
+            return result["result"].get("value")
+
+        for domain in ("Page", "Runtime", "Log"):
+            cdp(f"{domain}.enable")
+        cdp("Emulation.setDeviceMetricsOverride", {"width": 1280, "height": 900, "deviceScaleFactor": 1, "mobile": False})
+        cdp("Page.navigate", {"url": (site / "probes.html").as_uri()})
+        browser.wait_for("Page.loadEventFired")
+        assert js("document.title") == "phybench probes"
+        assert js("document.querySelector('h1').innerText") == "Generalisation probes"
+
+        # one section per probe with results, each with figures that have drawn content and a size
+        figures = js("""Object.fromEntries([...document.querySelectorAll('section[id^="probe-"]')].map(s => [
+            s.id.slice(6), [...s.querySelectorAll('figure svg')].map(svg => {
+                const r = svg.getBoundingClientRect();
+                return [r.width, r.height, svg.querySelectorAll('rect, circle, line').length];
+            })]))""")
+        assert sorted(figures) == probe_names
+        for probe, svgs in figures.items():
+            assert svgs, f"{probe}: no figure"
+            for width, height, shapes in svgs:
+                assert width > 50 and height > 10 and shapes > 0, (probe, width, height, shapes)
+        # the holes figure colours its squares, the composition figure draws its shares
+        assert js("document.querySelectorAll('#probe-holes rect.probe-square').length") >= 5
+        assert js("document.querySelectorAll('#probe-composition rect.probe-share').length") >= 3
+
+        # the ranking table: one row per model, each with a ranking of the four attributes
+        ranking = js("""[...document.querySelectorAll('#probe-priority table.probe-ranking tbody tr')].map(
+            r => [...r.children].map(td => td.innerText))""")
+        models = {row[0] for row in ranking}
+        assert {"ground-truth", "physics-oracle", "nearest-neighbour"} <= models
+        for row in ranking:
+            assert all(a in row[1] for a in ("colour", "size", "velocity", "shape")), row
+            assert row[2] == "6 of 6", row
+
+        # no console errors, no uncaught exceptions, no failed loads
+        problems = [e for e in browser.events
+                    if e.get("method") == "Runtime.exceptionThrown"
+                    or (e.get("method") == "Runtime.consoleAPICalled" and e["params"].get("type") == "error")
+                    or (e.get("method") == "Log.entryAdded" and e["params"]["entry"].get("level") == "error")]
+        assert not problems, json.dumps(problems)[:2000]
+        shot = cdp("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True})["data"]
+        assert len(shot) > 1000
+    finally:
+        browser.close()
