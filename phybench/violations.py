@@ -9,7 +9,8 @@ body it changed, so the judge's recall and every metric's response can be measur
 
 Kinds (`KINDS`): vanish, appear, break, deform, colour, teleport, static (a static body
 moves), freeze, speed-1.2, speed-0.8, gravity-1.2, restitution-0.8, restitution-0,
-reverse (time runs backwards from the onset).  A kind that does not apply to a sample (no
+reverse (time runs backwards from the onset), interpenetration (Box2D re-run with the
+dynamic bodies passing through one another).  A kind that does not apply to a sample (no
 static body, no gravity, no collision) skips it and says so in the labels.
 """
 from __future__ import annotations
@@ -175,8 +176,8 @@ def _speed(factor: float) -> Callable[[Scene, TaskSpec, int], Planted]:
     return plant
 
 
-def _resimulate(change: Callable[[Any], Any], applies: Callable[[TaskSpec, Scene], str | None]
-                ) -> Callable[[Scene, TaskSpec, int], Planted]:
+def _resimulate(change: Callable[[Any], Any], applies: Callable[[TaskSpec, Scene], str | None],
+                **simulate_args: Any) -> Callable[[Scene, TaskSpec, int], Planted]:
     """Box2D re-run from the last condition frame's state with one setting changed."""
     def plant(scene: Scene, spec: TaskSpec, k: int) -> Planted:
         why = applies(spec, scene)
@@ -187,7 +188,7 @@ def _resimulate(change: Callable[[Any], Any], applies: Callable[[TaskSpec, Scene
         c = spec.condition_frames - 1
         start = scene.frames(slice(c, c + 1))
         settings = change(spec.simulator)
-        tail = simulate(start, settings, scene.num_frames - c, spec.frame_interval)
+        tail = simulate(start, settings, scene.num_frames - c, spec.frame_interval, **simulate_args)
         poses = scene.poses.copy()
         poses[c:] = tail.poses
         return Planted(dataclasses.replace(scene, poses=poses))
@@ -201,6 +202,26 @@ def _needs_gravity(spec: TaskSpec, scene: Scene) -> str | None:
 
 def _needs_collision(spec: TaskSpec, scene: Scene) -> str | None:
     return None if sum(x.dynamic for x in scene.bodies) >= 2 else "fewer than two moving bodies: no collision"
+
+
+def _interpenetrate(scene: Scene, spec: TaskSpec, k: int) -> Planted:
+    """Box2D re-run from the last condition frame with the moving bodies passing through one
+    another (they still meet static bodies and walls); skipped where they never touch."""
+    why = _needs_collision(spec, scene)
+    if why:
+        return Planted(None, note=why)
+    from .world.simulate import simulate
+
+    c = spec.condition_frames - 1
+    start = scene.frames(slice(c, c + 1))
+    _, touch = simulate(start, spec.simulator, scene.num_frames - c, spec.frame_interval, record_contacts=True)
+    dynamic = np.array([x.dynamic for x in scene.bodies])
+    if not np.isfinite(touch[np.ix_(dynamic, dynamic)]).any():
+        return Planted(None, note="the moving bodies never touch after the condition frames")
+    tail = simulate(start, spec.simulator, scene.num_frames - c, spec.frame_interval, dynamic_collide=False)
+    poses = scene.poses.copy()
+    poses[c:] = tail.poses
+    return Planted(dataclasses.replace(scene, poses=poses))
 
 
 def _reverse(scene: Scene, spec: TaskSpec, k: int) -> Planted:
@@ -225,9 +246,11 @@ KINDS: dict[str, Callable[[Scene, TaskSpec, int], Planted]] = {
     "restitution-0.8": _resimulate(lambda s: dataclasses.replace(s, restitution=0.8), _needs_collision),
     "restitution-0": _resimulate(lambda s: dataclasses.replace(s, restitution=0.0), _needs_collision),
     "reverse": _reverse,
+    "interpenetration": _interpenetrate,
 }
 # onset: the first frame that differs from the ground truth (speed and re-simulation: the first generated frame)
-_ONSET_AT_CONDITION = {"speed-1.2", "speed-0.8", "gravity-1.2", "restitution-0.8", "restitution-0", "reverse"}
+_ONSET_AT_CONDITION = {"speed-1.2", "speed-0.8", "gravity-1.2", "restitution-0.8", "restitution-0", "reverse",
+                       "interpenetration"}
 
 
 def plant(kind: str, row: dict[str, Any], spec: TaskSpec, resolution: int, gt_video: np.ndarray

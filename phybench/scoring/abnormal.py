@@ -9,16 +9,25 @@ truth (`SETTINGS` states them; every results file quotes them):
 
 * **area** (vanish / shrink, appear / grow, colour change): between two consecutive frames
   a colour's area may change by at most max(15%, 6 px^2 at 128 px) (anti-aliasing at
-  contacts), unless one of its pieces touches the border (partly out of view), or a whole
-  piece could have left (entered) the view in one step;
+  contacts), unless the border explains it: it may rise if a piece was partly out of view
+  (coming in) or could have entered whole, and fall if a piece is on the border now (going
+  out) or could have left whole, in one step;
 * **break**: a colour never has more pieces than it has bodies, or than its ground truth
   ever shows (a jar is drawn as one piece or several, depending on its angle);
-* **teleport**: no piece that cannot have just entered the view (not touching the border,
-  not whole within one step of it) lies farther from every piece of its colour in the frame
-  before than one step: 1.5 x the ground truth's fastest piece's
-  per-frame move, plus 3 px at 128 px;
+* **teleport**: no piece lies farther from every piece of its colour in the frame before
+  than one step (1.5 x the fastest per-frame move of its colour's pieces in the ground
+  truth, plus 3 px at 128 px), unless it may just have entered the view: its colour gained a piece (less those that
+  could have left) and it touches the border or lies whole within one step of it;
 * **static moved**: pixels of a colour that only static bodies have never change after
-  the condition frames.
+  the condition frames;
+* **interpenetration / gradual deform**: in frames where no piece touches the border, a
+  colour's area stays within max(15%, the ground truth's own change) of the last condition
+  frame's (a body sinking into another loses area a little each frame, under the per-frame
+  tolerance);
+* **merge**: a colour never shows fewer pieces than its ground truth ever does;
+* **motion without cause**: bodies at rest in the ground truth stay at rest (`rest`), and
+  no body stands still, touching nothing, while its ground truth moves (`freeze`: a falling
+  body stopped in mid-air).
 
 Rules read generated frames only (index >= condition frames; each compared with the one
 before it, the last condition frame included), so a model is judged on what it made.
@@ -42,6 +51,11 @@ TELEPORT_FACTOR = 1.5  # a generated piece may move this much faster than the gr
 TELEPORT_MARGIN = 3.0  # ... plus this many px at 128 px (scaled with the width)
 STATIC_PIXELS = 4.0  # px^2 at 128 px: static colour pixels allowed to differ from the last condition frame
 MIN_PIECE = 4.0  # px^2 at 128 px: smaller pieces are dust (lossy codecs), not objects
+FREEZE_STILL = 0.2  # px at 128 px: a piece whose centroid moves less than this in a frame stands still ...
+FREEZE_MOVE = 0.5  # ... while its ground truth moves at least this far (px at 128 px) ...
+FREEZE_GAP = 4.0  # ... and nothing lies within this many px of it (at 128 px): not resting on anything
+FREEZE_FRAMES = 2  # consecutive frames of that: a body stopped in mid-air
+INK = 96  # a pixel farther than this (max over channels) from the background is part of some object
 BACKGROUND = (255, 255, 255)
 
 SETTINGS: dict[str, Any] = {
@@ -49,16 +63,30 @@ SETTINGS: dict[str, Any] = {
                      f"distance (coverage >= {CORE:g}); pieces = 8-connected components after a 3x3 closing; "
                      f"pieces under {MIN_PIECE:g} px^2 (at 128 px; scaled with the frame area) ignored"),
     "frames": "generated frames, each against the frame before it (the last condition frame included)",
-    "step": (f"one step = {TELEPORT_FACTOR:g} x the ground truth's fastest per-frame piece move + "
+    "step": (f"one step = {TELEPORT_FACTOR:g} x the ground truth's fastest per-frame move of a piece of that colour + "
              f"{TELEPORT_MARGIN:g} px (at 128 px; scaled with the width)"),
-    "area": (f"a colour's area changes by more than max({AREA_REL:g} x area, {AREA_ABS:g} px^2 at 128 px) while "
-             "no piece of it touches the border, unless a whole piece could have left (a fall) or entered (a rise) "
-             "the view in one step: vanish / appear / deform / colour change"),
+    "area": (f"a colour's area changes by more than max({AREA_REL:g} x area, {AREA_ABS:g} px^2 at 128 px) from the "
+             "frame before, unless the border explains it: a rise needs a piece partly out of view before, a new "
+             "piece, or a whole piece within one step of entering; a fall needs a piece on the border now or a "
+             "whole piece within one step of leaving: vanish / appear / deform / colour change"),
     "break": "more pieces of a colour than max(its bodies, the most pieces its ground truth shows in any frame)",
-    "teleport": ("a piece not touching the border and not whole within one step of it, farther than one step from "
-                 "every piece of its colour in the frame before"),
+    "teleport": ("a piece farther than one step from every piece of its colour in the frame before; where the "
+                 "colour has gained a piece (less those that could have left), pieces touching the border or whole "
+                 "within one step of it are excused as just entered"),
     "static": (f"pixels of a colour only static bodies have differ from the last condition frame by more than "
                f"{STATIC_PIXELS:g} px^2 (at 128 px)"),
+    "overlap": ("a colour's area, in a frame where none of its pieces touches the border and it has as many pieces as "
+                "in the last condition frame, differs from its area there by more than max("
+                f"{AREA_REL:g} x that area, the ground truth's own largest such difference + {AREA_ABS:g} px^2 at 128 px): "
+                "'interpenetration' when another object colour touches it then, else 'area' (a gradual deform)"),
+    "merge": ("fewer pieces of a colour than the fewest its ground truth shows in any frame where none touches the "
+              f"border, while none touches the border and its area is within {AREA_REL:g} of the last condition "
+              "frame's (not a vanish)"),
+    "rest": (f"a colour whose ground-truth pixels never change after the condition frames (bodies at rest) changes "
+             f"by more than {STATIC_PIXELS:g} px^2 (at 128 px): motion without cause"),
+    "freeze": (f"for {FREEZE_FRAMES} consecutive frames a piece moves less than {FREEZE_STILL:g} px while the ground "
+               f"truth's piece nearest it moves at least {FREEZE_MOVE:g} px, with no object and no border within "
+               f"{FREEZE_GAP:g} px of it (at 128 px): a body stopped in mid-air"),
     "verdict": "abnormal = 1 if any rule fires in any generated frame, else 0; its mean over videos is the abnormal ratio",
 }
 
@@ -143,7 +171,7 @@ _IN_PLANE[1] = True  # 8-connected within a frame, never across frames
 
 @dataclass
 class Finding:
-    rule: str  # area, break, teleport, static
+    rule: str  # area, break, teleport, static, interpenetration, merge, rest, freeze
     colour: str  # "r,g,b"
     frames: list[int]
     detail: str
@@ -163,13 +191,19 @@ class Verdict:
 
 def _steps(p: Pieces, start: int, reach: float = 0.0) -> np.ndarray:
     """(T,) the largest distance from a piece to the nearest same-colour piece of the frame
-    before, px, over the pieces that cannot have just entered the view: not touching the
-    border, and not whole within `reach` px of it."""
+    before, px, over the pieces that cannot have just entered the view.  Where the colour has
+    gained a piece (less those that could have left), pieces touching the border or whole
+    within `reach` px of it may be new; otherwise none is, so every piece counts: a body
+    that jumps to the border keeps its colour's count, and is not excused as one coming in."""
     out = np.zeros(len(p.area))
     for t in range(max(start, 1), len(p.area)):
         a, b = p.centroids[t], p.centroids[t - 1]
         if len(a) and len(b):
-            free = (p.piece_edge[t] >= 1.0) & (p.piece_exit[t] >= reach)
+            leavers = int(((p.piece_edge[t - 1] < 1.0) | (p.piece_exit[t - 1] < reach)).sum())
+            if len(a) > len(b) - leavers:  # a piece may have come in: those on or within reach of the border are excused
+                free = (p.piece_edge[t] >= 1.0) & (p.piece_exit[t] >= reach)
+            else:  # none came in: every piece must be one step from one of the frame before
+                free = np.ones(len(a), bool)
             if free.any():
                 d = np.linalg.norm(a[free, None, :] - b[None, :, :], axis=-1).min(axis=1)
                 out[t] = d.max()
@@ -179,20 +213,25 @@ def _steps(p: Pieces, start: int, reach: float = 0.0) -> np.ndarray:
 def _area_steps(p: Pieces, start: int, reach: float) -> np.ndarray:
     """(T,) |area change| from the frame before, where the view's border cannot explain it.
 
-    A piece touching the border in either frame may be partly out: any change goes.  With
-    none touching, every piece is whole in both frames, so the area may only fall if a whole
-    piece could have left in one step (its far side within `reach` px of the border), and
-    only rise if a whole piece could have come in (likewise, in the later frame).
+    The area may rise only if a piece was partly out of view before (coming in), the colour
+    gained a piece, or a whole piece could have come in within one step; it may fall only if
+    a piece touches the border now (going out) or a whole piece could have left in one step
+    (its far side within `reach` px of the border).
     """
     d = np.zeros(len(p.area))
     d[1:] = np.diff(p.area)
     touching = p.edge < 1.0
-    excused = np.zeros(len(d), bool)
-    excused[1:] = touching[1:] | touching[:-1]
+    before = np.zeros(len(d), bool)  # a piece touched the border in the frame before
+    before[1:] = touching[:-1]
+    gained = np.zeros(len(d), bool)
+    gained[1:] = p.count[1:] > p.count[:-1]
     could_leave = np.zeros(len(d), bool)
     could_leave[1:] = p.exit[:-1] < reach
     could_enter = p.exit < reach
-    excused |= ((d < 0) & could_leave) | ((d > 0) & could_enter)
+    # growth: only a piece partly out before (coming in) or a new one; shrinkage: only a piece
+    # on the border now (going out) or one that could have left.  A whole body that grows as
+    # it reaches the border is not excused.
+    excused = ((d > 0) & (before | gained | could_enter)) | ((d < 0) & (touching | could_leave))
     d = np.abs(d)
     d[excused] = 0.0
     d[:start] = 0.0
@@ -214,11 +253,10 @@ def judge(video: np.ndarray, gt_video: np.ndarray, colours: Sequence[Sequence[in
     by_colour: dict[tuple[int, ...], list[bool]] = {}
     for c, s in zip(colours, static):
         by_colour.setdefault(tuple(int(x) for x in c), []).append(bool(s))
-    # the ground truth's fastest step (px per frame), over every dynamic colour
+    # the ground truth's fastest step (px per frame) per dynamic colour
     gt_pieces = {c: pieces(gt_video, c) for c in by_colour}
     gen_pieces = {c: pieces(video, c) for c in by_colour}
-    fastest = max([_steps(gt_pieces[c], 1).max() for c, st in by_colour.items() if not all(st)] or [0.0])
-    reach = TELEPORT_FACTOR * fastest + TELEPORT_MARGIN * scale_l  # px a piece may move in one frame
+    fastest_of = {c: float(_steps(gt_pieces[c], 1).max()) for c, st in by_colour.items() if not all(st)}
     for c, statics in by_colour.items():
         name = ",".join(map(str, c))
         g, p = gt_pieces[c], gen_pieces[c]
@@ -230,6 +268,9 @@ def judge(video: np.ndarray, gt_video: np.ndarray, colours: Sequence[Sequence[in
             if bad.size:
                 findings.append(Finding("static", name, bad.tolist(), f"static pixels differ by up to {int(diff.max())} px"))
             continue
+        # one step: px a piece of this colour may move in one frame (its ground truth's fastest)
+        fastest = fastest_of[c]
+        reach = TELEPORT_FACTOR * fastest + TELEPORT_MARGIN * scale_l
         allowed_area = np.maximum(AREA_REL * np.maximum(p.area, np.roll(p.area, 1)), AREA_ABS * scale_a)
         d = _area_steps(p, start, reach)
         bad = np.flatnonzero(d > allowed_area)
@@ -248,8 +289,114 @@ def judge(video: np.ndarray, gt_video: np.ndarray, colours: Sequence[Sequence[in
         if bad.size:
             findings.append(Finding("teleport", name, bad.tolist(),
                                     f"a piece {step[bad[0]]:.1f} px from any piece of the frame before at frame "
-                                    f"{int(bad[0])}; the ground truth's fastest step is {fastest:.1f} px"))
+                                    f"{int(bad[0])}; its ground truth's fastest step is {fastest:.1f} px"))
+        findings += _overlap(video, p, g, c, name, by_colour, start, scale_a)
+        findings += _merge(p, g, name, start)
+        findings += _rest(video, gt_video, c, name, start, scale_a)
+        findings += _freeze(video, p, g, c, name, start, scale_l, reach)
     return Verdict(bool(findings), findings)
+
+
+def _overlap(video: np.ndarray, p: Pieces, g: Pieces, c: tuple[int, ...], name: str,
+             by_colour: dict[tuple[int, ...], list[bool]], start: int, scale_a: float) -> list[Finding]:
+    """Gradual area change against the last condition frame: interpenetration or a slow deform.
+
+    The frame-to-frame area rule misses a body that sinks into another a little each frame;
+    this one compares every clear frame (no piece on the border, the same number of pieces)
+    with the last condition frame, allowing what the ground truth itself shows."""
+    ref = start - 1
+
+    def deviation(q: Pieces) -> np.ndarray:
+        ok = (q.edge >= 1.0) & (q.count == q.count[ref]) & (q.edge[ref] >= 1.0)
+        ok[:start] = False
+        return np.where(ok, np.abs(q.area - q.area[ref]), 0.0)
+
+    if p.edge[ref] < 1.0 or g.edge[ref] < 1.0:
+        return []
+    allowed = max(AREA_REL * p.area[ref], float(deviation(g).max()) + AREA_ABS * scale_a)
+    bad = np.flatnonzero(deviation(p) > allowed)
+    if not bad.size:
+        return []
+    t = int(bad[0])
+    mine = ndimage.binary_dilation(colour_masks(video[t:t + 1], c)[0], iterations=2)
+    touched = [o for o in by_colour if o != c and (mine & colour_masks(video[t:t + 1], o)[0]).any()]
+    rule = "interpenetration" if touched else "area"
+    what = f", overlapping colour {','.join(map(str, touched[0]))}" if touched else ""
+    return [Finding(rule, name, bad.tolist(), f"area {p.area[ref]:.0f} -> {p.area[t]:.0f} px^2 from the last condition "
+                                              f"frame to frame {t} (at most {allowed:.0f} allowed){what}")]
+
+
+def _merge(p: Pieces, g: Pieces, name: str, start: int) -> list[Finding]:
+    """Two bodies of one colour drawn as one piece, where the ground truth never joins them."""
+    ref = start - 1
+    clear_gt = g.edge >= 1.0
+    if not clear_gt.any():
+        return []
+    floor = int(g.count[clear_gt].min())
+    whole = p.area >= (1.0 - AREA_REL) * p.area[ref]
+    bad = np.flatnonzero((p.edge >= 1.0) & (p.count < floor) & (p.count >= 1) & whole)
+    bad = bad[bad >= start]
+    if not bad.size:
+        return []
+    t = int(bad[0])
+    return [Finding("merge", name, bad.tolist(), f"{int(p.count[t])} piece(s) at frame {t}; the ground truth always "
+                                                  f"shows at least {floor} away from the border")]
+
+
+def _rest(video: np.ndarray, gt_video: np.ndarray, c: tuple[int, ...], name: str, start: int,
+          scale_a: float) -> list[Finding]:
+    """Motion without cause: bodies at rest in the ground truth must stay at rest."""
+    gt = colour_masks(gt_video[start - 1:], c)
+    if (gt[1:] != gt[0]).reshape(len(gt) - 1, -1).sum(axis=1).max(initial=0) > STATIC_PIXELS * scale_a:
+        return []  # it moves in the ground truth
+    masks = colour_masks(video[start - 1:], c)
+    diff = (masks[1:] != masks[0]).reshape(len(masks) - 1, -1).sum(axis=1)
+    bad = np.flatnonzero(diff > STATIC_PIXELS * scale_a) + start
+    if not bad.size:
+        return []
+    return [Finding("rest", name, bad.tolist(), f"bodies at rest in the ground truth moved: pixels differ by up to "
+                                                 f"{int(diff.max())} px from the last condition frame")]
+
+
+def _freeze(video: np.ndarray, p: Pieces, g: Pieces, c: tuple[int, ...], name: str, start: int, scale_l: float,
+            reach: float) -> list[Finding]:
+    """A body that stops in mid-air: still, touching nothing, while the ground truth's moves."""
+    T, H, W = video.shape[:3]
+    gap = max(1, int(round(FREEZE_GAP * scale_l)))
+    flagged: list[int] = []
+    for t in range(max(start, 1), T):
+        a, b, ga, gb = p.centroids[t], p.centroids[t - 1], g.centroids[t], g.centroids[t - 1]
+        if not (len(a) and len(b) and len(ga) and len(gb)):
+            continue
+        moved = np.linalg.norm(a[:, None] - b[None], axis=-1).min(axis=1)
+        gt_moved = np.linalg.norm(ga[:, None] - gb[None], axis=-1).min(axis=1)
+        for i in np.flatnonzero(moved < FREEZE_STILL * scale_l):
+            near = np.linalg.norm(ga - a[i], axis=-1)
+            j = int(near.argmin())
+            if near[j] > reach or gt_moved[j] < FREEZE_MOVE * scale_l or p.piece_edge[t][i] < gap:
+                continue
+            if not _touches_anything(video[t], c, a[i], gap):
+                flagged.append(t)
+                break
+    runs = [t for t in flagged if all(t - k in flagged for k in range(1, FREEZE_FRAMES))]
+    if not runs:
+        return []
+    return [Finding("freeze", name, runs, f"a piece stands still from frame {runs[0] - FREEZE_FRAMES + 1} on, touching "
+                                          f"nothing, while the ground truth's moves: stopped in mid-air")]
+
+
+def _touches_anything(frame: np.ndarray, c: tuple[int, ...], centroid: np.ndarray, gap: int) -> bool:
+    """Whether another object's ink lies within `gap` px of the piece of colour c at `centroid`."""
+    mask = colour_masks(frame[None], c)[0]
+    labels, n = ndimage.label(mask, structure=np.ones((3, 3), bool))
+    if not n:
+        return False
+    rows, cols = np.nonzero(labels)
+    k = labels[rows, cols][np.argmin((rows - centroid[0]) ** 2 + (cols - centroid[1]) ** 2)]
+    piece = labels == k
+    ring = ndimage.binary_dilation(piece, iterations=gap + 2) & ~ndimage.binary_dilation(piece, iterations=2)
+    ink = np.abs(frame.astype(np.int16) - np.asarray(BACKGROUND, np.int16)).max(axis=-1) > INK
+    return bool((ring & ink).any())
 
 
 def judge_sample(sample: Any) -> Verdict:

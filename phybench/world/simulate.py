@@ -72,7 +72,7 @@ def _add_walls(world: b2World, size: float, L: float, sim: SimulatorSettings) ->
 
 
 def simulate(initial: Scene, settings: SimulatorSettings, frames: int, frame_interval: float,
-             record_contacts: bool = False) -> Scene | tuple[Scene, np.ndarray]:
+             record_contacts: bool = False, dynamic_collide: bool = True) -> Scene | tuple[Scene, np.ndarray]:
     """Run Box2D from the first frame of `initial` for `frames` frames.
 
     initial.poses[0]: (B, 3) x, y, angle; initial.velocities[0]: (B, 2) world units / s
@@ -82,6 +82,9 @@ def simulate(initial: Scene, settings: SimulatorSettings, frames: int, frame_int
     each pair of bodies first touches (checked after every Box2D step; 0.0: touching in
     the initial scene; inf: never; walls are not bodies).  Families use it for their
     placement rules (no initial overlap; "the scene is an event").
+
+    dynamic_collide=False: dynamic bodies do not collide with one another (planted
+    interpenetration, `phybench.violations`); they still meet static bodies and walls.
     """
     sim = settings
     k, L, spf = sim.time_scale, sim.length_scale, sim.steps_per_frame
@@ -105,8 +108,12 @@ def simulate(initial: Scene, settings: SimulatorSettings, frames: int, frame_int
                 body.angularDamping = sim.angular_damping
         else:
             body = world.CreateStaticBody(position=position, angle=float(pose[2]))
+        # dynamic_collide=False: dynamic bodies pass through each other (a shared negative
+        # collision group) but still meet static bodies and walls (planted interpenetration)
+        group = {} if dynamic_collide or not spec.dynamic else {"groupIndex": -1}
         for shape in _fixtures(spec.shape, L):
-            body.CreateFixture(shape=shape, density=sim.density, friction=sim.friction, restitution=sim.restitution)
+            body.CreateFixture(shape=shape, density=sim.density, friction=sim.friction, restitution=sim.restitution,
+                               **group)
         if spec.dynamic:
             v0 = (vel + euler) * (k * L)
             body.linearVelocity = (float(v0[0]), float(v0[1]))
