@@ -280,6 +280,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "judge",      # phybench judge / violations / calibrate-judge
     "probes",     # phybench analyze
     "study",      # phybench study scaling
+    "plausibility",  # phybench plausibility (likelihood preference on planted pairs)
 )
 
 
