@@ -210,3 +210,37 @@ def test_kinds_are_documented_and_deterministic(splits):
         a, la = plant(kind, row, reader.spec, 128, gt)
         b, lb = plant(kind, row, reader.spec, 128, gt)
         assert la == lb and (a is None) == (b is None) and (a is None or np.array_equal(a, b))
+
+
+def test_rescore_recomputes_the_judge_and_keeps_the_rest(splits, tmp_path, capsys):
+    """A results file scored under other judge settings, rescored from the same submission,
+    equals a fresh full score (but for the `rescored` note); anything else is refused."""
+    from phybench.scoring.results import results_bytes
+    from phybench.scoring.score import ScoreError, rescore
+
+    folder = splits[("collision", "id-eval")]
+    assert main(["baseline", "copy-last", "--data", str(folder), "--out", str(tmp_path / "cl"), "--quiet"]) == 0
+    assert main(["violations", "--data", str(folder), "--kinds", "vanish", "--out", str(tmp_path / "v"), "--quiet"]) == 0
+    fresh = score(tmp_path / "cl", folder, ("ssim", "psnr"), progress=False).results
+    stale = json.loads(results_bytes(fresh))
+    stale["provenance"]["metric_settings"]["abnormal"] = {"area": "an older judge"}
+    stale["summary"]["overall"]["abnormal"]["mean"] = 0.123
+    path = tmp_path / "r.json"
+    path.write_bytes(results_bytes(stale))
+    doc = rescore(path, tmp_path / "cl", folder, ["abnormal"], progress=False)
+    assert doc["provenance"].pop("rescored")["metrics"] == ["abnormal"]
+    assert results_bytes(doc) == results_bytes(fresh)
+    with pytest.raises(ScoreError, match="is not the submission"):
+        rescore(path, tmp_path / "v" / "vanish", folder, ["abnormal"], progress=False)
+    with pytest.raises(ScoreError, match="only per-video metrics without weights"):
+        rescore(path, tmp_path / "cl", folder, ["lpips"], progress=False)
+    stale["provenance"]["metric_settings"]["ssim"] = {"window": "another"}
+    path.write_bytes(results_bytes(stale))
+    with pytest.raises(ScoreError, match="settings of ssim differ"):
+        rescore(path, tmp_path / "cl", folder, ["abnormal"], progress=False)
+    del stale["provenance"]["metric_settings"]["ssim"]
+    path.write_bytes(results_bytes(stale))
+    capsys.readouterr()
+    assert main(["rescore", str(path), "--submission", str(tmp_path / "cl"), "--data", str(folder), "--quiet"]) == 0
+    assert "abnormal" in capsys.readouterr().out
+    assert json.loads(path.read_text())["summary"]["overall"]["abnormal"] == fresh["summary"]["overall"]["abnormal"]

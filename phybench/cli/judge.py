@@ -23,6 +23,16 @@ def register(add: Callable[..., argparse.ArgumentParser]) -> None:
     v.add_argument("--quiet", action="store_true")
     v.set_defaults(func=cmd_violations)
 
+    r = add("rescore", "Recompute cheap per-video metrics (e.g. the judge after its settings changed) in a results "
+                       "file from the same submission, keeping the rest (LPIPS, FVD).")
+    r.add_argument("results", metavar="RESULTS", help="the results file to update")
+    r.add_argument("--submission", required=True, metavar="SUB", help="the submission it was scored from")
+    r.add_argument("--data", required=True, metavar="SPLIT_DIR", help="the split it answers")
+    r.add_argument("--metrics", default="abnormal", help="comma-separated per-video metrics (default: abnormal)")
+    r.add_argument("--out", metavar="FILE", help="write here instead of over RESULTS")
+    r.add_argument("--quiet", action="store_true")
+    r.set_defaults(func=cmd_rescore)
+
     c = add("calibrate-judge", "The judge's false positives on ground truth and recall per planted kind (Markdown).")
     c.add_argument("--data", required=True, nargs="+", metavar="SPLIT_DIR", help="evaluation splits")
     c.add_argument("--work", required=True, help="folder for the planted violations (reused)")
@@ -101,4 +111,21 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     print(calibration_markdown(cal))
     if args.json:
         Path(args.json).write_text(json.dumps(cal, indent=1, sort_keys=True) + "\n")
+    return 0
+
+
+def cmd_rescore(args: argparse.Namespace) -> int:
+    from ..io import atomic_write_bytes
+    from ..scoring.results import results_bytes
+    from ..scoring.score import ScoreError, rescore
+
+    metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
+    try:
+        doc = rescore(args.results, args.submission, args.data, metrics, progress=not args.quiet)
+    except (ScoreError, FileNotFoundError, KeyError, ValueError) as exc:
+        raise CliError(str(exc)) from None
+    out = Path(args.out or args.results)
+    atomic_write_bytes(out, results_bytes(doc))
+    o = doc["summary"]["overall"]
+    print(f"{out}: " + ", ".join(f"{m} {o[m]['mean']:.4g}" for m in metrics if m in o))
     return 0
