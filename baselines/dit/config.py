@@ -28,6 +28,7 @@ class TrainConfig:
     weight_decay: float = 0.0  # DiT trains without weight decay
     warmup_steps: int = 0  # constant rate from the start, as in DiT
     grad_clip: float = 1.0  # guards against rare loss spikes in long runs
+    compile: bool = False  # torch.compile the model (GPU runs: fused kernels; on CPU the compile time dominates)
     ema_decay: float = 0.9999  # DiT's EMA; samples use the EMA weights
     seed: int = 0  # seeds init, data order and noise
     num_workers: int = 4  # render training clips on the fly in worker processes

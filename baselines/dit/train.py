@@ -198,7 +198,14 @@ def main(argv=None) -> list[tuple[int, float]]:
     torch.manual_seed(cfg.seed)
     model = build_model(cfg, codec)
     ema = copy.deepcopy(model).float().requires_grad_(False)
-    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    cuda = accelerator.device.type == "cuda"
+    if cuda:
+        torch.backends.cuda.matmul.allow_tf32 = True  # fp32 leftovers of bf16 autocast on tensor cores
+        torch.backends.cudnn.allow_tf32 = True
+    # fused AdamW: one kernel for the whole update on GPU (the CPU build has no fused path here)
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay, fused=cuda)
+    if cfg.compile:
+        model = torch.compile(model)
     sched_lr = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / max(1, cfg.warmup_steps)))
     model, opt, sched_lr = accelerator.prepare(model, opt, sched_lr)
     ema.to(accelerator.device)
