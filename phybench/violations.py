@@ -7,7 +7,8 @@ truth's.  No pixel is drawn by hand.  Every video knows its kind, its onset fram
 body it changed, so the judge's recall and every metric's response can be measured
 (README, "The abnormality judge").
 
-Kinds (`KINDS`): vanish, appear, break, deform, colour, teleport, static (a static body
+Kinds (`KINDS`): vanish, appear, break, deform, reshape (a disc becomes a bar of equal area,
+or a bar a disc), colour, teleport, static (a static body
 moves), freeze, speed-1.2, speed-0.8, gravity-1.2, restitution-0.8, restitution-0,
 reverse (time runs backwards from the onset), interpenetration (Box2D re-run with the
 dynamic bodies passing through one another).  A kind that does not apply to a sample (no
@@ -128,6 +129,17 @@ def _deform(scene: Scene, spec: TaskSpec, k: int) -> Planted:
     return Planted(_with_body(scene, b, dataclasses.replace(body, shape=_scaled(body.shape, 1.3))), b)
 
 
+def _reshape(scene: Scene, spec: TaskSpec, k: int) -> Planted:
+    """A rigid body changes shape at equal area: a disc becomes a 2:1 bar, a bar a disc."""
+    b = _pick(scene, k)
+    if b is None:
+        return Planted(None, note="no dynamic disc or bar in view at the onset")
+    body = scene.bodies[b]
+    area = np.pi * body.shape.radius ** 2 if isinstance(body.shape, Disc) else body.shape.width * body.shape.height
+    new = Rect(np.sqrt(2 * area), np.sqrt(area / 2)) if isinstance(body.shape, Disc) else Disc(np.sqrt(area / np.pi))
+    return Planted(_with_body(scene, b, dataclasses.replace(body, shape=new)), b)
+
+
 def _colour(scene: Scene, spec: TaskSpec, k: int) -> Planted:
     b = _pick(scene, k, (Disc, Rect, type(None)))
     b = _pick(scene, k, tuple({type(x.shape) for x in scene.bodies})) if b is None else b
@@ -236,6 +248,7 @@ KINDS: dict[str, Callable[[Scene, TaskSpec, int], Planted]] = {
     "appear": _appear,
     "break": _break,
     "deform": _deform,
+    "reshape": _reshape,
     "colour": _colour,
     "teleport": _teleport,
     "static": _static,

@@ -25,6 +25,8 @@ truth (`SETTINGS` states them; every results file quotes them):
   frame's (a body sinking into another loses area a little each frame, under the per-frame
   tolerance);
 * **merge**: a colour never shows fewer pieces than its ground truth ever does;
+* **shape**: a rigid body (a colour of one body, one piece off the border) keeps its
+  elongation and solidity (`shape_of`: moments, convex hull, rotated rectangle);
 * **motion without cause**: bodies at rest in the ground truth stay at rest (`rest`), and
   no body stands still, touching nothing, while its ground truth moves (`freeze`: a falling
   body stopped in mid-air).
@@ -56,6 +58,9 @@ FREEZE_MOVE = 0.5  # ... while its ground truth moves at least this far (px at 1
 FREEZE_GAP = 4.0  # ... and nothing lies within this many px of it (at 128 px): not resting on anything
 FREEZE_FRAMES = 2  # consecutive frames of that: a body stopped in mid-air
 INK = 96  # a pixel farther than this (max over channels) from the background is part of some object
+SHAPE_MIN_AREA = 40.0  # px^2 at 128 px: smaller pieces are too few pixels for a shape
+SHAPE_ELONGATION = 0.15  # elongation may drift this much beyond the ground truth's own drift (+0.05) ...
+SHAPE_SOLIDITY = 0.08  # ... and solidity this much (+0.03): rasterisation of a rotating rigid body
 BACKGROUND = (255, 255, 255)
 
 SETTINGS: dict[str, Any] = {
@@ -87,6 +92,11 @@ SETTINGS: dict[str, Any] = {
     "freeze": (f"for {FREEZE_FRAMES} consecutive frames a piece moves less than {FREEZE_STILL:g} px while the ground "
                f"truth's piece nearest it moves at least {FREEZE_MOVE:g} px, with no object and no border within "
                f"{FREEZE_GAP:g} px of it (at 128 px): a body stopped in mid-air"),
+    "shape": (f"a colour of one body, drawn as one piece off the border and of at least {SHAPE_MIN_AREA:g} px^2 (at "
+              "128 px) both in the last condition frame and in frame t, keeps its shape: elongation (sqrt of the "
+              "ratio of its second-moment eigenvalues) within max("
+              f"{SHAPE_ELONGATION:g}, the ground truth's own drift + 0.05) and solidity (area / convex hull area) "
+              f"within max({SHAPE_SOLIDITY:g}, the ground truth's own drift + 0.03) of the condition frame's"),
     "verdict": "abnormal = 1 if any rule fires in any generated frame, else 0; its mean over videos is the abnormal ratio",
 }
 
@@ -169,9 +179,65 @@ _IN_PLANE = np.zeros((3, 3, 3), dtype=bool)
 _IN_PLANE[1] = True  # 8-connected within a frame, never across frames
 
 
+@dataclass(frozen=True)
+class Shape:
+    """Shape descriptors of one piece (a binary mask), px at the frame's resolution."""
+
+    area: float  # px^2
+    centroid: tuple[float, float]  # (row, col)
+    angle: float  # rad: orientation of the major axis, from the second central moments
+    elongation: float  # sqrt(major / minor second-moment eigenvalue); 1 for a disc or a square
+    solidity: float  # area / convex hull area (pixel corners); 1 for a convex body
+    rect: tuple[float, float, float]  # the minimum-area rotated bounding rectangle: (long side, short side, angle)
+
+
+def shape_of(mask: np.ndarray) -> Shape | None:
+    """Descriptors of a 2-D bool mask (None when empty): moments, convexity, rotated rectangle."""
+    from scipy.spatial import ConvexHull, QhullError
+
+    rows, cols = np.nonzero(mask)
+    n = rows.size
+    if n == 0:
+        return None
+    r0, c0 = rows.mean(), cols.mean()
+    dr, dc = rows - r0, cols - c0
+    mu20, mu02, mu11 = (dc * dc).mean() + 1 / 12, (dr * dr).mean() + 1 / 12, (dr * dc).mean()  # + a pixel's own
+    half = np.sqrt(((mu20 - mu02) / 2) ** 2 + mu11 ** 2)
+    major, minor = (mu20 + mu02) / 2 + half, (mu20 + mu02) / 2 - half
+    angle = 0.5 * float(np.arctan2(2 * mu11, mu20 - mu02))
+    corners = np.concatenate([np.stack([rows + a, cols + b], axis=1) for a in (-0.5, 0.5) for b in (-0.5, 0.5)])
+    try:
+        hull = ConvexHull(corners)
+        pts = corners[hull.vertices]
+        hull_area = float(hull.volume)  # in 2-D, `volume` is the area
+    except QhullError:  # degenerate (a line of pixels)
+        pts, hull_area = corners, float(n)
+    best = (np.inf, 0.0, 0.0, 0.0)
+    edges = np.roll(pts, -1, axis=0) - pts
+    for theta in np.unique(np.round(np.arctan2(edges[:, 0], edges[:, 1]) % (np.pi / 2), 9)):
+        c, s_ = np.cos(theta), np.sin(theta)
+        u = pts[:, 1] * c + pts[:, 0] * s_
+        v = -pts[:, 1] * s_ + pts[:, 0] * c
+        w, h = u.max() - u.min(), v.max() - v.min()
+        if w * h < best[0]:
+            best = (w * h, max(w, h), min(w, h), float(theta if w >= h else theta + np.pi / 2))
+    return Shape(float(n), (float(r0), float(c0)), angle, float(np.sqrt(major / max(minor, 1e-9))),
+                 float(min(1.0, n / max(hull_area, 1e-9))), (float(best[1]), float(best[2]), best[3]))
+
+
+def track(video: np.ndarray, colour: Sequence[int]) -> list[list[Shape]]:
+    """Per frame, the shape descriptors of every piece of one colour (the tracker's full record)."""
+    mask = colour_masks(video, colour)
+    out = []
+    for frame in mask:
+        labels, n = ndimage.label(frame, structure=np.ones((3, 3), bool))
+        out.append([sh for k in range(1, n + 1) if (sh := shape_of(labels == k)) is not None])
+    return out
+
+
 @dataclass
 class Finding:
-    rule: str  # area, break, teleport, static, interpenetration, merge, rest, freeze
+    rule: str  # area, break, teleport, static, interpenetration, merge, rest, freeze, shape
     colour: str  # "r,g,b"
     frames: list[int]
     detail: str
@@ -294,7 +360,50 @@ def judge(video: np.ndarray, gt_video: np.ndarray, colours: Sequence[Sequence[in
         findings += _merge(p, g, name, start)
         findings += _rest(video, gt_video, c, name, start, scale_a)
         findings += _freeze(video, p, g, c, name, start, scale_l, reach)
+        if len(statics) == 1:
+            findings += _shape(video, gt_video, p, g, c, name, start, scale_a)
     return Verdict(bool(findings), findings)
+
+
+def _single_shapes(video: np.ndarray, q: Pieces, c: tuple[int, ...], frames: Sequence[int],
+                   scale_a: float) -> dict[int, Shape]:
+    """{t: descriptors} of the frames where the colour is one piece off the border, big enough."""
+    out = {}
+    for t in frames:
+        if q.count[t] == 1 and q.edge[t] >= 1.0 and q.area[t] >= SHAPE_MIN_AREA * scale_a:
+            sh = shape_of(colour_masks(video[t:t + 1], c)[0])
+            if sh is not None:
+                out[t] = sh
+    return out
+
+
+def _shape(video: np.ndarray, gt_video: np.ndarray, p: Pieces, g: Pieces, c: tuple[int, ...], name: str,
+           start: int, scale_a: float) -> list[Finding]:
+    """A rigid body keeps its shape: elongation and solidity against the last condition frame."""
+    ref = start - 1
+    frames = [ref, *range(start, len(p.area))]
+    gen = _single_shapes(video, p, c, frames, scale_a)
+    if ref not in gen:
+        return []
+    gt = _single_shapes(gt_video, g, c, frames, scale_a)
+
+    def drift(d: dict[int, Shape]) -> tuple[float, float]:
+        if ref not in d:
+            return 0.0, 0.0
+        e = max((abs(x.elongation - d[ref].elongation) for t, x in d.items() if t != ref), default=0.0)
+        s_ = max((abs(x.solidity - d[ref].solidity) for t, x in d.items() if t != ref), default=0.0)
+        return e, s_
+
+    ge, gs = drift(gt)
+    tol_e, tol_s = max(SHAPE_ELONGATION, ge + 0.05), max(SHAPE_SOLIDITY, gs + 0.03)
+    r = gen[ref]
+    bad = [t for t, x in gen.items() if t != ref and (abs(x.elongation - r.elongation) > tol_e
+                                                         or abs(x.solidity - r.solidity) > tol_s)]
+    if not bad:
+        return []
+    x = gen[bad[0]]
+    return [Finding("shape", name, bad, f"elongation {r.elongation:.2f} -> {x.elongation:.2f}, solidity "
+                                        f"{r.solidity:.2f} -> {x.solidity:.2f} at frame {bad[0]}: a rigid body changed shape")]
 
 
 def _overlap(video: np.ndarray, p: Pieces, g: Pieces, c: tuple[int, ...], name: str,
