@@ -1,7 +1,9 @@
 """The DiT's per-video plausibility score for `phybench plausibility`: its denoising loss.
 
     phybench plausibility --model phybench_baselines.dit.plausibility:DenoisingLoss \
-        --model-args checkpoint=runs/dit-S,seeds=2 --data pairs/ --split data/uniform-id-eval
+        --model-args "checkpoint=runs/dit-S,seeds=2,levels=100;500;900" --data pairs/ --split data/uniform-id-eval
+
+(levels are separated by ';' on the command line, where ',' separates the arguments.)
 
 A diffusion model's training loss at a noise level bounds the clip's negative log-likelihood
 (the ELBO is a weighted sum of them), so the loss averaged over fixed noise levels and fixed
@@ -28,8 +30,8 @@ from .train import clip_to_tensor
 class DenoisingLoss:
     """Mean denoising loss of a trained DiT run over `levels` timesteps and `seeds` noise draws."""
 
-    def __init__(self, checkpoint: str, levels: str | int = "100,300,500,700,900", seeds: int = 2,
-                 device: str | None = None) -> None:
+    def __init__(self, checkpoint: str, levels: str | int = "100;300;500;700;900", seeds: int = 2,
+                 device: str | None = None, batch: int = 64) -> None:
         if device is None:
             device = f"cuda:{int(os.environ.get('LOCAL_RANK', '0'))}" if torch.cuda.is_available() else "cpu"
         self.device = device
@@ -38,6 +40,7 @@ class DenoisingLoss:
         if not self.levels or any(not 0 <= t < self.cfg.num_train_timesteps for t in self.levels):
             raise ValueError(f"levels must be timesteps in [0, {self.cfg.num_train_timesteps}), got {levels!r}")
         self.seeds = int(seeds)
+        self.batch = int(batch)  # items per forward pass
         self.scheduler = make_scheduler(self.cfg.num_train_timesteps)
 
     def windows(self, video: np.ndarray) -> list[int]:
@@ -59,14 +62,18 @@ class DenoisingLoss:
         padded, mask_px = condition(clips, self.cfg.condition_frames)  # zero-padded clips, binary mask
         x0 = self.codec.encode(clips)  # (W, C, F', h, w): what the model diffuses
         cond, mask = self.codec.condition(padded, mask_px)
-        losses = []
-        for w in range(len(starts)):
-            for level in self.levels:
-                for seed in range(self.seeds):
-                    g = torch.Generator(device="cpu").manual_seed((w * 1_000_003 + level) * 101 + seed)
-                    noise = torch.randn(x0[w:w + 1].shape, generator=g).to(self.device)
-                    u = torch.full((1,), (level + 0.5) / T, device=self.device)
-                    losses.append(float(training_loss(self.model, x0[w:w + 1], cond[w:w + 1], mask[w:w + 1],
-                                                      self.cfg.objective, noise=noise, u=u,
-                                                      scheduler=self.scheduler)))
-        return float(np.mean(losses))
+        # every (window, level, seed) is one item of a batch; items share the mask, so the
+        # batch's loss is the mean of the items' losses
+        items = [(w, level, seed) for w in range(len(starts)) for level in self.levels for seed in range(self.seeds)]
+        losses, counts = [], []
+        for a in range(0, len(items), self.batch):
+            chunk = items[a:a + self.batch]
+            idx = torch.tensor([w for w, _, _ in chunk], device=self.device)
+            noise = torch.cat([torch.randn(x0[:1].shape, generator=torch.Generator(device="cpu").manual_seed(
+                (w * 1_000_003 + level) * 101 + seed)) for w, level, seed in chunk]).to(self.device)
+            u = torch.tensor([(level + 0.5) / T for _, level, _ in chunk], device=self.device)
+            loss = training_loss(self.model, x0[idx], cond[idx], mask[idx], self.cfg.objective, noise=noise, u=u,
+                                 scheduler=self.scheduler)
+            losses.append(float(loss) * len(chunk))
+            counts.append(len(chunk))
+        return float(np.sum(losses) / np.sum(counts))
