@@ -34,7 +34,7 @@ import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -199,22 +199,38 @@ def register_probe(probe: Probe) -> Probe:
     return PROBES.register(probe.name, probe)
 
 
-def _priority_analyse(reader: Any, sub: Any, progress: bool, options: dict[str, Any]) -> dict[str, Any]:
+
+def _split_videos(reader: Any, sub: Any, columns: Sequence[str], what: str,
+                  progress: bool) -> Iterator[tuple[dict[str, Any], Any]]:
+    """(row, video) for every sample of the split, read in the submission's storage order.
+
+    Refuses, before reading any video, a submission that lacks some of the split's samples:
+    an analysis of part of a probe would be a different probe.
+    """
     from tqdm import tqdm
 
-    spec: TaskSpec = reader.spec
-    pair = tuple(spec.param("pair"))
-    rows = {row["sample_id"]: row for row in reader.rows(
-        ["sample_id", "level", "radius", "velocity", "colour", "shape"])}
+    rows = {row["sample_id"]: row for row in reader.rows(list(columns))}
     ids = list(rows)
     missing = sorted(set(ids) - set(sub.ids))
     if missing:
         raise ProbeError(f"the submission lacks {len(missing)} of the split's {len(ids)} videos "
                          f"(first: {missing[0]}); analyse a complete submission")
+
+    def videos() -> Iterator[tuple[dict[str, Any], Any]]:
+        for sample_id, video in tqdm(sub.iter_videos(sub.storage_order(ids)), total=len(ids),
+                                     desc=f"analyse {what} {reader.spec.name}", unit="video", disable=not progress):
+            yield rows[sample_id], video
+
+    return videos()
+
+
+def _priority_analyse(reader: Any, sub: Any, progress: bool, options: dict[str, Any]) -> dict[str, Any]:
+    spec: TaskSpec = reader.spec
+    pair = tuple(spec.param("pair"))
     videos = []
-    for sample_id, video in tqdm(sub.iter_videos(sub.storage_order(ids)), total=len(ids),
-                                 desc=f"analyse priority {spec.name}", unit="video", disable=not progress):
-        row = rows[sample_id]
+    columns = ["sample_id", "level", "radius", "velocity", "colour", "shape"]
+    for row, video in _split_videos(reader, sub, columns, "priority", progress):
+        sample_id = row["sample_id"]
         reading = read_body(video, spec.condition_frames, spec.world_size, spec.frame_interval)
         cond, read = conditioned_classes(row), reading_classes(reading)
         videos.append({
@@ -330,19 +346,11 @@ def flip_verdict(conditioned_velocity: float, reading: BodyReading) -> str:
 
 
 def _flip_analyse(reader: Any, sub: Any, progress: bool, options: dict[str, Any]) -> dict[str, Any]:
-    from tqdm import tqdm
-
     spec: TaskSpec = reader.spec
-    rows = {row["sample_id"]: row for row in reader.rows(["sample_id", "level", "velocity", "direction"])}
-    ids = list(rows)
-    missing = sorted(set(ids) - set(sub.ids))
-    if missing:
-        raise ProbeError(f"the submission lacks {len(missing)} of the split's {len(ids)} videos "
-                         f"(first: {missing[0]}); analyse a complete submission")
     videos = []
-    for sample_id, video in tqdm(sub.iter_videos(sub.storage_order(ids)), total=len(ids),
-                                 desc=f"analyse flip {spec.name}", unit="video", disable=not progress):
-        row = rows[sample_id]
+    columns = ["sample_id", "level", "velocity", "direction"]
+    for row, video in _split_videos(reader, sub, columns, "flip", progress):
+        sample_id = row["sample_id"]
         v0 = float(row["velocity"]) * (-1.0 if row["direction"] == "left" else 1.0)
         reading = read_body(video, spec.condition_frames, spec.world_size, spec.frame_interval)
         videos.append({"sample_id": sample_id, "conditioned_velocity": v0, "velocity": reading.velocity,
@@ -407,8 +415,6 @@ def gap_verdict(ranges: Sequence[Sequence[float]], v0: float, reading: BodyReadi
 
 
 def _gaps_analyse(reader: Any, sub: Any, progress: bool, options: dict[str, Any]) -> dict[str, Any]:
-    from tqdm import tqdm
-
     spec: TaskSpec = reader.spec
     sets = {name: ranges for name, ranges in spec.param("gap_sets")}
     train = options.get("train_split")
@@ -416,16 +422,11 @@ def _gaps_analyse(reader: Any, sub: Any, progress: bool, options: dict[str, Any]
         raise ProbeError(f"say which training set the model learnt from: --train-split one of {', '.join(sets)} "
                          f"(the submission names {train!r})")
     ranges = [list(r) for r in sets[train]]
-    rows = {row["sample_id"]: row for row in reader.rows(["sample_id", "velocity"])}
-    ids = list(rows)
-    missing = sorted(set(ids) - set(sub.ids))
-    if missing:
-        raise ProbeError(f"the submission lacks {len(missing)} of the split's {len(ids)} videos "
-                         f"(first: {missing[0]}); analyse a complete submission")
     videos = []
-    for sample_id, video in tqdm(sub.iter_videos(sub.storage_order(ids)), total=len(ids),
-                                 desc=f"analyse gaps {spec.name}", unit="video", disable=not progress):
-        v0 = float(rows[sample_id]["velocity"])
+    columns = ["sample_id", "velocity"]
+    for row, video in _split_videos(reader, sub, columns, "gaps", progress):
+        sample_id = row["sample_id"]
+        v0 = float(row["velocity"])
         reading = read_body(video, spec.condition_frames, spec.world_size, spec.frame_interval)
         videos.append({"sample_id": sample_id, "conditioned_velocity": v0, "velocity": reading.velocity,
                        "in_gap": distance_to(ranges, v0) > 0.0, "verdict": gap_verdict(ranges, v0, reading)})
@@ -495,8 +496,6 @@ def mean_ci(values: Sequence[float]) -> dict[str, Any]:
 
 
 def _holes_analyse(reader: Any, sub: Any, progress: bool, options: dict[str, Any]) -> dict[str, Any]:
-    from tqdm import tqdm
-
     from .parse import parse_video
     from .score import _mapping
     from .velocity import video_errors
@@ -510,17 +509,10 @@ def _holes_analyse(reader: Any, sub: Any, progress: bool, options: dict[str, Any
                          f"(the submission names {train!r})")
     classes = family.square_classes(spec, train)
     manifest = reader.manifest
-    rows = {row["sample_id"]: row for row in reader.rows(
-        ["sample_id", "level", "velocity_1", "velocity_2", "contact_time", "positions", "radii", "colours"])}
-    ids = list(rows)
-    missing = sorted(set(ids) - set(sub.ids))
-    if missing:
-        raise ProbeError(f"the submission lacks {len(missing)} of the split's {len(ids)} videos "
-                         f"(first: {missing[0]}); analyse a complete submission")
     videos = []
-    for sample_id, video in tqdm(sub.iter_videos(sub.storage_order(ids)), total=len(ids),
-                                 desc=f"analyse holes {spec.name}", unit="video", disable=not progress):
-        row = rows[sample_id]
+    columns = ["sample_id", "level", "velocity_1", "velocity_2", "contact_time", "positions", "radii", "colours"]
+    for row, video in _split_videos(reader, sub, columns, "holes", progress):
+        sample_id = row["sample_id"]
         colours = [tuple(int(c) for c in rgb) for rgb in np.asarray(row["colours"])]
         parsed = parse_video(np.asarray(video), colours, _mapping(manifest))
         err = video_errors(parsed, row["positions"], row["radii"], world_size=spec.world_size,
@@ -593,7 +585,9 @@ register_probe(Probe("holes", "collision holes (section 5.1): post-collision err
 
 # ------------------------------------------------------------------ spatial / temporal composition
 COMPOSITION_VERDICTS = ("both", "square-only", "ball-only", "neither", "vanished")
-POSITION_TOLERANCE = 0.25  # world units (3 px at 128; ground truth reads within 0.004): a sub-event is correct when the body's mean position error is at most this
+# world units (3 px at 128; ground truth reads within 0.004): a sub-event is correct when the
+# body's mean position error is at most this
+POSITION_TOLERANCE = 0.25
 PRESENT_SHARE = 0.9  # ... and the body is found in at least this share of the generated frames
 PRESENT_AREA = 0.5  # a body is found in a frame when its colour covers >= this share of its true area
 
@@ -689,20 +683,11 @@ def composition_verdict(row: dict[str, Any], video: np.ndarray, condition_frames
 
 
 def _composition_analyse(reader: Any, sub: Any, progress: bool, options: dict[str, Any]) -> dict[str, Any]:
-    from tqdm import tqdm
-
     spec: TaskSpec = reader.spec
-    rows = {row["sample_id"]: row for row in reader.rows(
-        ["sample_id", "level", "radius", "velocity", "ball_contact", "bounce_time", "positions"])}
-    ids = list(rows)
-    missing = sorted(set(ids) - set(sub.ids))
-    if missing:
-        raise ProbeError(f"the submission lacks {len(missing)} of the split's {len(ids)} videos "
-                         f"(first: {missing[0]}); analyse a complete submission")
     videos = []
-    for sample_id, video in tqdm(sub.iter_videos(sub.storage_order(ids)), total=len(ids),
-                                 desc=f"analyse composition {spec.name}", unit="video", disable=not progress):
-        row = rows[sample_id]
+    columns = ["sample_id", "level", "radius", "velocity", "ball_contact", "bounce_time", "positions"]
+    for row, video in _split_videos(reader, sub, columns, "composition", progress):
+        sample_id = row["sample_id"]
         got = composition_verdict(row, video, spec.condition_frames, spec.world_size, spec.frame_interval)
         videos.append({"sample_id": sample_id, "event": row["level"], **got})
     videos.sort(key=lambda v: v["sample_id"])
