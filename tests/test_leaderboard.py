@@ -23,7 +23,7 @@ import tempfile
 import time
 import zlib
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import pytest
@@ -502,24 +502,36 @@ def artifacts_dir() -> Path:
     return folder
 
 
-def test_page_in_headless_chromium(site, tmp_path):
+def chromium_or_skip(tmp_path: Path) -> Chromium:
+    """A headless Chromium with a fresh profile, or a skip that says how to get one."""
     binary = find_chromium()
     if binary is None:
         pytest.skip("no Chromium binary found (tried $PHYBENCH_CHROMIUM, $CHROME_BIN, " + ", ".join(CHROMIUM_NAMES)
                     + "); install one, e.g. `apt-get install chromium`")
+    return Chromium(binary, str(tmp_path / "profile"))
+
+
+def open_tab(browser: Chromium) -> tuple[Callable[..., dict[str, Any]], Callable[[str], Any]]:
+    """A new tab: (cdp(method, params) for its session, js(expression) -> the value, exceptions fail)."""
+    target = browser.send("Target.createTarget", {"url": "about:blank"})["targetId"]
+    session = browser.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+
+    def cdp(method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        return browser.send(method, params, session)
+
+    def js(expression: str) -> Any:
+        result = cdp("Runtime.evaluate", {"expression": expression, "returnByValue": True, "awaitPromise": True})
+        assert "exceptionDetails" not in result, result
+        return result["result"].get("value")
+
+    return cdp, js
+
+
+def test_page_in_headless_chromium(site, tmp_path):
     out = site[0]
-    browser = Chromium(binary, str(tmp_path / "profile"))
+    browser = chromium_or_skip(tmp_path)
     try:
-        target = browser.send("Target.createTarget", {"url": "about:blank"})["targetId"]
-        session = browser.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
-
-        def cdp(method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-            return browser.send(method, params, session)
-
-        def js(expression: str) -> Any:
-            result = cdp("Runtime.evaluate", {"expression": expression, "returnByValue": True, "awaitPromise": True})
-            assert "exceptionDetails" not in result, result
-            return result["result"].get("value")
+        cdp, js = open_tab(browser)
 
         def click(selector: str) -> None:
             """A real mouse click in the middle of the element (scrolled into view first)."""

@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from phybench.leaderboard import build
 from phybench.scoring import probes
-from test_leaderboard import CHROMIUM_NAMES, Chromium, find_chromium
+from test_leaderboard import chromium_or_skip, open_tab
 
 RESULTS = Path(__file__).resolve().parents[1] / "leaderboard" / "results" / "probes"
 
@@ -27,24 +26,11 @@ def probe_site(tmp_path_factory):
 
 
 def test_probes_page_in_headless_chromium(probe_site, tmp_path):
-    binary = find_chromium()
-    if binary is None:
-        pytest.skip("no Chromium binary found (tried $PHYBENCH_CHROMIUM, $CHROME_BIN, " + ", ".join(CHROMIUM_NAMES)
-                    + "); install one, e.g. `apt-get install chromium`")
     site, probe_names = probe_site
     assert {"priority", "flip", "gaps", "holes", "composition"} <= set(probe_names)
-    browser = Chromium(binary, str(tmp_path / "profile"))
+    browser = chromium_or_skip(tmp_path)
     try:
-        target = browser.send("Target.createTarget", {"url": "about:blank"})["targetId"]
-        session = browser.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
-
-        def cdp(method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-            return browser.send(method, params, session)
-
-        def js(expression: str) -> Any:
-            result = cdp("Runtime.evaluate", {"expression": expression, "returnByValue": True})
-            assert "exceptionDetails" not in result, result
-            return result["result"].get("value")
+        cdp, js = open_tab(browser)
 
         for domain in ("Page", "Runtime", "Log"):
             cdp(f"{domain}.enable")

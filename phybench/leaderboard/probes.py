@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Sequence
 
 from ..scoring import probes
 
@@ -134,37 +134,42 @@ def _scatter(points: list[list[float | None]], size: int = 220, lo: float = -4.5
     return f'<svg width="{size}" height="{size}" viewBox="0 0 {size} {size}" role="img">{"".join(parts)}</svg>'
 
 
-def _flip_section(summaries: dict[str, dict[str, Any]]) -> list[str]:
-    out = ['<table class="probe-ranking"><thead><tr><th>model</th><th>split</th><th>reversed</th><th>kept</th>'
-           '<th>stalled</th><th>lost</th><th>n</th></tr></thead><tbody>']
+def _rows_section(headers: Sequence[str], summaries: dict[str, dict[str, Any]],
+                  cells: Callable[[str, dict[str, Any]], list[str]],
+                  figure: Callable[[str, dict[str, Any]], str]) -> list[str]:
+    """A table with one line per (model, analysed split), then one figure per line.
+
+    cells and figure return HTML (escaped by the caller); headers are plain text."""
+    out = ['<table class="probe-ranking"><thead><tr>' + "".join(f"<th>{_e(h)}</th>" for h in headers)
+           + "</tr></thead><tbody>"]
     figures = []
     for model, s in summaries.items():
         for row in s["rows"]:
-            out.append(f"<tr><td>{_e(model)}</td><td>{_e(row['task'])}/{_e(row['split'])}</td>"
-                       + "".join(f"<td>{_e(_pct(row[v]))}</td>" for v in ("reversed", "kept", "stalled", "lost"))
-                       + f"<td>{row['n']}</td></tr>")
-            figures.append(f'<figure class="probe-figure">{_scatter(row["points"])}<figcaption>{_e(model)}: '
-                           f'generated vs conditioned velocity (red: reversed)</figcaption></figure>')
+            out.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells(model, row)) + "</tr>")
+            figures.append(f'<figure class="probe-figure">{figure(model, row)}</figure>')
     out.append("</tbody></table>")
     return out + figures
+
+
+def _flip_section(summaries: dict[str, dict[str, Any]]) -> list[str]:
+    return _rows_section(
+        ["model", "split", "reversed", "kept", "stalled", "lost", "n"], summaries,
+        lambda model, row: [_e(model), f"{_e(row['task'])}/{_e(row['split'])}",
+                            *(_e(_pct(row[v])) for v in ("reversed", "kept", "stalled", "lost")), str(row["n"])],
+        lambda model, row: f'{_scatter(row["points"])}<figcaption>{_e(model)}: generated vs conditioned velocity '
+                           f'(red: reversed)</figcaption>')
 
 
 def _gaps_section(summaries: dict[str, dict[str, Any]]) -> list[str]:
-    out = ['<table class="probe-ranking"><thead><tr><th>model</th><th>trained on</th><th>snapped (in the gap)</th>'
-           '<th>held</th><th>lost</th><th>|v_gen - v| in gap</th><th>in range</th><th>in gap / n</th></tr></thead>'
-           '<tbody>']
-    figures = []
-    for model, s in summaries.items():
-        for row in s["rows"]:
-            out.append(f"<tr><td>{_e(model)}</td><td>{_e(row['train_split'])}</td>"
-                       + "".join(f"<td>{_e(_pct(row[v]))}</td>" for v in ("snapped", "held", "lost"))
-                       + f"<td>{_e(_num(row['velocity_error_in_gap']))}</td>"
-                       + f"<td>{_e(_num(row['velocity_error_in_range']))}</td><td>{row['in_gap']} / {row['n']}</td></tr>")
-            figures.append(f'<figure class="probe-figure">{_scatter(row["points"], lo=0.0, hi=4.5, bands=row["train_ranges"])}'
-                           f'<figcaption>{_e(model)}, {_e(row["train_split"])}: generated vs conditioned velocity '
-                           f'(shaded: training speeds)</figcaption></figure>')
-    out.append("</tbody></table>")
-    return out + figures
+    return _rows_section(
+        ["model", "trained on", "snapped (in the gap)", "held", "lost", "|v_gen - v| in gap", "in range", "in gap / n"],
+        summaries,
+        lambda model, row: [_e(model), _e(row["train_split"]), *(_e(_pct(row[v])) for v in ("snapped", "held", "lost")),
+                            _e(_num(row["velocity_error_in_gap"])), _e(_num(row["velocity_error_in_range"])),
+                            f"{row['in_gap']} / {row['n']}"],
+        lambda model, row: f'{_scatter(row["points"], lo=0.0, hi=4.5, bands=row["train_ranges"])}<figcaption>'
+                           f'{_e(model)}, {_e(row["train_split"])}: generated vs conditioned velocity '
+                           f'(shaded: training speeds)</figcaption>')
 
 
 def _num(x: Any) -> str:
@@ -215,21 +220,16 @@ def _holes_plane(row: dict[str, Any], size: int = 260, lo: float = 0.75, hi: flo
 
 
 def _holes_section(summaries: dict[str, dict[str, Any]]) -> list[str]:
-    out = ['<table class="probe-ranking"><thead><tr><th>model</th><th>trained on</th><th>trained square</th>'
-           '<th>holes inside the hull</th><th>holes outside the hull</th><th>untrackable / n</th></tr></thead><tbody>']
-    figures = []
-    for model, s in summaries.items():
-        for row in s["rows"]:
-            out.append(f"<tr><td>{_e(model)}</td><td>{_e(row['train_split'])}</td>"
-                       + "".join(f"<td>{_e(_mean(row['by_hull'][c]))}</td>"
-                                 for c in ("trained", "inside-hull", "outside-hull"))
-                       + f"<td>{row['untrackable']['count']} / {row['n']}</td></tr>")
-            figures.append(f'<figure class="probe-figure">{_holes_plane(row)}<figcaption>{_e(model)}, '
-                           f'{_e(row["train_split"])}: mean post-collision velocity error per square (world units / s; '
-                           f'green 0 to red {ERROR_SCALE:g}+; shaded: training region; dashed: a hole outside its convex '
-                           f'hull; {_e(_trained_squares(row))})</figcaption></figure>')
-    out.append("</tbody></table>")
-    return out + figures
+    return _rows_section(
+        ["model", "trained on", "trained square", "holes inside the hull", "holes outside the hull", "untrackable / n"],
+        summaries,
+        lambda model, row: [_e(model), _e(row["train_split"]),
+                            *(_e(_mean(row["by_hull"][c])) for c in ("trained", "inside-hull", "outside-hull")),
+                            f"{row['untrackable']['count']} / {row['n']}"],
+        lambda model, row: f'{_holes_plane(row)}<figcaption>{_e(model)}, {_e(row["train_split"])}: mean '
+                           f'post-collision velocity error per square (world units / s; green 0 to red '
+                           f'{ERROR_SCALE:g}+; shaded: training region; dashed: a hole outside its convex hull; '
+                           f'{_e(_trained_squares(row))})</figcaption>')
 
 
 def _trained_squares(row: dict[str, Any]) -> str:
@@ -264,18 +264,12 @@ def _composition_bars(row: dict[str, Any], width: int = 400, left: int = 200) ->
 
 
 def _composition_section(summaries: dict[str, dict[str, Any]]) -> list[str]:
-    out = ['<table class="probe-ranking"><thead><tr><th>model</th><th>split</th><th>both correct</th>'
-           '<th>square correct</th><th>bounce correct</th><th>ball vanished</th><th>n</th></tr></thead><tbody>']
-    figures = []
-    for model, s in summaries.items():
-        for row in s["rows"]:
-            out.append(f"<tr><td>{_e(model)}</td><td>{_e(row['task'])}/{_e(row['split'])}</td>"
-                       + "".join(f"<td>{_e(_pct(row[k]))}</td>" for k in ("both", "square", "ball", "ball_vanished"))
-                       + f"<td>{row['n']}</td></tr>")
-            figures.append(f'<figure class="probe-figure">{_composition_bars(row)}<figcaption>{_e(model)}, '
-                           f'{_e(row["split"])}: share of videos per sub-event</figcaption></figure>')
-    out.append("</tbody></table>")
-    return out + figures
+    return _rows_section(
+        ["model", "split", "both correct", "square correct", "bounce correct", "ball vanished", "n"], summaries,
+        lambda model, row: [_e(model), f"{_e(row['task'])}/{_e(row['split'])}",
+                            *(_e(_pct(row[k])) for k in ("both", "square", "ball", "ball_vanished")), str(row["n"])],
+        lambda model, row: f'{_composition_bars(row)}<figcaption>{_e(model)}, {_e(row["split"])}: share of videos '
+                           f'per sub-event</figcaption>')
 
 
 SECTIONS = {"priority": _priority_section, "flip": _flip_section, "gaps": _gaps_section,
