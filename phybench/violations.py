@@ -30,7 +30,7 @@ from .io import atomic_write_bytes
 from .scoring.submission import submission_meta, write_submission
 from .tasks.spec import TaskSpec
 from .world.render import render
-from .world.scene import BLUE, RED, Body, Disc, Rect, Scene, bounding_radius
+from .world.scene import BLUE, RED, Body, Disc, Jar, Polygon, Rect, Scene, bounding_radius
 
 
 class ViolationError(Exception):
@@ -44,6 +44,7 @@ class Planted:
     scene: Scene | None
     body: int = -1  # the body changed (-1: all, or none)
     note: str = ""
+    onset: int | None = None  # the first changed frame, where the kind sets its own
 
 
 OFF = 1e3  # world units: a pose this far away renders nothing (a body that is gone)
@@ -243,6 +244,152 @@ def _reverse(scene: Scene, spec: TaskSpec, k: int) -> Planted:
     return Planted(dataclasses.replace(scene, poses=poses))
 
 
+DRIFT = 0.5  # world units sideways over the frames after the onset
+SPIN = 0.15  # rad per frame added to a bar's angle
+SINK = 0.05  # world units per frame into the static body
+MIN_SPEED = 0.05  # world units per frame: slower bodies have no direction to reverse
+
+
+def _travel(scene: Scene, b: int, k: int) -> np.ndarray:
+    """(2,) the body's displacement over the frame before the onset, world units."""
+    return scene.poses[k, b, :2] - scene.poses[k - 1, b, :2]
+
+
+def _drift(scene: Scene, spec: TaskSpec, k: int) -> Planted:
+    """Motion without cause: a body drifts sideways (perpendicular to its travel, towards the
+    view's centre), DRIFT units over the frames after the onset, at a constant rate."""
+    b = _pick(scene, k)
+    if b is None:
+        return Planted(None, note="no dynamic body in view at the onset")
+    v = _travel(scene, b, k)
+    n = np.array([-v[1], v[0]]) / np.linalg.norm(v) if np.linalg.norm(v) > 1e-9 else np.array([0.0, 1.0])
+    if np.dot(scene.world_size / 2 - scene.poses[k, b, :2], n) < 0:
+        n = -n
+    ramp = np.clip(np.arange(scene.num_frames) - (k - 1), 0, None) / max(scene.num_frames - k, 1) * DRIFT
+    poses = scene.poses.copy()
+    poses[:, b, :2] += ramp[:, None] * n
+    return Planted(dataclasses.replace(scene, poses=poses), b)
+
+
+def _reverse_midair(scene: Scene, spec: TaskSpec, k: int) -> Planted:
+    """A free-flying body turns back at the onset: its displacement along its travel is
+    mirrored (as if it bounced off nothing)."""
+    b = _pick(scene, k)
+    if b is None:
+        return Planted(None, note="no dynamic body in view at the onset")
+    v = _travel(scene, b, k)
+    if np.linalg.norm(v) < MIN_SPEED:
+        return Planted(None, note="the body is (nearly) at rest at the onset")
+    u = v / np.linalg.norm(v)
+    poses = scene.poses.copy()
+    rel = poses[k:, b, :2] - poses[k - 1, b, :2]
+    poses[k:, b, :2] = poses[k - 1, b, :2] + rel - 2 * (rel @ u)[:, None] * u
+    return Planted(dataclasses.replace(scene, poses=poses), b)
+
+
+def _stutter(scene: Scene, spec: TaskSpec, k: int) -> Planted:
+    """Stop-go at half speed: every generated frame shown twice."""
+    c = spec.condition_frames
+    poses = scene.poses.copy()
+    poses[c:] = scene.poses[c + np.arange(scene.num_frames - c) // 2]
+    return Planted(dataclasses.replace(scene, poses=poses), onset=c + 1)
+
+
+def _gravity_sideways(scene: Scene, spec: TaskSpec, k: int) -> Planted:
+    """Free flight under gravity turned sideways (towards the view's centre) from the last
+    condition frame: each dynamic body's fall is replaced by the same displacement sideways."""
+    g = spec.simulator.gravity
+    if not g:
+        return Planted(None, note="the task has no gravity")
+    c = spec.condition_frames - 1
+    tau = np.clip(np.arange(scene.num_frames) - c, 0, None) * spec.frame_interval
+    fall = 0.5 * g * tau ** 2  # world units
+    poses = scene.poses.copy()
+    for b, body in enumerate(scene.bodies):
+        if body.dynamic:
+            side = 1.0 if poses[c, b, 0] < scene.world_size / 2 else -1.0
+            poses[:, b, 1] += fall
+            poses[:, b, 0] += side * fall
+    return Planted(dataclasses.replace(scene, poses=poses), onset=c + 1)
+
+
+def _spin(scene: Scene, spec: TaskSpec, k: int) -> Planted:
+    """A bar (or jar, polygon) starts turning SPIN rad per frame with nothing touching it."""
+    b = _pick(scene, k, (Rect, Jar, Polygon))
+    if b is None:
+        return Planted(None, note="no dynamic bar, jar or polygon in view at the onset")
+    poses = scene.poses.copy()
+    poses[:, b, 2] += np.clip(np.arange(scene.num_frames) - (k - 1), 0, None) * SPIN
+    return Planted(dataclasses.replace(scene, poses=poses), b)
+
+
+def _contacts(scene: Scene, spec: TaskSpec) -> np.ndarray:
+    """(B, B) the frame at which each pair first touches after the last condition frame (inf: never)."""
+    from .world.simulate import simulate
+
+    c = spec.condition_frames - 1
+    _, touch = simulate(scene.frames(slice(c, c + 1)), spec.simulator, scene.num_frames - c, spec.frame_interval,
+                        record_contacts=True)
+    return np.where(np.isfinite(touch), c + np.ceil(touch / spec.frame_interval - 1e-9), np.inf)
+
+
+def _stop(scene: Scene, spec: TaskSpec, k: int) -> Planted:
+    """A body stops dead at its first contact with another body (the contact Box2D finds)."""
+    frames = _contacts(scene, spec)
+    dynamic = [b for b, x in enumerate(scene.bodies) if x.dynamic]
+    c = spec.condition_frames
+    first = [(float(frames[b][[j for j in range(len(scene.bodies)) if j != b]].min(initial=np.inf)), b)
+             for b in dynamic]
+    first = [(f, b) for f, b in first if c <= f <= scene.num_frames - 4 and _visible(scene, int(f))[b]]
+    if not first:
+        return Planted(None, note="no body meets another after the condition frames, in view")
+    f, b = min(first)
+    f = int(f)
+    poses = scene.poses.copy()
+    poses[f:, b] = poses[f, b]
+    return Planted(dataclasses.replace(scene, poses=poses), b, onset=f + 1)
+
+
+def _tunnel(scene: Scene, spec: TaskSpec, k: int) -> Planted:
+    """Box2D re-run from the last condition frame with one body passing through everything,
+    walls and floor included; kept where it leaves the view while its ground truth stays."""
+    from .world.simulate import simulate
+
+    frames = _contacts(scene, spec)
+    T = scene.num_frames
+    c = spec.condition_frames - 1
+    for b in sorted((b for b, x in enumerate(scene.bodies) if x.dynamic),
+                    key=lambda b: (float(frames[b].min(initial=np.inf)), b)):
+        tail = simulate(scene.frames(slice(c, c + 1)), spec.simulator, T - c, spec.frame_interval, ghost=b)
+        poses = scene.poses.copy()
+        poses[c:, b] = tail.poses[:, b]  # the others keep their ground truth
+        planted = dataclasses.replace(scene, poses=poses)
+        p, r = planted.positions[-1, b], planted.radii[b]
+        gone = ((p + r) < 0).any() or ((p - r) > scene.world_size).any()
+        if gone and _visible(scene, T - 1)[b]:
+            return Planted(planted, b, onset=c + 1)
+    return Planted(None, note="no body leaves the view through what its ground truth meets")
+
+
+def _sink(scene: Scene, spec: TaskSpec, k: int) -> Planted:
+    """A body touching a static body sinks into it, SINK units a frame, from the onset (or
+    the contact, if later)."""
+    frames = _contacts(scene, spec)
+    static = [j for j, x in enumerate(scene.bodies) if not x.dynamic]
+    pairs = sorted((max(k, int(frames[b, j]) + 1), b, j) for b, x in enumerate(scene.bodies) if x.dynamic
+                   for j in static if np.isfinite(frames[b, j]))
+    pairs = [(f, b, j) for f, b, j in pairs if f <= scene.num_frames - 4 and _visible(scene, f)[b]]
+    if not pairs:
+        return Planted(None, note="no moving body touches a static one in view")
+    f, b, j = pairs[0]
+    poses = scene.poses.copy()
+    to = poses[f, j, :2] - poses[f, b, :2]
+    u = to / np.linalg.norm(to) if np.linalg.norm(to) > 1e-9 else np.array([0.0, -1.0])
+    depth = np.clip(np.arange(scene.num_frames) - f + 1, 0, None) * SINK
+    poses[:, b, :2] += depth[:, None] * u
+    return Planted(dataclasses.replace(scene, poses=poses), b, onset=f)
+
+
 KINDS: dict[str, Callable[[Scene, TaskSpec, int], Planted]] = {
     "vanish": _vanish,
     "appear": _appear,
@@ -260,10 +407,20 @@ KINDS: dict[str, Callable[[Scene, TaskSpec, int], Planted]] = {
     "restitution-0": _resimulate(lambda s: dataclasses.replace(s, restitution=0.0), _needs_collision),
     "reverse": _reverse,
     "interpenetration": _interpenetrate,
+    "drift": _drift,
+    "reverse-midair": _reverse_midair,
+    "stutter": _stutter,
+    "gravity-0.8": _resimulate(lambda s: dataclasses.replace(s, gravity=0.8 * s.gravity), _needs_gravity),
+    "gravity-reversed": _resimulate(lambda s: dataclasses.replace(s, gravity=-s.gravity), _needs_gravity),
+    "gravity-sideways": _gravity_sideways,
+    "spin": _spin,
+    "stop": _stop,
+    "tunnel": _tunnel,
+    "sink": _sink,
 }
 # onset: the first frame that differs from the ground truth (speed and re-simulation: the first generated frame)
 _ONSET_AT_CONDITION = {"speed-1.2", "speed-0.8", "gravity-1.2", "restitution-0.8", "restitution-0", "reverse",
-                       "interpenetration"}
+                       "interpenetration", "gravity-0.8", "gravity-reversed"}
 
 
 def plant(kind: str, row: dict[str, Any], spec: TaskSpec, resolution: int, gt_video: np.ndarray
@@ -279,7 +436,7 @@ def plant(kind: str, row: dict[str, Any], spec: TaskSpec, resolution: int, gt_vi
         label["skipped"] = planted.note
         return None, label
     video = render(planted.scene, resolution)
-    onset = spec.condition_frames if kind in _ONSET_AT_CONDITION else k
+    onset = planted.onset if planted.onset is not None else spec.condition_frames if kind in _ONSET_AT_CONDITION else k
     video[:onset] = gt_video[:onset]  # the ground truth's own frames before the onset
     label.update(onset=int(onset), body=int(planted.body))
     if np.array_equal(video, gt_video):

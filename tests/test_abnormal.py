@@ -247,8 +247,8 @@ def test_rescore_recomputes_the_judge_and_keeps_the_rest(splits, tmp_path, capsy
 
 
 def test_shape_descriptors_of_rendered_bodies():
-    """The tracker's descriptors: a disc is round and convex; a 2:1 bar is twice as long as wide,
-    oriented as drawn, with a rotated rectangle of its size."""
+    """The tracker's descriptors: a disc is round and compact; a 2:1 bar is twice as long as wide,
+    oriented as drawn, with extents along its axes of its size."""
     from phybench.scoring.abnormal import colour_masks, shape_of
     from phybench.world.render import render
     from phybench.world.scene import Body, Disc, Rect, Scene
@@ -260,10 +260,10 @@ def test_shape_descriptors_of_rendered_bodies():
         return shape_of(colour_masks(video, (255, 0, 0))[0])
 
     disc = drawn(Disc(1.0), 0.0)
-    assert abs(disc.elongation - 1.0) < 0.03 and disc.solidity > 0.9
+    assert abs(disc.elongation - 1.0) < 0.03 and abs(disc.compactness - 1.0) < 0.03
     assert abs(disc.area - np.pi * 12.8 ** 2) < 0.03 * disc.area and disc.centroid == pytest.approx((63.5, 63.5), abs=0.5)
     bar = drawn(Rect(2.5, 1.25), 0.3)
-    assert abs(bar.elongation - 2.0) < 0.1 and bar.solidity > 0.88
+    assert abs(bar.elongation - 2.0) < 0.1 and abs(bar.compactness - 3 / np.pi) < 0.03  # a rectangle's
     assert bar.angle == pytest.approx(-0.3, abs=0.03)  # image rows point down: the world's +0.3 rad reads -0.3
     assert bar.rect[0] == pytest.approx(32, abs=2) and bar.rect[1] == pytest.approx(16, abs=2)
     assert shape_of(np.zeros((8, 8), bool)) is None

@@ -72,7 +72,8 @@ def _add_walls(world: b2World, size: float, L: float, sim: SimulatorSettings) ->
 
 
 def simulate(initial: Scene, settings: SimulatorSettings, frames: int, frame_interval: float,
-             record_contacts: bool = False, dynamic_collide: bool = True) -> Scene | tuple[Scene, np.ndarray]:
+             record_contacts: bool = False, dynamic_collide: bool = True,
+             ghost: int | None = None) -> Scene | tuple[Scene, np.ndarray]:
     """Run Box2D from the first frame of `initial` for `frames` frames.
 
     initial.poses[0]: (B, 3) x, y, angle; initial.velocities[0]: (B, 2) world units / s
@@ -85,6 +86,9 @@ def simulate(initial: Scene, settings: SimulatorSettings, frames: int, frame_int
 
     dynamic_collide=False: dynamic bodies do not collide with one another (planted
     interpenetration, `phybench.violations`); they still meet static bodies and walls.
+
+    ghost: the index of a body that collides with nothing, walls included (planted
+    tunnelling: a body falling through the floor).
     """
     sim = settings
     k, L, spf = sim.time_scale, sim.length_scale, sim.steps_per_frame
@@ -111,6 +115,8 @@ def simulate(initial: Scene, settings: SimulatorSettings, frames: int, frame_int
         # dynamic_collide=False: dynamic bodies pass through each other (a shared negative
         # collision group) but still meet static bodies and walls (planted interpenetration)
         group = {} if dynamic_collide or not spec.dynamic else {"groupIndex": -1}
+        if ghost is not None and len(bodies) == ghost:
+            group = {"maskBits": 0}
         for shape in _fixtures(spec.shape, L):
             body.CreateFixture(shape=shape, density=sim.density, friction=sim.friction, restitution=sim.restitution,
                                **group)
