@@ -11,8 +11,15 @@ Kinds (`KINDS`): vanish, appear, break, deform, reshape (a disc becomes a bar of
 or a bar a disc), colour, teleport, static (a static body
 moves), freeze, speed-1.2, speed-0.8, gravity-1.2, restitution-0.8, restitution-0,
 reverse (time runs backwards from the onset), interpenetration (Box2D re-run with the
-dynamic bodies passing through one another).  A kind that does not apply to a sample (no
-static body, no gravity, no collision) skips it and says so in the labels.
+dynamic bodies passing through one another); motion without a cause: drift (sideways,
+DRIFT units over the clip), reverse-midair (turns back in free flight), stutter (every
+generated frame twice: stop-go), gravity-0.8 and gravity-reversed (Box2D re-run),
+gravity-sideways (each fall turned sideways), spin (a bar turns SPIN rad a frame), stop
+(dead at its first contact, found by Box2D), tunnel (Box2D re-run with one body passing
+through everything, floor and walls included), sink (into the static body it touches).
+A kind that does not apply to a sample (no static body, no gravity, no collision) skips it
+and says so in the labels.  Benign degradations (`phybench.benign`) are the other half:
+correct videos made imperfect, which no rule should flag.
 """
 from __future__ import annotations
 
@@ -245,6 +252,7 @@ def _reverse(scene: Scene, spec: TaskSpec, k: int) -> Planted:
 
 
 DRIFT = 0.5  # world units sideways over the frames after the onset
+DRIFT_SEEN = 8  # frames the body must stay in view after the onset for a drift to be planted
 SPIN = 0.15  # rad per frame added to a bar's angle
 SINK = 0.05  # world units per frame into the static body
 MIN_SPEED = 0.05  # world units per frame: slower bodies have no direction to reverse
@@ -261,6 +269,8 @@ def _drift(scene: Scene, spec: TaskSpec, k: int) -> Planted:
     b = _pick(scene, k)
     if b is None:
         return Planted(None, note="no dynamic body in view at the onset")
+    if not _visible(scene, min(k + DRIFT_SEEN, scene.num_frames - 1))[b]:
+        return Planted(None, note=f"the body leaves the view within {DRIFT_SEEN} frames of the onset: no drift to see")
     v = _travel(scene, b, k)
     n = np.array([-v[1], v[0]]) / np.linalg.norm(v) if np.linalg.norm(v) > 1e-9 else np.array([0.0, 1.0])
     if np.dot(scene.world_size / 2 - scene.poses[k, b, :2], n) < 0:
@@ -447,7 +457,8 @@ def plant(kind: str, row: dict[str, Any], spec: TaskSpec, resolution: int, gt_vi
 
 def write_violations(split_dir: str | os.PathLike[str], out: str | os.PathLike[str], kinds: Sequence[str],
                      *, limit: int | None = None, progress: bool = True) -> dict[str, Any]:
-    """OUT/<kind>/ (a submission of the planted videos of one kind) and OUT/labels.json.
+    """OUT/<kind>/ (a submission of the planted videos of one kind, or of the ground truth
+    degraded by one benign kind of `phybench.benign`) and OUT/labels.json.
 
     Every kind's submission is complete, so `phybench score OUT/<kind> --data SPLIT` works:
     a sample the kind does not apply to gets its ground-truth video, and its label says
@@ -459,9 +470,12 @@ def write_violations(split_dir: str | os.PathLike[str], out: str | os.PathLike[s
     spec, m = reader.spec, reader.manifest
     if spec.is_training(m["split"]):
         raise ViolationError(f"{split_dir} is a training split; plant violations in an evaluation split")
-    unknown = [k for k in kinds if k not in KINDS]
+    from .benign import BENIGN, degrade
+
+    unknown = [k for k in kinds if k not in KINDS and k not in BENIGN]
     if unknown:
-        raise ViolationError(f"unknown violation kind(s) {', '.join(unknown)}; known: {', '.join(KINDS)}")
+        raise ViolationError(f"unknown violation kind(s) {', '.join(unknown)}; known: {', '.join(KINDS)}; "
+                             f"benign: {', '.join(BENIGN)}")
     out = Path(out)
     if out.exists() and any(out.iterdir()):
         raise ViolationError(f"{out} exists and is not empty; choose a new folder")
@@ -476,76 +490,21 @@ def write_violations(split_dir: str | os.PathLike[str], out: str | os.PathLike[s
         def videos() -> Iterator[tuple[str, np.ndarray]]:
             for row in tqdm(rows, desc=f"violations {kind}", unit="video", disable=not progress):
                 gt = reader.video(row)  # decoded per kind: a whole split of videos would not fit in memory
-                video, label = plant(kind, row, spec, res, gt)
+                if kind in BENIGN:
+                    video, label = degrade(kind, gt, spec.condition_frames, row["sample_id"]), {
+                        "sample_id": row["sample_id"], "kind": kind, "benign": True}
+                else:
+                    video, label = plant(kind, row, spec, res, gt)
                 labels[kind].append(label)
                 yield row["sample_id"], gt if video is None else video
 
-        meta = submission_meta(m, f"violation:{kind}", sampler={"name": f"planted:{kind}"},
-                               notes=f"planted violation {kind!r} (phybench.violations); ground truth before the onset")
+        what = "benign degradation" if kind in BENIGN else "planted violation"
+        meta = submission_meta(m, f"{'degraded' if kind in BENIGN else 'violation'}:{kind}",
+                               sampler={"name": f"{'benign' if kind in BENIGN else 'planted'}:{kind}"},
+                               notes=f"{what} {kind!r} (phybench.{'benign' if kind in BENIGN else 'violations'})"
+                                     + ("" if kind in BENIGN else "; ground truth before the onset"))
         write_submission(out / kind, meta, videos(), fmt="npz")
     doc = {"kind": "phybench-violations", "schema_version": 1, "task": m["task"], "split": m["split"],
            "split_hash": m["split_hash"], "onset_frame": onset_frame(spec), "labels": labels}
     atomic_write_bytes(out / "labels.json", (json.dumps(doc, indent=1, sort_keys=True) + "\n").encode())
     return doc
-
-
-def calibrate(split_dirs: Sequence[str | os.PathLike[str]], work: str | os.PathLike[str],
-              kinds: Sequence[str] = tuple(KINDS), *, progress: bool = True) -> dict[str, Any]:
-    """The judge's false-positive rate on each split's ground truth and its recall per planted kind.
-
-    Violations are written under WORK/<task>-<split>/ (reused when there).  Returns
-    {"splits": {name: {"videos", "false_positives"}}, "recall": {kind: {name: [hits, applicable]}},
-    "rules": {kind: {rule: count}}}.
-    """
-    from .scoring.abnormal import judge
-    from .scoring.submission import open_submission
-
-    out: dict[str, Any] = {"splits": {}, "recall": {k: {} for k in kinds}, "rules": {k: {} for k in kinds}}
-    for split_dir in split_dirs:
-        reader = SplitReader(split_dir)
-        m = reader.manifest
-        name = f"{m['task']}/{m['split']}"
-        rows = {row["sample_id"]: row for row in reader.rows()}
-        cf = int(m["condition_frames"])
-        bodies = {}
-        fp = 0
-        for sid, row in rows.items():  # videos decoded when needed: a split of them may not fit in memory
-            gt = reader.video(row)
-            b = row_scene(row).bodies
-            bodies[sid] = ([x.colour for x in b], [not x.dynamic for x in b])
-            fp += judge(gt, gt, *bodies[sid], cf).abnormal
-        out["splits"][name] = {"videos": len(rows), "false_positives": int(fp)}
-        folder = Path(work) / f"{m['task']}-{m['split']}"
-        if not (folder / "labels.json").is_file():
-            write_violations(split_dir, folder, kinds, progress=progress)
-        labels = json.loads((folder / "labels.json").read_text())["labels"]
-        for kind in kinds:
-            applicable = {lab["sample_id"] for lab in labels.get(kind, []) if "skipped" not in lab}
-            hits = 0
-            with open_submission(folder / kind, manifest=m) as sub:
-                for sid, video in sub.iter_videos(sorted(applicable)):
-                    verdict = judge(video, reader.video(rows[sid]), *bodies[sid], cf)
-                    hits += verdict.abnormal
-                    for f in verdict.findings:
-                        out["rules"][kind][f.rule] = out["rules"][kind].get(f.rule, 0) + 1
-            out["recall"][kind][name] = [int(hits), len(applicable)]
-    return out
-
-
-def calibration_markdown(cal: dict[str, Any]) -> str:
-    """The README's calibration tables."""
-    names = list(cal["splits"])
-    lines = ["| ground truth | videos | judged abnormal (false positives) |", "|---|---:|---:|"]
-    for name, s in cal["splits"].items():
-        lines.append(f"| {name} | {s['videos']} | {s['false_positives']} ({100 * s['false_positives'] / max(s['videos'], 1):.1f}%) |")
-    lines += ["", "| planted kind | " + " | ".join(names) + " | recall (all) | rules that fired |",
-              "|---|" + "---:|" * (len(names) + 1) + "---|"]
-    for kind, per in cal["recall"].items():
-        cells, hits, total = [], 0, 0
-        for name in names:
-            h, n = per.get(name, [0, 0])
-            cells.append(f"{h}/{n}" if n else "n/a")
-            hits, total = hits + h, total + n
-        rules = ", ".join(f"{r} {c}" for r, c in sorted(cal["rules"][kind].items(), key=lambda kv: -kv[1])) or "-"
-        lines.append(f"| {kind} | " + " | ".join(cells) + f" | {f'{100 * hits / total:.0f}%' if total else 'n/a'} | {rules} |")
-    return "\n".join(lines) + "\n"

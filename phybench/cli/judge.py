@@ -1,4 +1,4 @@
-"""`phybench judge`, `phybench violations`, `phybench calibrate-judge`: the abnormality judge's commands."""
+"""`phybench judge`, `violations`, `degrade`, `rescore`, `calibrate-judge`: the abnormality judge's commands."""
 from __future__ import annotations
 
 import argparse
@@ -14,14 +14,25 @@ def register(add: Callable[..., argparse.ArgumentParser]) -> None:
     j.add_argument("submission", metavar="SUB", help="submission folder or archive")
     j.add_argument("--data", required=True, metavar="SPLIT_DIR", help="the evaluation split it answers")
     j.add_argument("--json", action="store_true", help="one JSON document instead of lines")
+    j.add_argument("--quiet", action="store_true", help="no progress bar")
     j.set_defaults(func=cmd_judge)
 
-    v = add("violations", "Plant known violations (vanish, break, teleport, ...) in an evaluation split's videos.")
+    v = add("violations", "Plant known violations (vanish, break, teleport, drift, ...) in an evaluation split's "
+                          "videos, or degrade them benignly (--kinds benign).")
     v.add_argument("--data", required=True, metavar="SPLIT_DIR", help="an evaluation split")
-    v.add_argument("--kinds", help="comma-separated (default: all); see `phybench.violations.KINDS`")
+    v.add_argument("--kinds", help="comma-separated kinds, or the groups 'planted' (default), 'benign', 'all'; see "
+                                   "`phybench.violations.KINDS` and `phybench.benign.BENIGN`")
     v.add_argument("--out", required=True, help="new folder: OUT/<kind>/ submissions and OUT/labels.json")
     v.add_argument("--quiet", action="store_true")
-    v.set_defaults(func=cmd_violations)
+    v.set_defaults(func=cmd_violations, default_kinds="planted")
+
+    d = add("degrade", "Correct but degraded submissions (blur, H.264, resampling, noise, colour cast, shifted "
+                       "picture): what no judge rule or metric verdict should flip on.")
+    d.add_argument("--data", required=True, metavar="SPLIT_DIR", help="an evaluation split")
+    d.add_argument("--kinds", help="comma-separated (default: every benign kind); see `phybench.benign.BENIGN`")
+    d.add_argument("--out", required=True, help="new folder: OUT/<kind>/ submissions and OUT/labels.json")
+    d.add_argument("--quiet", action="store_true")
+    d.set_defaults(func=cmd_violations, default_kinds="benign")
 
     r = add("rescore", "Recompute cheap per-video metrics (e.g. the judge after its settings changed) in a results "
                        "file from the same submission, keeping the rest (LPIPS, FVD).")
@@ -33,23 +44,33 @@ def register(add: Callable[..., argparse.ArgumentParser]) -> None:
     r.add_argument("--quiet", action="store_true")
     r.set_defaults(func=cmd_rescore)
 
-    c = add("calibrate-judge", "The judge's false positives on ground truth and recall per planted kind (Markdown).")
-    c.add_argument("--data", required=True, nargs="+", metavar="SPLIT_DIR", help="evaluation splits")
-    c.add_argument("--work", required=True, help="folder for the planted violations (reused)")
-    c.add_argument("--kinds", help="comma-separated (default: all)")
+    c = add("calibrate-judge", "The judge's false positives on exact and benignly degraded ground truth, and its "
+                               "recall per planted kind, per split (Markdown tables).")
+    c.add_argument("--data", required=True, nargs="+", metavar="SPLIT_DIR",
+                   help="evaluation splits (any family and resolution; imported reference splits too)")
+    c.add_argument("--kinds", help="planted kinds, comma-separated (default: all; 'none' for none)")
+    c.add_argument("--benign", help="benign kinds, comma-separated (default: all; 'none' for none)")
+    c.add_argument("--limit", type=int, help="only the first N rows of each split")
+    c.add_argument("--workers", type=int, default=1, help="processes (default 1)")
     c.add_argument("--json", metavar="FILE", help="also write the numbers as JSON")
     c.add_argument("--quiet", action="store_true")
     c.set_defaults(func=cmd_calibrate)
 
 
-def _kinds(text: str | None) -> list[str]:
+def _kinds(text: str | None, default: str = "planted") -> list[str]:
+    """Kinds from a comma-separated list; the groups 'planted', 'benign' and 'all' expand."""
+    from ..benign import BENIGN
     from ..violations import KINDS
 
-    kinds = [k.strip() for k in (text or ",".join(KINDS)).split(",") if k.strip()]
-    unknown = [k for k in kinds if k not in KINDS]
+    groups = {"planted": list(KINDS), "benign": list(BENIGN), "all": [*KINDS, *BENIGN], "none": []}
+    kinds: list[str] = []
+    for k in (k.strip() for k in (text or default).split(",")):
+        kinds += groups.get(k, [k] if k else [])
+    unknown = [k for k in kinds if k not in KINDS and k not in BENIGN]
     if unknown:
-        raise CliError(f"unknown violation kind(s) {', '.join(unknown)}; known: {', '.join(KINDS)}")
-    return kinds
+        raise CliError(f"unknown violation kind(s) {', '.join(unknown)}; known: {', '.join(KINDS)}; benign: "
+                       f"{', '.join(BENIGN)}")
+    return list(dict.fromkeys(kinds))
 
 
 def cmd_judge(args: argparse.Namespace) -> int:
@@ -66,8 +87,11 @@ def cmd_judge(args: argparse.Namespace) -> int:
     rows = {row["sample_id"]: row for row in reader.rows()}
     verdicts: dict[str, Any] = {}
     try:
+        from tqdm import tqdm
+
         with open_submission(args.submission, manifest=m) as sub:
-            for sid, video in sub.iter_videos(list(rows)):
+            for sid, video in tqdm(sub.iter_videos(list(rows)), total=len(rows), desc="judge", unit="video",
+                                   disable=args.quiet or args.json):
                 b = row_scene(rows[sid]).bodies
                 verdicts[sid] = judge(video, reader.video(rows[sid]), [x.colour for x in b],
                                       [not x.dynamic for x in b], int(m["condition_frames"])).to_dict()
@@ -91,21 +115,31 @@ def cmd_violations(args: argparse.Namespace) -> int:
     from ..violations import ViolationError, write_violations
 
     try:
-        doc = write_violations(args.data, args.out, _kinds(args.kinds), progress=not args.quiet)
+        doc = write_violations(args.data, args.out, _kinds(args.kinds, args.default_kinds), progress=not args.quiet)
     except ViolationError as exc:
         raise CliError(str(exc)) from None
     for kind, labels in doc["labels"].items():
         used = sum("skipped" not in lab for lab in labels)
-        print(f"{kind:<16} {used:>5} planted, {len(labels) - used} not applicable  -> {Path(args.out) / kind}")
+        verb = "degraded" if any(lab.get("benign") for lab in labels) else "planted"
+        print(f"{kind:<16} {used:>5} {verb}, {len(labels) - used} not applicable  -> {Path(args.out) / kind}")
     print(f"labels: {Path(args.out) / 'labels.json'} (onset frame {doc['onset_frame']})")
     return 0
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
-    from ..violations import ViolationError, calibrate, calibration_markdown
+    from ..benign import BENIGN
+    from ..calibration import calibrate, calibration_markdown
+    from ..violations import KINDS, ViolationError
 
+    planted = [k for k in _kinds(args.kinds, "planted") if k in KINDS]
+    benign = [k for k in _kinds(args.benign, "benign") if k in BENIGN]
+    for path in args.data:
+        if not (Path(path) / "manifest.json").is_file():
+            raise CliError(f"{path} is not a split folder (no manifest.json); make one with `phybench generate` or "
+                           "`phybench import`")
     try:
-        cal = calibrate(args.data, args.work, _kinds(args.kinds), progress=not args.quiet)
+        cal = calibrate(args.data, benign=benign, planted=planted, limit=args.limit, workers=args.workers,
+                        progress=not args.quiet)
     except ViolationError as exc:
         raise CliError(str(exc)) from None
     print(calibration_markdown(cal))

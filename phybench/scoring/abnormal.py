@@ -89,9 +89,13 @@ SHAPE_COMPACTNESS = 0.08  # ... and compactness this much (+0.03) ...
 SHAPE_SMALL = 2.5  # ... or 2.5 / sqrt(area in px^2) (1.25 / sqrt for compactness), times the blur factor
 # Motion of tracked bodies (px at 128 px, per frame; times the blur factor)
 GAP = 4.0  # px at 128 px: an object within this of a body touches it
-JERK_ABS, JERK_REL, JERK_FRAMES = 0.5, 0.5, 3  # |a - a_gt| > 0.5 px + 0.5 |v_gt| in 3 frames
+TRACK_AREA = 0.35  # a body's piece within 35% of its ground truth's area is the body alone ...
+TRACK_MIN_AREA = 30.0  # ... and one of at least 30 px^2 at 128 px is big enough to follow
+JERK_ABS, JERK_REL, JERK_FRAMES = 0.5, 0.5, 3  # |a - a_gt| > 0.5 px + 0.5 |v_gt| in 3 frames ...
+NOISE_K = 3.0  # ... + 3 x the ground truth's own robust spread (jerk and kink)
 KINK_W = 3  # frames per window: velocity fitted before and after each frame
-KINK_ABS, KINK_REL = 0.25, 0.05  # |dv - dv_gt| > 0.25 px + 0.05 |v_gt|
+KINK_ABS, KINK_REL = 0.25, 0.05  # |dv - dv_gt| > 0.25 px + 0.05 |v_gt| ...
+KINK_W_LONG, KINK_ABS_LONG, KINK_REL_LONG = 6, 0.15, 0.03  # ... or, over 6-frame windows, 0.15 px + 0.03 |v_gt|
 GRAVITY_MIN = 8  # frames in the longest free run for a fitted acceleration
 GRAVITY_ABS, GRAVITY_REL = 0.02, 0.15  # |a - a_gt| > max(0.02 px/frame^2, 0.15 |a_gt|)
 SPIN_ELONGATION = 1.6  # bodies this elongated have an angle to follow
@@ -118,14 +122,14 @@ SETTINGS: dict[str, Any] = {
     "border": f"a piece within {BORDER:g} px of the frame's border touches it",
     "frames": "generated frames, each against the frame before it (the last condition frame included)",
     "step": (f"one step = {TELEPORT_FACTOR:g} x the ground truth's fastest per-frame move of a piece of that colour + "
-             f"{TELEPORT_MARGIN:g} px"),
+             f"{TELEPORT_MARGIN:g} px x blur"),
     "area": (f"a colour's area changes by more than max({AREA_REL:g} x area, {AREA_ABS:g} px^2 x blur, {AREA_EDGE:g} "
              "px^2 x the perimeter of a disc of that area x blur) from the frame "
              "before, unless the border explains it: a rise needs a piece on the border before, a new piece, or a "
              "whole piece within one step of entering; a fall needs a piece on the border now or a whole piece within "
              "one step of leaving: vanish / appear / deform / colour change"),
     "break": "more pieces of a colour than max(its bodies, the most pieces its ground truth shows in any frame)",
-    "teleport": ("a piece farther than one step from every piece of its colour in the frame before whose bounding box "
+    "teleport": ("where a colour keeps its count of pieces, a piece farther than one step from every piece of its colour in the frame before whose bounding box "
                  "it does not overlap where the count of pieces changed (a piece split off or merged is no jump); where the colour "
                  "has gained a piece (less those that could have left), pieces on the border or whole within one step "
                  "of it are excused as just entered"),
@@ -137,7 +141,7 @@ SETTINGS: dict[str, Any] = {
     "rest": (f"a colour whose ground truth changes by less than {REST_GT:g} px^2 after the condition frames (bodies "
              "at rest) breaks the static test: motion without cause"),
     "overlap": (f"a colour's area, in a frame where none of its pieces touches the border and it has as many pieces as "
-                f"in the last condition frame, differs from its area there by more than max({AREA_REL:g} x that area, "
+                f"in the last condition frame, differs from its area there by more than max({AREA_REL:g} x that area x blur, "
                 f"the ground truth's own largest such difference + {AREA_ABS:g} px^2 x blur): 'interpenetration' when "
                 "another object touches it then, else 'area' (a gradual deform)"),
     "merge": ("fewer pieces of a colour than the fewest its ground truth shows in any frame where none touches the "
@@ -150,17 +154,24 @@ SETTINGS: dict[str, Any] = {
               "compactness (area / (4 pi sqrt of the eigenvalues' product); 1 for a disc) within max(max("
               f"{SHAPE_COMPACTNESS:g}, {SHAPE_SMALL / 2:g} / sqrt(area)) x blur, the ground truth's own drift + 0.03) of "
               "the condition frame's"),
-    "tracked": (f"a colour of one dynamic body drawn as one piece off the border; free in a frame when no other ink "
-                f"and no border lies within {GAP:g} px of its bounding box, in the generated video and its ground truth"),
+    "tracked": (f"each body of a dynamic colour, followed from its piece in the last condition frame by the nearest "
+                f"piece within one step (lost where two bodies would share a piece); free in a frame when it is off the "
+                f"border, no other ink, no other piece of its colour and no border lies within {GAP:g} px of its "
+                f"bounding box, and its piece is within {TRACK_AREA:g} of its ground truth's area and at least "
+                f"{TRACK_MIN_AREA:g} px^2 x blur^2, in the generated "
+                "video and its ground truth"),
     "jerk": (f"a tracked body's acceleration (second difference of its centroid) differs from its ground truth's by "
-             f"more than {JERK_ABS:g} px x blur + {JERK_REL:g} x the ground truth's speed, in {JERK_FRAMES} free "
-             "frames (stutter, stop-go)"),
+             f"more than {JERK_ABS:g} px x blur + {JERK_REL:g} x the ground truth's speed + {NOISE_K:g} x the robust "
+             f"spread of the ground truth's own, in {JERK_FRAMES} free frames (stutter, stop-go); centroids weighted by "
+             "coverage"),
     "kink": (f"a tracked body's change of velocity (least-squares velocities over the {KINK_W} frames before and "
-             f"after) differs from its ground truth's by more than {KINK_ABS:g} px/frame x blur + {KINK_REL:g} x its "
-             "speed, all frames free (drift, a turn, a reversal in mid-air)"),
+             f"after; or over {KINK_W_LONG}, with {KINK_ABS_LONG:g} and {KINK_REL_LONG:g}) differs from its ground "
+             f"truth's by more than {KINK_ABS:g} px/frame x blur + {KINK_REL:g} x its "
+             f"speed + {NOISE_K:g} x the robust spread of the ground truth's own, all frames free (drift, a turn, a "
+             "reversal in mid-air)"),
     "gravity": (f"over the longest free run (at least {GRAVITY_MIN} frames), the fitted acceleration (least-squares "
                 f"parabola) differs from the ground truth's by more than max({GRAVITY_ABS:g} px/frame^2 x blur, "
-                f"{GRAVITY_REL:g} x the ground truth's)"),
+                f"{GRAVITY_REL:g} x the ground truth's) + {NOISE_K:g} x the fit's standard error"),
     "spin": (f"a tracked body at least {SPIN_ELONGATION:g} times as long as wide turns (least-squares angular rate "
              f"over {KINK_W + 1} frames) {SPIN_RATE:g} rad/frame ({SPIN_RATE_CONTACT:g} where it touches something) "
              f"faster or slower than its ground truth, in {SPIN_WINDOWS} windows"),
@@ -373,11 +384,15 @@ def _pieces(soft: np.ndarray, hard: np.ndarray, hidx: np.ndarray, area: np.ndarr
         r, c = rows.astype(np.float64), cols.astype(np.float64)
         npix = np.bincount(lab, minlength=n + 1)[1:].astype(np.float64)
         safe = np.maximum(npix, 1.0)
-        mr = np.bincount(lab, weights=r, minlength=n + 1)[1:] / safe
-        mc = np.bincount(lab, weights=c, minlength=n + 1)[1:] / safe
-        rr = np.bincount(lab, weights=r * r, minlength=n + 1)[1:] / safe - mr * mr + 1 / 12  # + a pixel's own
-        cc = np.bincount(lab, weights=c * c, minlength=n + 1)[1:] / safe - mc * mc + 1 / 12
-        rc = np.bincount(lab, weights=r * c, minlength=n + 1)[1:] / safe - mr * mc
+        wts = soft.reshape(-1)[hidx].astype(np.float64)  # coverage-weighted centroids: sub-pixel for thin bodies
+        wsum = np.maximum(np.bincount(lab, weights=wts, minlength=n + 1)[1:], 1e-9)
+        mr = np.bincount(lab, weights=r * wts, minlength=n + 1)[1:] / wsum
+        mc = np.bincount(lab, weights=c * wts, minlength=n + 1)[1:] / wsum
+        ur = np.bincount(lab, weights=r, minlength=n + 1)[1:] / safe  # moments about the unweighted mean
+        uc = np.bincount(lab, weights=c, minlength=n + 1)[1:] / safe
+        rr = np.bincount(lab, weights=r * r, minlength=n + 1)[1:] / safe - ur * ur + 1 / 12  # + a pixel's own
+        cc = np.bincount(lab, weights=c * c, minlength=n + 1)[1:] / safe - uc * uc + 1 / 12
+        rc = np.bincount(lab, weights=r * c, minlength=n + 1)[1:] / safe - ur * uc
         objects = ndimage.find_objects(labels)
         keep = [k for k, sl in enumerate(objects) if sl is not None and npix[k] >= min_piece]
         frames = np.array([objects[k][0].start for k in keep], int)
@@ -526,8 +541,8 @@ def judge(video: np.ndarray, gt_video: np.ndarray, colours: Sequence[Sequence[in
         smallest = min((float(a.min()) for a in whole if len(a)), default=float(g.piece_area[ctx.ref].min(initial=0.0)))
         dust = max(MIN_PIECE * ctx.scale_a, DUST_REL * smallest)
         g, p = _without_dust(g, dust, ctx.border), _without_dust(p, dust, ctx.border)
-        fastest = float(_steps(g, 1, 0.0, ctx.border).max(initial=0.0))
-        reach = TELEPORT_FACTOR * fastest + TELEPORT_MARGIN * s
+        fastest = float(_steps(g, 1, 0.0, 1.0).max(initial=0.0))  # the ground truth: only a piece cut by the border may be new
+        reach = TELEPORT_FACTOR * fastest + TELEPORT_MARGIN * s * blur
         findings += _area(p, name, ctx, reach)
         ceiling = max(len(statics), int(g.count.max(initial=0)))  # a jar may be drawn in several pieces
         off = np.array([int((e >= ctx.border).sum()) for e in p.piece_edge])  # a border may cut a body in two
@@ -536,7 +551,9 @@ def judge(video: np.ndarray, gt_video: np.ndarray, colours: Sequence[Sequence[in
             findings.append(Finding("break", name, bad.tolist(), f"{int(off[bad[0]])} pieces off the border at frame "
                                                                  f"{int(bad[0])}; at most {ceiling} expected"))
         step = _steps(p, start, reach, ctx.border, boxes=True)
-        bad = np.flatnonzero(step > reach)
+        same = np.zeros(T, bool)  # a jump keeps the count; a piece appearing or splitting off is the area rule's
+        same[1:] = p.count[1:] == p.count[:-1]
+        bad = np.flatnonzero((step > reach) & same)
         if bad.size:
             findings.append(Finding("teleport", name, bad.tolist(),
                                     f"a piece {step[bad[0]]:.1f} px from every piece of the frame before at frame "
@@ -705,7 +722,7 @@ def _overlap(p: Layer, g: Layer, c: tuple[int, ...], name: str, gens: Segmentati
 
     if p.edge[ref] < ctx.border or g.edge[ref] < ctx.border:
         return []
-    allowed = max(AREA_REL * p.area[ref], float(deviation(g).max()) + AREA_ABS * ctx.scale_a * ctx.blur)
+    allowed = max(AREA_REL * ctx.blur * p.area[ref], float(deviation(g).max()) + AREA_ABS * ctx.scale_a * ctx.blur)
     bad = np.flatnonzero(deviation(p) > allowed)
     if not bad.size:
         return []
@@ -895,6 +912,14 @@ def _slopes(x: np.ndarray, w: int) -> np.ndarray:
     return sum(k[i] * x[i:i + n] for i in range(w + 1))
 
 
+def _spread(x: np.ndarray) -> float:
+    """Robust spread (1.4826 x the median absolute deviation) of (n, 2) vectors, as one length; 0 for n < 3."""
+    if len(x) < 3:
+        return 0.0
+    dev = np.linalg.norm(x - np.median(x, axis=0), axis=1)
+    return float(1.4826 * np.median(dev))
+
+
 def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
     """[start, stop) of each run of True."""
     edges = np.flatnonzero(np.diff(np.concatenate([[0], mask.astype(np.int8), [0]])))
@@ -913,7 +938,10 @@ def _motion(p: Layer, g: Layer, c: tuple[int, ...], name: str, gens: Segmentatio
 
 
 def _motion_one(gen: _Track, gt: _Track, name: str, ctx: _Ctx) -> list[Finding]:
-    free = gen.free & gt.free
+    with np.errstate(invalid="ignore", divide="ignore"):
+        whole = np.abs(gen.area / gt.area - 1.0) <= TRACK_AREA  # not merged with or split from a neighbour
+    big = gt.area >= TRACK_MIN_AREA * ctx.scale_a * ctx.blur ** 2  # a few (blurred) pixels' centroid is too coarse
+    free = gen.free & gt.free & whole & big
     free[:ctx.start] = False  # generated frames only: a picture shifted against the condition frames is no kink
     s, bl = ctx.scale_l, ctx.blur
     out: list[Finding] = []
@@ -924,24 +952,28 @@ def _motion_one(gen: _Track, gt: _Track, name: str, ctx: _Ctx) -> list[Finding]:
         v_gt = np.linalg.norm(gt.pos[2:] - gt.pos[:-2], axis=1) / 2
         ok = free[2:] & free[1:-1] & free[:-2]
         diff = np.linalg.norm(a_gen - a_gt, axis=1)
-        bad = np.flatnonzero(ok & (diff > JERK_ABS * s * bl + JERK_REL * v_gt)) + 1
+        noise = NOISE_K * _spread(a_gt[ok])  # the ground truth's own centroid noise (a thin body's pixels)
+        bad = np.flatnonzero(ok & (diff > JERK_ABS * s * bl + JERK_REL * v_gt + noise)) + 1
         if len(bad) >= JERK_FRAMES:
             out.append(Finding("jerk", name, bad.tolist(), f"acceleration {diff[bad[0] - 1]:.2f} px/frame^2 from its "
                                                            f"ground truth's at frame {int(bad[0])}: stutter or stop-go"))
-    # kink: velocity change over windows
-    w = KINK_W
-    if ctx.T >= 2 * w + 1:
+    # kink: velocity change over windows, short (sharp turns) and long (slow drifts)
+    for w, k_abs, k_rel in ((KINK_W, KINK_ABS, KINK_REL), (KINK_W_LONG, KINK_ABS_LONG, KINK_REL_LONG)):
+        if ctx.T < 2 * w + 1 or "kink" in {f.rule for f in out}:
+            continue
         v_gen, v_gt = _slopes(gen.pos, w), _slopes(gt.pos, w)  # v[i]: window [i, i + w]
         dv_gen, dv_gt = v_gen[w:] - v_gen[:-w], v_gt[w:] - v_gt[:-w]  # at frame i + w: after - before
         win = np.convolve(free.astype(int), np.ones(2 * w + 1, int), mode="valid") == 2 * w + 1  # [i, i + 2w] free
         speed = np.linalg.norm(v_gt[:-w], axis=1)
         diff = np.linalg.norm(dv_gen - dv_gt, axis=1)
-        bad = np.flatnonzero(win & (diff > KINK_ABS * s * bl + KINK_REL * speed)) + w
+        noise = NOISE_K * _spread(dv_gt[win])
+        bad = np.flatnonzero(win & (diff > k_abs * s * bl + k_rel * speed + noise)) + w
         if bad.size:
             i = int(bad[0]) - w
             out.append(Finding("kink", name, bad.tolist(), f"velocity changed by {diff[i]:.2f} px/frame more than its "
                                                            f"ground truth's around frame {int(bad[0])}: drift, a turn or a "
                                                            "reversal without a cause"))
+    w = KINK_W
     # spin: angular rate of an elongated body
     tracked = np.isfinite(gen.angle) & np.isfinite(gt.angle)
     tracked[:ctx.start] = False
@@ -962,10 +994,14 @@ def _motion_one(gen: _Track, gt: _Track, name: str, ctx: _Ctx) -> list[Finding]:
     if runs:
         a, b = max(runs, key=lambda r: (r[1] - r[0], -r[0]))
         tt = np.arange(a, b, dtype=np.float64)
-        acc_gen = 2 * np.polyfit(tt - tt.mean(), gen.pos[a:b], 2)[0]
-        acc_gt = 2 * np.polyfit(tt - tt.mean(), gt.pos[a:b], 2)[0]
+        x = tt - tt.mean()
+        fit_gen, res_gen = np.polyfit(x, gen.pos[a:b], 2, full=True)[:2]
+        acc_gen, acc_gt = 2 * fit_gen[0], 2 * np.polyfit(x, gt.pos[a:b], 2)[0]
         diff = float(np.linalg.norm(acc_gen - acc_gt))
-        if diff > max(GRAVITY_ABS * s * bl, GRAVITY_REL * float(np.linalg.norm(acc_gt))):
+        # the fit's own standard error: a generated track that scatters about its parabola earns a wider band
+        scatter = np.sqrt(np.sum(res_gen) / max(len(x) - 3, 1) / 2) if np.size(res_gen) else 0.0
+        se = 2 * scatter * float(np.sqrt(np.linalg.inv(np.vander(x, 3).T @ np.vander(x, 3))[0, 0]))
+        if diff > max(GRAVITY_ABS * s * bl, GRAVITY_REL * float(np.linalg.norm(acc_gt))) + NOISE_K * se:
             out.append(Finding("gravity", name, list(range(a, b)),
                                f"free-flight acceleration ({-acc_gen[0]:.3f}, {acc_gen[1]:.3f}) px/frame^2 (up, right) "
                                f"against the ground truth's ({-acc_gt[0]:.3f}, {acc_gt[1]:.3f}), frames {a}-{b - 1}"))
