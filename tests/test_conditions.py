@@ -1,0 +1,125 @@
+"""Conditions beyond frames: a prompt and a numeric state per sample, for every family, never the future."""
+from __future__ import annotations
+
+import copy
+import csv
+import json
+
+import numpy as np
+import pytest
+
+from phybench.cli import main
+from phybench.data.generate import generate
+from phybench.data.split import generate_sample, make_plan
+from phybench.tasks import TASKS, get_task
+from phybench.tasks.conditions import (
+    CONDITIONS_VERSION,
+    condition_state,
+    condition_text,
+    describe_state,
+    read_conditions,
+)
+
+
+def _row(task: str, index: int = 0) -> dict:
+    spec = get_task(task)
+    row, _ = generate_sample(make_plan(spec, spec.eval_splits[0], limit=index + 1), index)
+    return row
+
+
+@pytest.mark.parametrize("task", [name for name, _ in TASKS.items()])
+def test_every_family_gets_a_state_and_a_prompt(task):
+    spec = get_task(task)
+    row = _row(task)
+    state = condition_state(spec, row)
+    text = condition_text(spec, row)
+    assert state["conditions_version"] == CONDITIONS_VERSION and state["task"] == task
+    assert state["state_frame"] == spec.condition_frames - 1 and state["fps"] == pytest.approx(1 / spec.frame_interval)
+    assert len(state["bodies"]) == np.asarray(row["positions"]).shape[1]
+    t = spec.condition_frames - 1
+    for k, body in enumerate(state["bodies"]):  # the numbers are the row's, at the last condition frame
+        assert body["position"] == [float(v) for v in np.asarray(row["positions"])[t, k]]
+        assert body["velocity"] == [float(v) for v in np.asarray(row["velocities"])[t, k]]
+        assert body["colour_name"] in text
+    json.dumps(state, allow_nan=False)  # plain JSON
+    assert text.endswith(".") and ("no gravity" in text) == (spec.simulator.gravity == 0)
+    assert text.count(";") >= len(state["bodies"]) - 1
+
+
+def test_wording_of_a_uniform_sample():
+    state = {"bodies": [{"shape": "disc", "radius": 1.2, "colour": [255, 0, 0], "colour_name": "red", "dynamic": True,
+                         "position": [3.0, 5.25], "velocity": [2.5, 0.0], "angle": 0.0}],
+             "world_size": 10.0, "fps": 10.0, "gravity": 0.0, "walls": False, "background": [255, 255, 255]}
+    text = describe_state(state)
+    assert text.startswith("A red ball of radius 1.2 at (3, 5.25) moves right at 2.5 units per second.")
+    assert text.endswith("on a white background, filmed at 10 frames per second; no gravity, no walls.")
+    state["bodies"][0]["velocity"] = [-1.0, -1.0]
+    assert "moves down and to the left at 1.41 units per second (1 left, 1 down)" in describe_state(state)
+
+
+@pytest.mark.parametrize("task", ["uniform", "parabola", "collision", "combinatorial", "composition"])
+def test_no_future_is_leaked(task):
+    """Two rows identical up to the last condition frame but different after get the same text and state."""
+    spec = get_task(task)
+    row = _row(task)
+    C = spec.condition_frames
+    future = copy.deepcopy(row)
+    rng = np.random.default_rng(0)
+    for key in ("positions", "velocities", "angles"):
+        if future.get(key) is not None:
+            a = np.array(future[key], copy=True)
+            a[C:] = rng.uniform(-5, 5, a[C:].shape).astype(a.dtype)  # another future entirely
+            future[key] = a
+    for key in [d.name for d in spec.dofs] + ["contact_time", "frames_in_view"]:  # columns that tell the future
+        if isinstance(future.get(key), float):
+            future[key] = future[key] + 1.0
+    assert condition_state(spec, future) == condition_state(spec, row)
+    assert condition_text(spec, future) == condition_text(spec, row)
+    # the check can fail: a change at the last condition frame is seen
+    past = copy.deepcopy(row)
+    v = np.array(past["velocities"], copy=True)
+    v[C - 1] += 0.5
+    past["velocities"] = v
+    assert condition_state(spec, past) != condition_state(spec, row)
+    assert condition_text(spec, past) != condition_text(spec, row)
+
+
+def test_family_may_override_the_wording(monkeypatch):
+    from phybench.tasks import family_of
+
+    spec = get_task("uniform")
+    monkeypatch.setattr(type(family_of(spec)), "condition_text",
+                        lambda self, spec, state: f"{len(state['bodies'])} body")
+    assert condition_text(spec, _row("uniform")) == "1 body"
+
+
+@pytest.fixture(scope="module")
+def split(tmp_path_factory):
+    root = tmp_path_factory.mktemp("cond")
+    generate(make_plan(get_task("collision"), "id-eval", limit=3), root / "split", progress=False)
+    return root / "split"
+
+
+def test_export_inputs_writes_prompts_and_states_deterministically(split, tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert main(["export-inputs", "--data", str(split), "--out", str(a), "--quiet"]) == 0
+    assert main(["export-inputs", "--data", str(split), "--out", str(b), "--quiet"]) == 0
+    for name in ("prompts.csv", "states.jsonl", "conditions.json"):
+        assert (a / name).read_bytes() == (b / name).read_bytes(), name
+    ids = json.loads((a / "manifest.json").read_text())["sample_ids"]
+    with open(a / "prompts.csv", newline="") as f:
+        rows = list(csv.reader(f))
+    assert rows[0] == ["sample_id", "text"] and [r[0] for r in rows[1:]] == ids
+    assert all("red ball" in r[1] and "blue ball" in r[1] for r in rows[1:])
+    states = [json.loads(line) for line in (a / "states.jsonl").read_text().splitlines()]
+    assert [s["sample_id"] for s in states] == ids and all(len(s["bodies"]) == 2 for s in states)
+    doc = json.loads((a / "conditions.json").read_text())
+    assert doc["conditions_version"] == CONDITIONS_VERSION and len(doc["conditions_hash"]) == 64
+    texts, by_id = read_conditions(a)
+    assert list(texts) == ids and by_id[ids[0]]["bodies"] == states[0]["bodies"]
+
+
+def test_tasks_show_prints_an_example_prompt(capsys):
+    assert main(["tasks", "show", "collision"]) == 0
+    out = capsys.readouterr().out
+    assert "prompt of collision/id-eval/0000000" in out and "blue ball" in out
