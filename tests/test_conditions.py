@@ -123,3 +123,57 @@ def test_tasks_show_prints_an_example_prompt(capsys):
     assert main(["tasks", "show", "collision"]) == 0
     out = capsys.readouterr().out
     assert "prompt of collision/id-eval/0000000" in out and "blue ball" in out
+
+
+class TextModel:
+    """Copies the last condition frame; keeps the prompts and states it was given."""
+
+    condition_frames_used = 1
+    seen: list = []
+
+    def generate(self, condition, num_frames, prompts=None, states=None):
+        TextModel.seen.append((list(prompts), list(states)))
+        return np.repeat(condition[:, -1:], num_frames, axis=1)
+
+
+class StateModel:
+    def generate(self, condition, num_frames, *, states):
+        assert all(isinstance(s, dict) and s["bodies"] for s in states)
+        return np.repeat(condition[:, -1:], num_frames, axis=1)
+
+
+def test_run_passes_prompts_and_states_and_records_the_track(split, tmp_path):
+    from phybench.conditioning import accepted_conditions, track
+
+    assert accepted_conditions(TextModel()) == (True, True) and track(StateModel()) == "frames+state"
+    assert track(type("Kw", (), {"generate": lambda self, c, n, **kw: c})()) == "frames"  # **kwargs asks for nothing
+    TextModel.seen.clear()
+    out = tmp_path / "run"
+    assert main(["run", "--model", "test_conditions:TextModel", "--data", str(split), "--out", str(out),
+                 "--metrics", "velocity_error", "--batch-size", "2", "--quiet"]) == 0
+    work = out / "collision-id-eval"
+    with open(work / "inputs" / "prompts.csv", newline="") as f:
+        texts = [r[1] for r in list(csv.reader(f))[1:]]
+    assert [p for prompts, _ in TextModel.seen for p in prompts] == texts  # in order, batched 2 + 1
+    assert [len(p) for p, _ in TextModel.seen] == [2, 1]
+    assert all(s["bodies"][0]["colour_name"] == "red" for _, states in TextModel.seen for s in states)
+    meta = json.loads((work / "submission" / "submission.json").read_text())
+    assert meta["conditioning"] == {"inputs": "frames+text+state", "condition_frames_used": 1}
+    results = json.loads((out / "results" / "collision-id-eval-test_conditions.json").read_text())
+    assert results["model"]["conditioning"] == meta["conditioning"]
+
+    out2 = tmp_path / "run2"
+    assert main(["run", "--model", "phybench.examples.shift:Model", "--data", str(split), "--out", str(out2),
+                 "--metrics", "velocity_error", "--quiet"]) == 0
+    meta = json.loads((out2 / "collision-id-eval" / "submission" / "submission.json").read_text())
+    assert meta["conditioning"] == {"inputs": "frames", "condition_frames_used": 3}
+    assert main(["run", "--model", "test_conditions:StateModel", "--data", str(split), "--out", str(tmp_path / "r3"),
+                 "--metrics", "velocity_error", "--quiet"]) == 0
+
+
+def test_bad_condition_frames_used_is_refused():
+    from phybench.conditioning import condition_frames_used
+
+    assert condition_frames_used(object(), 3) == 3
+    with pytest.raises(ValueError, match="condition_frames_used"):
+        condition_frames_used(type("M", (), {"condition_frames_used": 4})(), 3)
