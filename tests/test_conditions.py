@@ -119,6 +119,18 @@ def test_export_inputs_writes_prompts_and_states_deterministically(split, tmp_pa
     assert list(texts) == ids and by_id[ids[0]]["bodies"] == states[0]["bodies"]
 
 
+def test_export_reads_stored_body_rows(tmp_path):
+    """A family that stores bodies (shapes, angles) exports the same conditions as its in-memory rows."""
+    spec = get_task("composition")
+    generate(make_plan(spec, spec.eval_splits[0], limit=2), tmp_path / "split", progress=False)
+    assert main(["export-inputs", "--data", str(tmp_path / "split"), "--out", str(tmp_path / "in"), "--quiet"]) == 0
+    states = [json.loads(line) for line in (tmp_path / "in" / "states.jsonl").read_text().splitlines()]
+    for index, state in enumerate(states):
+        row = _row("composition", index)
+        assert state.pop("sample_id") == row["sample_id"] and state == condition_state(spec, row)
+    assert {b["shape"] for b in states[0]["bodies"]} == {"rect", "disc"}
+
+
 def test_tasks_show_prints_an_example_prompt(capsys):
     assert main(["tasks", "show", "collision"]) == 0
     out = capsys.readouterr().out
