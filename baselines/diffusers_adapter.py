@@ -130,9 +130,7 @@ def _from_output(frame: np.ndarray, resolution: int) -> np.ndarray:
 
 def _as_uint8_videos(out: Any, batch: int) -> list[np.ndarray]:
     """A pipeline's output (np, torch or PIL frames; in .frames or not) as uint8 (F, H, W, 3) videos."""
-    frames = getattr(out, "frames", out)
-    if isinstance(frames, (tuple,)) and len(frames) == 1 and not hasattr(out, "frames"):
-        frames = frames[0]  # return_dict=False
+    frames = out.frames if hasattr(out, "frames") else out[0] if isinstance(out, tuple) else out
     if hasattr(frames, "detach"):  # a torch tensor
         frames = frames.detach().float().cpu().numpy()
     videos = []
@@ -199,7 +197,7 @@ class Pipeline:
 
     def _run(self, condition: np.ndarray, num_frames: int, prompts: Sequence[str] | None) -> np.ndarray:
         condition = np.asarray(condition)
-        B, C, R = condition.shape[0], condition.shape[1], condition.shape[2]
+        B = condition.shape[0]
         step = self.batch or B
         out = []
         for a in range(0, B, step):
