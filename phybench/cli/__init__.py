@@ -333,6 +333,11 @@ def cmd_tasks(args: argparse.Namespace) -> int:
         if extra:
             print()
             print("\n".join(extra))
+        from ..tasks.conditions import example
+
+        sid, _, text = example(spec)
+        print(f"\nprompt of {sid} (export-inputs writes one per sample, and the numeric state):")
+        print(textwrap.fill(text, 88, initial_indent="  ", subsequent_indent="  "))
         print(f"\nsimulator: {spec.simulator}")
         print(f"seed: {spec.base_seed}")
         if spec.notes:
@@ -596,7 +601,8 @@ def cmd_export_inputs(args: argparse.Namespace) -> int:
         out = export_inputs(args.data, args.out, progress=not args.quiet)
     except (InputsError, SplitError) as exc:
         raise CliError(str(exc)) from None
-    print(f"wrote {out}: condition frames as PNG (frames/) and one .npz; {out}/manifest.json lists the ids and "
+    print(f"wrote {out}: condition frames as PNG (frames/) and one .npz, a prompt per sample (prompts.csv) and its "
+          f"numeric state (states.jsonl); {out}/manifest.json lists the ids and "
           f"what to write. Then: phybench pack GENERATED --inputs {out} --out SUB --name MODEL")
     return 0
 

@@ -31,6 +31,7 @@ import numpy as np
 from ..data.frames import decode_png, decode_video, encode_png
 from ..data.split import SplitReader
 from ..data.video import LimitExceeded, decode_mp4
+from ..tasks.conditions import write_conditions
 from .submission import submission_meta, write_submission
 
 INPUTS_KIND = "phybench-inputs"
@@ -69,6 +70,7 @@ def export_inputs(split_dir: str | os.PathLike[str], out: str | os.PathLike[str]
             frames.append(video)
         with open(tmp / "condition_frames.npz", "wb") as f:
             np.savez_compressed(f, frames=np.stack(frames), sample_ids=np.array(ids, dtype=str))
+        write_conditions(split_dir, tmp)  # prompts.csv, states.jsonl, conditions.json (phybench.tasks.conditions)
         doc = {
             "kind": INPUTS_KIND,
             "schema_version": 1,
@@ -148,8 +150,10 @@ def _load(path: Path) -> np.ndarray:
 
 
 def pack(generated: str | os.PathLike[str], inputs_dir: str | os.PathLike[str], out: str | os.PathLike[str],
-         model: str, progress: bool = True) -> Path:
-    """Make a submission from generated videos laid out by sample id (see the module docstring)."""
+         model: str, progress: bool = True, conditioning: dict[str, Any] | None = None) -> Path:
+    """Make a submission from generated videos laid out by sample id (see the module docstring).
+
+    conditioning: the submission's record of the conditions the model used (`phybench.conditioning`)."""
     from tqdm import tqdm
 
     doc, cond = read_inputs(inputs_dir)
@@ -175,6 +179,8 @@ def pack(generated: str | os.PathLike[str], inputs_dir: str | os.PathLike[str], 
 
     meta = dict(doc["submission"])
     meta["model"] = {"name": model}
+    if conditioning:
+        meta["conditioning"] = conditioning
     try:
         return write_submission(out, meta, videos(), fmt="npz")
     except FileExistsError as exc:

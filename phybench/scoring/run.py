@@ -36,6 +36,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..data.split import SplitReader
+from ..conditioning import conditioning_record, model_caller
 from ..io import atomic_save_npy
 from .inputs import InputsError, export_inputs, pack
 
@@ -178,6 +179,7 @@ def run(model: Any, model_name: str, split_dirs: Sequence[str | os.PathLike[str]
             with np.load(inputs / "condition_frames.npz", allow_pickle=False) as z:
                 cond, ids = z["frames"], [str(s) for s in z["sample_ids"]]
             gen = work / "generated"
+            call = model_caller(model, inputs, split_dir)  # passes prompts/states when generate takes them
             # This process's share: every size-th sample of the split, not of what is left (the others
             # may already have written some), minus what a killed run already wrote (resume).
             mine = [k for k in range(rank, len(ids), size) if not (gen / f"{ids[k]}.npy").is_file()]
@@ -185,7 +187,7 @@ def run(model: Any, model_name: str, split_dirs: Sequence[str | os.PathLike[str]
                        + (f" [{rank}/{size}]" if size > 1 else ""), unit="video", disable=not progress)
             for a in range(0, len(mine), batch_size):
                 batch = mine[a:a + batch_size]
-                videos = np.asarray(model.generate(cond[batch], int(m["frames"])))
+                videos = np.asarray(call(cond[batch], int(m["frames"]), [ids[k] for k in batch]))
                 if videos.dtype != np.uint8 or videos.ndim != 5 or len(videos) != len(batch):
                     raise RunError(f"{model_name}.generate returned {videos.dtype} {videos.shape}; expected uint8 "
                                    f"({len(batch)}, frames, H, W, 3)")
@@ -198,7 +200,8 @@ def run(model: Any, model_name: str, split_dirs: Sequence[str | os.PathLike[str]
             _wait_for([gen / f"{sid}.npy" for sid in ids], f"the other processes' videos of {m['task']}/{m['split']}")
             if not (sub / "submission.json").is_file():
                 try:
-                    pack(gen, inputs, sub, model_name, progress=False)
+                    pack(gen, inputs, sub, model_name, progress=False,
+                         conditioning=conditioning_record(model, int(m["condition_frames"])))
                 except InputsError as exc:
                     raise RunError(str(exc)) from None
         if rank != 0:

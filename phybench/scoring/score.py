@@ -446,7 +446,7 @@ def score(
                 }
 
     model_meta: dict[str, Any] = dict(meta.get("model") or {})
-    for key in ("notes", "sampler", "seeds"):
+    for key in ("notes", "sampler", "seeds", "conditioning"):
         if key in meta:
             model_meta[key] = meta[key]
 

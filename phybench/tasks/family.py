@@ -105,6 +105,17 @@ class TaskFamily:
         """Extra lines for `phybench tasks show` (e.g. template sets and their proofs)."""
         return []
 
+    def condition_text(self, spec: TaskSpec, state: dict[str, Any]) -> str:
+        """A sample's plain-words prompt from its state at the last condition frame.
+
+        `state` is `phybench.tasks.conditions.condition_state` (plain JSON data); a family
+        that wants other wording overrides this, and can only word that state: the row,
+        whose columns may tell the future, is never passed.
+        """
+        from .conditions import describe_state
+
+        return describe_state(state)
+
     # ----------------------------------------------------------------- scoring
     def contact_time(self, row: dict[str, Any]) -> float:
         """Seconds after which a pair of frames is scored (NaN: from the condition frames on)."""
