@@ -30,7 +30,7 @@ from .spec import SplitDecl, TaskSpec
 ENTRY_POINT_GROUP = "phybench.families"
 
 # Metrics every family gets unless it says otherwise (names in `phybench.scoring.metrics`).
-DEFAULT_METRICS = ("velocity_error", "velocity_error_penalised", "position_error", "trajectory_error", "size_error",
+DEFAULT_METRICS = ("velocity_error", "velocity_error_penalised", "velocity_error_ranked", "position_error", "trajectory_error", "size_error",
                    "colour_kept", "abnormal",
                    "ssim", "psnr", "lpips", "fvd")
 
