@@ -59,6 +59,8 @@ class Metric:
         fmt: str = ".3g",
         compute: Callable[["Sample"], float | None] | None = None,
         needs_ground_truth: bool = True,
+        details: Callable[["Sample"], dict[str, Any]] | None = None,
+        summarise: Callable[[Sequence[dict[str, Any]]], dict[str, Any]] | None = None,
     ) -> None:
         if direction not in DIRECTIONS:
             raise ValueError(f"metric {name!r}: direction must be one of {', '.join(DIRECTIONS)}, not {direction!r}")
@@ -81,6 +83,10 @@ class Metric:
         self.fmt = fmt
         self.compute = compute
         self.needs_ground_truth = needs_ground_truth
+        # Optional: extra per-video fields for the detail row and the samples sidecar (e.g. the
+        # fitted law's parameters), and extra summary blocks computed from a group's detail rows.
+        self.details = details
+        self.summarise = summarise
 
     @property
     def higher_is_better(self) -> bool:
@@ -295,6 +301,24 @@ def _abnormal(sample: Sample) -> float:
     return abnormal(sample)
 
 
+def _law_error(sample: Sample) -> float:
+    from .law import law_error
+
+    return law_error(sample)
+
+
+def _law_details(sample: Sample) -> dict[str, Any]:
+    from .law import law_details
+
+    return law_details(sample)
+
+
+def _law_summary(details: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    from .law import summarise_law
+
+    return summarise_law(details)
+
+
 # ---------------------------------------------------------------- the built-in metrics
 # Registration order is report order: results tables, leaderboard columns, `--metrics`.
 _VELOCITY = "phybench.scoring.velocity"
@@ -360,6 +384,14 @@ register_metric(Metric(
 register_metric(Metric(
     "fvd", kind="set", label="FVD", default=True, settings_key="fvd", settings="phybench.scoring.fvd",
     weights="i3d",  # features of every video, then one distance per group
+))
+
+register_metric(Metric(
+    # Law identification (phybench.scoring.law): the family's law fitted with free parameters;
+    # the per-video parameters go to the details and the samples sidecar, median / IQR to the summary.
+    "law_error", label="Law error", unit="relative", fmt=".3g", companion=True,
+    settings_key="law", settings="phybench.scoring.law", compute=_law_error, needs_ground_truth=False,
+    details=_law_details, summarise=_law_summary,
 ))
 
 # The metric whose settings block defines `untrackable` and `excluded` (every video is

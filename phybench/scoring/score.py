@@ -67,6 +67,8 @@ def samples_sidecar(results: dict[str, Any], details: Sequence[dict[str, Any]]) 
                 "level": d["level"],
                 "true_velocity": num(d["true_velocity"]),
                 "generated_velocity": None if d.get("untrackable") else num(d["generated_velocity"]),
+                **({"law": {k: v if k == "law" else {p: num(x) for p, x in v.items()} for k, v in d["law"].items()}}
+                   if d.get("law") else {}),
             }
             for d in details
         ],
@@ -200,6 +202,8 @@ def score_sample(
         if metric.needs_ground_truth and gt_video is None:
             continue
         detail[name] = metric.compute(sample)
+        if metric.details is not None:
+            detail.update(metric.details(sample))
     return detail
 
 

@@ -57,6 +57,10 @@ class TaskFamily:
     name: ClassVar[str] = ""
     # names of registered metrics that apply to this family's tasks, in report order
     metrics: ClassVar[tuple[str, ...]] = DEFAULT_METRICS
+    # the law fitted to parsed trajectories with free parameters (a key of
+    # `phybench.scoring.law.LAW_FITS`; None: no law fit) and its headline parameter (`law_error`)
+    law_fit: ClassVar[str | None] = None
+    law_headline: ClassVar[str | None] = None
     # DoF drawn on the leaderboard's generated-vs-conditioned scatter (None: no plot)
     plot_dof: ClassVar[str | None] = None
     # how objects are read back from pixels: "discs" (exact disc-edge inversion),
