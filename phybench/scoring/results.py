@@ -221,8 +221,10 @@ def markdown_table(results: dict[str, Any]) -> str:
         "Mean [bootstrap 95% interval] over videos.  Untrackable videos (a ball lost in a scored frame) and "
         "excluded ones (a ball visible in fewer than 2 condition frames: not predictable) are left out of "
         "the means and counted"
-        + (", except in velocity_error_penalised, where an untrackable video counts as the worst possible error."
-           if "velocity_error_penalised" in shown else ".")
+        + (", except in velocity_error_penalised, where an untrackable video counts as the worst possible error"
+           if "velocity_error_penalised" in shown else "")
+        + ("; velocity_error_ranked counts every video that is not excluded, a lost frame costing more the more "
+           "frames are lost (docs/results.md)." if "velocity_error_ranked" in shown else ".")
     )
     return "\n".join(lines) + "\n"
 
