@@ -175,6 +175,9 @@ def pack(generated: str | os.PathLike[str], inputs_dir: str | os.PathLike[str], 
 
     meta = dict(doc["submission"])
     meta["model"] = {"name": model}
+    from ..data.source import video_source
+
+    meta["sources"] = {sid: video_source(paths[sid]) for sid in ids}  # lossless or mp4:<codec> (issue 24)
     try:
         return write_submission(out, meta, videos(), fmt="npz")
     except FileExistsError as exc:

@@ -88,24 +88,43 @@ def _line(t: np.ndarray, x: np.ndarray) -> tuple[float, float, float]:
     return float(coef[0]), float(coef[1]), float(r @ r)
 
 
+def _best_break(t: np.ndarray, x: np.ndarray, ok: np.ndarray) -> int | None:
+    """The split s (pre: frames < s, post: frames >= s) minimising both balls' two-line squared residual.
+
+    Residuals of every split at once from prefix sums (O(T) per ball, not a fit per split);
+    the lines of the chosen split are then fitted with least squares.  Ties: the earliest s.
+    """
+    T = len(t)
+    total = np.zeros(T + 1)
+    valid = np.ones(T + 1, dtype=bool)
+    valid[0] = False
+    for b in range(x.shape[1]):
+        w = ok[:, b].astype(np.float64)
+        xb = np.where(ok[:, b], x[:, b], 0.0)
+        sums = [np.concatenate([[0.0], np.cumsum(v)]) for v in (w, w * t, xb, w * t * t, t * xb, xb * xb)]
+        for part in (slice(None), "post"):
+            if part == "post":
+                n, st, sx, stt, stx, sxx = (c[-1] - c for c in sums)
+            else:
+                n, st, sx, stt, stx, sxx = sums
+            valid &= n >= MIN_SEGMENT_FRAMES
+            with np.errstate(divide="ignore", invalid="ignore"):
+                vtt = stt - st * st / n
+                ssr = sxx - sx * sx / n - np.where(vtt > 0, (stx - st * sx / n) ** 2 / vtt, 0.0)
+            total += np.where(np.isfinite(ssr), np.maximum(ssr, 0.0), 0.0)
+    if not valid.any():
+        return None
+    return int(np.flatnonzero(valid)[np.argmin(total[valid])])
+
+
 def fit_collision(positions: np.ndarray, ok: np.ndarray, radii: np.ndarray, frame_interval: float,
                   closed_form_contact: float) -> Params:
     """positions (T, 2, 2), ok (T, 2): two balls meeting head-on along x."""
     T = positions.shape[0]
     t_all = np.arange(T) * frame_interval
-    best: tuple[float, int] | None = None
-    for s in range(1, T):
-        pre, post = ok.copy(), ok.copy()
-        pre[s:] = False
-        post[:s] = False
-        if (pre.sum(0) < MIN_SEGMENT_FRAMES).any() or (post.sum(0) < MIN_SEGMENT_FRAMES).any():
-            continue
-        ssr = sum(_line(t_all[m[:, b]], positions[m[:, b], b, 0])[2] for b in range(2) for m in (pre, post))
-        if best is None or ssr < best[0]:
-            best = (ssr, s)
-    if best is None:
+    s = _best_break(t_all, positions[..., 0], ok)
+    if s is None:
         return _nan(COLLISION_PARAMS)
-    s = best[1]
     lines = []
     for b in range(2):
         pre = ok[:, b] & (np.arange(T) < s)
@@ -193,6 +212,15 @@ def law_details(sample: Sample) -> dict[str, Any]:
     """The detail row's `law` entry (the samples sidecar carries it)."""
     law = law_of(sample)
     return {} if law is None else {"law": law}
+
+
+def sidecar_law(law: Mapping[str, Any]) -> dict[str, Any]:
+    """A detail row's `law` for the samples sidecar: 9 significant digits, null where not finite."""
+    def num(x: float) -> float | None:
+        return float(f"{x:.9g}") if x is not None and np.isfinite(x) else None
+
+    return {"law": law["law"], "fit": {k: num(v) for k, v in law["fit"].items()},
+            "truth": {k: num(v) for k, v in law["truth"].items()}}
 
 
 def summarise_law(details: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

@@ -49,6 +49,8 @@ def samples_sidecar(results: dict[str, Any], details: Sequence[dict[str, Any]]) 
     """
     import math
 
+    from .law import sidecar_law
+
     if family_of(get_task(results["task"])).plot_dof is None:
         return None
 
@@ -67,8 +69,7 @@ def samples_sidecar(results: dict[str, Any], details: Sequence[dict[str, Any]]) 
                 "level": d["level"],
                 "true_velocity": num(d["true_velocity"]),
                 "generated_velocity": None if d.get("untrackable") else num(d["generated_velocity"]),
-                **({"law": {k: v if k == "law" else {p: num(x) for p, x in v.items()} for k, v in d["law"].items()}}
-                   if d.get("law") else {}),
+                **({"law": sidecar_law(d["law"])} if d.get("law") else {}),  # phybench.scoring.law
             }
             for d in details
         ],
@@ -453,6 +454,10 @@ def score(
     for key in ("notes", "sampler", "seeds"):
         if key in meta:
             model_meta[key] = meta[key]
+    if isinstance(meta.get("sources"), dict):  # recorded by `phybench pack`: how many videos were lossy
+        from ..data.source import source_counts
+
+        model_meta["sources"] = source_counts(meta["sources"])
 
     from ..tasks.protocols import protocol_of
 
