@@ -28,7 +28,7 @@ from phybench.scoring.score import ScoreError, parse_metrics, samples_sidecar, s
 from phybench.scoring.submission import submission_meta, write_submission
 from phybench.tasks import family_of, get_task
 
-BUILT_IN = ("velocity_error", "velocity_error_penalised", "position_error", "momentum_error", "energy_error", "trajectory_error", "size_error",
+BUILT_IN = ("velocity_error", "velocity_error_penalised", "velocity_error_ranked", "position_error", "momentum_error", "energy_error", "trajectory_error", "size_error",
             "colour_kept", "ssim", "psnr", "lpips", "fvd")
 
 
@@ -52,7 +52,8 @@ def test_built_in_metrics_are_registered_with_their_conventions():
     assert requestable_metrics() == default_metrics()  # companions come with the parse
     assert [m for m in BUILT_IN if higher_is_better(m)] == ["colour_kept", "ssim", "psnr"]
     assert {m: METRICS.get(m).settings_key for m in BUILT_IN} == {
-        "velocity_error": "velocity", "velocity_error_penalised": "ranking", "position_error": "velocity", "momentum_error": "velocity",
+        "velocity_error": "velocity", "velocity_error_penalised": "ranking", "velocity_error_ranked": "ranked",
+        "position_error": "velocity", "momentum_error": "velocity",
         "energy_error": "velocity", "trajectory_error": "attributes", "size_error": "attributes",
         "colour_kept": "attributes", "ssim": "image", "psnr": "image", "lpips": "lpips", "fvd": "fvd"}
     assert {m: METRICS.get(m).weights for m in BUILT_IN if METRICS.get(m).weights} == {"lpips": "alexnet", "fvd": "i3d"}
@@ -111,7 +112,8 @@ def test_a_new_metric_is_scored_reported_and_shown(tiny, tmp_path, capsys):
             out = score(sub, split, ("velocity_error", "mean_abs_pixel_error"), progress=False)
             res = out.results
             assert res["metrics"] == ["velocity_error", "mean_abs_pixel_error", "velocity_error_penalised",
-                                      "position_error", "trajectory_error", "size_error", "colour_kept", "abnormal"]
+                                      "velocity_error_ranked", "position_error", "trajectory_error", "size_error",
+                                      "colour_kept", "abnormal", "law_error"]
             # requested, then the family's companions
             assert res["higher_is_better"]["mean_abs_pixel_error"] is False
             assert res["provenance"]["metric_settings"]["mean_abs_pixel_error"] == toy_metric().settings
@@ -178,6 +180,7 @@ def test_leaderboard_data_lists_the_new_metric(tiny, tmp_path):
     (board,) = data["boards"]
     cols = {m["name"]: (m["label"], m["unit"], m["higher_is_better"]) for m in board["metrics"]}
     assert cols["mean_abs_pixel_error"] == ("Toy", "levels", True)
-    assert list(cols) == ["velocity_error", "velocity_error_penalised", "position_error", "trajectory_error",
-                          "size_error", "colour_kept", "abnormal", "mean_abs_pixel_error"]  # registration order
+    assert list(cols) == ["velocity_error", "velocity_error_penalised", "velocity_error_ranked", "position_error",
+                          "trajectory_error", "size_error", "colour_kept", "abnormal", "law_error",
+                          "mean_abs_pixel_error"]  # registration order
     assert all(cell["metrics"]["mean_abs_pixel_error"]["mean"] == 0.0 for cell in board["rows"][0]["cells"].values())

@@ -181,6 +181,9 @@ def pack(generated: str | os.PathLike[str], inputs_dir: str | os.PathLike[str], 
     meta["model"] = {"name": model}
     if conditioning:
         meta["conditioning"] = conditioning
+    from ..data.source import video_source
+
+    meta["sources"] = {sid: video_source(paths[sid]) for sid in ids}  # lossless or mp4:<codec> (issue 24)
     try:
         return write_submission(out, meta, videos(), fmt="npz")
     except FileExistsError as exc:

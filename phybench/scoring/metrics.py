@@ -59,6 +59,8 @@ class Metric:
         fmt: str = ".3g",
         compute: Callable[["Sample"], float | None] | None = None,
         needs_ground_truth: bool = True,
+        details: Callable[["Sample"], dict[str, Any]] | None = None,
+        summarise: Callable[[Sequence[dict[str, Any]]], dict[str, Any]] | None = None,
     ) -> None:
         if direction not in DIRECTIONS:
             raise ValueError(f"metric {name!r}: direction must be one of {', '.join(DIRECTIONS)}, not {direction!r}")
@@ -81,6 +83,10 @@ class Metric:
         self.fmt = fmt
         self.compute = compute
         self.needs_ground_truth = needs_ground_truth
+        # Optional: extra per-video fields for the detail row and the samples sidecar (e.g. the
+        # fitted law's parameters), and extra summary blocks computed from a group's detail rows.
+        self.details = details
+        self.summarise = summarise
 
     @property
     def higher_is_better(self) -> bool:
@@ -244,6 +250,35 @@ def _penalised(sample: Sample) -> float:
     return errors.velocity_error
 
 
+RANKED_SETTINGS: dict[str, Any] = {
+    "definition": ("(1 - f) e + f^2 P per video, the mean over videos that are not excluded; e: the paper's velocity "
+                   "error over the scored pairs whose two frames both find the ball (P when none does), f: the share "
+                   "of (generated frame, ball) entries with the ground-truth ball fully in view in which the parsed "
+                   "ball is missing, P: the penalty below"),
+    "penalty": ("2 sqrt(2) world_size / frame_interval (282.8 units/s for a 10-unit world at 0.1 s), the largest "
+                "error two in-view positions allow: a video whose ball is lost in every frame scores P, never less "
+                "than any video with a ball"),
+    "why": ("each lost entry costs f P, so the cost grows with the share lost: one lost frame of 29 costs 0.34 units/s, "
+            "a ball lost for 12 of 29 frames 48 units/s (docs/results.md, 'The ranked column')"),
+}
+
+
+def ranked_error(errors: Any, manifest: Mapping[str, Any]) -> float:
+    """The ranked column's value of one video (`RANKED_SETTINGS`); NaN when excluded or not parsed."""
+    if errors is None or errors.excluded or not errors.scored_pairs:
+        return float("nan")
+    f = errors.lost_share
+    if not f > 0:  # nothing lost (0, or NaN: no in-view generated frame): the paper's error itself
+        return errors.velocity_error
+    p = penalty(manifest)
+    e = errors.tracked_error if errors.tracked_error == errors.tracked_error else p
+    return (1.0 - f) * min(e, p) + f * f * p
+
+
+def _ranked(sample: Sample) -> float:
+    return ranked_error(sample.errors, sample.manifest)
+
+
 def _attribute(name: str) -> Callable[[Sample], float]:
     def compute(sample: Sample) -> float:
         return sample.attributes[name]
@@ -266,6 +301,24 @@ def _abnormal(sample: Sample) -> float:
     return abnormal(sample)
 
 
+def _law_error(sample: Sample) -> float:
+    from .law import law_error
+
+    return law_error(sample)
+
+
+def _law_details(sample: Sample) -> dict[str, Any]:
+    from .law import law_details
+
+    return law_details(sample)
+
+
+def _law_summary(details: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    from .law import summarise_law
+
+    return summarise_law(details)
+
+
 # ---------------------------------------------------------------- the built-in metrics
 # Registration order is report order: results tables, leaderboard columns, `--metrics`.
 _VELOCITY = "phybench.scoring.velocity"
@@ -278,6 +331,11 @@ register_metric(Metric(
 register_metric(Metric(
     "velocity_error_penalised", label="Velocity error (lost ball = worst)", unit="world units / s", companion=True,
     settings_key="ranking", settings=PENALISED_SETTINGS, compute=_penalised, needs_ground_truth=False,
+))
+register_metric(Metric(
+    # The board's ranked column: a blink costs little, a lost ball a lot, losing it all the most.
+    "velocity_error_ranked", label="Velocity error (ranked)", unit="world units / s", companion=True,
+    settings_key="ranked", settings=RANKED_SETTINGS, compute=_ranked, needs_ground_truth=False,
 ))
 register_metric(Metric(
     "position_error", label="Position error", unit="world units", companion=True,
@@ -326,6 +384,14 @@ register_metric(Metric(
 register_metric(Metric(
     "fvd", kind="set", label="FVD", default=True, settings_key="fvd", settings="phybench.scoring.fvd",
     weights="i3d",  # features of every video, then one distance per group
+))
+
+register_metric(Metric(
+    # Law identification (phybench.scoring.law): the family's law fitted with free parameters;
+    # the per-video parameters go to the details and the samples sidecar, median / IQR to the summary.
+    "law_error", label="Law error", unit="relative", fmt=".3g", companion=True,
+    settings_key="law", settings="phybench.scoring.law", compute=_law_error, needs_ground_truth=False,
+    details=_law_details, summarise=_law_summary,
 ))
 
 # The metric whose settings block defines `untrackable` and `excluded` (every video is

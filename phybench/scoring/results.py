@@ -74,6 +74,10 @@ def summarise(details: Sequence[dict[str, Any]], metrics: Iterable[str]) -> dict
             continue
         lo, hi = bootstrap_ci(vals)
         out[name] = {"mean": _round(vals.mean()), "ci95": [_round(lo), _round(hi)], "count": int(vals.size)}
+    for name in metrics:  # extra blocks a metric computes from the rows (e.g. the fitted law's median / IQR)
+        hook = METRICS.get(name).summarise if name in METRICS else None
+        if hook is not None:
+            out.update(hook(details))
     return out
 
 
@@ -210,11 +214,31 @@ def markdown_table(results: dict[str, Any]) -> str:
                 cells.append(_fmt(m, entry))
         lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
+    law = _law_lines(results)
+    if law:
+        lines += law + [""]
     lines.append(
         "Mean [bootstrap 95% interval] over videos.  Untrackable videos (a ball lost in a scored frame) and "
         "excluded ones (a ball visible in fewer than 2 condition frames: not predictable) are left out of "
         "the means and counted"
-        + (", except in velocity_error_penalised, where an untrackable video counts as the worst possible error."
-           if "velocity_error_penalised" in shown else ".")
+        + (", except in velocity_error_penalised, where an untrackable video counts as the worst possible error"
+           if "velocity_error_penalised" in shown else "")
+        + ("; velocity_error_ranked counts every video that is not excluded, a lost frame costing more the more "
+           "frames are lost (docs/results.md)." if "velocity_error_ranked" in shown else ".")
     )
     return "\n".join(lines) + "\n"
+
+
+def _law_lines(results: dict[str, Any]) -> list[str]:
+    """The learned-law table of the whole split (`phybench.scoring.law`), when the results carry one."""
+    if "law" not in results["summary"]["overall"]:
+        return []
+    from .law import law_lines
+
+    try:
+        from ..tasks import family_of, get_task
+
+        headline = family_of(get_task(results["task"])).law_headline
+    except Exception:  # a task this phybench does not register: no headline to mark
+        headline = None
+    return law_lines(results["summary"]["overall"], headline)

@@ -49,6 +49,8 @@ def samples_sidecar(results: dict[str, Any], details: Sequence[dict[str, Any]]) 
     """
     import math
 
+    from .law import sidecar_law
+
     if family_of(get_task(results["task"])).plot_dof is None:
         return None
 
@@ -67,6 +69,7 @@ def samples_sidecar(results: dict[str, Any], details: Sequence[dict[str, Any]]) 
                 "level": d["level"],
                 "true_velocity": num(d["true_velocity"]),
                 "generated_velocity": None if d.get("untrackable") else num(d["generated_velocity"]),
+                **({"law": sidecar_law(d["law"])} if d.get("law") else {}),  # phybench.scoring.law
             }
             for d in details
         ],
@@ -200,6 +203,8 @@ def score_sample(
         if metric.needs_ground_truth and gt_video is None:
             continue
         detail[name] = metric.compute(sample)
+        if metric.details is not None:
+            detail.update(metric.details(sample))
     return detail
 
 
@@ -449,6 +454,10 @@ def score(
     for key in ("notes", "sampler", "seeds", "conditioning"):
         if key in meta:
             model_meta[key] = meta[key]
+    if isinstance(meta.get("sources"), dict):  # recorded by `phybench pack`: how many videos were lossy
+        from ..data.source import source_counts
+
+        model_meta["sources"] = source_counts(meta["sources"])
 
     from ..tasks.protocols import protocol_of
 

@@ -58,6 +58,9 @@ class VideoErrors:
     untrackable: str | None = None  # reason, when the video could not be scored
     excluded: str | None = None  # reason, when no model could predict it from its conditioning
     flagged_frames: dict[str, int] = field(default_factory=dict)  # parser flags in scored frames
+    # For the ranked column (`ranked_velocity_error`): computed even when the video is untrackable.
+    lost_share: float = float("nan")  # share of in-view generated (frame, ball) entries whose ball is lost
+    tracked_error: float = float("nan")  # velocity error over the scored pairs whose frames both find the ball
 
     @property
     def ok(self) -> bool:
@@ -161,7 +164,10 @@ def video_errors(
     flags = parsed.flags
     for bit, name in ((MISSING, "missing"), (PARTLY_OUT, "partly_out"), (SPLIT, "split"), (COLOUR_CHANGED, "colour_changed")):
         result.flagged_frames[name] = int(((flags & bit) != 0)[frames].sum())
-    lost = frames & (((flags & MISSING) != 0) | ~np.isfinite(parsed.positions).all(axis=-1))
+    missing = ((flags & MISSING) != 0) | ~np.isfinite(parsed.positions).all(axis=-1)  # (T, B)
+    _lost_share_and_tracked_error(result, parsed.positions, gt, missing, pairs, radii, world_size, frame_interval,
+                                  condition_frames)
+    lost = frames & missing
     if lost.any():
         reasons = []
         for b in range(gt.shape[1]):
@@ -200,3 +206,22 @@ def video_errors(
             if rel.size:
                 result.energy_error = float(rel.mean())
     return result
+
+
+def _lost_share_and_tracked_error(result: VideoErrors, parsed: np.ndarray, gt: np.ndarray, missing: np.ndarray,
+                                  pairs: np.ndarray, radii: np.ndarray, world_size: float, frame_interval: float,
+                                  condition_frames: int) -> None:
+    """Fill `lost_share` and `tracked_error` (the two inputs of the ranked column).
+
+    The share counts every generated frame with the ground-truth ball fully in view, not only
+    those of scored pairs: a collision's pre-contact frames are frames a model can lose too.
+    """
+    view = fully_in_view(gt, radii, world_size)  # (T, B)
+    view[:condition_frames] = False
+    n = int(view.sum())
+    result.lost_share = float((view & missing).sum() / n) if n else float("nan")
+    kept = pairs & ~missing[:-1] & ~missing[1:]  # (T-1, B)
+    if kept.any():
+        with np.errstate(invalid="ignore"):
+            err = np.linalg.norm(np.diff(parsed, axis=0) / frame_interval - np.diff(gt, axis=0) / frame_interval, axis=-1)
+        result.tracked_error = float(err[kept].mean())

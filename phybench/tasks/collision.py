@@ -26,7 +26,9 @@ class CollisionFamily(TaskFamily):
 
     name = "collision"
     quickstart_order = 1
-    metrics = DEFAULT_METRICS + ("momentum_error", "energy_error")
+    metrics = DEFAULT_METRICS + ("momentum_error", "energy_error", "law_error")
+    law_fit = "collision_1d"  # phybench.scoring.law: velocities before / after, restitution, contact time
+    law_headline = "restitution"
     plot_dof = "velocity_1"
     phyworld_id_ranges = {
         "radius_1": (0.5, 1.5),

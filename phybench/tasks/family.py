@@ -30,7 +30,7 @@ from .spec import SplitDecl, TaskSpec
 ENTRY_POINT_GROUP = "phybench.families"
 
 # Metrics every family gets unless it says otherwise (names in `phybench.scoring.metrics`).
-DEFAULT_METRICS = ("velocity_error", "velocity_error_penalised", "position_error", "trajectory_error", "size_error",
+DEFAULT_METRICS = ("velocity_error", "velocity_error_penalised", "velocity_error_ranked", "position_error", "trajectory_error", "size_error",
                    "colour_kept", "abnormal",
                    "ssim", "psnr", "lpips", "fvd")
 
@@ -57,6 +57,10 @@ class TaskFamily:
     name: ClassVar[str] = ""
     # names of registered metrics that apply to this family's tasks, in report order
     metrics: ClassVar[tuple[str, ...]] = DEFAULT_METRICS
+    # the law fitted to parsed trajectories with free parameters (a key of
+    # `phybench.scoring.law.LAW_FITS`; None: no law fit) and its headline parameter (`law_error`)
+    law_fit: ClassVar[str | None] = None
+    law_headline: ClassVar[str | None] = None
     # DoF drawn on the leaderboard's generated-vs-conditioned scatter (None: no plot)
     plot_dof: ClassVar[str | None] = None
     # how objects are read back from pixels: "discs" (exact disc-edge inversion),

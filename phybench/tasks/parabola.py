@@ -32,6 +32,7 @@ class ParabolaFamily(UniformFamily):
     frames_in_view_doc = ("at least this many frames have the ball fully in view: min(24, the most its launch "
                           "allows), the placement's guarantee (the actual count may be higher)")
     quickstart_order = 2
+    law_headline = "gravity"  # the free-flight fit's constant acceleration (UniformFamily's law_fit)
 
     def place(self, spec: TaskSpec, params: dict[str, Any], u: np.ndarray) -> Placement:
         r, v, L, dt = params["radius"], params["velocity"], spec.world_size, spec.frame_interval

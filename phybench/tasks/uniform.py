@@ -30,6 +30,9 @@ class UniformFamily(TaskFamily):
     name = "uniform"
     quickstart_order = 0
     plot_dof = "velocity"
+    metrics = TaskFamily.metrics + ("law_error",)
+    law_fit = "free_flight"  # phybench.scoring.law: velocity and acceleration (0 here) fitted
+    law_headline = "velocity_x"
     phyworld_id_ranges = PHYWORLD_ONE_BALL_ID_RANGES
     frames_in_view_doc = ("at least this many frames have the ball fully in view: min(24, the most its size and "
                           "speed allow), the placement's guarantee (the actual count may be higher)")
