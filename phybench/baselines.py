@@ -1,7 +1,7 @@
 """Reference baselines: valid submissions that bracket what a video model can score.
 
 Each baseline answers one evaluation split with a submission written by
-`phybench.scoring.submission.write_submission`.  Every baseline but `ground-truth` sees only
+`phybench.submission.write_submission`.  Every baseline but `ground-truth` sees only
 what a video model sees: the first `condition_frames` frames of each test video (and
 the colours of its balls, see below), never the test row's states.
 
@@ -53,7 +53,7 @@ from .world.scene import Scene
 from .tasks.spec import TaskSpec
 from .data.split import SplitError, SplitReader, render_row, row_scene, sample_video
 from .tasks import family_of
-from .scoring.submission import submission_meta, write_submission
+from .submission.writer import submission_meta, write_submission
 
 __all__ = [
     "BASELINES",

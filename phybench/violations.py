@@ -27,7 +27,7 @@ import numpy as np
 
 from .data.split import SplitReader, row_scene
 from .io import atomic_write_bytes
-from .scoring.submission import submission_meta, write_submission
+from .submission import submission_meta, write_submission
 from .tasks.spec import TaskSpec
 from .world.render import render
 from .world.scene import BLUE, RED, Body, Disc, Rect, Scene, bounding_radius
@@ -341,7 +341,7 @@ def calibrate(split_dirs: Sequence[str | os.PathLike[str]], work: str | os.PathL
     "rules": {kind: {rule: count}}}.
     """
     from .scoring.abnormal import judge
-    from .scoring.submission import open_submission
+    from .submission import open_submission
 
     out: dict[str, Any] = {"splits": {}, "recall": {k: {} for k in kinds}, "rules": {k: {} for k in kinds}}
     for split_dir in split_dirs:

@@ -19,7 +19,7 @@ import pytest
 
 from phybench.data.generate import generate
 from phybench.data.split import SplitReader, make_plan, row_scene, verify
-from phybench.scoring.submission import submission_meta, write_submission
+from phybench.submission import submission_meta, write_submission
 from phybench.tasks import FAMILIES, TASKS, Placement, TaskFamily, family_of, temporary_task
 from phybench.tasks.sampling import closed_form, make_sample, simulate_sample
 from phybench.tasks.spec import CategoricalDof, Dof, OODLevel, SimulatorSettings, SplitDecl, TaskSpec, TrainingSet

@@ -130,7 +130,7 @@ def test_merged_file_gives_the_same_split(imported, tmp_path):
 def test_imported_ground_truth_scores_near_zero(imported, tmp_path):
     """The scorer reads `pixel_mapping: grid` and parses their videos with their mapping."""
     from phybench.scoring.score import score
-    from phybench.scoring.submission import submission_meta, write_submission
+    from phybench.submission import submission_meta, write_submission
 
     reader = SplitReader(imported["uniform_128"])
     sub = write_submission(tmp_path / "sub", submission_meta(reader.manifest, "ground-truth"),

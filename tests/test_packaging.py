@@ -39,7 +39,7 @@ def test_wheel_contents(wheel):
     for card in cards:
         assert f"phybench/data_cards/{card.name}" in names, card.name
     assert "phybench/leaderboard/template/leaderboard.js" in names
-    assert "phybench/scoring/schemas/submission.schema.json" in names
+    assert "phybench/submission/schemas/submission.schema.json" in names
     # pyproject lists the packages explicitly: a new subpackage missing from that list fails here
     for folder, package in (("phybench", "phybench"), ("baselines", "phybench_baselines")):
         for module in (ROOT / folder).rglob("*.py"):

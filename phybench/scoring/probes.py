@@ -749,7 +749,8 @@ def analyse(submission: str | os.PathLike[str], split_dir: str | os.PathLike[str
     depends on it (gaps); default: the one the submission's model metadata names.
     """
     from ..data.split import SplitError, SplitReader
-    from .submission import SubmissionError, open_submission, submission_hash
+    from ..submission.archive import SubmissionError
+    from ..submission.format import open_submission, submission_hash
 
     try:
         reader = SplitReader(split_dir)

@@ -157,7 +157,7 @@ def run(model: Any, model_name: str, split_dirs: Sequence[str | os.PathLike[str]
     """
     from tqdm import tqdm
 
-    from .score import score, write_results
+    from ..scoring.score import score, write_results
 
     out = Path(out)
     rank, size = world()
