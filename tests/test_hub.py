@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from phybench.cli import canonical_command
+from phybench.cli.data import canonical_command
 from phybench.data.generate import generate
 from phybench.data.hub import CardError, render_card, validate_card
 from phybench.data.split import SplitReader, make_plan, read_manifest

@@ -36,7 +36,8 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from .. import __version__
-from .split import MANIFEST, SplitError, file_sha256, hf_split_name, read_manifest, verify
+from ..io import file_sha256
+from .split import MANIFEST, SplitError, hf_split_name, read_manifest, verify
 
 REPO_TYPE = "dataset"
 # The repo's top-level data_cards/, installed (and shipped inside the wheel) as phybench.data_cards

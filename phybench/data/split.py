@@ -36,7 +36,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from .. import __version__
-from ..io import atomic_write_bytes, file_sha256  # noqa: F401  (re-exported)
+from ..io import atomic_write_bytes, file_sha256
 from ..problems import Problem, error
 from .frames import decode_video, encode_video
 from ..world.render import render
