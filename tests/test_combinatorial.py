@@ -138,7 +138,7 @@ def test_rigid_bodies_stay_rigid_static_stay_put_and_barely_overlap():
             excess = np.clip(covs[a] + covs[b] - 1.0 - 2.0 / 255, 0.0, None).sum(axis=(1, 2))
             worst_overlap = max(worst_overlap, float(excess.max()))
     assert worst_area < 0.01  # 1% of a body's area: anti-aliasing and uint8 rounding only
-    assert worst_overlap < 1.0  # px^2 at 256 px (measured: see README, "combinatorial")
+    assert worst_overlap < 1.0  # px^2 at 256 px (measured: see docs/tasks.md, "Combinatorial")
 
 
 def test_everything_stays_in_view_no_tunnelling():

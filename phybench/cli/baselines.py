@@ -18,7 +18,7 @@ EXAMPLES = {
           phybench baseline dit --checkpoint runs/dit-tiny --data data/uniform-id-eval --out subs/dit-tiny
 
         dit samples a DiT trained with `python -m phybench_baselines.dit.train` (needs the `dit` extra:
-        pip install -e ".[dit]"); see README "DiT baselines".
+        pip install -e ".[dit]"); see docs/baselines.md, "DiT video-diffusion baselines".
     """,
 }
 
