@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from phybench.baselines import (
+from phybench.reference import (
     BASELINES,
     BaselineError,
     NearestNeighbourIndex,

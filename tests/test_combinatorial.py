@@ -196,7 +196,7 @@ def test_workers_give_the_same_split(tmp_path):
 
 # ------------------------------------------------------------------ baselines, scoring, board
 def test_baselines_score_and_show_as_table_two(tmp_path):
-    from phybench.baselines import BaselineError, run_baseline
+    from phybench.reference import BaselineError, run_baseline
     from phybench.leaderboard import build
     from phybench.scoring.results import results_bytes
     from phybench.scoring.score import score

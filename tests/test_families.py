@@ -174,6 +174,7 @@ def test_nothing_downstream_names_a_task():
 
 
 def test_readers_of_untrusted_input_do_not_import_box2d():
-    code = ("import sys, phybench.score, phybench.leaderboard, phybench.submission, phybench.scoring.parse; "
+    code = ("import sys, phybench.scoring.score, phybench.leaderboard, phybench.submission.format, "
+            "phybench.submission.validation, phybench.scoring.parse; "
             "assert 'Box2D' not in sys.modules, 'Box2D imported'")
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -79,7 +79,7 @@ def cmd_baseline_dit(args: argparse.Namespace) -> int:
 
 
 def cmd_baseline(args: argparse.Namespace) -> int:
-    from ..baselines import BaselineError, run_baseline
+    from ..reference import BaselineError, run_baseline
 
     if args.name == "dit" and args.list_sizes:
         return cmd_baseline_dit(args)

@@ -56,7 +56,7 @@ QUICKSTART_BASELINES = ("ground-truth", "copy-last", "linear-extrapolation", "ph
 
 def cmd_quickstart(args: argparse.Namespace) -> int:
     """The whole loop on a small default: splits -> baselines -> scores -> leaderboard."""
-    from ..baselines import run_baseline
+    from ..reference import run_baseline
     from ..data.generate import generate
     from ..leaderboard import build
     from ..scoring.score import parse_metrics, score, write_results

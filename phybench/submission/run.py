@@ -134,7 +134,7 @@ def _wait_for(paths: Sequence[Path], what: str, timeout_s: float = 24 * 3600) ->
 
 def _run_baseline(model_spec: str, model_args: dict[str, Any], model_name: str, split_dir: Any,
                   sub: Path, progress: bool) -> None:
-    from ..baselines import BaselineError, run_baseline
+    from ..reference import BaselineError, run_baseline
 
     unknown = set(model_args) - {"train", "cache_dir"}
     if unknown:
