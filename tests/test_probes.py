@@ -11,7 +11,7 @@ from phybench.cli import main
 from phybench.data.split import render_row, scene_row
 from phybench.scoring import probes
 from phybench.tasks import TASKS, family_of
-from phybench.tasks.probe_priority import COLOURS, SIZE_SETS, VELOCITY_SETS, body_shape
+from phybench.probes.priority import COLOURS, SIZE_SETS, VELOCITY_SETS, body_shape
 from phybench.tasks.sampling import make_sample, simulate_sample
 from phybench.world.render import render
 from phybench.world.scene import Body, Scene

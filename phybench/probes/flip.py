@@ -17,8 +17,8 @@ import numpy as np
 
 from ..world import laws
 from ..world.scene import RED, Body, Disc, Scene
-from .family import Placement, TaskFamily, frames_possible, register_family, register_task
-from .spec import CategoricalDof, Dof, SimulatorSettings, SplitDecl, TaskSpec
+from ..tasks.family import Placement, TaskFamily, frames_possible, register_family, register_task
+from ..tasks.spec import CategoricalDof, Dof, SimulatorSettings, SplitDecl, TaskSpec
 
 TRAIN_VELOCITY = (2.5, 4.0)  # world units / s
 EVAL_VELOCITY = (1.0, 2.5)  # world units / s
@@ -50,7 +50,7 @@ class FlipFamily(TaskFamily):
         if decl.draw != "flip":
             return super().draw(spec, decl, index, u)
         if decl.option("mirrored"):
-            from .sampling import sample_uniforms  # Set-2 sample 2k + 1 mirrors Set-1 sample k
+            from ..tasks.sampling import sample_uniforms  # Set-2 sample 2k + 1 mirrors Set-1 sample k
 
             source = decl.option("source")
             level, params = self.draw(spec, spec.split(source), index // 2, sample_uniforms(spec, source, index // 2))

@@ -28,10 +28,10 @@ from typing import Any
 
 import numpy as np
 
-from .collision import CollisionFamily
-from .family import register_family, register_task
-from .fundamental import ID_RADIUS
-from .spec import Dof, SimulatorSettings, SplitDecl, TaskSpec
+from ..tasks.collision import CollisionFamily
+from ..tasks.family import register_family, register_task
+from ..tasks.fundamental import ID_RADIUS
+from ..tasks.spec import Dof, SimulatorSettings, SplitDecl, TaskSpec
 
 # (name, (v1_lo, v1_hi, v2_lo, v2_hi)), world units / s
 SQUARES = (

@@ -17,8 +17,8 @@ import numpy as np
 
 from ..world import laws
 from ..world.scene import RED, Body, Disc, Scene
-from .family import Placement, TaskFamily, frames_possible, register_family, register_task
-from .spec import Dof, SimulatorSettings, SplitDecl, TaskSpec
+from ..tasks.family import Placement, TaskFamily, frames_possible, register_family, register_task
+from ..tasks.spec import Dof, SimulatorSettings, SplitDecl, TaskSpec
 
 RADIUS = (0.7, 1.4)  # world units
 VELOCITY = (1.0, 4.0)  # world units / s

@@ -36,8 +36,8 @@ from typing import Any
 import numpy as np
 
 from ..world.scene import BLACK, BLUE, RED, Body, Disc, Rect, Scene
-from .family import Placement, TaskFamily, register_family, register_task
-from .spec import CategoricalDof, Dof, SimulatorSettings, SplitDecl, TaskSpec
+from ..tasks.family import Placement, TaskFamily, register_family, register_task
+from ..tasks.spec import CategoricalDof, Dof, SimulatorSettings, SplitDecl, TaskSpec
 
 RADIUS = (0.6, 0.9)  # world units, the ball; the square's half-side is r sqrt(pi) / 2 (equal area)
 VELOCITY = (1.0, 2.0)  # world units / s

@@ -29,8 +29,8 @@ import numpy as np
 
 from ..world import laws
 from ..world.scene import BLUE, RED, Body, Disc, Rect, Ring, Scene
-from .family import Placement, TaskFamily, frames_possible, register_family, register_task
-from .spec import CategoricalDof, Dof, SimulatorSettings, SplitDecl, TaskSpec
+from ..tasks.family import Placement, TaskFamily, frames_possible, register_family, register_task
+from ..tasks.spec import CategoricalDof, Dof, SimulatorSettings, SplitDecl, TaskSpec
 
 # The attributes' value sets: name -> (value name, range or None for a categorical value).
 SIZE_SETS = {"small": (0.7, 0.98), "large": (1.12, 1.4)}  # world units (radius / half-side)
