@@ -16,7 +16,7 @@ The public API, in the order a model author meets it (in the spirit of lm-eval's
 Every name is imported on first use, so ``import phybench`` stays cheap and the readers of
 untrusted input (`phybench.submission.archive`) load nothing they do not need.  The modules
 behind each name are the documented import paths too (`phybench.data.split`,
-`phybench.submission`, `phybench.scoring.score`, `phybench.data.hub`, ...).
+`phybench.submission`, `phybench.scoring.score`, `phybench.data.download`, ...).
 """
 from __future__ import annotations
 
@@ -35,10 +35,10 @@ _API: dict[str, tuple[str, str]] = {
     "SplitError": ("phybench.data.split", "SplitError"),
     "read_manifest": ("phybench.data.split", "read_manifest"),
     "load_hf_dataset": ("phybench.data.split", "load_hf_dataset"),
-    "verify": ("phybench.data.split", "verify"),
+    "verify": ("phybench.data.verify", "verify"),
     # the Hub
-    "load_split": ("phybench.data.hub", "load_split"),
-    "fetch_split": ("phybench.data.hub", "fetch_split"),
+    "load_split": ("phybench.data.download", "load_split"),
+    "fetch_split": ("phybench.data.download", "fetch_split"),
     "publish": ("phybench.data.hub", "publish"),
     # submissions
     "Submission": ("phybench.submission.format", "Submission"),
@@ -69,8 +69,10 @@ __all__ = [
 assert sorted(__all__) == sorted(["__version__", *_API])
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .data.hub import fetch_split, load_split, publish
-    from .data.split import SplitError, SplitReader, load_hf_dataset, read_manifest, verify
+    from .data.download import fetch_split, load_split
+    from .data.hub import publish
+    from .data.split import SplitError, SplitReader, load_hf_dataset, read_manifest
+    from .data.verify import verify
     from .leaderboard import build as build_leaderboard
     from .scoring.score import ScoreError, ScoreOutput, score, write_results
     from .submission.archive import SubmissionError

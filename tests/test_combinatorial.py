@@ -9,7 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from phybench.data.generate import generate
-from phybench.data.split import SplitReader, load_hf_dataset, make_plan, row_scene, sample_video, verify
+from phybench.data.split import SplitReader, load_hf_dataset, make_plan, row_scene, sample_video
+from phybench.data.verify import verify
 from phybench.tasks import get_task
 from phybench.tasks.combinatorial import (
     ALL_PAIRS,

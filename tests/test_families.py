@@ -18,7 +18,8 @@ import numpy as np
 import pytest
 
 from phybench.data.generate import generate
-from phybench.data.split import SplitReader, make_plan, row_scene, verify
+from phybench.data.split import SplitReader, make_plan, row_scene
+from phybench.data.verify import verify
 from phybench.submission import submission_meta, write_submission
 from phybench.tasks import FAMILIES, TASKS, Placement, TaskFamily, family_of, temporary_task
 from phybench.tasks.sampling import closed_form, make_sample, simulate_sample

@@ -11,7 +11,8 @@ import pytest
 from phybench.data.importer import PhyworldImportError, decode_mp4, import_phyworld
 from phybench.world.laws import fully_in_view
 from phybench.scoring.parse import PHYWORLD, parse_video
-from phybench.data.split import SplitReader, read_manifest, verify
+from phybench.data.split import SplitReader, read_manifest
+from phybench.data.verify import verify
 
 FIXTURES = Path(__file__).parent / "fixtures" / "phyworld"  # made by the reference authors' generators
 FILES = {"uniform_128": "uniform", "parabola_128": "parabola", "collision_128": "collision", "uniform_256": "uniform"}

@@ -228,7 +228,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from ..data.split import verify
+    from ..data.verify import verify
 
     report = verify(args.folder, regenerate=args.regenerate, progress=not (args.quiet or args.json))
     if args.json:

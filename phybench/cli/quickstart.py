@@ -60,7 +60,8 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
     from ..data.generate import generate
     from ..leaderboard import build
     from ..scoring.score import parse_metrics, score, write_results
-    from ..data.split import make_plan, read_manifest, verify
+    from ..data.split import make_plan, read_manifest
+    from ..data.verify import verify
 
     out = Path(args.out)
     metrics = parse_metrics(args.metrics)

@@ -125,7 +125,7 @@ def cmd_score(args: argparse.Namespace) -> int:
         if not (args.task and args.split):
             raise CliError("--from-hub needs --task and --split, e.g. --from-hub my-org/phybench --task uniform "
                            "--split id-eval --revision SHA")
-        from ..data.hub import fetch_split
+        from ..data.download import fetch_split
 
         args.data = str(fetch_split(args.from_hub, args.task, args.split, args.revision, progress=not args.quiet))
     elif not args.data:

@@ -53,6 +53,7 @@ from ..tasks import family_of
 from ..tasks.sampling import make_sample
 from ..tasks.spec import TaskSpec
 from ..io import atomic_write_bytes, file_sha256
+from .arrow import rows_to_table
 from .split import (
     DATA_DIR,
     EVAL_SHARD_SIZE,
@@ -61,7 +62,6 @@ from .split import (
     SplitPlan,
     card_text,
     hf_split_name,
-    rows_to_table,
     row_digest,
     split_hash,
 )
