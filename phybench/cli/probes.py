@@ -12,7 +12,6 @@ Two uses, one command:
 from __future__ import annotations
 
 import argparse
-import json
 import textwrap
 from typing import Any, Callable
 
