@@ -124,8 +124,8 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
                 print(f"  {task}/{split} {name}: velocity error {v}")
 
     print("\n[4/4] leaderboard")
-    report = build(results_dir, out / "site", splits_dir=out / "data")
-    print(report.to_text())
+    board = build(results_dir, out / "site", splits_dir=out / "data")
+    print(board.to_text())
     print(f"\ndone in {time.perf_counter() - t_start:.0f} s.")
     print(f"  site:           {out / 'site' / 'index.html'}  (open it in a browser; no server needed)")
     print(f"  Markdown table: {out / 'site' / 'leaderboard.md'}")

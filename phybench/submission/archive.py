@@ -168,7 +168,8 @@ class Listing:
 
 def read_capped(f: Any, limit: int) -> bytes:
     """Read f to its end, or raise LimitExceeded past `limit` bytes (headers may lie)."""
-    chunks, total = [], 0
+    chunks: list[bytes] = []
+    total = 0
     while True:
         chunk = f.read(min(1 << 20, limit + 1 - total))
         if not chunk:
