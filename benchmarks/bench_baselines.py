@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from phybench.baselines import BASELINES, NearestNeighbourIndex, nn_features, run_baseline
+from phybench.reference import BASELINES, NearestNeighbourIndex, nn_features, run_baseline
 from phybench.data.frames import decode_video
 from phybench.data.generate import generate
 from phybench.data.split import SplitReader, make_plan, read_manifest

@@ -58,7 +58,8 @@ def bench_sim_render(n: int) -> None:
 
 def bench_end_to_end(n: int, workers: int) -> None:
     from phybench.data.generate import generate
-    from phybench.data.split import features, make_plan
+    from phybench.data.arrow import features
+    from phybench.data.split import make_plan
     from phybench.tasks import get_task
 
     features(get_task("uniform"), True)  # import `datasets` once, outside the timings

@@ -31,7 +31,8 @@ import numpy as np
 from .data.split import SplitReader
 from .io import atomic_write_bytes
 from .scoring.results import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, bootstrap_ci
-from .scoring.submission import SubmissionError, open_submission
+from .submission.archive import SubmissionError
+from .submission.format import open_submission
 
 SCHEMA = "phybench.plausibility/1"
 LABELS_MAX_BYTES = 64 << 20  # a labels.json larger than this is not one we wrote

@@ -27,6 +27,12 @@ class Problem:
         return asdict(self)
 
 
+class LimitExceeded(Exception):
+    """A read or a decode would pass its size limit (headers may lie: the bytes are counted).
+
+    One type for the mp4 decoder and the capped archive readers, so a caller catches one."""
+
+
 def error(code: str, message: str, sample_id: str | None = None, entry: str | None = None) -> Problem:
     return Problem("error", code, sample_id, message, entry)
 

@@ -34,7 +34,7 @@ import numpy as np
 
 from .data.split import SplitReader, row_scene
 from .io import atomic_write_bytes
-from .scoring.submission import submission_meta, write_submission
+from .submission import submission_meta, write_submission
 from .tasks.spec import TaskSpec
 from .world.render import render
 from .world.scene import BLUE, RED, Body, Disc, Jar, Polygon, Rect, Scene, bounding_radius

@@ -54,7 +54,7 @@ def test_ground_truth_is_never_abnormal(splits):
 
 @pytest.mark.parametrize("kind", ["vanish", "appear", "break", "teleport", "colour", "deform", "reshape"])
 def test_planted_object_faults_are_seen(splits, kind):
-    """Recall on the small splits here; the README's table has it on 100-sample splits."""
+    """Recall on the small splits here; docs/judge.md's table has it on 100-sample splits."""
     hits = total = 0
     for (task, split), folder in splits.items():
         reader = SplitReader(folder)

@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from phybench.baselines import (
+from phybench.reference import (
     BASELINES,
     BaselineError,
     NearestNeighbourIndex,
@@ -30,7 +30,7 @@ from phybench.scoring.score import score
 from phybench.world.render import render
 from phybench.world.scene import Scene
 from phybench.data.split import SplitReader, make_plan
-from phybench.scoring.submission import submission_hash, validate
+from phybench.submission import submission_hash, validate
 from phybench.tasks import get_task
 
 EVAL_SAMPLES = 12  # per split; collision/ood-eval 0000005 (both balls cut by the edge) is among them

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from phybench.data.generate import generate
-from phybench.data.split import SplitReader, load_hf_dataset, make_plan, row_scene, sample_video, verify
+from phybench.data.split import SplitReader, load_hf_dataset, make_plan, row_scene, sample_video
+from phybench.data.verify import verify
 from phybench.tasks import get_task
 from phybench.tasks.combinatorial import (
     ALL_PAIRS,
@@ -138,7 +139,7 @@ def test_rigid_bodies_stay_rigid_static_stay_put_and_barely_overlap():
             excess = np.clip(covs[a] + covs[b] - 1.0 - 2.0 / 255, 0.0, None).sum(axis=(1, 2))
             worst_overlap = max(worst_overlap, float(excess.max()))
     assert worst_area < 0.01  # 1% of a body's area: anti-aliasing and uint8 rounding only
-    assert worst_overlap < 1.0  # px^2 at 256 px (measured: see README, "combinatorial")
+    assert worst_overlap < 1.0  # px^2 at 256 px (measured: see docs/tasks.md, "Combinatorial")
 
 
 def test_everything_stays_in_view_no_tunnelling():
@@ -196,7 +197,7 @@ def test_workers_give_the_same_split(tmp_path):
 
 # ------------------------------------------------------------------ baselines, scoring, board
 def test_baselines_score_and_show_as_table_two(tmp_path):
-    from phybench.baselines import BaselineError, run_baseline
+    from phybench.reference import BaselineError, run_baseline
     from phybench.leaderboard import build
     from phybench.scoring.results import results_bytes
     from phybench.scoring.score import score

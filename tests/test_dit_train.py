@@ -18,7 +18,7 @@ from phybench_baselines.dit.diffusion import condition, make_scheduler, training
 from phybench_baselines.dit.models import DiT  # noqa: E402
 from phybench.data.generate import generate  # noqa: E402
 from phybench.data.split import SplitReader, make_plan, render_row  # noqa: E402
-from phybench.scoring.submission import validate  # noqa: E402
+from phybench.submission import validate  # noqa: E402
 from phybench.tasks import get_task  # noqa: E402
 
 TINY = ["depth=2", "width=32", "heads=2", "frames=4", "resolution=16", "batch_size=2",

@@ -18,8 +18,9 @@ import numpy as np
 import pytest
 
 from phybench.data.generate import generate
-from phybench.data.split import SplitReader, make_plan, row_scene, verify
-from phybench.scoring.submission import submission_meta, write_submission
+from phybench.data.split import SplitReader, make_plan, row_scene
+from phybench.data.verify import verify
+from phybench.submission import submission_meta, write_submission
 from phybench.tasks import FAMILIES, TASKS, Placement, TaskFamily, family_of, temporary_task
 from phybench.tasks.sampling import closed_form, make_sample, simulate_sample
 from phybench.tasks.spec import CategoricalDof, Dof, OODLevel, SimulatorSettings, SplitDecl, TaskSpec, TrainingSet
@@ -174,6 +175,7 @@ def test_nothing_downstream_names_a_task():
 
 
 def test_readers_of_untrusted_input_do_not_import_box2d():
-    code = ("import sys, phybench.score, phybench.leaderboard, phybench.submission, phybench.scoring.parse; "
+    code = ("import sys, phybench.scoring.score, phybench.leaderboard, phybench.submission.format, "
+            "phybench.submission.validation, phybench.scoring.parse; "
             "assert 'Box2D' not in sys.modules, 'Box2D imported'")
     subprocess.run([sys.executable, "-c", code], check=True)

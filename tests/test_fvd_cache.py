@@ -7,7 +7,7 @@ from phybench.data.generate import generate
 from phybench.data.split import SplitReader, make_plan
 from phybench.scoring.results import results_bytes
 from phybench.scoring.score import score
-from phybench.scoring.submission import submission_meta, write_submission
+from phybench.submission import submission_meta, write_submission
 from phybench.tasks import get_task
 
 

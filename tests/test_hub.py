@@ -16,9 +16,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from phybench.cli import canonical_command
+from phybench.cli.data import canonical_command
 from phybench.data.generate import generate
-from phybench.data.hub import CardError, render_card, validate_card
+from phybench.data.card import render_card, validate_card
+from phybench.data.hub import CardError
 from phybench.data.split import SplitReader, make_plan, read_manifest
 from phybench.tasks import get_task
 
@@ -102,7 +103,7 @@ result = {"revision": info.oid}
 """
 
 LOAD = """
-from phybench.data.hub import load_split
+from phybench.data.download import load_split
 result = {"path": str(load_split(task, split, source, revision=revision))}
 """
 
@@ -200,7 +201,8 @@ def test_round_trip_revisions_and_datasets(hub, home, splits):
 
 
 def test_load_from_local_folders(splits, tmp_path):
-    from phybench.data.hub import HubError, load_split
+    from phybench.data.download import load_split
+    from phybench.data.hub import HubError
 
     folder = splits["uniform/id-eval"]
     assert load_split("uniform", "id-eval", folder) == folder
@@ -325,7 +327,7 @@ def test_upload_interrupted_half_way(hub, home, splits):
 
 
 def test_verified_cache_follows_the_one_cache_rule(tmp_path, monkeypatch):
-    from phybench.data import hub as hub_module
+    from phybench.data import download as hub_module
 
     monkeypatch.setenv("PHYBENCH_CACHE_DIR", str(tmp_path / "cache"))
     assert hub_module._verified_dir() == tmp_path / "cache" / "verified"

@@ -11,7 +11,8 @@ import pytest
 from phybench.data.importer import PhyworldImportError, decode_mp4, import_phyworld
 from phybench.world.laws import fully_in_view
 from phybench.scoring.parse import PHYWORLD, parse_video
-from phybench.data.split import SplitReader, read_manifest, verify
+from phybench.data.split import SplitReader, read_manifest
+from phybench.data.verify import verify
 
 FIXTURES = Path(__file__).parent / "fixtures" / "phyworld"  # made by the reference authors' generators
 FILES = {"uniform_128": "uniform", "parabola_128": "parabola", "collision_128": "collision", "uniform_256": "uniform"}
@@ -130,7 +131,7 @@ def test_merged_file_gives_the_same_split(imported, tmp_path):
 def test_imported_ground_truth_scores_near_zero(imported, tmp_path):
     """The scorer reads `pixel_mapping: grid` and parses their videos with their mapping."""
     from phybench.scoring.score import score
-    from phybench.scoring.submission import submission_meta, write_submission
+    from phybench.submission import submission_meta, write_submission
 
     reader = SplitReader(imported["uniform_128"])
     sub = write_submission(tmp_path / "sub", submission_meta(reader.manifest, "ground-truth"),

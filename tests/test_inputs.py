@@ -10,7 +10,7 @@ from phybench.cli import main
 from phybench.data.frames import decode_png
 from phybench.data.generate import generate
 from phybench.data.split import SplitReader, make_plan
-from phybench.scoring.submission import validate
+from phybench.submission import validate
 from phybench.tasks import get_task
 
 

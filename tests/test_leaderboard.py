@@ -387,7 +387,7 @@ def test_junk_values_are_refused_or_neutralised(documents, tmp_path, path, value
 
 
 def test_command_line_and_edge_cases(documents, tmp_path, capsys):
-    from phybench.leaderboard import main
+    from phybench.cli.leaderboard import main
 
     good, doc = _one(documents)
     results = write_dir(tmp_path / "r", {good: (doc, None)})

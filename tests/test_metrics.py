@@ -25,7 +25,7 @@ from phybench.scoring.metrics import (
 )
 from phybench.scoring.results import markdown_table, results_bytes
 from phybench.scoring.score import ScoreError, parse_metrics, samples_sidecar, score
-from phybench.scoring.submission import submission_meta, write_submission
+from phybench.submission import submission_meta, write_submission
 from phybench.tasks import family_of, get_task
 
 BUILT_IN = ("velocity_error", "velocity_error_penalised", "velocity_error_ranked", "position_error", "momentum_error", "energy_error", "trajectory_error", "size_error",

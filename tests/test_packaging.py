@@ -39,7 +39,7 @@ def test_wheel_contents(wheel):
     for card in cards:
         assert f"phybench/data_cards/{card.name}" in names, card.name
     assert "phybench/leaderboard/template/leaderboard.js" in names
-    assert "phybench/scoring/schemas/submission.schema.json" in names
+    assert "phybench/submission/schemas/submission.schema.json" in names
     # pyproject lists the packages explicitly: a new subpackage missing from that list fails here
     for folder, package in (("phybench", "phybench"), ("baselines", "phybench_baselines")):
         for module in (ROOT / folder).rglob("*.py"):
@@ -51,7 +51,7 @@ def test_installed_wheel_finds_its_cards(wheel, tmp_path):
     """From the unpacked wheel (not the checkout), the card template resolves inside the package."""
     site = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(site)
-    code = ("import sys; sys.path.insert(0, sys.argv[1]); import phybench.data.hub as h; "
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import phybench.data.card as h; "
             "folder = h._card_dir(None); assert str(folder).startswith(sys.argv[1]), folder; "
             "import phybench_baselines.dit.config as c; assert c.__file__.startswith(sys.argv[1])")
     subprocess.run([sys.executable, "-c", code, str(site)], check=True, cwd=tmp_path)

@@ -9,9 +9,12 @@ import pytest
 
 from phybench.cli import main
 from phybench.data.split import render_row, scene_row
-from phybench.scoring import probes
+from phybench import probes
+from phybench.probes import composition, gaps, priority
+from phybench.probes import flip as flip_probe
+from phybench.probes import reading as body_reader
 from phybench.tasks import TASKS, family_of
-from phybench.tasks.probe_priority import COLOURS, SIZE_SETS, VELOCITY_SETS, body_shape
+from phybench.probes.priority import COLOURS, SIZE_SETS, VELOCITY_SETS, body_shape
 from phybench.tasks.sampling import make_sample, simulate_sample
 from phybench.world.render import render
 from phybench.world.scene import Body, Scene
@@ -51,14 +54,14 @@ def test_ground_truth_keeps_both_on_every_video(name):
         for i in range(n):
             row = _row(spec, split, i)
             for res in (128, 256) if i < 3 else (128,):
-                reading = probes.read_body(render_row(row, res), spec.condition_frames, spec.world_size,
+                reading = body_reader.read_body(render_row(row, res), spec.condition_frames, spec.world_size,
                                            spec.frame_interval)
-                got = probes.verdict(pair, probes.conditioned_classes(row), probes.reading_classes(reading))
+                got = priority.verdict(pair, priority.conditioned_classes(row), priority.reading_classes(reading))
                 assert got == "both", (name, split, i, res, reading)
                 # the readings themselves, not only their classes
                 assert abs(reading.radius - row["radius"]) / row["radius"] < 0.02
                 assert abs(reading.velocity - row["velocity"]) < 0.02
-                assert abs(reading.fill - probes.FILL[row["shape"]]) < 0.04
+                assert abs(reading.fill - body_reader.FILL[row["shape"]]) < 0.04
 
 
 def _flipped_video(spec, row: dict, attribute: str) -> np.ndarray:
@@ -94,21 +97,21 @@ def test_readers_see_each_attribute_given_up(name):
     first, second = spec.param("pair")
     for i in range(4):
         row = _row(spec, "conflict-eval", i)
-        cond = probes.conditioned_classes(row)
+        cond = priority.conditioned_classes(row)
         for flip, expected in ((first, "second"), (second, "first")):
-            reading = probes.read_body(_flipped_video(spec, row, flip), spec.condition_frames, spec.world_size,
+            reading = body_reader.read_body(_flipped_video(spec, row, flip), spec.condition_frames, spec.world_size,
                                        spec.frame_interval)
-            assert probes.verdict((first, second), cond, probes.reading_classes(reading)) == expected, (flip, i)
+            assert priority.verdict((first, second), cond, priority.reading_classes(reading)) == expected, (flip, i)
 
 
 def test_a_vanished_body_is_lost_and_wilson_is_exact_at_the_ends():
     spec = TASKS.get(PRIORITY[0])
     video = render_row(_row(spec, "conflict-eval", 0), 128)
     video[spec.condition_frames:] = 255
-    reading = probes.read_body(video, spec.condition_frames, spec.world_size, spec.frame_interval)
-    assert reading.lost and probes.verdict(spec.param("pair"), {}, probes.reading_classes(reading)) == "lost"
-    assert probes.wilson(0, 40)[0] == 0.0 and probes.wilson(40, 40)[1] == 1.0
-    lo, hi = probes.wilson(13, 40)
+    reading = body_reader.read_body(video, spec.condition_frames, spec.world_size, spec.frame_interval)
+    assert reading.lost and priority.verdict(spec.param("pair"), {}, priority.reading_classes(reading)) == "lost"
+    assert body_reader.wilson(0, 40)[0] == 0.0 and body_reader.wilson(40, 40)[1] == 1.0
+    lo, hi = body_reader.wilson(13, 40)
     assert lo < 13 / 40 < hi
 
 
@@ -118,7 +121,7 @@ def _fake(task: str, first: int, second: int, both: int = 0, model: str = "m") -
     counts = {"both": both, "first": first, "second": second, "neither": 0, "lost": 0}
     return {"probe": "priority", "model": model, "task": task, "analysis": {
         "pair": list(spec.param("pair")), "ranked": spec.param("ranked"), "videos_analysed": n,
-        "verdicts": {k: probes.share(c, n) for k, c in counts.items()}}}
+        "verdicts": {k: body_reader.share(c, n) for k, c in counts.items()}}}
 
 
 def test_ranking_from_pairwise_outcomes():
@@ -131,14 +134,14 @@ def test_ranking_from_pairwise_outcomes():
             results.append(_fake(name, 5, 5))
             continue
         results.append(_fake(name, 30, 2, 100) if wins[a] > wins[b] else _fake(name, 2, 30, 100))
-    summary = probes.priority_ranking(results)
+    summary = priority.priority_ranking(results)
     assert summary["ranking"] == "colour > size > velocity > shape"
     assert summary["complete"] and summary["pairs_ranked"] == 6
     # a pair with no decisive video is a tie: equal scores are shown as equal
     tied = [_fake(r["task"], 0, 0, 50) if r["analysis"]["ranked"] else r for r in results]
-    assert probes.priority_ranking(tied)["ranking"] == "colour = shape = size = velocity"
+    assert priority.priority_ranking(tied)["ranking"] == "colour = shape = size = velocity"
     with pytest.raises(probes.ProbeError, match="several models"):
-        probes.priority_ranking(results[:1] + [_fake(PRIORITY[1], 1, 0, model="other")])
+        priority.priority_ranking(results[:1] + [_fake(PRIORITY[1], 1, 0, model="other")])
 
 
 def test_golden_spec_hashes():
@@ -213,8 +216,8 @@ def test_flip_reader_ground_truth_kept_and_a_reversal_seen():
     for i in range(16):
         row = _row(spec, "eval", i)
         video = render_row(row, 128)
-        reading = probes.read_body(video, spec.condition_frames, spec.world_size, spec.frame_interval)
-        assert probes.flip_verdict(float(row["velocity"]), reading) == "kept"
+        reading = body_reader.read_body(video, spec.condition_frames, spec.world_size, spec.frame_interval)
+        assert flip_probe.flip_verdict(float(row["velocity"]), reading) == "kept"
         assert abs(reading.velocity - row["velocity"]) < 0.02
         # the same ball turned back after the condition frames
         cf = spec.condition_frames
@@ -224,8 +227,8 @@ def test_flip_reader_ground_truth_kept_and_a_reversal_seen():
         turned = render(Scene((Body(body_shape("disc", float(row["radius"])), COLOURS["red"]),),
                               np.concatenate([back, np.zeros((len(back), 1))], axis=1)[:, None]), 128)
         turned[:cf] = video[:cf]
-        got = probes.read_body(turned, cf, spec.world_size, spec.frame_interval)
-        assert probes.flip_verdict(float(row["velocity"]), got) in ("reversed", "lost")
+        got = body_reader.read_body(turned, cf, spec.world_size, spec.frame_interval)
+        assert flip_probe.flip_verdict(float(row["velocity"]), got) in ("reversed", "lost")
         if not got.lost:
             assert got.velocity < -0.9
 
@@ -263,7 +266,7 @@ def test_gap_sets_have_their_speeds_and_equal_sizes():
     for name, ranges in sets.items():
         for i in range(30):
             v = make_sample(spec, name, i).params["velocity"]
-            assert probes.distance_to(ranges, v) == 0.0, (name, i, v)
+            assert gaps.distance_to(ranges, v) == 0.0, (name, i, v)
 
 
 def test_gaps_reader_ground_truth_held_and_a_snap_seen():
@@ -274,9 +277,9 @@ def test_gaps_reader_ground_truth_held_and_a_snap_seen():
         row = _row(spec, "eval", i)
         v0 = float(row["velocity"])
         video = render_row(row, 128)
-        reading = probes.read_body(video, spec.condition_frames, spec.world_size, spec.frame_interval)
+        reading = body_reader.read_body(video, spec.condition_frames, spec.world_size, spec.frame_interval)
         assert abs(reading.velocity - v0) < 0.02
-        verdict = probes.gap_verdict(ranges, v0, reading)
+        verdict = gaps.gap_verdict(ranges, v0, reading)
         if verdict is None:
             continue
         seen += 1
@@ -289,9 +292,9 @@ def test_gaps_reader_ground_truth_held_and_a_snap_seen():
         video2 = render(Scene((Body(body_shape("disc", float(row["radius"])), COLOURS["red"]),),
                               np.concatenate([snapped, np.zeros((len(pos), 1))], axis=1)[:, None]), 128)
         video2[:cf] = video[:cf]
-        got = probes.read_body(video2, cf, spec.world_size, spec.frame_interval)
-        if probes.distance_to(ranges, v0) > 0.2:  # a snap of less than SNAP_TOLERANCE is reading noise
-            assert probes.gap_verdict(ranges, v0, got) in ("snapped", "lost")
+        got = body_reader.read_body(video2, cf, spec.world_size, spec.frame_interval)
+        if gaps.distance_to(ranges, v0) > 0.2:  # a snap of less than SNAP_TOLERANCE is reading noise
+            assert gaps.gap_verdict(ranges, v0, got) in ("snapped", "lost")
     assert seen >= 8
 
 
@@ -427,17 +430,17 @@ def test_composition_ground_truth_succeeds_and_planted_failures_are_seen():
         for i in range(4):
             row = _comp_row(spec, split, i)
             for res in (128, 256) if i < 2 else (128,):
-                got = probes.composition_verdict(row, render_row(row, res), *args)
+                got = composition.composition_verdict(row, render_row(row, res), *args)
                 assert got["verdict"] == "both" and got["square_error"] < 0.02 and got["ball_error"] < 0.02, \
                     (split, i, res, got)
             video = render_row(row, 128)
             pos = np.asarray(row["positions"], dtype=np.float64)
             # the ball vanishes after its first contact (Fig. 15)
-            assert probes.composition_verdict(row, _replaced(row, video, spec, ball="gone"), *args)["verdict"] \
+            assert composition.composition_verdict(row, _replaced(row, video, spec, ball="gone"), *args)["verdict"] \
                 == "vanished"
             # the square freezes at the last condition frame
             frozen = np.repeat(pos[cf - 1:cf, 1], len(pos) - cf, axis=0)
-            got = probes.composition_verdict(row, _replaced(row, video, spec, square=frozen), *args)
+            got = composition.composition_verdict(row, _replaced(row, video, spec, square=frozen), *args)
             assert not got["square_ok"] and got["ball_ok"] and got["verdict"] == "ball-only", (split, i)
             # the ball ignores the wall: its x keeps the pre-bounce speed, clipped in view
             t = np.arange(len(pos) - cf + 1) * spec.frame_interval
@@ -447,7 +450,7 @@ def test_composition_ground_truth_succeeds_and_planted_failures_are_seen():
             if v0 <= 0:  # temporal: the ball is still at rest; it never starts
                 through[:, 0] = pos[cf - 1, 2, 0]
             through[:, 0] = np.minimum(through[:, 0], spec.world_size - row["radius"])
-            got = probes.composition_verdict(row, _replaced(row, video, spec, ball=through[1:]), *args)
+            got = composition.composition_verdict(row, _replaced(row, video, spec, ball=through[1:]), *args)
             assert not got["ball_ok"] and got["square_ok"], (split, i, got)
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from phybench.leaderboard import build
-from phybench.scoring import probes
+from phybench import probes
 from test_leaderboard import chromium_or_skip, open_tab
 
 RESULTS = Path(__file__).resolve().parents[1] / "leaderboard" / "results" / "probes"

@@ -14,7 +14,7 @@ import pytest
 from phybench.cli import main
 from phybench.data.generate import generate
 from phybench.data.split import SplitReader, make_plan
-from phybench.scoring.submission import submission_meta, write_submission
+from phybench.submission import submission_meta, write_submission
 from phybench.tasks import get_task
 
 FAST = "velocity_error,ssim,psnr"

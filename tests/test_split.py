@@ -6,7 +6,8 @@ import pytest
 
 from phybench.data.frames import decode_png, encode_png
 from phybench.data.generate import generate, parse_shard_arg
-from phybench.data.split import SplitError, SplitReader, make_plan, read_manifest, verify
+from phybench.data.split import SplitError, SplitReader, make_plan, read_manifest
+from phybench.data.verify import verify
 from phybench.tasks import TASKS, get_task
 
 from conftest import golden_keys

@@ -28,7 +28,7 @@ from PIL import Image
 
 from phybench.data.generate import generate
 from phybench.data.split import SplitError, SplitReader, make_plan, read_manifest
-from phybench.scoring.submission import (
+from phybench.submission import (
     Submission,
     SubmissionError,
     open_submission,
@@ -338,13 +338,13 @@ DOCS = Path(__file__).parent.parent / "docs" / "submission.md"
 def test_docs_example_is_schema_valid_and_lists_every_code():
     import re
 
-    import phybench.scoring.submission as module
-    from phybench.scoring.submission import schema_problems
+    import phybench.submission as module
+    from phybench.submission import schema_problems
 
     text = DOCS.read_text()
     example = json.loads(re.search(r"```json\n(.*?)```", text, re.S).group(1))
     assert schema_problems(example) == []
-    source = Path(module.__file__).read_text()
+    source = "".join(p.read_text() for p in sorted(Path(module.__file__).parent.glob("*.py")))
     codes = set(re.findall(r'_(?:error|warning)\(\s*"(\w+)"', source)) | set(re.findall(r'add\("(\w+)"', source))
     codes |= {"task_mismatch", "split_mismatch"}  # built as f"{key}_mismatch"
     assert len(codes) > 30
@@ -680,3 +680,22 @@ def test_corpus_is_refused(name, build, code, needle, good, videos, split_dir, t
     assert hits, f"no {code!r} in:\n{report.to_text()}"
     assert any(needle in p.message for p in hits), f"{needle!r} not in: {[p.message for p in hits]}"
     assert all(p.message and p.code for p in report.problems)
+
+
+def test_archive_readers_load_nothing_but_the_standard_library_and_numpy():
+    """The capped readers are the security boundary: reviewable alone, so they import alone."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; before = set(sys.modules); import phybench.submission.archive; "
+        "print('\\n'.join(sorted(set(sys.modules) - before)))"
+    )
+    loaded = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout.split()
+    assert "phybench.submission.archive" in loaded
+    assert not any(m.startswith("phybench.tasks") for m in loaded)
+    ours = {m for m in loaded if m.split(".")[0] == "phybench"}
+    assert ours == {"phybench", "phybench.problems", "phybench.submission", "phybench.submission.archive"}, ours
+    stdlib = set(sys.stdlib_module_names)
+    foreign = sorted(m for m in loaded if m.split(".")[0] not in stdlib | {"phybench", "numpy"} and not m.startswith("_"))
+    assert foreign == [], foreign

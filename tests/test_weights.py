@@ -25,6 +25,7 @@ def fetched():
 
 def test_cache_dir_follows_env_and_xdg(monkeypatch, tmp_path):
     monkeypatch.delenv(weights.ENV_VAR, raising=False)
+    monkeypatch.delenv("PHYBENCH_CACHE_DIR", raising=False)  # it would win over XDG_CACHE_HOME
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert weights.cache_dir() == tmp_path / "xdg" / "phybench" / "weights"
     monkeypatch.setenv(weights.ENV_VAR, str(tmp_path / "mine"))

@@ -48,7 +48,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from phybench.data.split import file_sha256
+from phybench.io import file_sha256
 
 WEIGHTS, META = "autoencoder.safetensors", "autoencoder.json"
 

@@ -193,7 +193,7 @@ def main(argv: list[str] | None = None) -> list[tuple[int, float]]:
     model.eval()
     scale = latent_scale(model, data.full_clips(args.scale_clips))
     model.scale.fill_(scale)
-    tail = [l for _, l in history[-100:]]
+    tail = [loss_value for _, loss_value in history[-100:]]
     info: dict[str, Any] = {
         "train_data": str(args.train_data), "steps": cfg.steps, "final_loss": float(np.mean(tail)) if tail else None,
         "train_seconds": round(time.time() - start, 1), "threads": torch.get_num_threads(),
@@ -201,8 +201,8 @@ def main(argv: list[str] | None = None) -> list[tuple[int, float]]:
     }
     save_autoencoder(model, out, info)
     with open(out / "log.jsonl", "w") as f:
-        for s, l in history:
-            f.write(json.dumps({"step": s, "loss": l}) + "\n")
+        for s, loss_value in history:
+            f.write(json.dumps({"step": s, "loss": loss_value}) + "\n")
     if args.progress:
         print(json.dumps({"out": str(out), "params": num_params(model), "scale": scale, **info}))
     return history

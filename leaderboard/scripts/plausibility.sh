@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The README's likelihood-preference tables (phybench plausibility).
+# The likelihood-preference tables of docs/judge.md (phybench plausibility).
 # Usage: bash leaderboard/scripts/plausibility.sh CAL_DIR DIT_RUN [OUT_DIR]   (from the repo root)
-#   CAL_DIR: the folder of the judge's calibration (README, "The abnormality judge"): its *-eval
+#   CAL_DIR: the folder of the judge's calibration (docs/judge.md): its *-eval
 #            splits and cal/<task>-<split>/ planted pairs, made by `phybench calibrate-judge`
 #   DIT_RUN: a trained DiT run on uniform (e.g. a cell of the scaling study, runs/dit-S-30000)
 # Writes OUT_DIR/<scorer>-<task>-<split>.json (deterministic) and prints the tables.

@@ -1,4 +1,4 @@
-"""The README's velocity-error tables (mean over trackable videos, untrackable share) from results files.
+"""The velocity-error tables of docs/baselines.md (mean over trackable videos, untrackable share) from results files.
 
 Usage: python leaderboard/scripts/velocity_tables.py leaderboard/results/fundamental/full
 Reads every `<task>-<split>-<model>.json` under the folder (one ID and one OOD file per model)

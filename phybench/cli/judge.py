@@ -76,7 +76,7 @@ def _kinds(text: str | None, default: str = "planted") -> list[str]:
 def cmd_judge(args: argparse.Namespace) -> int:
     from ..data.split import SplitReader, row_scene
     from ..scoring.abnormal import SETTINGS, judge
-    from ..scoring.submission import SubmissionError, open_submission, validate
+    from ..submission import SubmissionError, open_submission, validate
 
     reader = SplitReader(args.data)
     m = reader.manifest

@@ -12,31 +12,33 @@ Two uses, one command:
 from __future__ import annotations
 
 import argparse
-import json
 import textwrap
 from typing import Any, Callable
 
 from . import CliError
 
-EPILOG = """
+EXAMPLES = """
     examples:
       phybench generate priority-colour-shape --split conflict-eval --out data/cs --limit 200
       phybench baseline physics-oracle --data data/cs --out subs/oracle-cs
       phybench analyze priority subs/oracle-cs --data data/cs --out results/priority-colour-shape-oracle.json
       phybench analyze priority results/priority-*-oracle.json
       phybench analyze priority results/priority-*-oracle.json --json
-
-    probes: priority (attribute priority: colour, size, velocity, shape; section 5.3)
-            flip     (flip memorisation: does a slow ball turn back; section 5.2)
-            gaps     (interpolation gaps: does an unseen speed snap to a seen one; section 5.1)
-            holes    (collision holes: error in unseen (v1, v2) squares inside / outside the hull; 5.1)
-            composition (a square's motion and a ball's wall bounce, at once or in turn; Fig. 11, 15)
 """
+
+
+def epilog() -> str:
+    """The examples, then one line per registered probe (each probe module gives its own `help`)."""
+    from .. import probes
+
+    lines = [f"{name:<8} ({probes.PROBES.get(name).help})" for name in probes.PROBES]
+    block = "\n".join(("    probes: " if i == 0 else " " * 12) + line for i, line in enumerate(lines))
+    return textwrap.dedent(EXAMPLES) + "\n" + textwrap.dedent(block) + "\n"
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:
     from ..registry import RegistryError
-    from ..scoring import probes
+    from .. import probes
 
     try:
         probes.PROBES.get(args.probe)
@@ -71,7 +73,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 def register(add: Callable[..., argparse.ArgumentParser]) -> None:
     p = add("analyze", "A generalisation probe's analysis: a submission -> verdicts; results files -> the "
                        "probe's summary (e.g. the attribute ranking).")
-    p.epilog = textwrap.dedent(EPILOG)
+    p.epilog = epilog()
     p.add_argument("probe", help="the probe, e.g. priority")
     p.add_argument("paths", nargs="+", metavar="PATH",
                    help="with --data: one submission; without: the probe's results files")

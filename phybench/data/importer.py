@@ -52,17 +52,16 @@ from ..world.laws import fully_in_view
 from ..tasks import family_of
 from ..tasks.sampling import make_sample
 from ..tasks.spec import TaskSpec
+from ..io import atomic_write_bytes, file_sha256
+from .arrow import rows_to_table
 from .split import (
     DATA_DIR,
     EVAL_SHARD_SIZE,
     MANIFEST,
     SplitError,
     SplitPlan,
-    atomic_write_bytes,
     card_text,
-    file_sha256,
     hf_split_name,
-    rows_to_table,
     row_digest,
     split_hash,
 )

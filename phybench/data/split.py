@@ -32,18 +32,17 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
-
 import numpy as np
-
 from .. import __version__
-from ..io import atomic_write_bytes, file_sha256  # noqa: F401  (re-exported)
-from ..problems import Problem, error
+from ..io import atomic_write_bytes, file_sha256
 from .frames import decode_video, encode_video
 from ..world.render import render
 from ..tasks import family_of
 from ..tasks.sampling import make_sample, simulate_sample
 from ..tasks.spec import TaskSpec
 from ..world.scene import Body, Scene
+from .arrow import BODY_COLUMNS, STATE_COLUMNS, rows_to_table, table_rows
+
 
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
@@ -135,8 +134,6 @@ def make_plan(
 
 
 # ------------------------------------------------------------------ rows
-STATE_COLUMNS = ("positions", "velocities", "radii", "colours")  # every row: the trajectory
-BODY_COLUMNS = ("angles", "bodies")  # rows of families with `stores_bodies`
 _STATE_DTYPES = (("positions", "<f4"), ("velocities", "<f4"), ("radii", "<f4"), ("colours", "u1"))
 
 
@@ -266,121 +263,6 @@ def sample_video(plan: SplitPlan, index: int, frames: slice | None = None, resol
     spec = plan.spec
     sample = make_sample(spec, plan.split, index)
     return render_row(scene_row(spec, simulate_sample(spec, sample)), resolution or plan.resolution, frames)
-
-
-# ------------------------------------------------------------------ arrow
-def features(spec: TaskSpec, with_video: bool, with_states: bool = True):
-    """The `datasets.Features` of a split (imported lazily: `datasets` is slow to import)."""
-    from datasets import Features, Image, List, Value
-
-    family = family_of(spec)
-    cols: dict[str, Any] = {
-        "sample_id": Value("string"),
-        "index": Value("int64"),
-        "level": Value("string"),
-        **{d.name: Value("float64") for d in spec.dofs},
-        **{c.name: Value("string") for c in spec.categorical},
-        "contact_time": Value("float64"),
-        **{name: Value("float64") for name in family.extra_columns},
-        "frames_in_view": Value("int32"),
-    }
-    if with_states:
-        cols.update({
-            "positions": List(List(List(Value("float32")))),
-            "velocities": List(List(List(Value("float32")))),
-            "radii": List(Value("float32")),
-            "colours": List(List(Value("uint8"))),
-        })
-    if family.stores_bodies and with_states:
-        cols["angles"] = List(List(Value("float32")))
-        cols["bodies"] = Value("string")
-    if with_video:
-        cols["video"] = List(Image())
-    return Features(cols)
-
-
-def _nested(values: np.ndarray | list[np.ndarray]):
-    """Rows of numpy arrays -> arrow list<...list<value>>, one list per row.
-
-    One (n, d1, ..., dk) array: zero-copy values.  A list of arrays of one ndim but
-    different shapes (scenes with different numbers of bodies): ragged lists."""
-    import pyarrow as pa
-
-    if isinstance(values, np.ndarray):
-        arr = pa.array(values.reshape(-1))
-        count = values.size
-        for size in reversed(values.shape[1:]):
-            count //= size
-            arr = pa.ListArray.from_arrays(pa.array(np.arange(count + 1, dtype=np.int32) * size), arr)
-        return arr
-    arr = pa.array(np.concatenate([v.reshape(-1) for v in values]))
-    for axis in reversed(range(values[0].ndim)):
-        # lists at this depth: prod(shape[:axis]) per row, each of length shape[axis]
-        lengths = np.concatenate([np.full(int(np.prod(v.shape[:axis], dtype=np.int64)), v.shape[axis], np.int32)
-                                  for v in values])
-        arr = pa.ListArray.from_arrays(pa.array(np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)), arr)
-    return arr
-
-
-def _stack(arrays: list[np.ndarray]) -> np.ndarray | list[np.ndarray]:
-    return np.stack(arrays) if len({a.shape for a in arrays}) == 1 else arrays
-
-
-def _unnest(col, n: int) -> np.ndarray | list[np.ndarray]:
-    """Inverse of `_nested`: one array (n, ...) when every row has one shape, else a list."""
-    values, shape, uniform = col, [n], True
-    while hasattr(values.type, "value_type"):
-        lengths = values.value_lengths().to_numpy(zero_copy_only=False)
-        if len(lengths) and (lengths != lengths[0]).any():
-            uniform = False
-            break
-        shape.append(int(lengths[0]) if len(lengths) else 0)
-        values = values.flatten()
-    if uniform:
-        return values.to_numpy(zero_copy_only=False).reshape(shape)
-    return [_unnest(col.slice(i, 1), 1)[0] for i in range(n)]
-
-
-def rows_to_table(spec: TaskSpec, rows: list[dict[str, Any]], pngs: list[list[bytes]] | None, with_states: bool = True):
-    import pyarrow as pa
-
-    feats = features(spec, pngs is not None, with_states)
-    schema = feats.arrow_schema
-    cols: dict[str, Any] = {}
-    for name in schema.names:
-        if name in ("video", "bodies") or name in STATE_COLUMNS or name == "angles":
-            continue
-        cols[name] = pa.array([r[name] for r in rows], type=schema.field(name).type)
-    for name in STATE_COLUMNS + ("angles",):
-        if name in schema.names:
-            cols[name] = _nested(_stack([np.asarray(r[name]) for r in rows]))
-    if "bodies" in schema.names:
-        cols["bodies"] = pa.array([r["bodies"] for r in rows], type=pa.string())
-    if pngs is not None:
-        flat = [p for video in pngs for p in video]
-        frames = pa.StructArray.from_arrays(
-            [pa.array(flat, type=pa.binary()), pa.nulls(len(flat), type=pa.string())],
-            names=["bytes", "path"],
-        )
-        offsets = np.cumsum([0] + [len(v) for v in pngs], dtype=np.int32)
-        cols["video"] = pa.ListArray.from_arrays(pa.array(offsets), frames)
-    return pa.Table.from_arrays([cols[f.name] for f in schema], schema=schema)
-
-
-def table_rows(table) -> Iterator[dict[str, Any]]:
-    """Arrow table -> rows with numpy arrays (videos as PNG lists)."""
-    n = table.num_rows
-    out: dict[str, Any] = {}
-    for name in table.column_names:
-        col = table.column(name).combine_chunks()
-        if name in STATE_COLUMNS or name == "angles":
-            out[name] = _unnest(col, n)
-        elif name == "video":
-            out[name] = [[f["bytes"] for f in v] for v in col.to_pylist()]
-        else:
-            out[name] = col.to_pylist()
-    for i in range(n):
-        yield {k: v[i] for k, v in out.items()}
 
 
 # ------------------------------------------------------------------ files
@@ -513,112 +395,11 @@ def read_manifest(path: str | os.PathLike[str]) -> dict[str, Any]:
     return manifest
 
 
-# ------------------------------------------------------------------ verify
-@dataclass
-class VerifyReport:
-    folder: Path
-    manifest: dict[str, Any]
-    problems: list[Problem]  # codes: docs/submission.md, "Problem codes"
-    recomputed_hash: str | None
-    checked_samples: int
-    regenerated: int = 0
-
-    @property
-    def ok(self) -> bool:
-        return not self.problems
-
-
 def plan_from_manifest(manifest: dict[str, Any]) -> SplitPlan:
     from ..tasks import get_task
 
     spec = get_task(manifest["task"])
     return SplitPlan(spec, manifest["split"], int(manifest["resolution"]), int(manifest["num_samples"]), int(manifest["shard_size"]))
-
-
-def _decode_row_video(row: dict[str, Any]) -> np.ndarray | None:
-    return decode_video(row["video"]) if "video" in row else None
-
-
-def verify(folder: str | os.PathLike[str], regenerate: int = 0, progress: bool = False) -> VerifyReport:
-    """Recompute every hash of a split and say what differs.
-
-    regenerate: also re-simulate and re-render this many samples (evenly spaced) and
-    compare them with what is stored: catches a consistent but wrong split.
-    """
-    import pyarrow.parquet as pq
-    from tqdm import tqdm
-
-    folder = Path(folder)
-    manifest = read_manifest(folder)
-    problems: list[Problem] = []
-    try:
-        plan = plan_from_manifest(manifest)
-    except KeyError as exc:
-        return VerifyReport(folder, manifest, [error("unknown_task", f"manifest names an unknown task: {exc}")], None, 0)
-    spec = plan.spec
-    if manifest.get("imported"):
-        regenerate = 0  # imported data (phybench.data.importer) were not simulated by us: nothing to regenerate
-    if manifest.get("spec_hash") != spec.spec_hash():
-        problems.append(error(
-            "spec_mismatch",
-            f"split was made from {spec.name} spec {str(manifest.get('spec_hash'))[:12]}, but this "
-            f"phybench registers spec {spec.spec_hash()[:12]} (version {spec.version})",
-        ))
-    digests: list[str] = []
-    checked = 0
-    expected_shards = plan.num_shards
-    shards = manifest.get("shards", [])
-    if len(shards) != expected_shards:
-        problems.append(error("shard_count", f"manifest lists {len(shards)} shards, the layout needs {expected_shards}"))
-    bar = tqdm(total=plan.num_samples, desc="verify", disable=not progress, unit="sample")
-    regen_at = set(np.linspace(0, plan.num_samples - 1, regenerate).round().astype(int).tolist()) if regenerate else set()
-    regenerated = 0
-    for entry in shards:
-        path = folder / entry["file"]
-        if not path.is_file():
-            problems.append(error("shard_missing", f"{entry['file']}: missing", entry=entry["file"]))
-            digests.extend(["00" * 32] * (entry["stop"] - entry["start"]))
-            continue
-        if file_sha256(path) != entry["sha256"]:
-            problems.append(error("file_changed", f"{entry['file']}: file sha256 differs from the manifest (file changed)",
-                                  entry=entry["file"]))
-        try:
-            table = pq.read_table(path)
-        except Exception as exc:  # pyarrow raises several types for corrupt files
-            problems.append(error("shard_unreadable", f"{entry['file']}: unreadable ({exc})", entry=entry["file"]))
-            digests.extend(["00" * 32] * (entry["stop"] - entry["start"]))
-            continue
-        if table.num_rows != entry["stop"] - entry["start"]:
-            problems.append(error("row_count", f"{entry['file']}: {table.num_rows} rows, manifest says "
-                                  f"{entry['stop'] - entry['start']}", entry=entry["file"]))
-        shard_digests = []
-        for row in table_rows(table):
-            try:
-                video = _decode_row_video(row)
-            except Exception as exc:  # a damaged PNG inside a readable Parquet file
-                problems.append(error("video_undecodable", f"{entry['file']}: {row['sample_id']}: video does not decode ({exc})",
-                                      row["sample_id"], entry["file"]))
-                video = np.zeros((0,), np.uint8)  # digest of nothing: the split hash will differ
-            d = row_digest(spec, row, video).hex()
-            shard_digests.append(d)
-            if row["index"] in regen_at:
-                fresh_row, fresh_video = generate_sample(plan, int(row["index"]))
-                if row_digest(spec, fresh_row, fresh_video).hex() != d:
-                    problems.append(error("regenerated_differs", f"{row['sample_id']}: stored sample differs from a "
-                                          "fresh simulation and render", row["sample_id"], entry["file"]))
-                regenerated += 1
-            checked += 1
-            bar.update(1)
-        content = hashlib.sha256(b"".join(bytes.fromhex(d) for d in shard_digests)).hexdigest()
-        if content != entry.get("content_sha256"):
-            problems.append(error("content_changed", f"{entry['file']}: content differs from the manifest's content hash",
-                                  entry=entry["file"]))
-        digests.extend(shard_digests)
-    bar.close()
-    recomputed = split_hash(plan.identity(), digests)
-    if recomputed != manifest.get("split_hash"):
-        problems.append(error("split_hash", f"split hash: manifest {manifest.get('split_hash')}, recomputed {recomputed}"))
-    return VerifyReport(folder, manifest, problems, recomputed, checked, regenerated)
 
 
 # ------------------------------------------------------------------ read

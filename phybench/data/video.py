@@ -13,12 +13,12 @@ import threading
 
 import numpy as np
 
+from ..problems import LimitExceeded
+
+__all__ = ["LimitExceeded", "decode_mp4"]
+
 DEFAULT_MAX_BYTES = 1 << 31  # decoded RGB bytes; the submission reader passes its own limit
 DEFAULT_TIMEOUT_S = 120.0
-
-
-class LimitExceeded(Exception):
-    """The decoded frames (or a read) would exceed the allowed number of bytes."""
 
 
 def _ffmpeg_exe() -> str:

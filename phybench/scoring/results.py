@@ -169,7 +169,7 @@ def write_details(path: str | os.PathLike[str], details: Sequence[dict[str, Any]
             )
     for flag in ("missing", "partly_out", "split", "colour_changed"):
         arrays[f"frames_{flag}"] = pa.array([d.get("flagged_frames", {}).get(flag, 0) for d in details], pa.int32())
-    from ..data.split import atomic_write_bytes
+    from ..io import atomic_write_bytes
 
     buf = io.BytesIO()
     pq.write_table(pa.table(arrays), buf, compression="zstd")

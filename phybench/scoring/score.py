@@ -222,7 +222,7 @@ def _score_ids(
     sub_path: str, split_dir: str, ids: Sequence[str], metrics: Sequence[str]
 ) -> dict[str, tuple[dict[str, Any], str]]:
     """Worker: {sample_id: (detail, sample digest)} for `ids`, read in storage order."""
-    from .submission import open_submission
+    from ..submission.format import open_submission
 
     reader = SplitReader(split_dir)
     wanted = set(ids)
@@ -287,7 +287,8 @@ def score(
     """Score a validated submission; raises ScoreError on anything that prevents it."""
     from tqdm import tqdm
 
-    from .submission import open_submission, validate
+    from ..submission.format import open_submission
+    from ..submission.validation import validate
 
     metrics = parse_metrics(metrics)
     split_dir = Path(split_dir)
@@ -511,7 +512,8 @@ def rescore(results_path: str | os.PathLike[str], submission: str | os.PathLike[
     from tqdm import tqdm
 
     from .results import summarise
-    from .submission import open_submission, validate
+    from ..submission.format import open_submission
+    from ..submission.validation import validate
 
     doc = json.loads(Path(results_path).read_text())
     prov = doc["provenance"]

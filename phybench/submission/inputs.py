@@ -32,7 +32,7 @@ from ..data.frames import decode_png, decode_video, encode_png
 from ..data.split import SplitReader
 from ..data.video import LimitExceeded, decode_mp4
 from ..tasks.conditions import write_conditions
-from .submission import submission_meta, write_submission
+from .writer import submission_meta, write_submission
 
 INPUTS_KIND = "phybench-inputs"
 MANIFEST = "manifest.json"

@@ -135,7 +135,7 @@ def _wait_for(paths: Sequence[Path], what: str, timeout_s: float = 24 * 3600) ->
 
 def _run_baseline(model_spec: str, model_args: dict[str, Any], model_name: str, split_dir: Any,
                   sub: Path, progress: bool) -> None:
-    from ..baselines import BaselineError, run_baseline
+    from ..reference import BaselineError, run_baseline
 
     unknown = set(model_args) - {"train", "cache_dir"}
     if unknown:
@@ -158,7 +158,7 @@ def run(model: Any, model_name: str, split_dirs: Sequence[str | os.PathLike[str]
     """
     from tqdm import tqdm
 
-    from .score import score, write_results
+    from ..scoring.score import score, write_results
 
     out = Path(out)
     rank, size = world()

@@ -1,0 +1,64 @@
+"""`phybench leaderboard build RESULTS_DIR --out SITE_DIR`: the static site from verified results files."""
+from __future__ import annotations
+
+import argparse
+import sys
+import textwrap
+from typing import Any, Callable, Sequence
+
+
+EXAMPLES = {
+    "leaderboard": """
+        examples:
+          phybench leaderboard build leaderboard/results --out site/
+          phybench leaderboard build results/ --out site/ --splits data/ --allow-partial
+
+        exit codes: 0 built, 1 built but some results were refused (--allow-partial),
+        2 refused (nothing built; every refused file is listed with its reason).
+    """,
+}
+
+
+def _add_leaderboard(add: Callable[..., argparse.ArgumentParser]) -> None:
+    lb = add("leaderboard", "Build the static leaderboard site from verified results files.")
+    add_arguments(lb)
+    lb.epilog = textwrap.dedent(EXAMPLES["leaderboard"])
+    lb.set_defaults(func=cmd_leaderboard)
+
+
+# `phybench --help` lists the commands in the order they are added (`cli.PARSERS`).
+PARSERS = {"leaderboard": _add_leaderboard}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """`phybench leaderboard build RESULTS_DIR --out SITE_DIR`."""
+    parser.add_argument("action", choices=["build"], help="build: write the static site")
+    parser.add_argument("results_dir", metavar="RESULTS_DIR", help="folder of results files (*.json, searched recursively)")
+    parser.add_argument("--out", required=True, metavar="SITE_DIR", help="where index.html and the exports go")
+    parser.add_argument("--splits", metavar="DIR", help="folder of split folders: each split hash must equal its manifest's")
+    parser.add_argument("--allow-partial", action="store_true", help="build from the accepted files; list the refused ones on the page")
+    parser.add_argument("--no-registry-check", action="store_true", help="skip the spec, settings and weight checks (previews only)")
+
+
+def cmd_leaderboard(args: argparse.Namespace, log: Any = print) -> int:
+    """Exit code 0: built, nothing refused; 1: built with --allow-partial, some refused; 2: refused, nothing built."""
+    from ..leaderboard import LeaderboardError, build
+
+    try:
+        report = build(args.results_dir, args.out, registry_check=not args.no_registry_check,
+                       splits_dir=args.splits, allow_partial=args.allow_partial)
+    except LeaderboardError as exc:
+        print(f"phybench leaderboard: error: {exc}", file=sys.stderr)
+        return 2
+    log(report.to_text())
+    return 0 if report.ok else 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`phybench leaderboard ...` alone (the tests call it with a list of arguments)."""
+    parser = argparse.ArgumentParser(prog="phybench leaderboard",
+                                     description="Build the static leaderboard site from verified results files.",
+                                     epilog=textwrap.dedent(EXAMPLES["leaderboard"]),
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(parser)
+    return cmd_leaderboard(parser.parse_args(argv))

@@ -1,0 +1,133 @@
+"""`phybench quickstart`: the whole loop on a small default: splits, baselines, scores, leaderboard."""
+from __future__ import annotations
+
+import argparse
+import textwrap
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from .. import __version__
+from . import CliError
+
+from .data import canonical_command
+
+
+EXAMPLES = {
+    "quickstart": """
+        examples:
+          phybench quickstart
+          phybench quickstart --out /tmp/pb --limit 32 --train-limit 5000
+          phybench quickstart --protocol lite --out qs-lite     the shipped board's reference results
+          phybench quickstart --metrics velocity_error,ssim,psnr,lpips,fvd
+    """,
+}
+
+
+def _add_quickstart(add: Callable[..., argparse.ArgumentParser]) -> None:
+    q = add("quickstart", "The whole loop on a small default: splits, baselines, scores, leaderboard.")
+    q.add_argument("--out", default="phybench-quickstart", help="folder (default ./phybench-quickstart)")
+    qs = q.add_mutually_exclusive_group()
+    qs.add_argument("--limit", type=int, help="samples per evaluation split (default 64: a debugging subset)")
+    qs.add_argument("--protocol", help="an official evaluation protocol instead of --limit: lite (200 per split) or full")
+    q.add_argument("--train-limit", type=int, default=30_000,
+                   help="training samples for nearest-neighbour (default 30000: all of train-30k)")
+    q.add_argument("--metrics", default="velocity_error,ssim,psnr",
+                   help="metrics to score (default velocity_error,ssim,psnr; add lpips,fvd after `phybench weights fetch`)")
+    q.add_argument("--workers", type=int, default=1, help="processes (default 1)")
+    q.epilog = textwrap.dedent(EXAMPLES["quickstart"])
+    q.set_defaults(func=cmd_quickstart)
+
+
+# `phybench --help` lists the commands in the order they are added (`cli.PARSERS`).
+PARSERS = {"quickstart": _add_quickstart}
+
+
+def quickstart_tasks() -> list[Any]:
+    """The tasks whose families ask to be in the quickstart, in the families' order."""
+    from ..tasks import TASKS, family_of
+
+    specs = [s for _, s in TASKS.items() if family_of(s).quickstart_order is not None]
+    return sorted(specs, key=lambda s: family_of(s).quickstart_order)
+
+
+QUICKSTART_BASELINES = ("ground-truth", "copy-last", "linear-extrapolation", "physics-oracle", "nearest-neighbour")
+
+
+def cmd_quickstart(args: argparse.Namespace) -> int:
+    """The whole loop on a small default: splits -> baselines -> scores -> leaderboard."""
+    from ..reference import run_baseline
+    from ..data.generate import generate
+    from ..leaderboard import build
+    from ..scoring.score import parse_metrics, score, write_results
+    from ..data.split import make_plan, read_manifest
+    from ..data.verify import verify
+
+    out = Path(args.out)
+    metrics = parse_metrics(args.metrics)
+    t_start = time.perf_counter()
+    protocol = None
+    if args.protocol:
+        from ..tasks.protocols import PROTOCOLS
+
+        protocol = PROTOCOLS.get(args.protocol)  # an unknown name: RegistryError, one line, exit 2
+    elif args.limit is None:
+        args.limit = 64
+    sizes = (f"protocol {protocol.name} ({protocol.description})" if protocol
+             else f"{args.limit} samples per evaluation split")
+    print(f"phybench {__version__} quickstart into {out}/: {sizes}, "
+          f"{args.train_limit} training samples, metrics {','.join(metrics)}\n")
+
+    print("[1/4] splits: generate and verify (a second run reuses them)")
+    summary = []
+    for spec in quickstart_tasks():
+        task, train = spec.name, spec.train_splits[0]
+        for split in spec.eval_splits + (train,):
+            if split == train:
+                limit = args.train_limit
+            else:
+                limit = protocol.size(spec, split) if protocol else args.limit
+            plan = make_plan(spec, split, None, min(limit, spec.split_size(split)), None)
+            folder = out / "data" / f"{task}-{split}"
+            t0 = time.perf_counter()
+            result = generate(plan, folder, workers=args.workers, progress=True, command=canonical_command(plan))
+            dt = time.perf_counter() - t0
+            if split != train:
+                report = verify(folder)
+                if not report.ok:
+                    raise CliError(f"{folder} failed verification: {report.problems[0]}")
+            m = result.manifest or read_manifest(folder)
+            summary.append((task, split, plan.num_samples, "reused" if result.written == 0 else f"{dt:.1f} s",
+                            m["split_hash"][:16]))
+    print(f"\n{'task':<10} {'split':<10} {'n':>6}  {'time':>7}  split hash")
+    for task, split, n, dt, h in summary:
+        print(f"{task:<10} {split:<10} {n:>6}  {dt:>7}  {h}")
+
+    print("\n[2/4] reference baselines -> submissions, [3/4] score them")
+    results_dir = out / "results"
+    for spec in quickstart_tasks():
+        task = spec.name
+        for split in spec.eval_splits:
+            data = out / "data" / f"{task}-{split}"
+            for name in QUICKSTART_BASELINES:
+                results_file = results_dir / f"{task}-{split}-{name}.json"
+                if results_file.exists():
+                    print(f"  {task}/{split} {name}: reused {results_file}")
+                    continue
+                sub = out / "submissions" / f"{task}-{split}-{name}"
+                if not (sub / "submission.json").exists():
+                    train = out / "data" / f"{task}-{spec.train_splits[0]}" if name == "nearest-neighbour" else None
+                    run_baseline(name, data, sub, train, progress=True, cache_dir=out / "cache", fmt="npz")
+                res = score(sub, data, metrics, progress=True)
+                write_results(results_file, res)
+                v = res.results["summary"]["overall"].get("velocity_error", {}).get("mean")
+                print(f"  {task}/{split} {name}: velocity error {v}")
+
+    print("\n[4/4] leaderboard")
+    board = build(results_dir, out / "site", splits_dir=out / "data")
+    print(board.to_text())
+    print(f"\ndone in {time.perf_counter() - t_start:.0f} s.")
+    print(f"  site:           {out / 'site' / 'index.html'}  (open it in a browser; no server needed)")
+    print(f"  Markdown table: {out / 'site' / 'leaderboard.md'}")
+    print(f"  results files:  {results_dir}/")
+    return 0

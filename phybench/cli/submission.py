@@ -1,0 +1,141 @@
+"""Submission commands for model authors: `export-inputs`, `pack` and `run`."""
+from __future__ import annotations
+
+import argparse
+import textwrap
+from pathlib import Path
+from typing import Any, Callable
+
+from . import CliError
+
+
+EXAMPLES = {
+    "run": """
+        examples:
+          phybench run --model phybench.examples.shift:Model --tasks uniform,parabola,collision --protocol lite --out runs/shift --site site/
+          phybench run --model my_pkg.model:Model --model-args ckpt=runs/m.pt,steps=50 --data data/uniform-id-eval --out runs/m
+          phybench run --model baseline:nearest-neighbour --model-args train=data/uniform-train-30k --tasks uniform --out runs/nn
+          accelerate launch --num_processes 4 -m phybench.cli run --model my_pkg.model:Model --tasks uniform --out runs/m
+
+        every video is written as soon as it is made: re-run the same command to resume.  Under
+        accelerate launch / torchrun, process r makes every WORLD_SIZE-th video (the model picks its
+        GPU from LOCAL_RANK); process 0 packs and scores.
+    """,
+}
+
+
+def _add_export_inputs(add: Callable[..., argparse.ArgumentParser]) -> None:
+    ei = add("export-inputs", "Write an evaluation split's condition frames as plain PNG files and one .npz.")
+    ei.add_argument("--data", metavar="SPLIT_DIR", required=True, help="the evaluation split")
+    ei.add_argument("--out", metavar="DIR", required=True, help="folder to write (must not exist)")
+    ei.add_argument("--quiet", action="store_true", help="no progress bar")
+    ei.set_defaults(func=cmd_export_inputs)
+
+
+def _add_pack(add: Callable[..., argparse.ArgumentParser]) -> None:
+    pk = add("pack", "Turn a folder of generated videos (by sample id) into a submission.")
+    pk.add_argument("generated", help="folder with <sample_id>.npy/.npz/.mp4 or <sample_id>/00000.png ...")
+    pk.add_argument("--inputs", metavar="DIR", required=True, help="the folder `phybench export-inputs` wrote")
+    pk.add_argument("--out", metavar="SUB", required=True, help="submission folder to write (must not exist)")
+    pk.add_argument("--name", required=True, help="the model's name in submission.json")
+    pk.add_argument("--quiet", action="store_true", help="no progress bar")
+    pk.set_defaults(func=cmd_pack)
+
+
+def _add_run(add: Callable[..., argparse.ArgumentParser]) -> None:
+    rn = add("run", "Run a model (MODULE:CLASS) on evaluation splits, pack and score its videos.")
+    rn.add_argument("--model", required=True, metavar="MODULE:CLASS",
+                    help="e.g. phybench.examples.shift:Model, or baseline:NAME for a reference baseline")
+    rn.add_argument("--model-args", metavar="K=V,...", help="keyword arguments of the model class")
+    rn.add_argument("--name", help="model name in the results (default: the class's module)")
+    where = rn.add_mutually_exclusive_group(required=True)
+    where.add_argument("--data", metavar="SPLIT_DIR", nargs="+", help="evaluation splits to answer")
+    where.add_argument("--tasks", metavar="T1,T2", help="answer these tasks' evaluation splits on --protocol "
+                       "(generated under OUT/data/, reused on a re-run)")
+    rn.add_argument("--protocol", default="lite", help="with --tasks: full or lite (default lite)")
+    rn.add_argument("--site", metavar="DIR", help="then build a leaderboard site from OUT/results into DIR")
+    rn.add_argument("--out", metavar="DIR", required=True, help="work folder (re-run to resume)")
+    rn.add_argument("--batch-size", type=int, default=8, help="clips per generate() call (default 8)")
+    rn.add_argument("--metrics", help="as for score (default: the default metrics)")
+    rn.add_argument("--quiet", action="store_true", help="no progress bars")
+    rn.epilog = textwrap.dedent(EXAMPLES["run"])
+    rn.set_defaults(func=cmd_run)
+
+
+# `phybench --help` lists the commands in the order they are added (`cli.PARSERS`).
+PARSERS = {"export-inputs": _add_export_inputs, "pack": _add_pack, "run": _add_run}
+
+
+def cmd_export_inputs(args: argparse.Namespace) -> int:
+    from ..data.split import SplitError
+    from ..submission.inputs import InputsError, export_inputs
+
+    try:
+        out = export_inputs(args.data, args.out, progress=not args.quiet)
+    except (InputsError, SplitError) as exc:
+        raise CliError(str(exc)) from None
+    print(f"wrote {out}: condition frames as PNG (frames/) and one .npz, a prompt per sample (prompts.csv) and its "
+          f"numeric state (states.jsonl); {out}/manifest.json lists the ids and "
+          f"what to write. Then: phybench pack GENERATED --inputs {out} --out SUB --name MODEL")
+    return 0
+
+
+def cmd_pack(args: argparse.Namespace) -> int:
+    from ..submission.inputs import InputsError, pack
+    from ..submission.archive import SubmissionError
+
+    try:
+        out = pack(args.generated, args.inputs, args.out, args.name, progress=not args.quiet)
+    except (InputsError, SubmissionError) as exc:
+        raise CliError(str(exc)) from None
+    print(f"wrote {out}; check it with: phybench validate {out} --data SPLIT_DIR")
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    import os
+    import sys as _sys
+
+    from ..data.split import SplitError
+    from ..submission.run import BASELINE_PREFIX, RunError, load_model, parse_model_args, protocol_splits, run, world
+    from ..scoring.score import ScoreError, parse_metrics
+
+    if "" not in _sys.path and os.getcwd() not in _sys.path:
+        _sys.path.insert(0, os.getcwd())  # MODULE:CLASS from the current folder, as `python -m` would
+    try:
+        metrics = parse_metrics(args.metrics)
+        model_args = parse_model_args(args.model_args)
+        if args.model.startswith(BASELINE_PREFIX):
+            model: Any = args.model
+            name = args.name or args.model[len(BASELINE_PREFIX):]
+        else:
+            model = load_model(args.model, model_args)
+            name = args.name or args.model.split(":")[0].rsplit(".", 1)[-1]
+        if args.tasks:
+            data = protocol_splits([t.strip() for t in args.tasks.split(",") if t.strip()], args.protocol,
+                                   args.out, progress=not args.quiet)
+        else:
+            data = args.data
+        files = run(model, name, data, args.out, batch_size=args.batch_size, metrics=metrics,
+                    progress=not args.quiet, model_args=model_args)
+    except (RunError, SplitError, ScoreError) as exc:
+        raise CliError(str(exc)) from None
+    if world()[0] != 0:
+        return 0
+    for f in files:
+        print(f"results: {f}")
+    results_dir = Path(args.out) / "results"
+    if args.site:
+        from ..leaderboard import build
+
+        from ..leaderboard import LeaderboardError
+
+        try:
+            report = build(results_dir, args.site)
+        except LeaderboardError as exc:
+            raise CliError(f"the results were written, but the site was not built: {exc}") from None
+        print(report.to_text())
+        print(f"site: {Path(args.site) / 'index.html'}")
+    else:
+        print(f"leaderboard: phybench leaderboard build {results_dir} --out SITE")
+    return 0

@@ -1,0 +1,316 @@
+"""The leaderboard's plots, drawn as inline SVG (no plotting library, same bytes every build)."""
+from __future__ import annotations
+
+import html
+import math
+import re
+from typing import Any
+
+from ..scoring.metrics import METRICS
+from .export import cell_mean, fmt
+from .load import is_number
+from .table import FALLBACK_METRIC, ID_LEVEL, OOD_ALL, task_velocity_range, train_size
+
+# Observable 10: distinct, colour-blind friendly enough, calm on white and on dark.
+PALETTE = ("#4269d0", "#efb118", "#ff725c", "#6cc5b0", "#3ca951", "#ff8ab7", "#a463f2", "#97bbf5", "#9c6b4e", "#9498a0")
+ID_COLOUR = "#4269d0"
+OOD_COLOURS = ("#ff725c", "#efb118", "#a463f2", "#3ca951", "#ff8ab7", "#9c6b4e", "#6cc5b0")
+SIZE_ORDER = ("XS", "S", "M", "B", "L", "XL", "XXL", "H", "G")  # DiT / ViT size letters
+
+
+# ================================================================ plots (inline SVG)
+def escape(text: Any) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _num(x: float) -> str:
+    return f"{x:.1f}".rstrip("0").rstrip(".") if x != int(x) else str(int(x))
+
+
+def _log_ticks(lo: float, hi: float) -> list[float]:
+    a, b = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
+    ticks = [10.0**k for k in range(a, b + 1)]
+    if b - a <= 2:
+        ticks = sorted({t * f for t in ticks for f in (1, 2, 5)})
+    return [t for t in ticks if lo * 0.999 <= t <= hi * 1.001]
+
+
+def _lin_ticks(lo: float, hi: float, n: int = 5) -> list[float]:
+    span = hi - lo
+    raw = span / n
+    step = 10 ** math.floor(math.log10(raw))
+    for f in (1, 2, 2.5, 5, 10):
+        if raw <= f * step:
+            step *= f
+            break
+    first = math.ceil(lo / step) * step
+    return [round(first + i * step, 10) for i in range(int((hi - first) / step + 1e-9) + 1)]
+
+
+def _short(text: str, n: int = 24) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+class _Plot:
+    """A small SVG canvas with a data rectangle; every text goes through `escape`."""
+
+    def __init__(self, width: int, height: int, left: int, right: int, top: int, bottom: int, label: str) -> None:
+        self.w, self.h = width, height
+        self.x0, self.x1, self.y0, self.y1 = left, width - right, top, height - bottom
+        self.parts = [
+            f'<svg class="plot" viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" '
+            f'aria-label="{escape(label)}" xmlns="http://www.w3.org/2000/svg">'
+        ]
+
+    def add(self, s: str) -> None:
+        self.parts.append(s)
+
+    def text(self, x: float, y: float, s: str, cls: str = "tick", anchor: str = "middle", extra: str = "") -> None:
+        self.add(f'<text class="{cls}" x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}"{extra}>{escape(s)}</text>')
+
+    def yaxis(self, ticks: list[float], ymap, label: str) -> None:
+        for t in ticks:
+            y = ymap(t)
+            self.add(f'<line class="grid" x1="{self.x0}" x2="{self.x1}" y1="{y:.1f}" y2="{y:.1f}"/>')
+            self.text(self.x0 - 6, y + 4, fmt(t), anchor="end")
+        cy = (self.y0 + self.y1) / 2
+        self.text(14, cy, label, cls="axis-label", extra=f' transform="rotate(-90 14 {cy:.1f})"')
+
+    def frame(self) -> None:
+        self.add(f'<line class="axis" x1="{self.x0}" x2="{self.x0}" y1="{self.y0}" y2="{self.y1}"/>')
+        self.add(f'<line class="axis" x1="{self.x0}" x2="{self.x1}" y1="{self.y1}" y2="{self.y1}"/>')
+
+    def legend(self, items: list[tuple[str, str, str]], x: float, y: float) -> None:
+        """items: (colour, label, dash) drawn as a short line with a dot."""
+        for i, (colour, label, dash) in enumerate(items):
+            yy = y + 18 * i
+            d = f' stroke-dasharray="{dash}"' if dash else ""
+            self.add(f'<g class="legend-item"><title>{escape(label)}</title>'
+                     f'<line x1="{x:.1f}" x2="{x + 18:.1f}" y1="{yy:.1f}" y2="{yy:.1f}" stroke="{colour}" stroke-width="2"{d}/>'
+                     f'<circle cx="{x + 9:.1f}" cy="{yy:.1f}" r="3.5" fill="{colour}"/>')
+            self.add(f'<text class="legend" x="{x + 24:.1f}" y="{yy + 4:.1f}">{escape(_short(label, 26))}</text></g>')
+
+    def svg(self) -> str:
+        return "".join(self.parts) + "</svg>"
+
+
+def _log_scale(values: list[float], y0: float, y1: float):
+    positive = [v for v in values if v > 0]
+    lo, hi = (min(positive), max(positive)) if positive else (1e-3, 1.0)
+    lo, hi = 10 ** (math.floor(math.log10(lo) * 4) / 4), 10 ** (math.ceil(math.log10(hi) * 4) / 4)
+    if hi <= lo:
+        hi = lo * 10
+    floor = lo
+
+    def ymap(v: float) -> float:
+        v = max(v, floor)
+        return y1 - (math.log10(v) - math.log10(lo)) / (math.log10(hi) - math.log10(lo)) * (y1 - y0)
+
+    return lo, hi, ymap
+
+
+def plot_error_by_level(board: dict[str, Any], colours: dict[str, str], metric: str = FALLBACK_METRIC) -> str | None:  # plots: the paper's metric
+    """Velocity error by level (ID, then each OOD level), one line per model, log y."""
+    levels = [c for c in board["levels"] if c["key"] != OOD_ALL]
+    series = []
+    for row in board["rows"]:
+        pts = []
+        for i, level in enumerate(levels):
+            entry = row["cells"].get(level["key"], {}).get("metrics", {}).get(metric)
+            if entry and is_number(entry.get("mean")):
+                ci = entry.get("ci95") or [None, None]
+                pts.append((i, entry["mean"], ci[0] if is_number(ci[0]) else None, ci[1] if is_number(ci[1]) else None))
+        if pts:
+            series.append((row["model"], pts))
+    if not series or not levels:
+        return None
+    label, unit = METRICS.get(metric).label, METRICS.get(metric).unit
+    height = max(320, 60 + 18 * len(series))
+    plot = _Plot(780, height, 64, 200, 16, 40, f"{label} by level, {board['title']}")
+    values = [v for _, pts in series for p in pts for v in p[1:] if v is not None]
+    lo, hi, ymap = _log_scale(values, plot.y0, plot.y1)
+    plot.yaxis(_log_ticks(lo, hi), ymap, f"{label} ({unit}, log)")
+    band = (plot.x1 - plot.x0) / len(levels)
+    for i, level in enumerate(levels):
+        plot.add(f'<text class="tick" x="{plot.x0 + band * (i + 0.5):.1f}" y="{plot.y1 + 22:.1f}" text-anchor="middle">'
+                 f'<title>{escape(level["title"])}</title>{escape(level["label"])}</text>')
+    plot.frame()
+    dodge = min(8.0, band / (len(series) + 2))
+    for k, (model, pts) in enumerate(series):
+        colour = colours[model]
+        off = (k - (len(series) - 1) / 2) * dodge
+        xy = [(plot.x0 + band * (i + 0.5) + off, ymap(mean)) for i, mean, _, _ in pts]
+        plot.add(f'<g class="series"><title>{escape(model)}</title>')
+        if len(xy) > 1:
+            path = " ".join(f"{x:.1f},{y:.1f}" for x, y in xy)
+            plot.add(f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="1.5" stroke-opacity="0.55"/>')
+        for (x, y), (i, mean, a, b) in zip(xy, pts):
+            if a is not None and b is not None:
+                plot.add(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{ymap(a):.1f}" y2="{ymap(b):.1f}" stroke="{colour}" stroke-width="1.5"/>')
+            tip = f"{model} · {levels[i]['label']}: {fmt(mean)}" + (f" [{fmt(a)}, {fmt(b)}]" if a is not None else "")
+            hollow = ' fill-opacity="0"' if mean < lo else ""
+            plot.add(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="4" fill="{colour}" stroke="{colour}"{hollow}><title>{escape(tip)}</title></circle>')
+        plot.add("</g>")
+    plot.legend([(colours[m], m, "") for m, _ in series], plot.x1 + 18, plot.y0 + 8)
+    return plot.svg()
+
+
+def _size_rank(row: dict[str, Any]) -> tuple:
+    meta = row["meta"]
+    if is_number(meta.get("params")):
+        return (0, float(meta["params"]), "")
+    size = str(meta.get("size", ""))
+    letters = re.split(r"[-_/ ]", size)[-1].upper()
+    return (1, float(SIZE_ORDER.index(letters)) if letters in SIZE_ORDER else float(len(SIZE_ORDER)), size)
+
+
+def _size_label(row: dict[str, Any]) -> str | None:
+    meta = row["meta"]
+    if meta.get("size") is not None:
+        return str(meta["size"])
+    if is_number(meta.get("params")):
+        return _params_text(meta["params"])
+    return None
+
+
+def _params_text(p: float) -> str:
+    for div, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
+        if p >= div:
+            return f"{p / div:.3g}{suffix}"
+    return f"{p:g}"
+
+
+def plot_scaling(board: dict[str, Any], family: str, rows: list[dict[str, Any]], axis: str,
+                 metric: str = FALLBACK_METRIC) -> str | None:  # plots: the paper's metric
+    """Error against training-set size (or model size) for one family, ID solid and OOD dashed."""
+    if axis == "train_size":
+        xs = {r["model"]: train_size(r["meta"].get("train_size")) for r in rows}
+        rows = [r for r in rows if xs[r["model"]] is not None]
+        group_of = _size_label
+        categorical = False
+    else:
+        rows = [r for r in rows if _size_label(r) is not None]
+        numeric = all(is_number(r["meta"].get("params")) for r in rows)
+        ranked = sorted({(_size_rank(r), _size_label(r)) for r in rows})
+        position = {label: i for i, (_, label) in enumerate(ranked)}
+        xs = {r["model"]: float(r["meta"]["params"]) if numeric else float(position[_size_label(r)]) for r in rows}
+        group_of = lambda r: None if r["meta"].get("train_size") is None else str(r["meta"]["train_size"])  # noqa: E731
+        categorical = not numeric
+    if len({xs[r["model"]] for r in rows}) < 2:
+        return None
+    groups: dict[str | None, list[dict[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault(group_of(r), []).append(r)
+    series = []  # (label, colour, dash, points)
+    ordered = sorted(groups.items(), key=lambda kv: (_size_rank(kv[1][0]) if axis == "train_size" else (0, train_size(kv[0]) or 0, ""), str(kv[0])))
+    for gi, (group, members) in enumerate(ordered):
+        colour = PALETTE[gi % len(PALETTE)]
+        for key, name, dash in ((ID_LEVEL, "ID", ""), (OOD_ALL, "OOD", "5 4")):
+            pts = sorted(
+                (xs[r["model"]], cell_mean(r["cells"].get(key), metric), r["model"]) for r in members
+                if cell_mean(r["cells"].get(key), metric) is not None
+            )
+            if pts:
+                if group is None:
+                    head = family
+                elif axis == "train_size":
+                    head = f"{family} {group}" if len(f"{family} {group}") <= 14 else str(group)
+                else:
+                    head = f"{_params_text(train_size(group) or 0)} videos"
+                series.append((f"{head} · {name}", colour, dash, pts))
+    if not any(len(s[3]) >= 2 for s in series):
+        return None
+    label, unit = METRICS.get(metric).label, METRICS.get(metric).unit
+    axis_name = "training videos" if axis == "train_size" else "model size"
+    plot = _Plot(560, max(300, 70 + 18 * len(series)), 64, 170, 16, 44, f"{label} against {axis_name}, {family}")
+    lo, hi, ymap = _log_scale([p[1] for s in series for p in s[3]], plot.y0, plot.y1)
+    plot.yaxis(_log_ticks(lo, hi), ymap, f"{label} ({unit}, log)")
+    all_x = sorted({x for s in series for x, _, _ in s[3]})
+    if categorical:
+        labels = {xs[r["model"]]: _size_label(r) for r in rows}
+        band = (plot.x1 - plot.x0) / len(all_x)
+        xmap = {x: plot.x0 + band * (i + 0.5) for i, x in enumerate(all_x)}.__getitem__
+        ticks = [(x, str(labels[x])) for x in all_x]
+    else:
+        a, b = math.log10(all_x[0]), math.log10(all_x[-1])
+        pad = (b - a) * 0.08
+
+        def xmap(x: float) -> float:
+            return plot.x0 + (math.log10(x) - a + pad) / (b - a + 2 * pad) * (plot.x1 - plot.x0)
+
+        ticks = [(x, _params_text(x)) for x in all_x]
+    for x, text in ticks:
+        plot.add(f'<line class="grid" x1="{xmap(x):.1f}" x2="{xmap(x):.1f}" y1="{plot.y0}" y2="{plot.y1}"/>')
+        plot.text(xmap(x), plot.y1 + 18, text)
+    plot.text((plot.x0 + plot.x1) / 2, plot.y1 + 38, axis_name + ("" if categorical else " (log)"), cls="axis-label")
+    plot.frame()
+    for name, colour, dash, pts in series:
+        d = f' stroke-dasharray="{dash}"' if dash else ""
+        path = " ".join(f"{xmap(x):.1f},{ymap(y):.1f}" for x, y, _ in pts)
+        plot.add(f'<g class="series"><title>{escape(name)}</title>')
+        plot.add(f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="2"{d}/>')
+        for x, y, model in pts:
+            plot.add(f'<circle cx="{xmap(x):.1f}" cy="{ymap(y):.1f}" r="4" fill="{colour}"><title>{escape(f"{model}: {fmt(y)}")}</title></circle>')
+        plot.add("</g>")
+    plot.legend([(c, n, d) for n, c, d, _ in series], plot.x1 + 18, plot.y0 + 8)
+    return plot.svg()
+
+
+def plot_velocity_scatter(board: dict[str, Any], row: dict[str, Any]) -> str | None:
+    """Generated against conditioned velocity per sample (paper figure 5), training range shaded."""
+    pts = [s for s in row.get("samples", []) if s["generated_velocity"] is not None]
+    if not pts:
+        return None
+    levels = [c["key"] for c in board["levels"] if c["key"] != OOD_ALL]
+    levels += sorted({s["level"] for s in pts} - set(levels))
+    shown = [lv for lv in levels if any(s["level"] == lv for s in pts)]
+    # Legend entries wrap into rows within the card (collision has 7); the top margin grows with them.
+    legend, x, line = [], 56.0, 0
+    for level in shown:
+        name = "ID" if level == ID_LEVEL else f"OOD {level}"
+        width = 24 + 7.0 * len(name)
+        if x + width > 380 - 4 and x > 56:
+            x, line = 56.0, line + 1
+        legend.append((level, name, x, line))
+        x += width
+    top = 34 + 16 * line
+    plot = _Plot(380, 380 + 16 * line, 56, 16, top, 44, f"generated against conditioned velocity, {row['model']}")
+    values = [s["true_velocity"] for s in pts] + [s["generated_velocity"] for s in pts]
+    dof_range = task_velocity_range(board["task"], row.get("samples_dof"))
+    if dof_range:
+        values += list(dof_range[1])
+    lo, hi = min(0.0, min(values)), max(values)
+    hi = hi + 0.05 * (hi - lo or 1)
+    ticks = _lin_ticks(lo, hi)
+    sx = lambda v: plot.x0 + (v - lo) / (hi - lo) * (plot.x1 - plot.x0)  # noqa: E731
+    sy = lambda v: plot.y1 - (v - lo) / (hi - lo) * (plot.y1 - plot.y0)  # noqa: E731
+    if dof_range:
+        a, b = dof_range[1]
+        plot.add(f'<rect class="id-band" x="{sx(a):.1f}" y="{plot.y0}" width="{sx(b) - sx(a):.1f}" height="{plot.y1 - plot.y0}">'
+                 f'<title>{escape(f"training range of {dof_range[0]}: [{_num(a)}, {_num(b)}]")}</title></rect>')
+        plot.text((sx(a) + sx(b)) / 2, plot.y0 + 12, "training range", cls="band-label")
+    for t in ticks:
+        plot.add(f'<line class="grid" x1="{plot.x0}" x2="{plot.x1}" y1="{sy(t):.1f}" y2="{sy(t):.1f}"/>')
+        plot.add(f'<line class="grid" x1="{sx(t):.1f}" x2="{sx(t):.1f}" y1="{plot.y0}" y2="{plot.y1}"/>')
+        plot.text(plot.x0 - 6, sy(t) + 4, _num(t), anchor="end")
+        plot.text(sx(t), plot.y1 + 16, _num(t))
+    plot.text((plot.x0 + plot.x1) / 2, plot.y1 + 36, "conditioned velocity (world units / s)", cls="axis-label")
+    cy = (plot.y0 + plot.y1) / 2
+    plot.text(14, cy, "generated velocity", cls="axis-label", extra=f' transform="rotate(-90 14 {cy:.1f})"')
+    plot.frame()
+    plot.add(f'<line class="diagonal" x1="{sx(lo):.1f}" y1="{sy(lo):.1f}" x2="{sx(hi):.1f}" y2="{sy(hi):.1f}"/>')
+    colour = {ID_LEVEL: ID_COLOUR}
+    for i, level in enumerate(k for k in levels if k != ID_LEVEL):
+        colour[level] = OOD_COLOURS[i % len(OOD_COLOURS)]
+    for level in levels:
+        mine = [s for s in pts if s["level"] == level]
+        if not mine:
+            continue
+        plot.add(f'<g class="points" fill="{colour[level]}" fill-opacity="0.55"><title>{escape(level)}</title>')
+        plot.add("".join(f'<circle cx="{sx(s["true_velocity"]):.1f}" cy="{sy(s["generated_velocity"]):.1f}" r="2.2"/>' for s in mine))
+        plot.add("</g>")
+    for level, name, x, line in legend:
+        y = 16 + 16 * line  # rows from the top, above the data area
+        plot.add(f'<circle cx="{x + 5:.1f}" cy="{y:.1f}" r="4" fill="{colour[level]}"/>')
+        plot.text(x + 12, y + 4, name, cls="legend", anchor="start")
+    return plot.svg()

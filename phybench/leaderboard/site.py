@@ -1,0 +1,125 @@
+"""The leaderboard page: index.html from the template, with each board, its plots and the data."""
+from __future__ import annotations
+
+import re
+from importlib import resources
+from typing import Any, Iterable
+
+from .export import script_json
+from .plots import (
+    PALETTE,
+    escape,
+    plot_error_by_level,
+    plot_scaling,
+    plot_velocity_scatter,
+)
+
+TEMPLATE_PACKAGE = "phybench.leaderboard"
+TEMPLATE_DIR = "template"
+STATIC_FILES = ("style.css", "leaderboard.js")  # copied verbatim from the template
+# ================================================================ the page
+def template_text(name: str) -> str:
+    return (resources.files(TEMPLATE_PACKAGE) / TEMPLATE_DIR / name).read_text(encoding="utf-8")
+
+
+def _render(template: str, values: dict[str, str]) -> str:
+    """One pass over {{name}} placeholders: inserted text is never scanned again."""
+    return re.sub(r"\{\{(\w+)\}\}", lambda m: values[m.group(1)], template)
+
+
+def _figure(svg: str, caption: str, cls: str = "") -> str:
+    return f'<figure class="plot-card {cls}">{svg}<figcaption>{escape(caption)}</figcaption></figure>'
+
+
+def model_colours(names: Iterable[str]) -> dict[str, str]:
+    """A colour per model that stays the same from build to build: the model name's hash picks
+    a palette slot; a clash takes the next free slot (names in sorted order), so adding a
+    model moves no other model's colour unless the two would clash."""
+    import hashlib
+
+    out: dict[str, str] = {}
+    taken: set[int] = set()
+    for name in sorted(set(names)):
+        slot = int.from_bytes(hashlib.sha256(name.encode()).digest()[:4], "big") % len(PALETTE)
+        for k in range(len(PALETTE)):
+            if (slot + k) % len(PALETTE) not in taken or len(taken) >= len(PALETTE):
+                slot = (slot + k) % len(PALETTE)
+                break
+        taken.add(slot)
+        out[name] = PALETTE[slot]
+    return out
+
+
+def _board_html(board: dict[str, Any]) -> str:
+    colours = model_colours(row["model"] for row in board["rows"])
+    figures = []
+    by_level = plot_error_by_level(board, colours)
+    if by_level:
+        figures.append(_figure(by_level, "Velocity error at each level, per model: mean and 95% interval. "
+                                         "A model that learned the law stays flat from ID to OOD.", "wide"))
+    families: dict[str, list[dict[str, Any]]] = {}
+    for row in board["rows"]:
+        if isinstance(row["meta"].get("family"), str):
+            families.setdefault(row["meta"]["family"], []).append(row)
+    for family, rows in sorted(families.items()):
+        for axis, what in (("train_size", "training-set size"), ("size", "model size")):
+            svg = plot_scaling(board, family, rows, axis)
+            if svg:
+                figures.append(_figure(svg, f"Scaling of {family} with {what}: velocity error, ID solid, OOD dashed."))
+    scatters = [(row, plot_velocity_scatter(board, row)) for row in board["rows"]]
+    scatters = [(row, svg) for row, svg in scatters if svg]
+    scatter_html = ""
+    if scatters:
+        cards = "".join(_figure(svg, row["model"], "small") for row, svg in scatters)
+        scatter_html = (
+            '<h3>Generated vs conditioned velocity, per sample</h3>'
+            '<p class="note">Each dot is one video: the velocity it was conditioned on against the velocity the '
+            'model generated. On the dashed diagonal the model follows the law; outside the shaded training '
+            'range, models that only mimic their data pull velocities back towards it (paper figure 5).</p>'
+            f'<div class="plots scatter">{cards}</div>'
+        )
+    desc = f'<p class="task-desc">{escape(board["description"])}</p>' if board["description"] else ""
+    plots = f'<h3>Plots</h3><div class="plots">{"".join(figures)}</div>' if figures else ""
+    return (
+        f'<section class="board" id="{board["id"]}" data-board="{board["id"]}">'
+        f'<div class="board-head"><h2>{escape(board["title"])} <span class="version">v{escape(board["task_version"])}</span></h2>'
+        f'{desc}</div>'
+        '<div class="controls"><label>Metric <select class="metric-select" aria-label="metric"></select></label>'
+        '<span class="hint">Click a column to sort; ▸ shows where an entry comes from.</span></div>'
+        f'<div class="table-wrap"><table class="lb" data-board="{board["id"]}"></table></div>'
+        '<noscript><p class="note">The tables need JavaScript; the same numbers are in '
+        '<a href="leaderboard.md">leaderboard.md</a> and <a href="leaderboard.csv">leaderboard.csv</a>.</p></noscript>'
+        f'{plots}{scatter_html}</section>'
+    )
+
+
+def page_html(data: dict[str, Any], probes: bool = False) -> str:
+    """The main page; `probes`: link the Probes page (written only when probe results exist)."""
+    boards = data["boards"]
+    nav = "".join(f'<a href="#{b["id"]}">{escape(b["title"])}</a>' for b in boards)
+    if probes:
+        nav += '<a href="probes.html">Probes</a>'
+
+    refused = ""
+    if data["refused"]:
+        items = "".join(f"<li><code>{escape(r['file'])}</code>: {escape(r['reason'])}</li>" for r in data["refused"])
+        refused = (
+            f'<section class="refused"><h2>Refused results ({len(data["refused"])})</h2>'
+            "<p>These files do not match this phybench's registry and are not shown.</p>"
+            f"<ul>{items}</ul></section>"
+        )
+    sections = "".join(_board_html(b) for b in boards) or '<p class="empty">No results yet.</p>'
+    models = len({r["model"] for b in boards for r in b["rows"]})
+    return _render(template_text("index.html"), {
+        "version": escape(data["phybench_version"]),
+        "nav": nav,
+        "refused": refused,
+        "sections": sections,
+        "counts": escape(f"{models} model{'s' * (models != 1)}, {len(data['files'])} results file{'s' * (len(data['files']) != 1)}"),
+        "checked": (
+            "Every entry was checked against this version's registry: task spec hash, metric settings, "
+            "network weight hashes and split hash." if data["registry_checked"] else
+            "<strong>Built without the registry check</strong>: entries were not verified against this version."
+        ),
+        "data": script_json(data),
+    })

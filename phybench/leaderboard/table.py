@@ -1,0 +1,291 @@
+"""The combined table: accepted results files -> one board per task, a row per model, a cell per level.
+
+Also the few facts read from the task registry (layout, evaluation splits, OOD splits, the
+velocity range), each falling back to the fundamental layout for an unregistered task,
+which `load` refuses with its own reason.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Iterable
+
+from ..scoring.metrics import METRICS, is_set_metric
+from .load import (
+    LEVEL_CLASH,
+    Entry,
+    Refusal,
+    eval_splits,
+    is_number,
+    metrics_present,
+    protocol_of,
+    report_order,
+)
+
+
+def _layout(task: Any) -> str:
+    """How a task's board is laid out: "levels" or "splits" (`TaskFamily.board_layout`)."""
+    try:
+        from ..tasks import family_of, get_task
+
+        return family_of(get_task(task)).board_layout
+    except Exception:
+        return "levels"
+
+
+def _is_ood_split(task: str, split: str) -> bool:
+    """A split drawn OOD level by level: its whole-split summary is the "OOD overall" column."""
+    try:
+        from ..tasks import get_task
+
+        return get_task(task).split(split).draw == "ood-levels"
+    except Exception:
+        return split == "ood-eval"
+# Tables open on (and the Markdown ranks by) the ranked velocity error (docs/results.md, "The
+# ranked column"): a lost frame costs more the more frames are lost, so losing balls never
+# improves a rank; results files without it (made before it existed) fall back to the
+# lost-ball-as-worst column, then to the paper's trackable-only mean.
+PRIMARY_METRIC = "velocity_error_ranked"
+OLDER_PRIMARY = "velocity_error_penalised"
+FALLBACK_METRIC = "velocity_error"
+
+# Which block of `provenance.metric_settings` states a metric's conventions, which pinned
+# network it runs (its weight hash must be in `provenance.weights`), its label and unit:
+# the metric registry, `phybench.scoring.metrics.METRICS`.
+ID_LEVEL = "id"
+OOD_ALL = "ood-overall"  # the ood-eval file's `summary.overall`: every OOD video together
+
+# ================================================================ the combined table
+def _split_columns(task: str, present: Iterable[str]) -> list[dict[str, str]]:
+    """Columns of a "splits" board: each evaluation split the task declares, in its order."""
+    from ..tasks import get_task
+
+    present = set(present)
+    spec = get_task(task)
+    return [{"key": s, "label": s, "group": "", "short": s, "title": spec.split(s).description or s}
+            for s in spec.eval_splits if s in present]
+
+
+def _levels(task: str, present: Iterable[str]) -> list[dict[str, str]]:
+    """Columns of a task table: ID, all OOD videos, then each OOD level in registry order."""
+    if _layout(task) == "splits":
+        return _split_columns(task, present)
+    described: dict[str, str] = {}
+    order: list[str] = []
+    try:
+        from ..tasks import get_task
+
+        spec = get_task(task)
+        for level in spec.ood_levels:
+            order.append(level.name)
+            described[level.name] = level.description or f"{', '.join(level.ood_dofs)} out of the training range"
+    except Exception:
+        pass
+    present = set(present)
+    cols = []
+    # label: in Markdown and plots; group + short: the two lines of a table header
+    if ID_LEVEL in present:
+        cols.append({"key": ID_LEVEL, "label": "ID", "group": "", "short": "ID",
+                     "title": "in distribution: every parameter inside the training range"})
+    if OOD_ALL in present:
+        cols.append({"key": OOD_ALL, "label": "OOD overall", "group": "OOD", "short": "overall",
+                     "title": "out of distribution: every OOD video together"})
+    for name in order + sorted(present - set(order) - {ID_LEVEL, OOD_ALL}):
+        if name in present:
+            cols.append({"key": name, "label": f"OOD {name}", "group": "OOD level", "short": name,
+                         "title": described.get(name, f"OOD level {name}")})
+    return cols
+
+
+def train_size(value: Any) -> float | None:
+    """30000, "30k", "3M", "3,000,000" -> a number of training videos."""
+    if is_number(value):
+        return float(value)
+    if isinstance(value, str):
+        m = re.fullmatch(r"\s*([0-9][0-9,_]*\.?[0-9]*)\s*([kKmMbB]?)\s*", value)
+        if m:
+            return float(m.group(1).replace(",", "").replace("_", "")) * {"": 1, "k": 1e3, "m": 1e6, "b": 1e9}[m.group(2).lower()]
+    return None
+
+
+def _scalar(x: Any) -> bool:
+    return isinstance(x, (str, int, float)) and not isinstance(x, bool)
+
+
+def _model_meta(model: dict[str, Any]) -> dict[str, Any]:
+    """The `model` fields the page shows; anything of an unexpected type is dropped."""
+    meta: dict[str, Any] = {}
+    for key in ("family", "size", "version", "model_version", "checkpoint_sha256", "notes", "url", "condition_frames",
+                "train_split"):
+        if _scalar(model.get(key)):
+            meta[key] = model[key]
+    sampler = model.get("sampler")
+    if _scalar(sampler):
+        meta["sampler"] = sampler
+    elif isinstance(sampler, dict):  # submission.json's sampler object, e.g. {"name": "ddim", "steps": 50}
+        meta["sampler"] = ", ".join(f"{k}={v}" for k, v in sorted(sampler.items()) if _scalar(v))
+    if is_number(model.get("params")):
+        meta["params"] = model["params"]
+    if model.get("train_size") is not None and train_size(model["train_size"]) is not None:
+        meta["train_size"] = model["train_size"]
+    seeds = [x for x in model.get("seeds") or [] if _scalar(x)] if isinstance(model.get("seeds"), list) else []
+    if seeds:  # one per run, or one per sample: a long list is summarised
+        meta["seeds"] = seeds if len(seeds) <= 8 else f"{len(seeds)} seeds, {seeds[0]} … {seeds[-1]}"
+    return meta
+
+
+def _cell(group: dict[str, Any], metrics: Iterable[str]) -> dict[str, Any]:
+    """One table cell's numbers; anything that is not a number becomes null (files are untrusted)."""
+
+    def number(x: Any) -> float | None:
+        return x if is_number(x) else None
+
+    def count(x: Any) -> int | None:
+        return x if isinstance(x, int) and not isinstance(x, bool) and x >= 0 else None
+
+    untrackable = group.get("untrackable") if isinstance(group.get("untrackable"), dict) else {}
+    cell: dict[str, Any] = {
+        "videos": count(group.get("videos")),
+        "untrackable": {"count": count(untrackable.get("count")), "rate": number(untrackable.get("rate"))},
+        "metrics": {},
+    }
+    for m in metrics:
+        value = group.get(m)
+        if not isinstance(value, dict):
+            continue
+        if is_set_metric(m):
+            cell["metrics"][m] = {"value": number(value.get("value")), "videos": count(value.get("videos")),
+                                  "frames": count(value.get("frames"))}
+        else:
+            ci = value.get("ci95") if isinstance(value.get("ci95"), list) and len(value["ci95"]) == 2 else [None, None]
+            cell["metrics"][m] = {"mean": number(value.get("mean")), "ci95": [number(ci[0]), number(ci[1])],
+                                  "count": count(value.get("count"))}
+    return cell
+
+
+def combine(entries: list[Entry]) -> tuple[list[dict[str, Any]], list[Refusal]]:
+    """Boards (one per task and resolution): rows of models, cells per level."""
+    boards: dict[tuple[str, int], dict[str, Any]] = {}
+    refused: list[Refusal] = []
+    known = list(_registered_tasks())
+    for e in sorted(entries, key=lambda e: (e.key, e.model, e.results["split"], e.file)):
+        doc = e.results
+        metrics = [m for m in report_order() if m in metrics_present(doc)]
+        cells = {}
+        if _layout(doc["task"]) == "splits":  # one column per split: its whole-split summary
+            cells[doc["split"]] = _cell(doc["summary"]["overall"], metrics)
+        else:
+            if _is_ood_split(doc["task"], doc["split"]):  # for id-eval the whole split is the ID level
+                cells[OOD_ALL] = _cell(doc["summary"]["overall"], metrics)
+            for level, summary in doc["summary"]["levels"].items():
+                cells[level] = _cell(summary, metrics)
+        board = boards.setdefault(e.key, {"rows": {}, "metrics": {}, "task_version": doc["task_version"]})
+        row = board["rows"].get(e.model) or {"model": e.model, "meta": _model_meta(doc["model"]), "cells": {}, "sources": []}
+        clash = sorted(set(cells) & set(row["cells"]))
+        if clash:  # an ood-eval file with an "id" level, say: which file is right is not ours to guess
+            refused.append(Refusal(e.file, f"model {e.model!r} already has level(s) {', '.join(clash)} "
+                                           f"on {e.key[0]} from {', '.join(s['file'] for s in row['sources'])}", LEVEL_CLASH))
+            continue
+        board["rows"][e.model] = row
+        for m in metrics:
+            board["metrics"].setdefault(m, bool(doc.get("higher_is_better", {}).get(m, METRICS.get(m).higher_is_better)))
+        row["cells"].update(cells)
+        row.setdefault("cell_splits", {}).update({k: doc["split"] for k in cells})
+        prov = doc["provenance"]
+        row["sources"].append({
+            "file": e.file,
+            "split": doc["split"],
+            "model": _model_meta(doc["model"]),
+            "provenance": {k: prov.get(k) for k in (
+                "phybench_version", "task_spec_hash", "split_hash", "split_num_samples", "split_full_size",
+                "resolution", "pixel_mapping", "submission_hash", "weights")},
+            "protocol": protocol_of(doc["task"], prov),
+            "untrackable": len(doc.get("untrackable") or []),
+            "warnings": [w for w in doc.get("warnings") or [] if isinstance(w, str)],
+        })
+        if e.samples is not None:
+            row.setdefault("samples", []).extend(e.samples["samples"])
+            if e.samples["dof"]:
+                row["samples_dof"] = e.samples["dof"]
+
+    out: list[dict[str, Any]] = []
+    ids: set[str] = set()
+    resolutions: dict[str, set[int]] = {}
+    groups: dict[str, set[str]] = {}
+    for task, res, group in boards:
+        resolutions.setdefault(task, set()).add(res)
+        groups.setdefault(task, set()).add(group)
+    order = {t: i for i, t in enumerate(known)}
+    group_order = {"full": 0, "lite": 1, "debug": 2}
+    for (task, res, group), board in sorted(
+            boards.items(), key=lambda kv: (order.get(kv[0][0], len(order)), kv[0][0], kv[0][1], group_order[kv[0][2]])):
+        rows = [board["rows"][name] for name in sorted(board["rows"])]
+        for row in rows:
+            splits = eval_splits(task)
+            row["sources"].sort(key=lambda s: (splits.index(s["split"]) if s["split"] in splits else len(splits), s["file"]))
+            if "samples" in row:
+                row["samples"].sort(key=lambda s: s["sample_id"])
+        present = {k for r in rows for k in r["cells"]}
+        metrics = [m for m in report_order() if m in board["metrics"]]
+        title = task if len(resolutions[task]) == 1 else f"{task} · {res} px"
+        board_id = _slug(f"{task}-{res}")
+        if len(groups[task]) > 1:  # the same task on several protocols: one board each, named
+            title += " · " + ("debugging subsets" if group == "debug" else f"{group} protocol")
+            board_id += f"-{group}"
+        while board_id in ids:  # two unregistered task names that slug alike
+            board_id += "-x"
+        ids.add(board_id)
+        out.append({
+            "id": board_id,
+            "task": task,
+            "task_version": board["task_version"],
+            "resolution": res,
+            "protocol_group": group,
+            "title": title,
+            "description": _task_description(task),
+            "layout": _layout(task),
+            "protocols": sorted({s["protocol"] for r in rows for s in r["sources"] if s.get("protocol")}),
+            "levels": _levels(task, present),
+            "metrics": [
+                {"name": m, "label": METRICS.get(m).label, "unit": METRICS.get(m).unit,
+                 "higher_is_better": board["metrics"][m]}
+                for m in metrics
+            ],
+            "rows": rows,
+        })
+    return out, refused
+
+
+def _registered_tasks() -> list[str]:
+    try:
+        from ..tasks import TASKS
+
+        return list(TASKS)
+    except Exception:
+        return []
+
+
+def _task_description(task: str) -> str:
+    try:
+        from ..tasks import get_task
+
+        return get_task(task).description
+    except Exception:
+        return ""
+
+
+def task_velocity_range(task: str, dof: str | None) -> tuple[str, tuple[float, float]] | None:
+    """The training (ID) range of the velocity the scatter plot shows, from the registry."""
+    try:
+        from ..tasks import get_task
+
+        dofs = get_task(task).dofs
+    except Exception:
+        return None
+    for d in dofs:
+        if (dof and d.name == dof) or (not dof and d.name.startswith("velocity")):
+            return d.name, (float(d.id_range[0]), float(d.id_range[1]))
+    return None
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "x"

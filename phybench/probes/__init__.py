@@ -1,0 +1,135 @@
+"""Generalisation probes (paper section 5): one module per probe, each a task family with its analysis.
+
+A probe module (`priority`, `flip`, `gaps`, `holes`, `composition`) registers its task family
+(which declares ``probe = NAME``), its tasks, and a `Probe`: the analysis that turns a
+submission on one of its evaluation splits into a versioned, deterministic results file
+(per video verdicts, per split shares with intervals), the summary of several such files,
+its text, and its section of the leaderboard's Probes page.  Adding a probe is one file
+(`tests/test_probes.py` adds a throwaway one).  Nothing here names a task: a task's pair
+and combinations come from its ``family_params``.
+
+Here: `analyse` (a submission -> a results file), the results files' IO and checks, and
+`summarise`.  Shared readers are in `reading`, shared HTML in `page`.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any, Iterable
+
+from .. import tasks as _tasks  # noqa: F401  the task registry imports every probe module, in its order
+from ..io import atomic_write_bytes
+from ..scoring.results import _clean
+from ..tasks import family_of
+from ..tasks.spec import TaskSpec
+from .registry import PROBES, SCHEMA, SCHEMA_VERSION, Probe, ProbeError, register_probe
+
+__all__ = ["PROBES", "SCHEMA", "SCHEMA_VERSION", "Probe", "ProbeError", "analyse", "load_results", "probe_of",
+           "register_probe", "results_bytes", "results_digest", "summarise", "write_results"]
+
+
+def probe_of(spec: TaskSpec) -> Probe:
+    """The probe that analyses a task: its family's `probe`."""
+    name = family_of(spec).probe
+    if name is None:
+        raise ProbeError(f"task {spec.name!r} is not a probe (its family {family_of(spec).name!r} has no analysis)")
+    return PROBES.get(name)
+
+
+def analyse(submission: str | os.PathLike[str], split_dir: str | os.PathLike[str],
+            progress: bool = True, train_split: str | None = None) -> dict[str, Any]:
+    """The results of a probe's analysis of one submission on one evaluation split.
+
+    train_split: the training split the model learnt from, for probes whose verdict
+    depends on it (gaps); default: the one the submission's model metadata names.
+    """
+    from ..data.split import SplitError, SplitReader
+    from ..submission.archive import SubmissionError
+    from ..submission.format import open_submission, submission_hash
+
+    try:
+        reader = SplitReader(split_dir)
+    except SplitError as exc:
+        raise ProbeError(f"--data: {exc}") from None
+    manifest = reader.manifest
+    probe = probe_of(reader.spec)
+    if reader.spec.is_training(manifest["split"]):
+        raise ProbeError(f"{split_dir} is the training split {manifest['split']}; analyse an evaluation split "
+                         f"({', '.join(reader.spec.eval_splits)})")
+    try:
+        with open_submission(submission, manifest=manifest) as sub:
+            meta = dict(sub.meta)
+            if meta.get("split_hash") != manifest["split_hash"]:
+                raise ProbeError(f"the submission was made for split hash {str(meta.get('split_hash'))[:12]}, "
+                                 f"but {split_dir} has {manifest['split_hash'][:12]}")
+            model = meta.get("model") if isinstance(meta.get("model"), dict) else {}
+            options = {"train_split": train_split or model.get("train_split")}
+            analysis = probe.analyse(reader, sub, progress, options)
+        sub_hash = submission_hash(submission)
+    except SubmissionError as exc:
+        raise ProbeError("; ".join(p.message for p in exc.problems)) from None
+    return {
+        "schema": SCHEMA, "schema_version": SCHEMA_VERSION, "probe": probe.name,
+        "model": _model_name(meta), "task": manifest["task"], "spec_hash": manifest["spec_hash"],
+        "split": manifest["split"], "split_hash": manifest["split_hash"], "resolution": manifest["resolution"],
+        "submission_hash": sub_hash, "analysis": analysis,
+    }
+
+
+def _model_name(meta: dict[str, Any]) -> str:
+    model = meta.get("model", "")
+    return str(model.get("name", "")) if isinstance(model, dict) else str(model)
+
+
+def results_bytes(results: dict[str, Any]) -> bytes:
+    return (json.dumps(_clean(results), sort_keys=True, indent=1, ensure_ascii=False) + "\n").encode()
+
+
+def write_results(path: str | os.PathLike[str], results: dict[str, Any]) -> None:
+    atomic_write_bytes(path, results_bytes(results))
+
+
+def load_results(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """A probe results file, checked: schema, version and that it is internally consistent."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ProbeError(f"{path}: not a readable JSON file ({exc})") from None
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+        raise ProbeError(f"{path}: not a probe results file (schema {SCHEMA!r})")
+    if not isinstance(data.get("model"), str) or not data["model"].strip() or data.get("probe") not in PROBES:
+        raise ProbeError(f"{path}: model must be a non-empty name and probe a registered probe")
+    if data.get("schema_version") != SCHEMA_VERSION:
+        raise ProbeError(f"{path}: schema_version {data.get('schema_version')!r}; this phybench reads "
+                         f"{SCHEMA_VERSION}")
+    from ..tasks import TASKS
+
+    if data.get("task") not in TASKS:
+        raise ProbeError(f"{path}: unknown task {data.get('task')!r}")
+    spec = TASKS.get(data["task"])
+    if data.get("spec_hash") != spec.spec_hash():
+        raise ProbeError(f"{path}: made for spec {str(data.get('spec_hash'))[:12]} of {spec.name}, this phybench "
+                         f"has {spec.spec_hash()[:12]}")
+    analysis = data.get("analysis", {})
+    videos = analysis.get("videos", [])
+    names = list(analysis.get("verdicts", {}))
+    recount = {v: sum(1 for x in videos if x.get("verdict") == v) for v in names}
+    if (not names or sum(recount.values()) != sum(1 for x in videos if x.get("verdict") is not None)
+            or any(analysis["verdicts"][v].get("count") != recount[v] for v in names)):
+        raise ProbeError(f"{path}: the verdict counts do not match its per-video verdicts")
+    return data
+
+
+def results_digest(results: dict[str, Any]) -> str:
+    return hashlib.sha256(results_bytes(results)).hexdigest()
+
+
+def summarise(probe: str, paths: Iterable[str | os.PathLike[str]]) -> dict[str, Any]:
+    results = [load_results(p) for p in paths]
+    wrong = [r["task"] for r in results if r["probe"] != probe]
+    if wrong:
+        raise ProbeError(f"results of another probe given to {probe}: {', '.join(wrong)}")
+    return PROBES.get(probe).summarise(results)
