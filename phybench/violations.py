@@ -338,8 +338,10 @@ def _contacts(scene: Scene, spec: TaskSpec) -> np.ndarray:
     from .world.simulate import simulate
 
     c = spec.condition_frames - 1
-    _, touch = simulate(scene.frames(slice(c, c + 1)), spec.simulator, scene.num_frames - c, spec.frame_interval,
-                        record_contacts=True)
+    result = simulate(scene.frames(slice(c, c + 1)), spec.simulator, scene.num_frames - c, spec.frame_interval,
+                      record_contacts=True)
+    assert isinstance(result, tuple)
+    _, touch = result
     return np.where(np.isfinite(touch), c + np.ceil(touch / spec.frame_interval - 1e-9), np.inf)
 
 
@@ -371,6 +373,7 @@ def _tunnel(scene: Scene, spec: TaskSpec, k: int) -> Planted:
     for b in sorted((b for b, x in enumerate(scene.bodies) if x.dynamic),
                     key=lambda b: (float(frames[b].min(initial=np.inf)), b)):
         tail = simulate(scene.frames(slice(c, c + 1)), spec.simulator, T - c, spec.frame_interval, ghost=b)
+        assert isinstance(tail, Scene)
         poses = scene.poses.copy()
         poses[c:, b] = tail.poses[:, b]  # the others keep their ground truth
         planted = dataclasses.replace(scene, poses=poses)
@@ -490,6 +493,7 @@ def write_violations(split_dir: str | os.PathLike[str], out: str | os.PathLike[s
         def videos() -> Iterator[tuple[str, np.ndarray]]:
             for row in tqdm(rows, desc=f"violations {kind}", unit="video", disable=not progress):
                 gt = reader.video(row)  # decoded per kind: a whole split of videos would not fit in memory
+                video: np.ndarray | None
                 if kind in BENIGN:
                     video, label = degrade(kind, gt, spec.condition_frames, row["sample_id"]), {
                         "sample_id": row["sample_id"], "kind": kind, "benign": True}

@@ -525,10 +525,10 @@ def judge(video: np.ndarray, gt_video: np.ndarray, colours: Sequence[Sequence[in
     by_colour: dict[tuple[int, ...], list[bool]] = {}
     for c, s in zip(colours, static):
         by_colour.setdefault(tuple(int(x) for x in c), []).append(bool(s))
-    statics = [c for c, st in by_colour.items() if all(st)]
+    static_colours = [c for c, st in by_colour.items() if all(st)]
     sampled = sorted({start - 1, *range(start, T, PERIMETER_EVERY)})
-    gts = segment(gt_video, list(by_colour), soft_only=statics, perimeter_frames=sampled)
-    gens = segment(video, list(by_colour), soft_only=statics, perimeter_frames=sampled)
+    gts = segment(gt_video, list(by_colour), soft_only=static_colours, perimeter_frames=sampled)
+    gens = segment(video, list(by_colour), soft_only=static_colours, perimeter_frames=sampled)
     gen_frames = slice(start, T)
     s = W / 128.0
     blur = 1.0 + max(0.0, gens.blur(gen_frames) - gts.blur(gen_frames)) / s / BLUR_PX
@@ -913,7 +913,7 @@ def _tracks(q: Layer, seg: Segmentation, c: tuple[int, ...], seeds: np.ndarray, 
             elong[t] = np.sqrt(major / max(minor, 1e-9))
             others = np.delete(q.boxes[t], j, axis=0)
             near_same = bool(len(others)) and bool((_box_gaps(q.boxes[t][j:j + 1], others) <= ctx.gap).any())
-            free[t] = not near_same and not _touching(seg, c, q.boxes[t][j], t, ctx)
+            free[t] = not near_same and not _touching(seg, c, q.boxes[t][j], int(t), ctx)
         out.append(_Track(pos, angle, elong, free, edge, box, area, q.area))
     return out
 

@@ -183,7 +183,7 @@ def pack(generated: str | os.PathLike[str], inputs_dir: str | os.PathLike[str], 
         meta["conditioning"] = conditioning
     from ..data.source import video_source
 
-    meta["sources"] = {sid: video_source(paths[sid]) for sid in ids}  # lossless or mp4:<codec> (issue 24)
+    meta["sources"] = {sid: video_source(p) for sid in ids if (p := paths[sid]) is not None}  # lossless or mp4:<codec>
     try:
         return write_submission(out, meta, videos(), fmt="npz")
     except FileExistsError as exc:
