@@ -15,7 +15,7 @@ from phybench.data.generate import generate
 from phybench.data.split import SplitReader, make_plan, row_scene
 from phybench.scoring.results import markdown_table
 from phybench.scoring.score import samples_sidecar, score
-from phybench.scoring.submission import submission_meta, write_submission
+from phybench.submission import submission_meta, write_submission
 from phybench.tasks import family_of, get_task
 from phybench.violations import _needs_gravity, _resimulate, plant
 from phybench.world.render import render

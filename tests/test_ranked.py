@@ -14,7 +14,7 @@ from phybench.data.generate import generate
 from phybench.data.split import SplitReader, make_plan, row_scene
 from phybench.scoring.metrics import penalty
 from phybench.scoring.score import score
-from phybench.scoring.submission import submission_meta, write_submission
+from phybench.submission import submission_meta, write_submission
 from phybench.tasks import get_task
 from phybench.violations import KINDS
 from phybench.world.laws import fully_in_view
