@@ -46,26 +46,22 @@ the velocity error measures; docs/judge.md's calibration table says which kind e
 """
 from __future__ import annotations
 
-import functools
-from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
 from scipy import ndimage
 
-BACKGROUND = (255, 255, 255)
+from .findings import Ctx, Finding, Verdict, single, touching
+from .motion import (GAP, GRAVITY_ABS, GRAVITY_MIN, GRAVITY_REL, JERK_ABS, JERK_FRAMES, JERK_REL, KINK_ABS,
+                     KINK_ABS_LONG, KINK_REL, KINK_REL_LONG, KINK_W, KINK_W_LONG, NOISE_K, REST_HOLD, REST_MOVE,
+                     REST_TURN, SPIN_ELONGATION, SPIN_RATE, SPIN_RATE_CONTACT, SPIN_WINDOWS, TRACK_AREA,
+                     TRACK_MIN_AREA, TUNNEL_STOP, motion)
+from .segment import (BACKGROUND, HARD, HIGH, INK, LOW, MIN_PIECE, NEAR, RESIDUAL, RESIDUAL_MIN, SOLID,
+                      Layer, Segmentation, Shape, box_gaps, colour_masks, descriptors, segment, shape_of, track)
 
-# Segmentation
-INK = 12  # levels: a pixel within this of the background on every channel is background
-QUANT = 2  # colours are read in bins of 4 levels a channel (a table per palette; coverage to +/- 0.02)
-RESIDUAL = 0.3  # a pixel belongs to a colour if it lies within 0.3 x |background - colour| of its line ...
-RESIDUAL_MIN = 24.0  # ... or 24 levels, whichever is larger (colour casts, codec chroma)
-NEAR = 4.0  # px at 128 px: a pixel two colours could explain goes to one with a solid piece this near ...
-SURE = 0.35  # ("solid": a pixel whose best reading scores at most this, with t >= 0.5)
-SOLID = 1.0  # ... else among the lines within reach, the pixel goes to the least residual / reach + SOLID x (1 - coverage)
-LOW, HIGH = 0.15, 0.85  # soft coverage: (t - LOW) / (HIGH - LOW), clipped to [0, 1]
-HARD = 0.5  # a pixel is in a piece at coverage t >= 0.5
-MIN_PIECE = 4.0  # px^2 at 128 px: smaller pieces are dust
+__all__ = ["SETTINGS", "Finding", "Verdict", "Shape", "judge", "judge_sample", "abnormal", "segment", "colour_masks",
+           "shape_of", "track", "BACKGROUND"]
+
 BORDER = 3.0  # px at 128 px: a piece this close to the frame's border touches it
 PERIMETER_EVERY = 4  # the blur estimate counts perimeters on every 4th generated frame
 BLUR_PX = 2.0  # blur factor = 1 + (extra edge width of the generated frames, px at 128 px) / 2 px
@@ -88,26 +84,10 @@ SHAPE_MIN_AREA = 40.0  # px^2 at 128 px
 SHAPE_ELONGATION = 0.15  # elongation may drift this much beyond the ground truth's own drift (+0.05) ...
 SHAPE_COMPACTNESS = 0.08  # ... and compactness this much (+0.03) ...
 SHAPE_SMALL = 2.5  # ... or 2.5 / sqrt(area in px^2) (1.25 / sqrt for compactness), times the blur factor
-# Motion of tracked bodies (px at 128 px, per frame; times the blur factor)
-GAP = 4.0  # px at 128 px: an object within this of a body touches it
-TRACK_AREA = 0.35  # a body's piece within 35% of its ground truth's area is the body alone ...
-TRACK_MIN_AREA = 30.0  # ... and one of at least 30 px^2 at 128 px is big enough to follow
-JERK_ABS, JERK_REL, JERK_FRAMES = 0.5, 0.5, 3  # |a - a_gt| > 0.5 px + 0.5 |v_gt| in 3 frames ...
-NOISE_K = 3.0  # ... + 3 x the ground truth's own robust spread (jerk and kink)
-KINK_W = 3  # frames per window: velocity fitted before and after each frame
-KINK_ABS, KINK_REL = 0.25, 0.05  # |dv - dv_gt| > 0.25 px + 0.05 |v_gt| ...
-KINK_W_LONG, KINK_ABS_LONG, KINK_REL_LONG = 6, 0.15, 0.03  # ... or, over 6-frame windows, 0.15 px + 0.03 |v_gt|
-GRAVITY_MIN = 8  # frames in the longest free run for a fitted acceleration
-GRAVITY_ABS, GRAVITY_REL = 0.02, 0.15  # |a - a_gt| > max(0.02 px/frame^2, 0.15 |a_gt|)
-SPIN_ELONGATION = 1.6  # bodies this elongated have an angle to follow
-SPIN_RATE, SPIN_WINDOWS = 0.05, 2  # rad/frame beyond the ground truth's, in 2 windows ...
-SPIN_RATE_CONTACT = 0.1  # ... or this much where it touches something (contacts turn bodies)
 FREEZE_STILL = 0.2  # px at 128 px: a piece whose centroid moves less than this stands still ...
 FREEZE_MOVE = 0.5  # ... while the ground truth's moves at least this far ...
 FREEZE_FRAMES = 2  # ... for 2 frames touching nothing (freeze) ...
 STOP_FRAMES = 3  # ... or 3 frames touching something (stop)
-REST_MOVE, REST_TURN, REST_HOLD = 3.0, 0.15, 3  # px at 128 px, rad; frames the ground truth stays at rest after
-TUNNEL_STOP = 0.2  # px/frame: the ground truth's speed towards a side it stops or bounces at
 
 SETTINGS: dict[str, Any] = {
     "segmentation": (f"per object colour of the scene: a pixel farther than {INK} levels from the background belongs "
@@ -192,326 +172,6 @@ SETTINGS: dict[str, Any] = {
 }
 
 
-# ----------------------------------------------------------------------------- segmentation
-
-@dataclass
-class Layer:
-    """One colour's segmentation of one video (px at the video's resolution)."""
-
-    soft: np.ndarray  # (T, H, W) float32: dead-zoned coverage in [0, 1]
-    area: np.ndarray  # (T,) px^2: sum of soft
-    count: np.ndarray  # (T,) pieces
-    edge: np.ndarray  # (T,) smallest distance from a piece's bounding box to the border (inf: none)
-    exit: np.ndarray  # (T,) smallest move that takes a whole piece out of view (inf: none)
-    centroids: list[np.ndarray]  # T arrays (n_t, 2) of (row, col)
-    piece_edge: list[np.ndarray]  # T arrays (n_t,)
-    piece_exit: list[np.ndarray]  # T arrays (n_t,)
-    piece_area: list[np.ndarray]  # T arrays (n_t,) px^2 (pixels with t >= HARD)
-    moments: list[np.ndarray]  # T arrays (n_t, 3): central second moments (rr, cc, rc), px^2
-    boxes: list[np.ndarray]  # T arrays (n_t, 4): row start, row stop, col start, col stop
-    perimeter: np.ndarray  # (T,) px: pixels of the pieces with a 4-neighbour outside them
-    partial: np.ndarray  # (T,) partly covered pixels (0 < soft < 1)
-
-
-@dataclass
-class Segmentation:
-    """Every colour of one video, and where any ink is (for contact tests)."""
-
-    layers: dict[tuple[int, ...], Layer]
-    owner: np.ndarray  # (T, H, W) int8: 0 background, k + 1 the k-th colour of `layers`, -1 ink of none
-
-    def others(self, c: tuple[int, ...], window: tuple[Any, ...]) -> np.ndarray:
-        """bool: ink in `window` that is not colour c's."""
-        o = self.owner[window]
-        return (o != 0) & (o != list(self.layers).index(c) + 1)
-
-    def blur(self, frames: slice) -> float:
-        """Edge width: partly covered pixels per perimeter pixel, over the sampled frames among those given."""
-        p = e = 0.0
-        for x in self.layers.values():
-            sampled = np.isfinite(x.perimeter[frames])
-            p += float(x.partial[frames][sampled].sum())
-            e += float(x.perimeter[frames][sampled].sum())
-        return p / e if e else 1.0
-
-
-def _ink(video: np.ndarray, background: Sequence[int]) -> np.ndarray:
-    """Flat pixel indices (sorted) of pixels farther than INK from the background on some channel."""
-    bg = np.asarray(background, np.int16)
-    flat = video.reshape(-1)
-    if (bg == 255).all():  # the common case, one comparison
-        hit = np.flatnonzero(flat < 255 - INK)
-    else:
-        lo = np.tile(np.clip(bg - INK, 0, 255).astype(np.uint8), flat.size // 3)
-        hi = np.tile(np.clip(bg + INK, 0, 255).astype(np.uint8), flat.size // 3)
-        hit = np.flatnonzero((flat < lo) | (flat > hi))
-    px = hit // 3
-    if px.size:
-        px = px[np.concatenate([[True], px[1:] != px[:-1]])]
-    return px
-
-
-def segment(video: np.ndarray, colours: Sequence[Sequence[int]], background: Sequence[int] = BACKGROUND,
-            *, soft_only: Sequence[Sequence[int]] = (), perimeter_frames: Sequence[int] | None = None) -> Segmentation:
-    """Soft coverage, pieces and their moments of every colour in a (T, H, W, 3) uint8 video.
-
-    soft_only: colours whose pieces are not needed (static ones: the judge compares their
-    coverage); perimeter_frames: the frames whose piece perimeter is counted (default all;
-    NaN elsewhere), for the blur estimate."""
-    T, H, W = video.shape[:3]
-    HW = H * W
-    scale_a = (W / 128.0) ** 2
-    idx = _ink(video, background)
-    owner = np.zeros(T * HW, np.int8)
-    owner[idx] = -1
-    distinct = list(dict.fromkeys(tuple(int(x) for x in c) for c in colours))
-    res_bins, t_bins, best_bins, amb_bins = _colour_table(tuple(distinct), tuple(int(x) for x in background))
-    pix = video.reshape(-1, 3)[idx] >> QUANT  # (N, 3) bins of 2**QUANT levels
-    q = (pix[:, 0].astype(np.int32) << (2 * (8 - QUANT))) | (pix[:, 1].astype(np.int32) << (8 - QUANT)) | pix[:, 2]
-    best = best_bins[q].astype(np.int64)
-    t_all = t_bins[np.maximum(best, 0), q]
-    found = best >= 0
-    ambiguous = amb_bins[q]
-    if ambiguous.any():
-        sure = res_bins.min(axis=0)[q] <= SURE  # a near-perfect reading of its best colour
-        best, t_all = _near_first(res_bins[:, q[ambiguous]], t_bins[:, q[ambiguous]], best, t_all, ambiguous, sure, idx,
-                                  (T, H, W))
-    layers = {}
-    for k, c in enumerate(distinct):
-        sel = found & (best == k)
-        t = t_all[sel]
-        pidx = idx[sel]
-        owner[pidx] = k + 1
-        soft_vals = np.clip((t - LOW) / (HIGH - LOW), 0.0, 1.0).astype(np.float32)
-        soft = np.zeros(T * HW, np.float32)
-        soft[pidx] = soft_vals
-        frame_of = pidx // HW
-        area = np.bincount(frame_of, weights=soft_vals, minlength=T)[:T]
-        partial = np.bincount(frame_of[(soft_vals > 0) & (soft_vals < 1)], minlength=T)[:T].astype(np.float64)
-        hidx = pidx[t >= HARD]
-        hard = np.zeros(T * HW, bool)
-        hard[hidx] = True
-        frames = range(T) if perimeter_frames is None else perimeter_frames
-        if c in {tuple(int(x) for x in o) for o in soft_only}:
-            hidx = hidx[:0]  # no pieces
-        layers[c] = _pieces(soft.reshape(T, H, W), hard.reshape(T, H, W), hidx, area, partial, MIN_PIECE * scale_a,
-                            list(frames))
-    return Segmentation(layers, owner.reshape(T, H, W))
-
-
-@functools.lru_cache(maxsize=16)
-def _colour_table(colours: tuple[tuple[int, ...], ...], background: tuple[int, ...]
-                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Per RGB bin (2**QUANT levels a side, at its centre): each colour's score (least
-    residual / reach + SOLID x (1 - t); inf where the pixel is not on its line) and coverage t,
-    the best colour (-1: none) and whether two colours could explain it.  Computed once per
-    palette: a video is then a gather, not arithmetic per pixel."""
-    n = 256 >> QUANT
-    centre = (np.arange(n, dtype=np.float32) * (1 << QUANT) + ((1 << QUANT) - 1) / 2)
-    rgb = np.stack(np.meshgrid(centre, centre, centre, indexing="ij"), axis=-1).reshape(-1, 3)
-    d = np.asarray(background, np.float32) - rgb
-    res = np.full((len(colours), len(rgb)), np.inf, np.float32)
-    ts = np.zeros((len(colours), len(rgb)), np.float32)
-    for k, c in enumerate(colours):
-        D = np.asarray(background, np.float32) - np.asarray(c, np.float32)
-        n2 = float(D @ D) or 1.0
-        proj = d @ D
-        t = proj / n2
-        perp = np.sqrt(np.maximum((d * d).sum(axis=1) - proj * proj / n2, 0.0))
-        tol = max(RESIDUAL * np.sqrt(n2), RESIDUAL_MIN)
-        # nearest line, preferring the reading as a solid colour: a desaturated light grey (a codec's
-        # chroma loss) reads as full grey rather than a quarter of black
-        res[k] = np.where((perp <= tol) & (t > 0), perp / tol + SOLID * np.abs(1.0 - np.minimum(t, 1.0)), np.inf)
-        ts[k] = t
-    finite = np.isfinite(res)
-    best = np.where(finite.any(axis=0), np.argmin(res, axis=0), -1).astype(np.int8)
-    return res, ts, best, finite.sum(axis=0) >= 2
-
-
-def _near_first(res: np.ndarray, ts: np.ndarray, best: np.ndarray, t_all: np.ndarray, ambiguous: np.ndarray,
-                sure: np.ndarray, idx: np.ndarray, shape: tuple[int, int, int]) -> tuple[np.ndarray, np.ndarray]:
-    """Pixels that two colours could explain go to the one with a solid piece nearby.
-
-    A blurred black rim passes through light neutral greys, and a codec can wash a light grey
-    body out to neutral: the same pixel value.  Next to a solid black piece it is the rim.
-    res, ts: (K, M) scores and coverages of the M ambiguous pixels."""
-    T, H, W = shape
-    r = max(1, int(round(NEAR * W / 128.0)))  # block side: "near" = in the same block or a neighbouring one
-    gh, gw = -(-H // r), -(-W // r)
-    amb_idx = idx[ambiguous]
-    amb_t, amb_rc = amb_idx // (H * W), amb_idx % (H * W)
-    amb_block = (amb_t * gh + (amb_rc // W) // r) * gw + (amb_rc % W) // r
-    bonus = np.zeros(res.shape, np.float32)
-    solid_all = sure & (t_all >= HARD)  # solid: read as its best colour almost exactly, and mostly covered
-    for k in np.flatnonzero(np.isfinite(res).any(axis=1)):
-        sel = idx[solid_all & (best == k)]
-        blocks = np.zeros((T, gh + 2, gw + 2), bool)  # solid pixels per block, padded by one block
-        st, src = sel // (H * W), sel % (H * W)
-        blocks[st, (src // W) // r + 1, (src % W) // r + 1] = True
-        near = np.zeros((T, gh, gw), bool)
-        for dy in (0, 1, 2):
-            for dx in (0, 1, 2):
-                near |= blocks[:, dy:dy + gh, dx:dx + gw]
-        bonus[k] = near.reshape(-1)[amb_block]
-    choice = np.argmin(res - bonus, axis=0)
-    best, t_all = best.copy(), t_all.copy()
-    best[ambiguous] = choice
-    t_all[ambiguous] = ts[choice, np.arange(len(choice))]
-    return best, t_all
-
-
-_IN_PLANE = np.zeros((3, 3, 3), dtype=bool)
-_IN_PLANE[1] = True  # 8-connected within a frame, never across frames
-
-
-def _pieces(soft: np.ndarray, hard: np.ndarray, hidx: np.ndarray, area: np.ndarray, partial: np.ndarray,
-            min_piece: float, perimeter_frames: list[int]) -> Layer:
-    T, H, W = hard.shape
-    perimeter = np.full(T, np.nan)
-    if perimeter_frames:
-        h = hard[perimeter_frames]
-        inner = h[:, 1:-1, 1:-1] & h[:, :-2, 1:-1] & h[:, 2:, 1:-1] & h[:, 1:-1, :-2] & h[:, 1:-1, 2:]
-        perimeter[perimeter_frames] = np.count_nonzero(h.reshape(len(h), -1), axis=1) - np.count_nonzero(
-            inner.reshape(len(h), -1), axis=1)
-    if not len(hidx):
-        labels, n = np.zeros(hard.shape, np.int32), 0
-    else:
-        rem = hidx % (H * W)  # label only the rows and columns any piece reaches
-        rows, cols = rem // W, rem % W
-        r0, r1, c0, c1 = int(rows.min()), int(rows.max()) + 1, int(cols.min()), int(cols.max()) + 1
-        labels, n = ndimage.label(hard[:, r0:r1, c0:c1], structure=_IN_PLANE)
-    empty = [np.zeros((0, 2)), np.zeros(0), np.zeros(0), np.zeros(0), np.zeros((0, 3)), np.zeros((0, 4))]
-    per_frame: list[list[np.ndarray]] = [[x.copy() for x in empty] for _ in range(T)]
-    if n:
-        lab = labels[hidx // (H * W), rows - r0, cols - c0]
-        r, c = rows.astype(np.float64), cols.astype(np.float64)
-        npix = np.bincount(lab, minlength=n + 1)[1:].astype(np.float64)
-        safe = np.maximum(npix, 1.0)
-        wts = soft.reshape(-1)[hidx].astype(np.float64)  # coverage-weighted centroids: sub-pixel for thin bodies
-        wsum = np.maximum(np.bincount(lab, weights=wts, minlength=n + 1)[1:], 1e-9)
-        mr = np.bincount(lab, weights=r * wts, minlength=n + 1)[1:] / wsum
-        mc = np.bincount(lab, weights=c * wts, minlength=n + 1)[1:] / wsum
-        ur = np.bincount(lab, weights=r, minlength=n + 1)[1:] / safe  # moments about the unweighted mean
-        uc = np.bincount(lab, weights=c, minlength=n + 1)[1:] / safe
-        rr = np.bincount(lab, weights=r * r, minlength=n + 1)[1:] / safe - ur * ur + 1 / 12  # + a pixel's own
-        cc = np.bincount(lab, weights=c * c, minlength=n + 1)[1:] / safe - uc * uc + 1 / 12
-        rc = np.bincount(lab, weights=r * c, minlength=n + 1)[1:] / safe - ur * uc
-        objects = ndimage.find_objects(labels)
-        keep = [k for k, sl in enumerate(objects) if sl is not None and npix[k] >= min_piece]
-        frames = np.array([objects[k][0].start for k in keep], int)
-        box = np.array([[objects[k][1].start + r0, objects[k][1].stop + r0, objects[k][2].start + c0,
-                         objects[k][2].stop + c0] for k in keep], np.float64).reshape(-1, 4)
-        keep_a = np.asarray(keep, int)
-        to_edge = np.minimum.reduce([box[:, 0], box[:, 2], H - box[:, 1], W - box[:, 3]]) if len(keep) else np.zeros(0)
-        to_exit = np.minimum.reduce([box[:, 1], box[:, 3], H - box[:, 0], W - box[:, 2]]) if len(keep) else np.zeros(0)
-        for t in np.unique(frames):
-            j = np.flatnonzero(frames == t)
-            ks = keep_a[j]
-            per_frame[t] = [np.stack([mr[ks], mc[ks]], axis=1), to_edge[j], to_exit[j], npix[ks],
-                            np.stack([rr[ks], cc[ks], rc[ks]], axis=1), box[j]]
-    count = np.array([len(f[1]) for f in per_frame], np.int64)
-    edge = np.array([f[1].min() if len(f[1]) else np.inf for f in per_frame])
-    exit = np.array([f[2].min() if len(f[2]) else np.inf for f in per_frame])
-    return Layer(soft, area, count, edge, exit, [f[0] for f in per_frame], [f[1] for f in per_frame],
-                 [f[2] for f in per_frame], [f[3] for f in per_frame], [f[4] for f in per_frame],
-                 [f[5] for f in per_frame], perimeter, partial)
-
-
-def colour_masks(video: np.ndarray, colour: Sequence[int], background: Sequence[int] = BACKGROUND) -> np.ndarray:
-    """bool (T, H, W): pixels of `colour` (coverage >= 0.5 of the way from the background to it)."""
-    seg = segment(video, [colour], background)
-    return seg.layers[tuple(int(x) for x in colour)].soft >= (HARD - LOW) / (HIGH - LOW)
-
-
-# ----------------------------------------------------------------------------- shape descriptors
-
-@dataclass(frozen=True)
-class Shape:
-    """Shape descriptors of one piece (a binary mask), px at the frame's resolution."""
-
-    area: float  # px^2
-    centroid: tuple[float, float]  # (row, col)
-    angle: float  # rad: orientation of the major axis, from the second central moments
-    elongation: float  # sqrt(major / minor second-moment eigenvalue); 1 for a disc or a square
-    compactness: float  # area / (4 pi sqrt(major minor)): 1 for a disc (an ellipse), 3/pi for a rectangle
-    rect: tuple[float, float, float]  # extents along the principal axes: (long side, short side, angle)
-
-
-def _eig(rr: np.ndarray, cc: np.ndarray, rc: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Major and minor eigenvalues and the major axis angle (rad, image x right, rows down) of moments."""
-    half = np.sqrt(((cc - rr) / 2) ** 2 + rc ** 2)
-    major, minor = (cc + rr) / 2 + half, (cc + rr) / 2 - half
-    return major, minor, 0.5 * np.arctan2(2 * rc, cc - rr)
-
-
-def shape_of(mask: np.ndarray) -> Shape | None:
-    """Descriptors of a 2-D bool mask (None when empty): moments and extents along the principal axes."""
-    rows, cols = np.nonzero(mask)
-    n = rows.size
-    if n == 0:
-        return None
-    r0, c0 = rows.mean(), cols.mean()
-    dr, dc = rows - r0, cols - c0
-    major, minor, angle = _eig((dr * dr).mean() + 1 / 12, (dc * dc).mean() + 1 / 12, (dr * dc).mean())
-    u = dc * np.cos(angle) + dr * np.sin(angle)
-    v = -dc * np.sin(angle) + dr * np.cos(angle)
-    long_, short = float(np.ptp(u) + 1), float(np.ptp(v) + 1)
-    return Shape(float(n), (float(r0), float(c0)), float(angle), float(np.sqrt(major / max(minor, 1e-9))),
-                 float(n / (4 * np.pi * np.sqrt(max(major * minor, 1e-12)))), (max(long_, short), min(long_, short),
-                                                                               float(angle)))
-
-
-def track(video: np.ndarray, colour: Sequence[int]) -> list[list[Shape]]:
-    """Per frame, the shape descriptors of every piece of one colour (the tracker's full record)."""
-    mask = colour_masks(video, colour)
-    out = []
-    for frame in mask:
-        labels, n = ndimage.label(frame, structure=np.ones((3, 3), bool))
-        out.append([sh for k in range(1, n + 1) if (sh := shape_of(labels == k)) is not None])
-    return out
-
-
-# ----------------------------------------------------------------------------- verdicts
-
-@dataclass
-class Finding:
-    rule: str  # area, break, teleport, static, rest, interpenetration, merge, shape, jerk, kink, gravity, spin, ...
-    colour: str  # "r,g,b"
-    frames: list[int]
-    detail: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"rule": self.rule, "colour": self.colour, "frames": self.frames, "detail": self.detail}
-
-
-@dataclass
-class Verdict:
-    abnormal: bool
-    findings: list[Finding] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"abnormal": self.abnormal, "findings": [f.to_dict() for f in self.findings]}
-
-
-@dataclass(frozen=True)
-class _Ctx:
-    """What every rule needs about one judgement."""
-
-    T: int
-    H: int
-    W: int
-    start: int  # first generated frame
-    scale_a: float  # (W / 128)^2
-    scale_l: float  # W / 128
-    blur: float  # blur factor >= 1
-    border: float  # px
-    gap: int  # px
-
-    @property
-    def ref(self) -> int:
-        return self.start - 1
-
-
 def judge(video: np.ndarray, gt_video: np.ndarray, colours: Sequence[Sequence[int]], static: Sequence[bool],
           condition_frames: int) -> Verdict:
     """The verdict on one generated (T, H, W, 3) uint8 video, its ground truth as the yardstick.
@@ -532,7 +192,7 @@ def judge(video: np.ndarray, gt_video: np.ndarray, colours: Sequence[Sequence[in
     gen_frames = slice(start, T)
     s = W / 128.0
     blur = 1.0 + max(0.0, gens.blur(gen_frames) - gts.blur(gen_frames)) / s / BLUR_PX
-    ctx = _Ctx(T, H, W, start, s * s, s, blur, BORDER * s, max(1, int(round(GAP * s))))
+    ctx = Ctx(T, H, W, start, s * s, s, blur, BORDER * s, max(1, int(round(GAP * s))))
     findings: list[Finding] = []
     for c, statics in by_colour.items():
         name = ",".join(map(str, c))
@@ -568,7 +228,7 @@ def judge(video: np.ndarray, gt_video: np.ndarray, colours: Sequence[Sequence[in
         findings += _freeze(p, g, c, name, gens, ctx, reach)
         if len(statics) == 1:
             findings += _shape(p, g, name, ctx)
-        findings += _motion(p, g, c, name, gens, gts, ctx, reach)
+        findings += motion(p, g, c, name, gens, gts, ctx, reach)
     return Verdict(bool(findings), findings)
 
 
@@ -604,20 +264,15 @@ def _steps(p: Layer, start: int, reach: float, border: float, boxes: bool = Fals
             if free.any():
                 d = np.sqrt(((a[free, None, :] - b[None, :, :]) ** 2).sum(axis=-1))
                 if boxes and len(a) != len(b):  # a piece overlapping one of the frame before split off or merged
-                    d = np.where(_box_gaps(p.boxes[t][free], p.boxes[t - 1]) <= 0.0, 0.0, d)
+                    d = np.where(box_gaps(p.boxes[t][free], p.boxes[t - 1]) <= 0.0, 0.0, d)
                 d = d.min(axis=1)
                 out[t] = d.max()
     return out
 
 
-def _box_gaps(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """(n, m) px between bounding boxes (row start, row stop, col start, col stop); 0 when they overlap."""
-    dr = np.maximum(0.0, np.maximum(a[:, None, 0] - b[None, :, 1], b[None, :, 0] - a[:, None, 1]))
-    dc = np.maximum(0.0, np.maximum(a[:, None, 2] - b[None, :, 3], b[None, :, 2] - a[:, None, 3]))
-    return np.sqrt(dr * dr + dc * dc)
 
 
-def _area(p: Layer, name: str, ctx: _Ctx, reach: float) -> list[Finding]:
+def _area(p: Layer, name: str, ctx: Ctx, reach: float) -> list[Finding]:
     """Area jumps between consecutive frames that the view's border cannot explain."""
     d = np.zeros(ctx.T)
     d[1:] = np.diff(p.area)
@@ -650,7 +305,7 @@ def _area(p: Layer, name: str, ctx: _Ctx, reach: float) -> list[Finding]:
                     f"area {p.area[t - 1]:.0f} -> {p.area[t]:.0f} px^2 at frame {t} away from the border: {what}")]
 
 
-def _registered_change(soft: np.ndarray, ref: int, frames: range, ctx: _Ctx, register: bool) -> np.ndarray:
+def _registered_change(soft: np.ndarray, ref: int, frames: range, ctx: Ctx, register: bool) -> np.ndarray:
     """(len(frames),) sum |smoothed coverage - the reference frame's|, px^2, after the best
     global shift of at most SHIFT px (found once, on the mean of the frames)."""
     if not len(frames):
@@ -694,7 +349,7 @@ def _registered_change(soft: np.ndarray, ref: int, frames: range, ctx: _Ctx, reg
     return np.abs(moved - ref_img[crop][None]).reshape(len(moved), -1).sum(axis=1)
 
 
-def _at_rest(g: Layer, ctx: _Ctx) -> bool:
+def _at_rest(g: Layer, ctx: Ctx) -> bool:
     frames = range(ctx.start, ctx.T)
     if not len(frames) or g.area[ctx.ref] <= 0:
         return False
@@ -707,7 +362,7 @@ def _at_rest(g: Layer, ctx: _Ctx) -> bool:
     return bool(change.max() <= REST_GT * ctx.scale_a)
 
 
-def _unmoved(p: Layer, g: Layer, name: str, ctx: _Ctx, rule: str) -> list[Finding]:
+def _unmoved(p: Layer, g: Layer, name: str, ctx: Ctx, rule: str) -> list[Finding]:
     """A static colour (or a body at rest in the ground truth) stays where it was."""
     frames = range(ctx.start, ctx.T)
     if not len(frames):
@@ -725,7 +380,7 @@ def _unmoved(p: Layer, g: Layer, name: str, ctx: _Ctx, rule: str) -> list[Findin
                                               f"from the last condition frame (at most {allowed:.0f} allowed)")]
 
 
-def _overlap(p: Layer, g: Layer, c: tuple[int, ...], name: str, gens: Segmentation, ctx: _Ctx) -> list[Finding]:
+def _overlap(p: Layer, g: Layer, c: tuple[int, ...], name: str, gens: Segmentation, ctx: Ctx) -> list[Finding]:
     """Gradual area change against the last condition frame: interpenetration or a slow deform."""
     ref = ctx.ref
 
@@ -749,7 +404,7 @@ def _overlap(p: Layer, g: Layer, c: tuple[int, ...], name: str, gens: Segmentati
                                               f"frame to frame {t} (at most {allowed:.0f} allowed){what}")]
 
 
-def _merge(p: Layer, g: Layer, name: str, ctx: _Ctx) -> list[Finding]:
+def _merge(p: Layer, g: Layer, name: str, ctx: Ctx) -> list[Finding]:
     """Two bodies of one colour drawn as one piece, where the ground truth never joins them."""
     clear_gt = g.edge >= ctx.border
     if not clear_gt.any():
@@ -765,27 +420,18 @@ def _merge(p: Layer, g: Layer, name: str, ctx: _Ctx) -> list[Finding]:
                                                   f"shows at least {floor} away from the border")]
 
 
-def _descriptors(q: Layer, t: int) -> tuple[float, float, float]:
-    """(elongation, compactness, angle) of the one piece of frame t."""
-    rr, cc, rc = q.moments[t][0]
-    major, minor, angle = _eig(rr, cc, rc)
-    area = float(q.piece_area[t][0])
-    return (float(np.sqrt(major / max(minor, 1e-9))), float(area / (4 * np.pi * np.sqrt(max(major * minor, 1e-12)))),
-            float(angle))
 
 
-def _single(q: Layer, t: int, ctx: _Ctx, min_area: float = 0.0) -> bool:
-    return bool(q.count[t] == 1 and q.edge[t] >= ctx.border and q.piece_area[t][0] >= min_area)
 
 
-def _shape(p: Layer, g: Layer, name: str, ctx: _Ctx) -> list[Finding]:
+def _shape(p: Layer, g: Layer, name: str, ctx: Ctx) -> list[Finding]:
     """A rigid body keeps its shape: elongation and compactness against the last condition frame."""
     ref, least = ctx.ref, SHAPE_MIN_AREA * ctx.scale_a
     frames = [ref, *range(ctx.start, ctx.T)]
-    gen = {t: _descriptors(p, t) for t in frames if _single(p, t, ctx, least)}
+    gen = {t: descriptors(p, t) for t in frames if single(p, t, ctx, least)}
     if ref not in gen:
         return []
-    gt = {t: _descriptors(g, t) for t in frames if _single(g, t, ctx, least)}
+    gt = {t: descriptors(g, t) for t in frames if single(g, t, ctx, least)}
 
     def drift(d: dict[int, tuple[float, float, float]], i: int) -> float:
         return max((abs(x[i] - d[ref][i]) for t, x in d.items() if t != ref), default=0.0) if ref in d else 0.0
@@ -802,17 +448,9 @@ def _shape(p: Layer, g: Layer, name: str, ctx: _Ctx) -> list[Finding]:
                                         f"at frame {bad[0]}: a rigid body changed shape")]
 
 
-def _touching(seg: Segmentation, c: tuple[int, ...], box: np.ndarray, t: int, ctx: _Ctx) -> bool:
-    """Whether other ink or the border lies within GAP px of a piece's bounding box at frame t."""
-    r0, r1, c0, c1 = (int(x) for x in box)
-    g = ctx.gap
-    if r0 - g < 0 or c0 - g < 0 or r1 + g > ctx.H or c1 + g > ctx.W:
-        return True
-    window = (t, slice(r0 - g, r1 + g), slice(c0 - g, c1 + g))
-    return bool(seg.others(c, window).any())
 
 
-def _freeze(p: Layer, g: Layer, c: tuple[int, ...], name: str, gens: Segmentation, ctx: _Ctx,
+def _freeze(p: Layer, g: Layer, c: tuple[int, ...], name: str, gens: Segmentation, ctx: Ctx,
             reach: float) -> list[Finding]:
     """A body that stops while its ground truth moves: in mid-air (freeze) or dead at a contact (stop)."""
     free_still: set[int] = set()  # frames with a still piece touching nothing
@@ -825,14 +463,14 @@ def _freeze(p: Layer, g: Layer, c: tuple[int, ...], name: str, gens: Segmentatio
         gt_moved = np.sqrt(((ga[:, None] - gb[None]) ** 2).sum(-1)).min(axis=1)
         for i in np.flatnonzero(moved < FREEZE_STILL * ctx.scale_l):
             # its ground truth: the pieces its box overlaps, else the nearest within one step; all must move
-            over = np.flatnonzero(_box_gaps(p.boxes[t][i:i + 1], g.boxes[t])[0] <= ctx.gap)
+            over = np.flatnonzero(box_gaps(p.boxes[t][i:i + 1], g.boxes[t])[0] <= ctx.gap)
             if not over.size:
                 near = np.sqrt(((ga - a[i]) ** 2).sum(-1))
                 over = np.flatnonzero(near == near.min()) if near.min() <= reach else over
             if not over.size or (gt_moved[over] < FREEZE_MOVE * ctx.scale_l).any():
                 continue
             any_still.add(t)
-            if not _touching(gens, c, p.boxes[t][i], t, ctx):
+            if not touching(gens, c, p.boxes[t][i], t, ctx):
                 free_still.add(t)
     out = []
     runs = [t for t in sorted(free_still) if all(t - k in free_still for k in range(1, FREEZE_FRAMES))]
@@ -845,232 +483,6 @@ def _freeze(p: Layer, g: Layer, c: tuple[int, ...], name: str, gens: Segmentatio
         out.append(Finding("stop", name, runs, f"a piece stands still from frame {runs[0] - STOP_FRAMES + 1} on, at a "
                                                "contact, while the ground truth's moves: stopped dead"))
     return out
-
-
-# ----------------------------------------------------------------------------- motion of tracked bodies
-
-@dataclass
-class _Track:
-    pos: np.ndarray  # (T, 2) row, col px (nan where not tracked)
-    angle: np.ndarray  # (T,) rad
-    elongation: np.ndarray  # (T,)
-    free: np.ndarray  # (T,) bool: tracked, touching nothing
-    edge: np.ndarray  # (T,) px to the border (nan where lost)
-    box: np.ndarray  # (T, 4) bounding box (nan where lost)
-    area: np.ndarray  # (T,) px^2 of its piece (nan where lost)
-    colour_area: np.ndarray  # (T,) px^2: its colour's whole (soft) area
-
-
-def _follow(q: Layer, seeds: np.ndarray, ctx: _Ctx, reach: float) -> np.ndarray:
-    """(n, T) the piece each of n bodies is drawn as in each frame from the last condition
-    frame on (-1: lost, or shared with another body), following pieces from the seeds by
-    nearest centroid within one step."""
-    n = len(seeds)
-    out = np.full((n, ctx.T), -1, int)
-    cur = np.array(seeds, np.float64).reshape(n, 2)
-    for t in range(ctx.ref, ctx.T):
-        cents = q.centroids[t]
-        if not n or not len(cents):
-            continue
-        d = np.sqrt(((cur[:, None] - cents[None]) ** 2).sum(-1))
-        order = np.dstack(np.unravel_index(np.argsort(d, axis=None, kind="stable"), d.shape))[0]
-        taken_i, taken_j = set(), set()
-        for i, j in order:
-            if d[i, j] > reach:
-                break
-            if i in taken_i or j in taken_j:
-                continue
-            out[i, t] = j
-            taken_i.add(int(i))
-            taken_j.add(int(j))
-        for i in range(n):  # a body left without a piece while its nearest is another's: they merged
-            if out[i, t] < 0 and d[i].min() <= reach:
-                out[out[:, t] == int(d[i].argmin()), t] = -1
-        hit = out[:, t] >= 0
-        cur[hit] = cents[out[hit, t]]
-    return out
-
-
-def _tracks(q: Layer, seg: Segmentation, c: tuple[int, ...], seeds: np.ndarray, ctx: _Ctx, reach: float
-            ) -> list[_Track]:
-    """Each seeded body's record, frame by frame (centroid, angle, elongation, free or touching)."""
-    which = _follow(q, seeds, ctx, reach)
-    out = []
-    for row in which:
-        pos = np.full((ctx.T, 2), np.nan)
-        angle, elong, edge = np.full(ctx.T, np.nan), np.full(ctx.T, np.nan), np.full(ctx.T, np.nan)
-        area = np.full(ctx.T, np.nan)
-        box = np.full((ctx.T, 4), np.nan)
-        free = np.zeros(ctx.T, bool)
-        for t in np.flatnonzero(row >= 0):
-            j = int(row[t])
-            edge[t], box[t], area[t] = q.piece_edge[t][j], q.boxes[t][j], q.piece_area[t][j]
-            if edge[t] < ctx.border:
-                continue
-            pos[t] = q.centroids[t][j]
-            rr, cc, rc = q.moments[t][j]
-            major, minor, angle[t] = _eig(rr, cc, rc)
-            elong[t] = np.sqrt(major / max(minor, 1e-9))
-            others = np.delete(q.boxes[t], j, axis=0)
-            near_same = bool(len(others)) and bool((_box_gaps(q.boxes[t][j:j + 1], others) <= ctx.gap).any())
-            free[t] = not near_same and not _touching(seg, c, q.boxes[t][j], int(t), ctx)
-        out.append(_Track(pos, angle, elong, free, edge, box, area, q.area))
-    return out
-
-
-def _slopes(x: np.ndarray, w: int) -> np.ndarray:
-    """(T - w, ...) least-squares slope of x over each window of w + 1 frames [t, t + w]."""
-    k = np.arange(w + 1) - w / 2
-    k = k / (k * k).sum()
-    n = len(x) - w
-    return sum(k[i] * x[i:i + n] for i in range(w + 1))
-
-
-def _spread(x: np.ndarray) -> float:
-    """Robust spread (1.4826 x the median absolute deviation) of (n, 2) vectors, as one length; 0 for n < 3."""
-    if len(x) < 3:
-        return 0.0
-    dev = np.linalg.norm(x - np.median(x, axis=0), axis=1)
-    return float(1.4826 * np.median(dev))
-
-
-def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
-    """[start, stop) of each run of True."""
-    edges = np.flatnonzero(np.diff(np.concatenate([[0], mask.astype(np.int8), [0]])))
-    return list(zip(edges[::2].tolist(), edges[1::2].tolist()))
-
-
-def _motion(p: Layer, g: Layer, c: tuple[int, ...], name: str, gens: Segmentation, gts: Segmentation,
-            ctx: _Ctx, reach: float) -> list[Finding]:
-    """Motion without a visible cause: each body against its ground truth in free frames."""
-    seeds = g.centroids[ctx.ref]
-    found: dict[str, Finding] = {}
-    for gen, gt in zip(_tracks(p, gens, c, seeds, ctx, reach), _tracks(g, gts, c, seeds, ctx, reach)):
-        for f in _motion_one(gen, gt, name, ctx):
-            found.setdefault(f.rule, f)
-    return list(found.values())
-
-
-def _motion_one(gen: _Track, gt: _Track, name: str, ctx: _Ctx) -> list[Finding]:
-    with np.errstate(invalid="ignore", divide="ignore"):
-        whole = np.abs(gen.area / gt.area - 1.0) <= TRACK_AREA  # not merged with or split from a neighbour
-    big = gt.area >= TRACK_MIN_AREA * ctx.scale_a * ctx.blur ** 2  # a few (blurred) pixels' centroid is too coarse
-    free = gen.free & gt.free & whole & big
-    free[:ctx.start] = False  # generated frames only: a picture shifted against the condition frames is no kink
-    s, bl = ctx.scale_l, ctx.blur
-    out: list[Finding] = []
-    # jerk: per-frame acceleration
-    if ctx.T >= 3:
-        a_gen = gen.pos[2:] - 2 * gen.pos[1:-1] + gen.pos[:-2]
-        a_gt = gt.pos[2:] - 2 * gt.pos[1:-1] + gt.pos[:-2]
-        v_gt = np.linalg.norm(gt.pos[2:] - gt.pos[:-2], axis=1) / 2
-        ok = free[2:] & free[1:-1] & free[:-2]
-        diff = np.linalg.norm(a_gen - a_gt, axis=1)
-        noise = NOISE_K * _spread(a_gt[ok])  # the ground truth's own centroid noise (a thin body's pixels)
-        bad = np.flatnonzero(ok & (diff > JERK_ABS * s * bl + JERK_REL * v_gt + noise)) + 1
-        if len(bad) >= JERK_FRAMES:
-            out.append(Finding("jerk", name, bad.tolist(), f"acceleration {diff[bad[0] - 1]:.2f} px/frame^2 from its "
-                                                           f"ground truth's at frame {int(bad[0])}: stutter or stop-go"))
-    # kink: velocity change over windows, short (sharp turns) and long (slow drifts)
-    for w, k_abs, k_rel in ((KINK_W, KINK_ABS, KINK_REL), (KINK_W_LONG, KINK_ABS_LONG, KINK_REL_LONG)):
-        if ctx.T < 2 * w + 1 or "kink" in {f.rule for f in out}:
-            continue
-        v_gen, v_gt = _slopes(gen.pos, w), _slopes(gt.pos, w)  # v[i]: window [i, i + w]
-        dv_gen, dv_gt = v_gen[w:] - v_gen[:-w], v_gt[w:] - v_gt[:-w]  # at frame i + w: after - before
-        win = np.convolve(free.astype(int), np.ones(2 * w + 1, int), mode="valid") == 2 * w + 1  # [i, i + 2w] free
-        speed = np.linalg.norm(v_gt[:-w], axis=1)
-        diff = np.linalg.norm(dv_gen - dv_gt, axis=1)
-        noise = NOISE_K * _spread(dv_gt[win])
-        bad = np.flatnonzero(win & (diff > k_abs * s * bl + k_rel * speed + noise)) + w
-        if bad.size:
-            i = int(bad[0]) - w
-            out.append(Finding("kink", name, bad.tolist(), f"velocity changed by {diff[i]:.2f} px/frame more than its "
-                                                           f"ground truth's around frame {int(bad[0])}: drift, a turn or a "
-                                                           "reversal without a cause"))
-    w = KINK_W
-    # spin: angular rate of an elongated body
-    tracked = np.isfinite(gen.angle) & np.isfinite(gt.angle)
-    tracked[:ctx.start] = False
-    if ctx.T >= w + 1 and tracked.any() and np.nanmin(np.where(tracked, gt.elongation, np.inf)) >= SPIN_ELONGATION \
-            and np.nanmin(np.where(tracked, gen.elongation, np.inf)) >= SPIN_ELONGATION:
-        th_gen = np.unwrap(np.nan_to_num(gen.angle) * 2) / 2
-        th_gt = np.unwrap(np.nan_to_num(gt.angle) * 2) / 2
-        ok = np.convolve(tracked.astype(int), np.ones(w + 1, int), mode="valid") == w + 1
-        all_free = np.convolve(free.astype(int), np.ones(w + 1, int), mode="valid") == w + 1
-        rate = np.abs(_slopes(th_gen, w) - _slopes(th_gt, w))
-        bad = np.flatnonzero(ok & (rate > np.where(all_free, SPIN_RATE, SPIN_RATE_CONTACT)))
-        if len(bad) >= SPIN_WINDOWS:
-            out.append(Finding("spin", name, (bad + w // 2).tolist(),
-                               f"turns {rate[bad[0]]:.3f} rad/frame faster or slower than its ground truth, "
-                               "touching nothing"))
-    # gravity: acceleration fitted over the longest free run
-    runs = [r for r in _runs(free) if r[1] - r[0] >= GRAVITY_MIN]
-    if runs:
-        a, b = max(runs, key=lambda r: (r[1] - r[0], -r[0]))
-        tt = np.arange(a, b, dtype=np.float64)
-        x = tt - tt.mean()
-        fit_gen, res_gen = np.polyfit(x, gen.pos[a:b], 2, full=True)[:2]
-        acc_gen, acc_gt = 2 * fit_gen[0], 2 * np.polyfit(x, gt.pos[a:b], 2)[0]
-        diff = float(np.linalg.norm(acc_gen - acc_gt))
-        # the fit's own standard error: a generated track that scatters about its parabola earns a wider band
-        scatter = np.sqrt(np.sum(res_gen) / max(len(x) - 3, 1) / 2) if np.size(res_gen) else 0.0
-        se = 2 * scatter * float(np.sqrt(np.linalg.inv(np.vander(x, 3).T @ np.vander(x, 3))[0, 0]))
-        if diff > max(GRAVITY_ABS * s * bl, GRAVITY_REL * float(np.linalg.norm(acc_gt))) + NOISE_K * se:
-            out.append(Finding("gravity", name, list(range(a, b)),
-                               f"free-flight acceleration ({-acc_gen[0]:.3f}, {acc_gen[1]:.3f}) px/frame^2 (up, right) "
-                               f"against the ground truth's ({-acc_gt[0]:.3f}, {acc_gt[1]:.3f}), frames {a}-{b - 1}"))
-    out += _tunnel(gen, gt, name, ctx)
-    out += _body_rest(gen, gt, name, ctx)
-    return out
-
-
-def _body_rest(gen: _Track, gt: _Track, name: str, ctx: _Ctx) -> list[Finding]:
-    """A body at rest in the ground truth (and for REST_HOLD frames more) moves or turns."""
-    ref = ctx.ref
-    if not np.isfinite(gt.pos[ref]).all() or not np.isfinite(gen.pos[ref]).all():
-        return []
-    still = np.linalg.norm(gt.pos - gt.pos[ref], axis=1) <= REST_MOVE * ctx.scale_l / 4
-    turned_gt = np.abs(np.angle(np.exp(2j * (gt.angle - gt.angle[ref])))) / 2
-    elongated = gt.elongation[ref] >= SPIN_ELONGATION
-    if elongated:
-        still &= turned_gt <= REST_TURN / 4
-    still[:ref] = True
-    rest_until = int(np.argmin(still)) if not still.all() else ctx.T  # first frame the ground truth moves
-    first = ctx.start  # against the first generated frame: a picture shifted against the condition frames is no motion
-    if first >= ctx.T or not np.isfinite(gen.pos[first]).all():
-        return []
-    moved = np.linalg.norm(gen.pos - gen.pos[first], axis=1) > REST_MOVE * ctx.scale_l * ctx.blur
-    if elongated:
-        moved |= np.abs(np.angle(np.exp(2j * (gen.angle - gen.angle[first])))) / 2 > REST_TURN
-    bad = [t for t in range(ctx.start, min(rest_until - REST_HOLD, ctx.T)) if moved[t]]
-    if not bad:
-        return []
-    return [Finding("rest", name, bad, f"a body at rest in the ground truth moved or turned from frame {bad[0]} on "
-                                       "(motion without cause)")]
-
-
-def _tunnel(gen: _Track, gt: _Track, name: str, ctx: _Ctx) -> list[Finding]:
-    """The body leaves the view through a side its ground truth stops at or bounces from."""
-    seen = np.flatnonzero(np.isfinite(gen.edge))
-    if not seen.size or seen[-1] >= ctx.T - 1 or seen[-1] < ctx.ref:
-        return []
-    t = int(seen[-1]) + 1  # lost from here to the end
-    if gen.edge[t - 1] >= ctx.border or not np.isfinite(gt.edge[t:]).all():
-        return []  # not at the border, or the ground truth leaves (or is lost) too
-    if gen.colour_area[t:].max() > gen.colour_area[t - 1] - 0.5 * gen.area[t - 1]:
-        return []  # its colour kept the area: merged with another piece, not gone
-    r0, r1, c0, c1 = gen.box[t - 1]
-    side = int(np.argmin([r0, c0, ctx.H - r1, ctx.W - c1]))  # top, left, bottom, right
-    axis, sign = (0, -1.0) if side == 0 else (1, -1.0) if side == 1 else (0, 1.0) if side == 2 else (1, 1.0)
-    mine = sign * np.diff((gen.box[max(t - 3, ctx.ref):t, 2 * axis] + gen.box[max(t - 3, ctx.ref):t, 2 * axis + 1]) / 2)
-    if not mine.size or not np.isfinite(mine).all() or float(mine.min()) < TUNNEL_STOP * ctx.scale_l:
-        return []  # it was not on its way out (a body at the border that blur dissolves)
-    centre = (gt.box[t - 1:, 2 * axis] + gt.box[t - 1:, 2 * axis + 1]) / 2  # box centre: defined at the border too
-    towards = sign * np.diff(centre)
-    if towards.size and float(towards.min()) < TUNNEL_STOP * ctx.scale_l:
-        return [Finding("tunnel", name, [t], f"left the view through the {('top', 'left', 'bottom', 'right')[side]} "
-                                             f"at frame {t}, where its ground truth stops or bounces and stays in view")]
-    return []
 
 
 def judge_sample(sample: Any) -> Verdict:

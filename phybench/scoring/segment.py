@@ -1,0 +1,326 @@
+"""Pixels to objects, for the abnormality judge (`phybench.scoring.abnormal`) and its trackers.
+
+Every pixel away from the background is read against each object colour of the scene: projected
+on the line from the background to the colour, it gets a coverage t in [0, 1] and a residual
+off the line.  A colour's *soft* coverage (dead-zoned: t below 0.15 is noise or a colour cast,
+above 0.85 full) sums to an area that blur, resampling and codecs preserve; its *pieces* are the
+connected components of t >= 0.5, where a blurred edge crosses the sharp one, with coverage-
+weighted centroids, second moments and bounding boxes from one labelling pass per colour.  The
+colour arithmetic is a table per palette (bins of 2**QUANT levels), built once and gathered per
+pixel.  Lengths are px at the video's resolution; tolerances "at 128 px" scale with it.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+from scipy import ndimage
+
+BACKGROUND = (255, 255, 255)
+
+# Segmentation
+INK = 12  # levels: a pixel within this of the background on every channel is background
+QUANT = 2  # colours are read in bins of 4 levels a channel (a table per palette; coverage to +/- 0.02)
+RESIDUAL = 0.3  # a pixel belongs to a colour if it lies within 0.3 x |background - colour| of its line ...
+RESIDUAL_MIN = 24.0  # ... or 24 levels, whichever is larger (colour casts, codec chroma)
+NEAR = 4.0  # px at 128 px: a pixel two colours could explain goes to one with a solid piece this near ...
+SURE = 0.35  # ("solid": a pixel whose best reading scores at most this, with t >= 0.5)
+SOLID = 1.0  # ... else among the lines within reach, the pixel goes to the least residual / reach + SOLID x (1 - coverage)
+LOW, HIGH = 0.15, 0.85  # soft coverage: (t - LOW) / (HIGH - LOW), clipped to [0, 1]
+HARD = 0.5  # a pixel is in a piece at coverage t >= 0.5
+MIN_PIECE = 4.0  # px^2 at 128 px: smaller pieces are dust
+
+
+@dataclass
+class Layer:
+    """One colour's segmentation of one video (px at the video's resolution)."""
+
+    soft: np.ndarray  # (T, H, W) float32: dead-zoned coverage in [0, 1]
+    area: np.ndarray  # (T,) px^2: sum of soft
+    count: np.ndarray  # (T,) pieces
+    edge: np.ndarray  # (T,) smallest distance from a piece's bounding box to the border (inf: none)
+    exit: np.ndarray  # (T,) smallest move that takes a whole piece out of view (inf: none)
+    centroids: list[np.ndarray]  # T arrays (n_t, 2) of (row, col)
+    piece_edge: list[np.ndarray]  # T arrays (n_t,)
+    piece_exit: list[np.ndarray]  # T arrays (n_t,)
+    piece_area: list[np.ndarray]  # T arrays (n_t,) px^2 (pixels with t >= HARD)
+    moments: list[np.ndarray]  # T arrays (n_t, 3): central second moments (rr, cc, rc), px^2
+    boxes: list[np.ndarray]  # T arrays (n_t, 4): row start, row stop, col start, col stop
+    perimeter: np.ndarray  # (T,) px: pixels of the pieces with a 4-neighbour outside them
+    partial: np.ndarray  # (T,) partly covered pixels (0 < soft < 1)
+
+
+@dataclass
+class Segmentation:
+    """Every colour of one video, and where any ink is (for contact tests)."""
+
+    layers: dict[tuple[int, ...], Layer]
+    owner: np.ndarray  # (T, H, W) int8: 0 background, k + 1 the k-th colour of `layers`, -1 ink of none
+
+    def others(self, c: tuple[int, ...], window: tuple[Any, ...]) -> np.ndarray:
+        """bool: ink in `window` that is not colour c's."""
+        o = self.owner[window]
+        return (o != 0) & (o != list(self.layers).index(c) + 1)
+
+    def blur(self, frames: slice) -> float:
+        """Edge width: partly covered pixels per perimeter pixel, over the sampled frames among those given."""
+        p = e = 0.0
+        for x in self.layers.values():
+            sampled = np.isfinite(x.perimeter[frames])
+            p += float(x.partial[frames][sampled].sum())
+            e += float(x.perimeter[frames][sampled].sum())
+        return p / e if e else 1.0
+
+
+def _ink(video: np.ndarray, background: Sequence[int]) -> np.ndarray:
+    """Flat pixel indices (sorted) of pixels farther than INK from the background on some channel."""
+    bg = np.asarray(background, np.int16)
+    flat = video.reshape(-1)
+    if (bg == 255).all():  # the common case, one comparison
+        hit = np.flatnonzero(flat < 255 - INK)
+    else:
+        lo = np.tile(np.clip(bg - INK, 0, 255).astype(np.uint8), flat.size // 3)
+        hi = np.tile(np.clip(bg + INK, 0, 255).astype(np.uint8), flat.size // 3)
+        hit = np.flatnonzero((flat < lo) | (flat > hi))
+    px = hit // 3
+    if px.size:
+        px = px[np.concatenate([[True], px[1:] != px[:-1]])]
+    return px
+
+
+def segment(video: np.ndarray, colours: Sequence[Sequence[int]], background: Sequence[int] = BACKGROUND,
+            *, soft_only: Sequence[Sequence[int]] = (), perimeter_frames: Sequence[int] | None = None) -> Segmentation:
+    """Soft coverage, pieces and their moments of every colour in a (T, H, W, 3) uint8 video.
+
+    soft_only: colours whose pieces are not needed (static ones: the judge compares their
+    coverage); perimeter_frames: the frames whose piece perimeter is counted (default all;
+    NaN elsewhere), for the blur estimate."""
+    T, H, W = video.shape[:3]
+    HW = H * W
+    scale_a = (W / 128.0) ** 2
+    idx = _ink(video, background)
+    owner = np.zeros(T * HW, np.int8)
+    owner[idx] = -1
+    distinct = list(dict.fromkeys(tuple(int(x) for x in c) for c in colours))
+    res_bins, t_bins, best_bins, amb_bins = _colour_table(tuple(distinct), tuple(int(x) for x in background))
+    pix = video.reshape(-1, 3)[idx] >> QUANT  # (N, 3) bins of 2**QUANT levels
+    q = (pix[:, 0].astype(np.int32) << (2 * (8 - QUANT))) | (pix[:, 1].astype(np.int32) << (8 - QUANT)) | pix[:, 2]
+    best = best_bins[q].astype(np.int64)
+    t_all = t_bins[np.maximum(best, 0), q]
+    found = best >= 0
+    ambiguous = amb_bins[q]
+    if ambiguous.any():
+        sure = res_bins.min(axis=0)[q] <= SURE  # a near-perfect reading of its best colour
+        best, t_all = _near_first(res_bins[:, q[ambiguous]], t_bins[:, q[ambiguous]], best, t_all, ambiguous, sure, idx,
+                                  (T, H, W))
+    layers = {}
+    for k, c in enumerate(distinct):
+        sel = found & (best == k)
+        t = t_all[sel]
+        pidx = idx[sel]
+        owner[pidx] = k + 1
+        soft_vals = np.clip((t - LOW) / (HIGH - LOW), 0.0, 1.0).astype(np.float32)
+        soft = np.zeros(T * HW, np.float32)
+        soft[pidx] = soft_vals
+        frame_of = pidx // HW
+        area = np.bincount(frame_of, weights=soft_vals, minlength=T)[:T]
+        partial = np.bincount(frame_of[(soft_vals > 0) & (soft_vals < 1)], minlength=T)[:T].astype(np.float64)
+        hidx = pidx[t >= HARD]
+        hard = np.zeros(T * HW, bool)
+        hard[hidx] = True
+        frames = range(T) if perimeter_frames is None else perimeter_frames
+        if c in {tuple(int(x) for x in o) for o in soft_only}:
+            hidx = hidx[:0]  # no pieces
+        layers[c] = _pieces(soft.reshape(T, H, W), hard.reshape(T, H, W), hidx, area, partial, MIN_PIECE * scale_a,
+                            list(frames))
+    return Segmentation(layers, owner.reshape(T, H, W))
+
+
+@functools.lru_cache(maxsize=16)
+def _colour_table(colours: tuple[tuple[int, ...], ...], background: tuple[int, ...]
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per RGB bin (2**QUANT levels a side, at its centre): each colour's score (least
+    residual / reach + SOLID x (1 - t); inf where the pixel is not on its line) and coverage t,
+    the best colour (-1: none) and whether two colours could explain it.  Computed once per
+    palette: a video is then a gather, not arithmetic per pixel."""
+    n = 256 >> QUANT
+    centre = (np.arange(n, dtype=np.float32) * (1 << QUANT) + ((1 << QUANT) - 1) / 2)
+    rgb = np.stack(np.meshgrid(centre, centre, centre, indexing="ij"), axis=-1).reshape(-1, 3)
+    d = np.asarray(background, np.float32) - rgb
+    res = np.full((len(colours), len(rgb)), np.inf, np.float32)
+    ts = np.zeros((len(colours), len(rgb)), np.float32)
+    for k, c in enumerate(colours):
+        D = np.asarray(background, np.float32) - np.asarray(c, np.float32)
+        n2 = float(D @ D) or 1.0
+        proj = d @ D
+        t = proj / n2
+        perp = np.sqrt(np.maximum((d * d).sum(axis=1) - proj * proj / n2, 0.0))
+        tol = max(RESIDUAL * np.sqrt(n2), RESIDUAL_MIN)
+        # nearest line, preferring the reading as a solid colour: a desaturated light grey (a codec's
+        # chroma loss) reads as full grey rather than a quarter of black
+        res[k] = np.where((perp <= tol) & (t > 0), perp / tol + SOLID * np.abs(1.0 - np.minimum(t, 1.0)), np.inf)
+        ts[k] = t
+    finite = np.isfinite(res)
+    best = np.where(finite.any(axis=0), np.argmin(res, axis=0), -1).astype(np.int8)
+    return res, ts, best, finite.sum(axis=0) >= 2
+
+
+def _near_first(res: np.ndarray, ts: np.ndarray, best: np.ndarray, t_all: np.ndarray, ambiguous: np.ndarray,
+                sure: np.ndarray, idx: np.ndarray, shape: tuple[int, int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """Pixels that two colours could explain go to the one with a solid piece nearby.
+
+    A blurred black rim passes through light neutral greys, and a codec can wash a light grey
+    body out to neutral: the same pixel value.  Next to a solid black piece it is the rim.
+    res, ts: (K, M) scores and coverages of the M ambiguous pixels."""
+    T, H, W = shape
+    r = max(1, int(round(NEAR * W / 128.0)))  # block side: "near" = in the same block or a neighbouring one
+    gh, gw = -(-H // r), -(-W // r)
+    amb_idx = idx[ambiguous]
+    amb_t, amb_rc = amb_idx // (H * W), amb_idx % (H * W)
+    amb_block = (amb_t * gh + (amb_rc // W) // r) * gw + (amb_rc % W) // r
+    bonus = np.zeros(res.shape, np.float32)
+    solid_all = sure & (t_all >= HARD)  # solid: read as its best colour almost exactly, and mostly covered
+    for k in np.flatnonzero(np.isfinite(res).any(axis=1)):
+        sel = idx[solid_all & (best == k)]
+        blocks = np.zeros((T, gh + 2, gw + 2), bool)  # solid pixels per block, padded by one block
+        st, src = sel // (H * W), sel % (H * W)
+        blocks[st, (src // W) // r + 1, (src % W) // r + 1] = True
+        near = np.zeros((T, gh, gw), bool)
+        for dy in (0, 1, 2):
+            for dx in (0, 1, 2):
+                near |= blocks[:, dy:dy + gh, dx:dx + gw]
+        bonus[k] = near.reshape(-1)[amb_block]
+    choice = np.argmin(res - bonus, axis=0)
+    best, t_all = best.copy(), t_all.copy()
+    best[ambiguous] = choice
+    t_all[ambiguous] = ts[choice, np.arange(len(choice))]
+    return best, t_all
+
+
+_IN_PLANE = np.zeros((3, 3, 3), dtype=bool)
+_IN_PLANE[1] = True  # 8-connected within a frame, never across frames
+
+
+def _pieces(soft: np.ndarray, hard: np.ndarray, hidx: np.ndarray, area: np.ndarray, partial: np.ndarray,
+            min_piece: float, perimeter_frames: list[int]) -> Layer:
+    T, H, W = hard.shape
+    perimeter = np.full(T, np.nan)
+    if perimeter_frames:
+        h = hard[perimeter_frames]
+        inner = h[:, 1:-1, 1:-1] & h[:, :-2, 1:-1] & h[:, 2:, 1:-1] & h[:, 1:-1, :-2] & h[:, 1:-1, 2:]
+        perimeter[perimeter_frames] = np.count_nonzero(h.reshape(len(h), -1), axis=1) - np.count_nonzero(
+            inner.reshape(len(h), -1), axis=1)
+    if not len(hidx):
+        labels, n = np.zeros(hard.shape, np.int32), 0
+    else:
+        rem = hidx % (H * W)  # label only the rows and columns any piece reaches
+        rows, cols = rem // W, rem % W
+        r0, r1, c0, c1 = int(rows.min()), int(rows.max()) + 1, int(cols.min()), int(cols.max()) + 1
+        labels, n = ndimage.label(hard[:, r0:r1, c0:c1], structure=_IN_PLANE)
+    empty = [np.zeros((0, 2)), np.zeros(0), np.zeros(0), np.zeros(0), np.zeros((0, 3)), np.zeros((0, 4))]
+    per_frame: list[list[np.ndarray]] = [[x.copy() for x in empty] for _ in range(T)]
+    if n:
+        lab = labels[hidx // (H * W), rows - r0, cols - c0]
+        r, c = rows.astype(np.float64), cols.astype(np.float64)
+        npix = np.bincount(lab, minlength=n + 1)[1:].astype(np.float64)
+        safe = np.maximum(npix, 1.0)
+        wts = soft.reshape(-1)[hidx].astype(np.float64)  # coverage-weighted centroids: sub-pixel for thin bodies
+        wsum = np.maximum(np.bincount(lab, weights=wts, minlength=n + 1)[1:], 1e-9)
+        mr = np.bincount(lab, weights=r * wts, minlength=n + 1)[1:] / wsum
+        mc = np.bincount(lab, weights=c * wts, minlength=n + 1)[1:] / wsum
+        ur = np.bincount(lab, weights=r, minlength=n + 1)[1:] / safe  # moments about the unweighted mean
+        uc = np.bincount(lab, weights=c, minlength=n + 1)[1:] / safe
+        rr = np.bincount(lab, weights=r * r, minlength=n + 1)[1:] / safe - ur * ur + 1 / 12  # + a pixel's own
+        cc = np.bincount(lab, weights=c * c, minlength=n + 1)[1:] / safe - uc * uc + 1 / 12
+        rc = np.bincount(lab, weights=r * c, minlength=n + 1)[1:] / safe - ur * uc
+        objects = ndimage.find_objects(labels)
+        keep = [k for k, sl in enumerate(objects) if sl is not None and npix[k] >= min_piece]
+        frames = np.array([objects[k][0].start for k in keep], int)
+        box = np.array([[objects[k][1].start + r0, objects[k][1].stop + r0, objects[k][2].start + c0,
+                         objects[k][2].stop + c0] for k in keep], np.float64).reshape(-1, 4)
+        keep_a = np.asarray(keep, int)
+        to_edge = np.minimum.reduce([box[:, 0], box[:, 2], H - box[:, 1], W - box[:, 3]]) if len(keep) else np.zeros(0)
+        to_exit = np.minimum.reduce([box[:, 1], box[:, 3], H - box[:, 0], W - box[:, 2]]) if len(keep) else np.zeros(0)
+        for t in np.unique(frames):
+            j = np.flatnonzero(frames == t)
+            ks = keep_a[j]
+            per_frame[t] = [np.stack([mr[ks], mc[ks]], axis=1), to_edge[j], to_exit[j], npix[ks],
+                            np.stack([rr[ks], cc[ks], rc[ks]], axis=1), box[j]]
+    count = np.array([len(f[1]) for f in per_frame], np.int64)
+    edge = np.array([f[1].min() if len(f[1]) else np.inf for f in per_frame])
+    exit = np.array([f[2].min() if len(f[2]) else np.inf for f in per_frame])
+    return Layer(soft, area, count, edge, exit, [f[0] for f in per_frame], [f[1] for f in per_frame],
+                 [f[2] for f in per_frame], [f[3] for f in per_frame], [f[4] for f in per_frame],
+                 [f[5] for f in per_frame], perimeter, partial)
+
+
+def colour_masks(video: np.ndarray, colour: Sequence[int], background: Sequence[int] = BACKGROUND) -> np.ndarray:
+    """bool (T, H, W): pixels of `colour` (coverage >= 0.5 of the way from the background to it)."""
+    seg = segment(video, [colour], background)
+    return seg.layers[tuple(int(x) for x in colour)].soft >= (HARD - LOW) / (HIGH - LOW)
+
+
+# ----------------------------------------------------------------------------- shape descriptors
+
+@dataclass(frozen=True)
+class Shape:
+    """Shape descriptors of one piece (a binary mask), px at the frame's resolution."""
+
+    area: float  # px^2
+    centroid: tuple[float, float]  # (row, col)
+    angle: float  # rad: orientation of the major axis, from the second central moments
+    elongation: float  # sqrt(major / minor second-moment eigenvalue); 1 for a disc or a square
+    compactness: float  # area / (4 pi sqrt(major minor)): 1 for a disc (an ellipse), 3/pi for a rectangle
+    rect: tuple[float, float, float]  # extents along the principal axes: (long side, short side, angle)
+
+
+def eig(rr: np.ndarray, cc: np.ndarray, rc: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Major and minor eigenvalues and the major axis angle (rad, image x right, rows down) of moments."""
+    half = np.sqrt(((cc - rr) / 2) ** 2 + rc ** 2)
+    major, minor = (cc + rr) / 2 + half, (cc + rr) / 2 - half
+    return major, minor, 0.5 * np.arctan2(2 * rc, cc - rr)
+
+
+def shape_of(mask: np.ndarray) -> Shape | None:
+    """Descriptors of a 2-D bool mask (None when empty): moments and extents along the principal axes."""
+    rows, cols = np.nonzero(mask)
+    n = rows.size
+    if n == 0:
+        return None
+    r0, c0 = rows.mean(), cols.mean()
+    dr, dc = rows - r0, cols - c0
+    major, minor, angle = eig((dr * dr).mean() + 1 / 12, (dc * dc).mean() + 1 / 12, (dr * dc).mean())
+    u = dc * np.cos(angle) + dr * np.sin(angle)
+    v = -dc * np.sin(angle) + dr * np.cos(angle)
+    long_, short = float(np.ptp(u) + 1), float(np.ptp(v) + 1)
+    return Shape(float(n), (float(r0), float(c0)), float(angle), float(np.sqrt(major / max(minor, 1e-9))),
+                 float(n / (4 * np.pi * np.sqrt(max(major * minor, 1e-12)))), (max(long_, short), min(long_, short),
+                                                                               float(angle)))
+
+
+def track(video: np.ndarray, colour: Sequence[int]) -> list[list[Shape]]:
+    """Per frame, the shape descriptors of every piece of one colour (the tracker's full record)."""
+    mask = colour_masks(video, colour)
+    out = []
+    for frame in mask:
+        labels, n = ndimage.label(frame, structure=np.ones((3, 3), bool))
+        out.append([sh for k in range(1, n + 1) if (sh := shape_of(labels == k)) is not None])
+    return out
+
+
+def box_gaps(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """(n, m) px between bounding boxes (row start, row stop, col start, col stop); 0 when they overlap."""
+    dr = np.maximum(0.0, np.maximum(a[:, None, 0] - b[None, :, 1], b[None, :, 0] - a[:, None, 1]))
+    dc = np.maximum(0.0, np.maximum(a[:, None, 2] - b[None, :, 3], b[None, :, 2] - a[:, None, 3]))
+    return np.sqrt(dr * dr + dc * dc)
+
+
+def descriptors(q: Layer, t: int) -> tuple[float, float, float]:
+    """(elongation, compactness, angle) of the one piece of frame t."""
+    rr, cc, rc = q.moments[t][0]
+    major, minor, angle = eig(rr, cc, rc)
+    area = float(q.piece_area[t][0])
+    return (float(np.sqrt(major / max(minor, 1e-9))), float(area / (4 * np.pi * np.sqrt(max(major * minor, 1e-12)))),
+            float(angle))
