@@ -100,6 +100,7 @@ def _chunks(f: Any) -> list[tuple[str | None, Any, Any, Any]]:
         )
     import h5py
 
+    _refuse_links_and_external(f)
     kinds = {isinstance(f[n], h5py.Group) for n in names}
     if len(kinds) != 1:
         raise PhyworldImportError(f"{f.filename}: mixes merged groups and plain datasets")
@@ -110,6 +111,34 @@ def _chunks(f: Any) -> list[tuple[str | None, Any, Any, Any]]:
         if sorted(f[n].keys()) != ids:
             raise PhyworldImportError(f"{f.filename}: the groups {names} hold different chunk ids")
     return [(c, f["video_streams"][c], f["position_streams"][c], f["init_streams"][c]) for c in ids]
+
+
+MAX_ROWS = 100_000  # rows per chunk (the authors write 1,000): more is not phyworld data, and would not fit
+
+
+def _refuse_links_and_external(f: Any) -> None:
+    """The file is untrusted: its datasets must hold their own bytes.  HDF5 can point a dataset
+    at another file on this machine (external storage, virtual datasets) or a name at another
+    file or path (external and soft links); any of these would import bytes the file does not
+    contain, so each is refused."""
+    import h5py
+
+    def walk(group: Any, prefix: str) -> None:
+        for name in group:
+            link = group.get(name, getlink=True)
+            where = f"{prefix}{name}"
+            if isinstance(link, (h5py.ExternalLink, h5py.SoftLink)):
+                raise PhyworldImportError(f"{f.filename}: {where} is a link ({type(link).__name__}) to "
+                                          f"{getattr(link, 'filename', '') or link.path}; a phyworld file holds its own data")
+            item = group[name]
+            if isinstance(item, h5py.Group):
+                walk(item, where + "/")
+            elif isinstance(item, h5py.Dataset) and (item.external or item.is_virtual):
+                what = "external storage" if item.external else "a virtual dataset"
+                raise PhyworldImportError(f"{f.filename}: {where} uses {what} (bytes in another file); "
+                                          "a phyworld file holds its own data")
+
+    walk(f, "")
 
 
 def id_ranges(spec: TaskSpec) -> dict[str, tuple[float, float]]:
@@ -135,6 +164,8 @@ def _check_shapes(spec: TaskSpec, chunk: str | None, videos: Any, positions: Any
     where = f"chunk {chunk}" if chunk is not None else "the file"
     balls, dofs = len(_bodies(spec)), len(spec.dofs)
     n = videos.shape[0]
+    if n > MAX_ROWS:
+        raise PhyworldImportError(f"{where}: video_streams declares {n:,} rows; a phyworld chunk has at most {MAX_ROWS:,}")
     want_pos = (n, spec.frames, 2) if balls == 1 else (n, spec.frames, balls, 2)
     if tuple(positions.shape) != want_pos:
         hint = ""
@@ -199,7 +230,12 @@ def build_row(spec: TaskSpec, split: str, index: int, positions: np.ndarray, ini
     if pos.ndim == 2:
         pos = pos[:, None, :]  # (T, 1, 2)
     init = np.asarray(init, dtype=np.float64)
+    if not (np.isfinite(pos).all() and np.isfinite(init).all()):
+        raise PhyworldImportError(f"row {index}: positions or init values are not finite (NaN or inf)")
     params = {d.name: float(v) for d, v in zip(spec.dofs, init)}
+    bad = [k for k, v in params.items() if k.startswith("radius") and not v > 0]
+    if bad:
+        raise PhyworldImportError(f"row {index}: {', '.join(f'{k} = {params[k]:g}' for k in bad)}; a radius must be positive")
     colours = _bodies(spec)
     suffixes = [""] if len(colours) == 1 else [f"_{b + 1}" for b in range(len(colours))]
     radii = np.array([params[f"radius{s}"] for s in suffixes])
@@ -233,6 +269,10 @@ def iter_phyworld(path: str | os.PathLike[str], spec: TaskSpec, split: str = DEF
                 if limit is not None and index >= limit:
                     return
                 video = decode_mp4(videos[i])
+                if video.shape[1] != video.shape[2] or video.shape[1] not in spec.resolutions:
+                    raise PhyworldImportError(
+                        f"row {index}: the video is {video.shape[2]}x{video.shape[1]} px; task {spec.name!r} has "
+                        f"{' or '.join(f'{r}x{r}' for r in spec.resolutions)}")
                 if video.shape[0] != spec.frames:
                     raise PhyworldImportError(
                         f"row {index}: the video has {video.shape[0]} frames, task {spec.name!r} has {spec.frames}"

@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -390,9 +391,29 @@ def read_manifest(path: str | os.PathLike[str]) -> dict[str, Any]:
         manifest = json.loads(file.read_text())
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise SplitError(f"{file} is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise SplitError(f"{file} is not valid JSON: nested too deeply") from None
     if not isinstance(manifest, dict) or manifest.get("format_version") != FORMAT_VERSION:
         raise SplitError(f"{file}: unsupported split format {manifest.get('format_version') if isinstance(manifest, dict) else '?'}")
+    _check_shard_paths(folder, file, manifest)
     return manifest
+
+
+_SHARD_FILE = re.compile(rf"^{DATA_DIR}/[A-Za-z0-9][A-Za-z0-9._-]*\.parquet$")
+
+
+def _check_shard_paths(folder: Path, file: Path, manifest: dict[str, Any]) -> None:
+    """A manifest names its shards; it is untrusted, so each must be a plain data/<name>.parquet
+    of the folder (no absolute path, no '..'), as the Hub loader requires.  (The file itself may
+    be a link: the Hugging Face cache links every file to its blob.)"""
+    shards = manifest.get("shards")
+    if not isinstance(shards, list) or not all(isinstance(e, dict) and isinstance(e.get("file"), str) for e in shards):
+        raise SplitError(f"{file}: 'shards' must be a list of entries with a 'file' name")
+    for entry in shards:
+        name = entry["file"]
+        if not _SHARD_FILE.match(name):
+            raise SplitError(f"{file}: shard {name!r} is not a file data/<name>.parquet inside the split folder; "
+                             "refusing to read it")
 
 
 def plan_from_manifest(manifest: dict[str, Any]) -> SplitPlan:

@@ -44,6 +44,7 @@ class LeaderboardError(Exception):
 # Refusal codes (stable; listed in docs/submission.md and leaderboard/README.md).  A file refused
 # for several reasons carries the first one's code; its reason lists them all.
 RESULTS_FORMAT = "results_format"  # not JSON, wrong kind or schema version, missing or mistyped keys
+RESULTS_LINK = "results_link"  # a results file (or its sidecar) that is a link, or resolves outside the folder
 RESULTS_REGISTRY = "results_registry"  # task, spec, metric settings, directions or weights not this phybench's
 RESULTS_SIDECAR = "results_sidecar"  # the .samples.json beside it is malformed or quotes another file
 SPLIT_HASH_DISAGREES = "split_hash_disagrees"  # files on one split quote different split hashes
@@ -398,8 +399,15 @@ def read_all(
         if p.name.endswith(SAMPLES_SUFFIX) and p.with_name(p.name[: -len(SAMPLES_SUFFIX)]) not in stems:
             warnings.append(f"{p.relative_to(results_dir).as_posix()}: sidecar without a results file beside it; ignored")
 
+    root = results_dir.resolve()
     for path in results_files:
         rel = path.relative_to(results_dir).as_posix()
+        side = path.with_name(path.stem + SAMPLES_SUFFIX)
+        outside = [p for p in (path, side) if p.exists() and (p.is_symlink() or not p.resolve().is_relative_to(root))]
+        if outside:  # never read a file the folder only points at
+            refused[rel] = [(RESULTS_LINK, f"{p.relative_to(results_dir).as_posix()} is a link or lies outside "
+                                           f"{results_dir}; copy the file in instead") for p in outside]
+            continue
         doc, problems = _load(path)
         code = RESULTS_FORMAT
         if doc is not None and registry_check:

@@ -1,0 +1,144 @@
+"""Hostile inputs at three entry points (issue 27, security part): an HDF5 import that points at
+other files, a local split manifest that names files outside its folder, a results folder
+with a link out of it.  Each gets one line with what is wrong, exit 2, and nothing written.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+
+from phybench.cli import main
+from phybench.data.generate import generate
+from phybench.data.split import SplitError, SplitReader, make_plan
+from phybench.tasks import get_task
+
+FIXTURE = Path(__file__).parent / "fixtures" / "phyworld" / "uniform_128.hdf5"
+SHIPPED = Path(__file__).parent.parent / "leaderboard" / "results" / "fundamental" / "lite"
+
+
+def _copy(tmp: Path, edit) -> Path:
+    """A copy of the uniform fixture with `edit(f, src)` applied to its position_streams."""
+    out = tmp / "hostile.hdf5"
+    with h5py.File(FIXTURE, "r") as src, h5py.File(out, "w") as f:
+        for name in ("video_streams", "init_streams"):
+            src.copy(name, f)
+        edit(f, src)
+    return out
+
+
+def _import_refused(tmp: Path, path: Path, capsys, needle: str) -> None:
+    out = tmp / "split"
+    assert main(["import", "phyworld", str(path), "--task", "uniform", "--out", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert needle in err and "Traceback" not in err, err
+    assert not out.exists() or not any(out.iterdir())
+
+
+def test_hdf5_external_storage_is_refused(tmp_path, capsys):
+    secret = tmp_path / "secret.bin"
+    secret.write_bytes(np.arange(16 * 32 * 2, dtype=np.float32).tobytes())  # a local file's bytes
+
+    def edit(f, src):
+        f.create_dataset("position_streams", shape=src["position_streams"].shape, dtype=np.float32,
+                         external=[(str(secret), 0, secret.stat().st_size)])
+
+    _import_refused(tmp_path, _copy(tmp_path, edit), capsys, "uses external storage")
+
+
+@pytest.mark.parametrize("kind", ["soft", "external"])
+def test_hdf5_links_are_refused(tmp_path, capsys, kind):
+    other = tmp_path / "other.hdf5"
+    with h5py.File(FIXTURE, "r") as src, h5py.File(other, "w") as f:
+        src.copy("position_streams", f)
+
+    def edit(f, src):
+        f["real"] = src["position_streams"][()]
+        f["position_streams"] = h5py.SoftLink("/real") if kind == "soft" else h5py.ExternalLink(str(other),
+                                                                                                 "/position_streams")
+
+    _import_refused(tmp_path, _copy(tmp_path, edit), capsys, "is a link")
+
+
+def test_hdf5_values_are_checked(tmp_path, capsys):
+    def nan(f, src):
+        pos = src["position_streams"][()]
+        pos[3, 5, 0] = np.nan
+        f["position_streams"] = pos
+
+    _import_refused(tmp_path, _copy(tmp_path, nan), capsys, "row 3: positions or init values are not finite")
+    (tmp_path / "hostile.hdf5").unlink()
+
+    def negative_radius(f, src):
+        f["position_streams"] = src["position_streams"][()]
+        del f["init_streams"]
+        init = src["init_streams"][()]
+        init[2, 0] = -1.0  # radius
+        f["init_streams"] = init
+
+    _import_refused(tmp_path, _copy(tmp_path, negative_radius), capsys, "a radius must be positive")
+
+
+def test_hdf5_declaring_a_billion_rows_is_refused_before_reading(tmp_path, capsys):
+    path = tmp_path / "huge.hdf5"
+    with h5py.File(path, "w") as f:  # chunked and never written: declares 1e9 rows in a few KB
+        f.create_dataset("video_streams", shape=(10 ** 9,), dtype=h5py.vlen_dtype(np.uint8), chunks=(1024,))
+        f.create_dataset("position_streams", shape=(10 ** 9, 32, 2), dtype=np.float32, chunks=(1024, 32, 2))
+        f.create_dataset("init_streams", shape=(10 ** 9, 2), dtype=np.float32, chunks=(1024, 2))
+    assert path.stat().st_size < 1_000_000
+    _import_refused(tmp_path, path, capsys, "declares 1,000,000,000 rows")
+
+
+@pytest.fixture(scope="module")
+def split(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("hostile") / "uniform-id-eval"
+    generate(make_plan(get_task("uniform"), "id-eval", limit=4), folder, progress=False)
+    return folder
+
+
+@pytest.mark.parametrize("name", ["/etc/passwd", "../../../../etc/passwd", "data/../../manifest.parquet",
+                                  "data/x.parquet/../../../etc/passwd"])
+def test_a_local_manifest_cannot_name_a_file_outside_its_split(split, tmp_path, capsys, name):
+    bad = tmp_path / "split"
+    shutil.copytree(split, bad)
+    manifest = json.loads((bad / "manifest.json").read_text())
+    manifest["shards"][0]["file"] = name
+    (bad / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(SplitError, match="refusing to read it"):
+        SplitReader(bad)
+    sub = tmp_path / "sub"
+    assert main(["baseline", "ground-truth", "--data", str(split), "--out", str(sub), "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["score", str(sub), "--data", str(bad), "--metrics", "ssim", "--out", str(tmp_path / "r.json")]) == 2
+    err = capsys.readouterr().err
+    assert "refusing to read it" in err and "Traceback" not in err, err
+    assert not (tmp_path / "r.json").exists() and not (tmp_path / "r.samples.json").exists()
+
+
+def test_a_deeply_nested_manifest_is_one_line(split, tmp_path):
+    bad = tmp_path / "split"
+    shutil.copytree(split, bad)
+    (bad / "manifest.json").write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(SplitError, match="nested too deeply"):
+        SplitReader(bad)
+
+
+def test_the_leaderboard_refuses_a_link_out_of_its_results_folder(tmp_path):
+    from phybench.leaderboard import LeaderboardError, build
+
+    results = tmp_path / "results"
+    results.mkdir()
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    name = "uniform-id-eval-copy-last"
+    shutil.copy(SHIPPED / f"{name}.json", outside / f"{name}.json")
+    (results / f"{name}.json").symlink_to(outside / f"{name}.json")
+    with pytest.raises(LeaderboardError) as exc:
+        build(results, tmp_path / "site")
+    assert [r.code for r in exc.value.refused] == ["results_link"], exc.value.refused
+    assert "is a link or lies outside" in exc.value.refused[0].reason
+    assert not (tmp_path / "site").exists()
