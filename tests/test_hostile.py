@@ -142,3 +142,48 @@ def test_the_leaderboard_refuses_a_link_out_of_its_results_folder(tmp_path):
     assert [r.code for r in exc.value.refused] == ["results_link"], exc.value.refused
     assert "is a link or lies outside" in exc.value.refused[0].reason
     assert not (tmp_path / "site").exists()
+
+
+def test_score_refuses_outputs_that_overwrite_an_input_or_each_other(split, tmp_path, capsys):
+    sub = tmp_path / "sub"
+    assert main(["baseline", "ground-truth", "--data", str(split), "--out", str(sub), "--quiet"]) == 0
+    before = (split / "manifest.json").read_bytes()
+    cases = [["--out", str(split / "manifest.json")], ["--out", str(tmp_path / "x"), "--details", str(tmp_path / "x")],
+             ["--out", str(tmp_path)], ["--details", str(sub / "d.parquet")]]
+    for extra in cases:
+        capsys.readouterr()
+        assert main(["score", str(sub), "--data", str(split), "--metrics", "ssim", *extra]) == 2, extra
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert (split / "manifest.json").read_bytes() == before
+    assert not list(tmp_path.glob("*.samples.json")) and not (tmp_path / "x").exists()
+
+
+def test_abnormal_may_be_named_and_is_said_to_be_always_on(split, tmp_path, capsys):
+    sub = tmp_path / "sub"
+    assert main(["baseline", "ground-truth", "--data", str(split), "--out", str(sub), "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["score", str(sub), "--data", str(split), "--metrics", "ssim,abnormal", "--quiet"]) == 0
+    assert "abnormal is scored on every run" in capsys.readouterr().err
+    assert main(["score", str(sub), "--data", str(split), "--metrics", "abnormal", "--quiet"]) == 2
+    assert "comes with every score" in capsys.readouterr().err
+
+
+def test_a_model_from_a_file_path_and_a_constructor_that_needs_arguments(split, tmp_path, capsys):
+    model = tmp_path / "my-model.py"
+    model.write_text(
+        "import numpy as np\n"
+        "class Model:\n"
+        "    def __init__(self, scale):\n"
+        "        self.scale = scale\n"
+        "    def generate(self, condition, num_frames):\n"
+        "        last = condition[:, -1:]\n"
+        "        return np.repeat(last, num_frames, axis=1)\n")
+    out = tmp_path / "run"
+    capsys.readouterr()
+    assert main(["run", "--model", f"{model}:Model", "--data", str(split), "--out", str(out), "--metrics", "ssim",
+                 "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "--model-args" in err and "Traceback" not in err, err
+    assert main(["run", "--model", f"{model}:Model", "--model-args", "scale=2", "--data", str(split), "--out",
+                 str(out), "--metrics", "ssim", "--quiet"]) == 0

@@ -112,6 +112,23 @@ def _overall(results: dict[str, Any], metric: str) -> float | None:
     return entry.get("mean", entry.get("value"))
 
 
+def _check_outputs(args: argparse.Namespace) -> None:
+    """Refuse output paths that would overwrite an input or each other, before any work."""
+    from pathlib import Path
+
+    outs = [(flag, Path(p)) for flag, p in (("--out", args.out), ("--details", args.details)) if p]
+    if len(outs) == 2 and outs[0][1].resolve() == outs[1][1].resolve():
+        raise CliError(f"--out and --details are the same file ({args.out}); give two paths")
+    inputs = [Path(p).resolve() for p in (args.data, args.submission) if p and Path(p).exists()]
+    for flag, path in outs:
+        if path.is_dir():
+            raise CliError(f"{flag} {path} is a folder; give a file path, e.g. {path / 'results.json'}")
+        target = path.resolve()
+        for folder in inputs:
+            if target == folder or (folder.is_dir() and target.is_relative_to(folder)):
+                raise CliError(f"{flag} {path} is inside the input {folder}; write results elsewhere")
+
+
 def cmd_score(args: argparse.Namespace) -> int:
     from ..scoring.results import markdown_table, write_details
     from ..scoring.metrics import companion_metrics
@@ -132,8 +149,13 @@ def cmd_score(args: argparse.Namespace) -> int:
         raise CliError("which split? give --data SPLIT_DIR or --from-hub REPO_ID --task TASK --split SPLIT")
     elif args.task or args.split or args.revision:
         raise CliError("--task, --split and --revision go with --from-hub; with --data the folder says them")
+    _check_outputs(args)
     try:
         metrics = parse_metrics(args.metrics)
+        always = [m for m in (args.metrics or "").split(",") if m.strip() in companion_metrics()]
+        if always:
+            print(f"note: {', '.join(m.strip() for m in always)} is scored on every run; listing it changes nothing",
+                  file=sys.stderr)
         for name, _ in above + below:
             if name not in metrics and name not in companion_metrics():
                 raise CliError(f"threshold on {name!r}, which is not scored; scored: {', '.join(metrics)}")

@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import __version__
 from ..io import atomic_save_npy
-from .metrics import (METRICS, TRACKING_METRIC, Sample, default_metrics, reported, requestable_metrics,
+from .metrics import (METRICS, TRACKING_METRIC, Sample, companion_metrics, default_metrics, reported, requestable_metrics,
                       seen_by_workers, settings_blocks)
 from .parse import TILE, PixelMapping, parse_video
 from .results import OVERALL, build_results
@@ -98,6 +98,11 @@ def parse_metrics(text: str | Sequence[str] | None) -> tuple[str, ...]:
         return default_metrics()
     choices = requestable_metrics()
     names = [m.strip() for m in (text.split(",") if isinstance(text, str) else text) if m.strip()]
+    always = [m for m in names if m in companion_metrics()]  # scored with their base metric anyway
+    if always and not [m for m in names if m not in always]:
+        raise ScoreError(f"{', '.join(always)} comes with every score; name the metric(s) to score with it, e.g. "
+                         f"--metrics ssim,{always[0]}")
+    names = [m for m in names if m not in always]
     unknown = [m for m in names if m not in choices]
     if unknown:
         raise ScoreError(f"unknown metric(s) {', '.join(unknown)}; choose from {', '.join(choices)}")

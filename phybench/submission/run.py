@@ -29,6 +29,7 @@ from __future__ import annotations
 import importlib
 import os
 import re
+import sys
 import time
 from pathlib import Path
 from typing import Any, Sequence
@@ -45,16 +46,42 @@ class RunError(Exception):
     """The model or the run cannot be used; the message says why."""
 
 
+def _import(module: str) -> Any:
+    """A module by dotted name, or a Python file by path (path/to/model.py)."""
+    if module.endswith(".py") or os.sep in module or "/" in module:
+        from importlib import util
+
+        path = os.path.abspath(module)
+        if not os.path.isfile(path):
+            raise RunError(f"--model: {module} is not a file")
+        name = "phybench_user_model_" + os.path.splitext(os.path.basename(path))[0].replace("-", "_")
+        spec = util.spec_from_file_location(name, path)
+        if spec is None or spec.loader is None:
+            raise RunError(f"--model: {module} cannot be imported as Python")
+        mod = util.module_from_spec(spec)
+        sys.modules[name] = mod
+        spec.loader.exec_module(mod)
+        return mod
+    return importlib.import_module(module)
+
+
 def load_model(spec: str, model_args: dict[str, Any]) -> Any:
-    """MODULE:CLASS (importable, e.g. phybench.examples.shift:Model) instantiated with model_args."""
+    """MODULE:CLASS (importable, e.g. phybench.examples.shift:Model, or a file, path/to/model.py:Model)
+    instantiated with model_args."""
     if ":" not in spec:
-        raise RunError(f"--model {spec!r}: give MODULE:CLASS, e.g. phybench.examples.shift:Model")
-    module, name = spec.split(":", 1)
+        raise RunError(f"--model {spec!r}: give MODULE:CLASS or path/to/file.py:CLASS, e.g. "
+                       "phybench.examples.shift:Model")
+    module, name = spec.rsplit(":", 1)
     try:
-        cls = getattr(importlib.import_module(module), name)
+        cls = getattr(_import(module), name)
     except (ImportError, AttributeError) as exc:
         raise RunError(f"--model {spec!r}: {exc}") from None
-    model = cls(**model_args)
+    try:
+        model = cls(**model_args)
+    except TypeError as exc:
+        given = ", ".join(model_args) or "none"
+        raise RunError(f"--model {spec!r}: the class could not be made ({exc}); its arguments go in --model-args "
+                       f"key=value,... (given: {given})") from None
     if not callable(getattr(model, "generate", None)):
         raise RunError(f"--model {spec!r}: the class needs a generate(condition, num_frames) method")
     return model
