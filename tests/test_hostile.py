@@ -187,3 +187,20 @@ def test_a_model_from_a_file_path_and_a_constructor_that_needs_arguments(split, 
     assert "--model-args" in err and "Traceback" not in err, err
     assert main(["run", "--model", f"{model}:Model", "--model-args", "scale=2", "--data", str(split), "--out",
                  str(out), "--metrics", "ssim", "--quiet"]) == 0
+
+
+def test_a_lone_surrogate_in_submission_json_is_refused_before_scoring(split, tmp_path, capsys):
+    sub = tmp_path / "sub"
+    assert main(["baseline", "ground-truth", "--data", str(split), "--out", str(sub), "--quiet"]) == 0
+    meta = (sub / "submission.json").read_text()
+    doc = json.loads(meta)
+    doc["notes"] = "PLACEHOLDER"
+    (sub / "submission.json").write_text(json.dumps(doc).replace("PLACEHOLDER", "\\ud800"))
+    capsys.readouterr()
+    assert main(["validate", str(sub), "--data", str(split)]) != 0
+    assert "lone surrogate" in capsys.readouterr().out + capsys.readouterr().err
+    out = tmp_path / "r.json"
+    assert main(["score", str(sub), "--data", str(split), "--metrics", "ssim", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "lone surrogate" in err and "Traceback" not in err, err
+    assert not out.exists() and not (tmp_path / "r.samples.json").exists()

@@ -97,7 +97,32 @@ def parse_meta(data: bytes) -> tuple[Any, list[Problem]]:
         meta = json.loads(text, parse_constant=_no_constants, object_pairs_hook=_no_duplicates)
     except (json.JSONDecodeError, ValueError, RecursionError) as exc:
         return None, [_error("invalid_json", f"{META} is not valid JSON: {exc}", entry=META)]
+    bad = _unencodable(meta)
+    if bad:  # a lone surrogate ("\ud800") is valid JSON but no text: it would fail when written back
+        return None, [_error("invalid_json", f"{META}: {bad} holds an escaped lone surrogate, which is not text; "
+                                             "remove it", entry=META)]
     return meta, schema_problems(meta)
+
+
+def _unencodable(value: Any, where: str = "the document") -> str | None:
+    """Where a string (key or value) in decoded JSON cannot be encoded as UTF-8, or None."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return where
+        return None
+    if isinstance(value, dict):
+        for k, v in value.items():
+            found = _unencodable(k, f"a key in {where}") or _unencodable(v, f"{where}[{k!r}]")
+            if found:
+                return found
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            found = _unencodable(v, f"{where}[{i}]")
+            if found:
+                return found
+    return None
 
 
 class Submission:
