@@ -204,3 +204,15 @@ def test_a_lone_surrogate_in_submission_json_is_refused_before_scoring(split, tm
     err = capsys.readouterr().err
     assert "lone surrogate" in err and "Traceback" not in err, err
     assert not out.exists() and not (tmp_path / "r.samples.json").exists()
+
+
+def test_asking_for_fvd_without_weights_is_an_error_naming_the_fetch(split, tmp_path, capsys, monkeypatch):
+    sub = tmp_path / "sub"
+    assert main(["baseline", "ground-truth", "--data", str(split), "--out", str(sub), "--quiet"]) == 0
+    monkeypatch.setenv("PHYBENCH_WEIGHTS_DIR", str(tmp_path / "no-weights"))
+    capsys.readouterr()
+    out = tmp_path / "r.json"
+    assert main(["score", str(sub), "--data", str(split), "--metrics", "ssim,fvd", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "phybench weights fetch" in err and "Traceback" not in err, err
+    assert not out.exists()

@@ -295,6 +295,7 @@ def score(
     from ..submission.format import open_submission
     from ..submission.validation import validate
 
+    asked = metrics is not None  # named by the caller, not the defaults: missing weights are an error
     metrics = parse_metrics(metrics)
     split_dir = Path(split_dir)
     report = validate(submission, split_dir)
@@ -326,6 +327,8 @@ def score(
                 weights[name] = hashes[name]
                 weights[f"{name}.source"] = hashes[f"{name}.source"]
         except WeightsMissing as exc:
+            if asked:
+                raise ScoreError(f"{', '.join(torch_metrics)} asked for, but: {exc}") from None
             warnings.append(f"skipping {', '.join(torch_metrics)}: {exc}")
             metrics = tuple(m for m in metrics if m not in torch_metrics)
             torch_metrics = []
