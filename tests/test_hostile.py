@@ -216,3 +216,4 @@ def test_asking_for_fvd_without_weights_is_an_error_naming_the_fetch(split, tmp_
     err = capsys.readouterr().err
     assert "phybench weights fetch" in err and "Traceback" not in err, err
     assert not out.exists()
+

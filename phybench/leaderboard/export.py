@@ -110,11 +110,18 @@ def markdown(data: dict[str, Any], metric: str = PRIMARY_METRIC) -> str:
                   "|---|" + "---:|" * (len(head) - 1)]
         for row in sorted(board["rows"], key=lambda r: _sort_key(r, board, metric)):
             rate = _untrackable_rate(row)
-            cells = [markdown_escape(row["model"])]
+            cells = [markdown_escape(row["model"]) + _marks(row)]
             cells += [_cell_text(row["cells"].get(c["key"]), metric) for c in board["levels"]]
             cells.append("–" if rate is None else f"{100 * rate:.1f}%")
             lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def _marks(row: dict[str, Any]) -> str:
+    """The condition track and a lossy-source mark after a model's name (Markdown)."""
+    meta = row.get("meta", {})
+    out = f" ({markdown_escape(str(meta['track']))})" if "track" in meta else ""
+    return out + (f" [lossy source: {markdown_escape(str(meta['lossy']))}]" if "lossy" in meta else "")
 
 
 def _protocol_line(board: dict[str, Any]) -> str:
@@ -145,7 +152,7 @@ def _markdown_by_split(board: dict[str, Any]) -> list[str]:
         train = meta.get("train_split", "–")
         if "train_size" in meta:
             train = f"{train} ({meta['train_size']} videos)"
-        cells = [markdown_escape(row["model"]), markdown_escape(train)]
+        cells = [markdown_escape(row["model"]) + _marks(row), markdown_escape(train)]
         for m in metrics:
             cells.append(" / ".join(_cell_text(row["cells"].get(s), m["name"]) for s in splits))
         lines.append("| " + " | ".join(cells) + " |")

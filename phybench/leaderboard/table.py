@@ -123,6 +123,16 @@ def _model_meta(model: dict[str, Any]) -> dict[str, Any]:
         meta["sampler"] = sampler
     elif isinstance(sampler, dict):  # submission.json's sampler object, e.g. {"name": "ddim", "steps": 50}
         meta["sampler"] = ", ".join(f"{k}={v}" for k, v in sorted(sampler.items()) if _scalar(v))
+    cond = model.get("conditioning")
+    if isinstance(cond, dict) and isinstance(cond.get("inputs"), str):  # the condition track (issue 28)
+        used = cond.get("condition_frames_used")
+        kind = "image-to-video" if used == 1 else "video-to-video" if isinstance(used, int) and used > 1 else None
+        meta["track"] = cond["inputs"] + (f", {kind}" if kind else "")
+    sources = model.get("sources")
+    if isinstance(sources, dict) and all(isinstance(k, str) and isinstance(v, int) for k, v in sources.items()):
+        lossy = {k: v for k, v in sources.items() if k.startswith("mp4")}
+        if lossy:  # videos packed from a lossy codec (issue 24): their image metrics carry its loss
+            meta["lossy"] = ", ".join(f"{v} of {sum(sources.values())} videos from {k}" for k, v in sorted(lossy.items()))
     if is_number(model.get("params")):
         meta["params"] = model["params"]
     if model.get("train_size") is not None and train_size(model["train_size"]) is not None:

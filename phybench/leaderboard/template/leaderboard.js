@@ -74,6 +74,7 @@
     if (meta.size !== undefined) bits.push(String(meta.size));
     if (typeof meta.params === "number") bits.push(paramsText(meta.params) + " params");
     if (meta.train_split !== undefined) bits.push("trained on " + String(meta.train_split));
+    if (meta.track !== undefined) bits.push("conditioned on " + String(meta.track));
     if (meta.train_size !== undefined) {
       bits.push((typeof meta.train_size === "number" ? paramsText(meta.train_size) : String(meta.train_size)) + " videos");
     }
@@ -95,6 +96,9 @@
           return s.split + ": " + s.provenance.split_num_samples + " of " + s.provenance.split_full_size + " samples";
         }).join("; "),
       }));
+    }
+    if (meta.lossy !== undefined) {
+      children.push(h("span", { class: "badge", text: "lossy source", title: String(meta.lossy) }));
     }
     children.push(toggle);
     return h("td", { class: "model" }, children);
