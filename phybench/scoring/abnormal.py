@@ -31,15 +31,17 @@ condition frame included; `SETTINGS` states every number, and every results file
 * **static** / **rest**: a static colour, or a body at rest in the ground truth, stays put
   (smoothed coverage against the last condition frame, after registering a global shift of
   at most 2 px);
-* **motion without cause**, over each tracked body (a colour of one dynamic body, drawn as
-  one piece off the border), in frames where neither it nor its ground truth touches
-  anything: **jerk** (per-frame acceleration the ground truth does not have: stutter,
+* **motion without cause** (`phybench.scoring.motion`), over each body of a dynamic colour,
+  followed from its piece in the last condition frame in the generated video and in its
+  ground truth, in frames where neither touches anything: **jerk** (per-frame acceleration the ground truth does not have: stutter,
   stop-go), **kink** (a change of velocity over a window: drift, a turn, a reversal in
   mid-air), **gravity** (the free-flight acceleration fitted over the longest free run, of
   the wrong direction or size), **spin** (a bar turning at a rate its ground truth does not),
   **freeze** / **stop** (standing still while the ground truth moves: in mid-air, or dead at a
   contact), **tunnel** (leaving the view through a side where the ground truth stops or
-  bounces: through a wall or floor).
+  bounces: through a wall or floor), **rest** per body (a body at rest moves or turns).
+
+Segmentation is `phybench.scoring.segment`; what every rule shares, `phybench.scoring.findings`.
 
 What the judge cannot see (a smooth video at the wrong speed, a changed restitution) is what
 the velocity error measures; docs/judge.md's calibration table says which kind each catches.
