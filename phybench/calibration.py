@@ -30,7 +30,7 @@ def wilson(hits: int, n: int, z: float = 1.96) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-_READERS: dict[str, Any] = {}
+_READERS: dict[str, tuple[Any, list[dict[str, Any]]]] = {}
 
 
 def _judge_row(job: tuple[str, int, tuple[str, ...], tuple[str, ...]]) -> dict[str, Any]:
@@ -39,8 +39,10 @@ def _judge_row(job: tuple[str, int, tuple[str, ...], tuple[str, ...]]) -> dict[s
     from .scoring.abnormal import judge
 
     split_dir, i, benign, planted = job
-    reader = _READERS.get(split_dir) or _READERS.setdefault(split_dir, SplitReader(split_dir))
-    rows = reader.__dict__.setdefault("_calibration_rows", list(reader.rows()))
+    if split_dir not in _READERS:  # one reader and one read of the rows per split and process
+        reader = SplitReader(split_dir)
+        _READERS[split_dir] = (reader, list(reader.rows()))
+    reader, rows = _READERS[split_dir]
     row = rows[i]
     spec, res = reader.spec, int(reader.manifest["resolution"])
     cf = spec.condition_frames
