@@ -159,7 +159,8 @@ def cmd_score(args: argparse.Namespace) -> int:
         for name, _ in above + below:
             if name not in metrics and name not in companion_metrics():
                 raise CliError(f"threshold on {name!r}, which is not scored; scored: {', '.join(metrics)}")
-        out = score(args.submission, args.data, metrics, workers=args.workers, batch_size=args.batch_size,
+        out = score(args.submission, args.data, metrics if args.metrics else None, workers=args.workers,
+                    batch_size=args.batch_size,
                     device=args.device, progress=not args.quiet)
     except ScoreError as exc:
         raise CliError(str(exc)) from None
