@@ -19,6 +19,7 @@ import numpy as np
 from ..world import laws
 from ..world.scene import RED, Body, Scene
 from ..tasks.family import Placement, TaskFamily, frames_possible, register_family, register_task
+from ..tasks.sampling import uniform_in
 from ..tasks.spec import Dof, SimulatorSettings, SplitDecl, TaskSpec
 from .page import esc, num, pct, rows_section, scatter
 from .reading import (
@@ -47,16 +48,6 @@ GAP_SETS = (
 )
 
 
-def _union(intervals: tuple[tuple[float, float], ...], u: float) -> float:
-    lengths = [b - a for a, b in intervals]
-    x = u * sum(lengths)
-    for (a, b), length in zip(intervals, lengths):
-        if x < length:
-            return a + x
-        x -= length
-    return intervals[-1][1]
-
-
 @register_family
 class GapsFamily(TaskFamily):
     """One red ball at constant speed; training sets miss a middle range of speeds."""
@@ -74,7 +65,7 @@ class GapsFamily(TaskFamily):
             return super().draw(spec, decl, index, u)
         ranges = tuple(tuple(r) for r in decl.option("ranges"))
         return "id", {"radius": RADIUS[0] + (RADIUS[1] - RADIUS[0]) * float(u[1]),
-                      "velocity": _union(ranges, float(u[2]))}
+                      "velocity": uniform_in(ranges, float(u[2]))}
 
     def place(self, spec: TaskSpec, params: dict[str, Any], u: np.ndarray) -> Placement:
         r, v, L, dt = params["radius"], params["velocity"], spec.world_size, spec.frame_interval

@@ -225,8 +225,9 @@ def judge(video: np.ndarray, gt_video: np.ndarray, colours: Sequence[Sequence[in
                                     f"{int(bad[0])}; its ground truth's fastest step is {fastest:.1f} px"))
         findings += _overlap(p, g, c, name, gens, ctx)
         findings += _merge(p, g, name, ctx)
-        if _at_rest(g, ctx):
-            findings += _unmoved(p, g, name, ctx, "rest")
+        own = _rest_change(g, ctx)
+        if own is not None:
+            findings += _unmoved(p, g, name, ctx, "rest", own)
         findings += _freeze(p, g, c, name, gens, ctx, reach)
         if len(statics) == 1:
             findings += _shape(p, g, name, ctx)
@@ -351,26 +352,30 @@ def _registered_change(soft: np.ndarray, ref: int, frames: range, ctx: Ctx, regi
     return np.abs(moved - ref_img[crop][None]).reshape(len(moved), -1).sum(axis=1)
 
 
-def _at_rest(g: Layer, ctx: Ctx) -> bool:
+def _rest_change(g: Layer, ctx: Ctx) -> np.ndarray | None:
+    """The ground truth's own change (as `_registered_change`) when its colour is at rest, else None."""
     frames = range(ctx.start, ctx.T)
     if not len(frames) or g.area[ctx.ref] <= 0:
-        return False
+        return None
     ref = g.centroids[ctx.ref]
     for t in frames:  # cheap test first: a piece that moves a pixel is not at rest
         c = g.centroids[t]
         if len(c) != len(ref) or (len(c) and np.sqrt(((c[:, None] - ref[None]) ** 2).sum(-1)).min(axis=1).max() > 1.0):
-            return False
+            return None
     change = _registered_change(g.soft, ctx.ref, frames, ctx, register=False)
-    return bool(change.max() <= REST_GT * ctx.scale_a)
+    return change if change.max() <= REST_GT * ctx.scale_a else None
 
 
-def _unmoved(p: Layer, g: Layer, name: str, ctx: Ctx, rule: str) -> list[Finding]:
-    """A static colour (or a body at rest in the ground truth) stays where it was."""
+def _unmoved(p: Layer, g: Layer, name: str, ctx: Ctx, rule: str, own: np.ndarray | None = None) -> list[Finding]:
+    """A static colour (or a body at rest in the ground truth) stays where it was.
+
+    own: the ground truth's own change, when the caller has it already."""
     frames = range(ctx.start, ctx.T)
     if not len(frames):
         return []
     gen = _registered_change(p.soft, ctx.ref, frames, ctx, register=True)
-    own = _registered_change(g.soft, ctx.ref, frames, ctx, register=False)
+    if own is None:
+        own = _registered_change(g.soft, ctx.ref, frames, ctx, register=False)
     perimeter = max(float(p.perimeter[ctx.ref]), float(g.perimeter[ctx.ref]))
     allowed = (perimeter * (STATIC_BASE + STATIC_EDGE * (ctx.blur - 1.0)) + STATIC_GT * float(own.max(initial=0.0))
                + AREA_ABS * ctx.scale_a)

@@ -115,6 +115,8 @@ def segment(video: np.ndarray, colours: Sequence[Sequence[int]], background: Seq
         sure = res_bins.min(axis=0)[q] <= SURE  # a near-perfect reading of its best colour
         best, t_all = _near_first(res_bins[:, q[ambiguous]], t_bins[:, q[ambiguous]], best, t_all, ambiguous, sure, idx,
                                   (T, H, W))
+    frames = list(range(T) if perimeter_frames is None else perimeter_frames)
+    no_pieces = {tuple(int(x) for x in o) for o in soft_only}
     layers = {}
     for k, c in enumerate(distinct):
         sel = found & (best == k)
@@ -130,11 +132,10 @@ def segment(video: np.ndarray, colours: Sequence[Sequence[int]], background: Seq
         hidx = pidx[t >= HARD]
         hard = np.zeros(T * HW, bool)
         hard[hidx] = True
-        frames = range(T) if perimeter_frames is None else perimeter_frames
-        if c in {tuple(int(x) for x in o) for o in soft_only}:
-            hidx = hidx[:0]  # no pieces
+        if c in no_pieces:
+            hidx = hidx[:0]
         layers[c] = _pieces(soft.reshape(T, H, W), hard.reshape(T, H, W), hidx, area, partial, MIN_PIECE * scale_a,
-                            list(frames))
+                            frames)
     return Segmentation(layers, owner.reshape(T, H, W))
 
 

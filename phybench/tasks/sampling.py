@@ -80,7 +80,7 @@ def _grid_value(lo: float, hi: float, n: int, k: float) -> float:
     return lo + (hi - lo) * k / (n - 1)
 
 
-def _uniform_in(intervals: tuple[tuple[float, float], ...], u: float) -> float:
+def uniform_in(intervals: tuple[tuple[float, float], ...], u: float) -> float:
     """u in [0, 1) -> uniform over the union of disjoint intervals (length-weighted)."""
     lengths = [b - a for a, b in intervals]
     x = u * sum(lengths)
@@ -141,7 +141,7 @@ def _draw_generic(spec: TaskSpec, split: str, index: int, u: np.ndarray) -> tupl
             params = {}
             for d in spec.dofs:
                 ranges = d.ood_ranges if d.name in level.ood_dofs else (d.id_range,)
-                params[d.name] = _uniform_in(ranges, float(u[cursor]))
+                params[d.name] = uniform_in(ranges, float(u[cursor]))
                 cursor += 1
             if family.accept(spec, params):
                 break
