@@ -89,7 +89,7 @@ def make_results(model: str, task: str, split: str) -> tuple[dict[str, Any], dic
                 row["untrackable"] = "ball 0 missing in frames 5-9"
             else:
                 err = scale * factor * rng.lognormal(0, 0.3)
-                row.update(velocity_error=err, position_error=2 * err, ssim=1 - min(err, 0.5) / 2, psnr=40 - 10 * err)
+                row.update(velocity_error=err, position_error=2 * err, ssim=1 - min(err, 0.5) / 2, psnr=40 - 10 * min(err, 3.0))
                 if spec.scenario == "collision":
                     row.update(momentum_error=err / 2, energy_error=err / 3)
             details.append(row)
@@ -327,13 +327,14 @@ def test_refuses_stale_sidecar_and_duplicates(documents, tmp_path):
 
 
 def test_refuses_a_level_given_twice(documents, tmp_path):
-    """An ood-eval file that also gives the "id" level clashes with the model's id-eval file."""
+    """An ood-eval file that also gives the "id" level: "id" is not a level of the ood-eval split
+    (`checks.check_level_names`), so it is refused before it could clash with the id-eval file."""
     a, doc_a = _one(documents, model="DiT-L")
     b, doc_b = _one(documents, name="uniform.{}.ood-eval.json", model="DiT-L")
     doc_b["summary"]["levels"]["id"] = doc_a["summary"]["overall"]
-    with pytest.raises(LeaderboardError, match=rf"{b}: model 'DiT-L' already has level\(s\) id on uniform from {a}") as err:
+    with pytest.raises(LeaderboardError, match=rf"{b}: level 'id' is not a level of uniform/ood-eval") as err:
         build(write_dir(tmp_path / "r", {a: (doc_a, None), b: (doc_b, None)}), tmp_path / "s")
-    assert [(r.file, r.code) for r in err.value.refused] == [(b, "level_clash")]
+    assert [(r.file, r.code) for r in err.value.refused] == [(b, "unknown_level")]
 
 
 def test_allow_partial_lists_refused_on_page(documents, tmp_path):

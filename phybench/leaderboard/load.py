@@ -15,7 +15,9 @@ from .. import __version__
 from ..problems import Problem
 from ..scoring.metrics import METRICS, all_metrics, metric_names
 from ..scoring.results import SCHEMA_VERSION, results_bytes
+from . import checks
 from . import probes as probe_page
+from .verification import Verification, VerificationError, is_record, read_record
 
 LEADERBOARD_SCHEMA_VERSION = 1
 SAMPLES_SUFFIX = ".samples.json"  # per-sample velocity sidecar beside a results file
@@ -50,8 +52,12 @@ RESULTS_SIDECAR = "results_sidecar"  # the .samples.json beside it is malformed 
 SPLIT_HASH_DISAGREES = "split_hash_disagrees"  # files on one split quote different split hashes
 SPLIT_NOT_FOUND = "split_not_found"  # --splits: no split folder to verify the file against
 SPLIT_HASH_MISMATCH = "split_hash_mismatch"  # --splits: the hash is not that split's manifest's
-DUPLICATE_MODEL = "duplicate_model"  # one model twice on one (task, split, resolution)
+DUPLICATE_MODEL = "duplicate_model"  # one submission twice for one model on one (task, split, resolution)
 LEVEL_CLASH = "level_clash"  # a model's level(s) given by two files (e.g. "id" in an ood-eval file)
+NOT_VERIFIED = "not_verified"  # --require-verified: no verification record beside the file
+# A bad verification record is refused with the record's own code (`VerificationError.code`:
+# verify-stale, verify-mismatch, verify-malformed); impossible numbers with the codes of
+# `checks` (value_type, value_range, ...).  docs/results.md lists them all.
 
 
 class Refusal(Problem):
@@ -110,6 +116,7 @@ class Entry:
     file: str
     results: dict[str, Any]
     samples: dict[str, Any] | None = None
+    verification: Verification | None = None  # the valid record beside it; None: self-reported
 
     @property
     def model(self) -> str:
@@ -392,7 +399,7 @@ def read_all(
          and not (skip is not None and p.resolve().is_relative_to(skip))),  # a site built inside the folder
         key=lambda p: p.relative_to(results_dir).as_posix(),
     )
-    results_files = [p for p in files if not p.name.endswith(SAMPLES_SUFFIX)
+    results_files = [p for p in files if not p.name.endswith(SAMPLES_SUFFIX) and not is_record(p)
                      and not probe_page.is_probe_file(p)]  # probe results: the Probes page's own check
     stems = {p.with_suffix("") for p in results_files}
     for p in files:
@@ -409,17 +416,26 @@ def read_all(
                                            f"{results_dir}; copy the file in instead") for p in outside]
             continue
         doc, problems = _load(path)
-        code = RESULTS_FORMAT
-        if doc is not None and registry_check:
-            problems, code = _check_registry(doc, registry), RESULTS_REGISTRY
+        if doc is None:
+            refused[rel] = [(RESULTS_FORMAT, p) for p in problems]
+            continue
+        reasons: list[tuple[str, str]] = []
+        if registry_check:
+            reasons += [(RESULTS_REGISTRY, p) for p in _check_registry(doc, registry)]
         samples = None
-        side = path.with_name(path.stem + SAMPLES_SUFFIX)
-        if doc is not None and not problems and side.is_file():
-            (samples, problems), code = _load_samples(side, doc), RESULTS_SIDECAR
-        if problems:
-            refused[rel] = [(code, p) for p in problems]
+        if side.is_file():
+            samples, problems = _load_samples(side, doc)
+            reasons += [(RESULTS_SIDECAR, p) for p in problems]
+        reasons += checks.check_file(doc, samples)  # impossible numbers, whatever is trusted
+        verification = None
+        try:
+            verification = read_record(path)
+        except VerificationError as exc:
+            reasons.append((exc.code, str(exc)))
+        if reasons:
+            refused[rel] = reasons
         else:
-            entries.append(Entry(rel, doc, samples))
+            entries.append(Entry(rel, doc, samples, verification))
 
     # Results on the same split must agree on what that split is.
     # (Official protocols are separate boards, so a full and a lite result never disagree;
@@ -455,15 +471,21 @@ def read_all(
                     where = ", ".join(f"{folder} ({k[:12]})" for k, folder in sorted(known.items()))
                     refused.setdefault(e.file, []).append((SPLIT_HASH_MISMATCH, f"split hash {h[:12]} is not the manifest's: {where}"))
 
-    # One model, one file per (task, split, resolution): two would be ambiguous.
-    seen: dict[tuple[str, str, str, int, str], list[str]] = {}
+    # One model, one file per (task, split, resolution) and submission: files of one model with
+    # different submission hashes are independent runs (seeds), shown as one row; the same
+    # submission twice would be counted twice.
+    seen: dict[tuple[Any, ...], list[str]] = {}
     for e in entries:
-        seen.setdefault((e.model, e.results["task"], e.results["split"], e.key[1], e.key[2]), []).append(e.file)
-    for (model, task, split, res, _), group in seen.items():
+        seen.setdefault((e.model, e.results["task"], e.results["split"], e.key[1], e.key[2],
+                         str(e.results["provenance"].get("submission_hash"))), []).append(e.file)
+    for (model, task, split, res, _, _), group in seen.items():
         if len(group) > 1:
             for f in group:
                 others = ", ".join(g for g in group if g != f)
-                refused.setdefault(f, []).append((DUPLICATE_MODEL, f"model {model!r} on {task}/{split} at {res} px is also in {others}"))
+                refused.setdefault(f, []).append((DUPLICATE_MODEL, f"model {model!r} on {task}/{split} at {res} px is "
+                                                                   f"also in {others}, from the same submission"))
+    for file, reasons in checks.check_across(entries).items():
+        refused.setdefault(file, []).extend(reasons)
 
     entries = [e for e in entries if e.file not in refused]
     refusals = [Refusal(f, "; ".join(r for _, r in reasons), reasons[0][0]) for f, reasons in sorted(refused.items())]
