@@ -158,7 +158,8 @@ def site(documents, tmp_path_factory) -> tuple[Path, Any]:
 def test_build_writes_site(site):
     out, report = site
     assert report.ok and report.boards == 3 and report.models == len(MODELS)
-    assert report.written == sorted(["index.html", "style.css", "leaderboard.js", "leaderboard.md", "leaderboard.csv", "leaderboard.json"])
+    assert report.written == sorted([".phybench-site", "index.html", "style.css", "leaderboard.js", "leaderboard.md",
+                                     "leaderboard.csv", "leaderboard.json"])
     page = (out / "index.html").read_text()
     assert "<title>phybench leaderboard</title>" in page and f"phybench {__version__}" in page
     for link in ("leaderboard.md", "leaderboard.csv", "leaderboard.json"):
@@ -392,9 +393,11 @@ def test_command_line_and_edge_cases(documents, tmp_path, capsys):
 
     good, doc = _one(documents)
     results = write_dir(tmp_path / "r", {good: (doc, None)})
-    assert main(["build", str(results), "--out", str(results / "site")]) == 0
+    assert main(["build", str(results), "--out", str(tmp_path / "site")]) == 0
     assert "1 results file(s), 1 model(s), 1 task table(s)" in capsys.readouterr().out
-    assert main(["build", str(results), "--out", str(results / "site")]) == 0  # its own site is not read back
+    assert main(["build", str(results), "--out", str(tmp_path / "site")]) == 0  # a site built before is rebuilt
+    assert main(["build", str(results), "--out", str(results / "site")]) == 2  # never inside the results
+    assert "is inside the results folder" in capsys.readouterr().err
     (results / "x.json").write_text("[]")
     assert main(["build", str(results), "--out", str(tmp_path / "s")]) == 2
     assert "x.json: not a phybench results file (kind 'list'" in capsys.readouterr().err

@@ -12,6 +12,7 @@ EXAMPLES = {
         examples:
           phybench leaderboard build leaderboard/results --out site/
           phybench leaderboard build results/ --out site/ --splits data/ --allow-partial
+          phybench leaderboard build leaderboard/results --out site/ --require-verified
 
         exit codes: 0 built, 1 built but some results were refused (--allow-partial),
         2 refused (nothing built; every refused file is listed with its reason).
@@ -38,6 +39,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--splits", metavar="DIR", help="folder of split folders: each split hash must equal its manifest's")
     parser.add_argument("--allow-partial", action="store_true", help="build from the accepted files; list the refused ones on the page")
     parser.add_argument("--no-registry-check", action="store_true", help="skip the spec, settings and weight checks (previews only)")
+    parser.add_argument("--require-verified", action="store_true",
+                        help="refuse every results file without a valid verification record beside it (the shipped board)")
 
 
 def cmd_leaderboard(args: argparse.Namespace, log: Any = print) -> int:
@@ -46,7 +49,8 @@ def cmd_leaderboard(args: argparse.Namespace, log: Any = print) -> int:
 
     try:
         report = build(args.results_dir, args.out, registry_check=not args.no_registry_check,
-                       splits_dir=args.splits, allow_partial=args.allow_partial)
+                       splits_dir=args.splits, allow_partial=args.allow_partial,
+                       require_verified=getattr(args, "require_verified", False))
     except LeaderboardError as exc:
         print(f"phybench leaderboard: error: {exc}", file=sys.stderr)
         return 2

@@ -31,14 +31,17 @@ and `probes` the Probes page; `build` here runs them in that order.  The command
 """
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
 from .. import __version__
-from ..io import atomic_write_bytes
 from . import probes as probe_page
 from .export import csv_safe, csv_text, json_text, markdown, markdown_escape, script_json
 from .load import (
     LEADERBOARD_SCHEMA_VERSION,
+    NOT_VERIFIED,
     RESULTS_FORMAT,
     BuildReport,
     LeaderboardError,
@@ -50,6 +53,51 @@ from .table import PRIMARY_METRIC, combine
 
 __all__ = ["BuildReport", "LeaderboardError", "Refusal", "build", "csv_safe", "markdown_escape", "script_json"]
 
+# Written into every site `build` makes: an existing non-empty --out without it is someone
+# else's folder, never overwritten.
+SITE_MARKER = ".phybench-site"
+SITE_MARKER_TEXT = "A phybench leaderboard site (phybench leaderboard build); rebuilt in place.\n"
+
+
+def check_out_dir(results_dir: Path, out_dir: Path) -> None:
+    """Refuse an --out that would mix the site with the results or overwrite someone else's folder."""
+    results, out = results_dir.resolve(), out_dir.resolve()
+    if out == results or out.is_relative_to(results):
+        raise LeaderboardError(f"--out {out_dir} is inside the results folder {results_dir}: write the site elsewhere")
+    if results.is_relative_to(out):
+        raise LeaderboardError(f"--out {out_dir} contains the results folder {results_dir}: write the site elsewhere")
+    if out_dir.is_symlink() or (out_dir.exists() and not out_dir.is_dir()):
+        raise LeaderboardError(f"--out {out_dir} exists and is not a folder")
+    if out_dir.is_dir() and any(out_dir.iterdir()) and not (out_dir / SITE_MARKER).is_file():
+        raise LeaderboardError(f"--out {out_dir} is a non-empty folder that is not a phybench site "
+                               f"(no {SITE_MARKER}); choose an empty or new folder")
+
+
+def _write_site(out_dir: Path, files: dict[str, str]) -> None:
+    """Build the site in a temporary folder beside `out_dir`, then swap it in: a failure
+    leaves the previous site (or nothing), never a partial one."""
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.building-", dir=out_dir.parent))
+    old = None
+    try:
+        for name, text in sorted(files.items()):
+            (tmp / name).parent.mkdir(parents=True, exist_ok=True)
+            (tmp / name).write_bytes(text.encode("utf-8"))
+        os.chmod(tmp, 0o755)  # mkdtemp makes it private; a site is for reading
+        if out_dir.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.old-", dir=out_dir.parent))
+            os.rename(out_dir, old / "site")
+        try:
+            os.rename(tmp, out_dir)
+        except OSError:
+            if old is not None:
+                os.rename(old / "site", out_dir)
+            raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+
 
 def build(
     results_dir: str | Path,
@@ -58,22 +106,31 @@ def build(
     *,
     splits_dir: str | Path | None = None,
     allow_partial: bool = False,
+    require_verified: bool = False,
 ) -> BuildReport:
     """Read the results files under `results_dir`; write the site into `out_dir`.
 
     Raises `LeaderboardError` listing every refused file, unless `allow_partial`: then the
     site is built from the accepted files and the page lists the refused ones.
+    `require_verified`: a results file without a valid verification record beside it
+    (`verification.read_record`) is refused (code ``not_verified``).  `out_dir` must not be
+    in or around `results_dir`, and an existing non-empty one must be a site built before
+    (`SITE_MARKER`); the site is swapped in whole (`_write_site`).
     """
     results_dir, out_dir = Path(results_dir), Path(out_dir)
     if not results_dir.is_dir():
         raise LeaderboardError(f"{results_dir} is not a folder of results files")
     if splits_dir is not None and not Path(splits_dir).is_dir():
         raise LeaderboardError(f"--splits {splits_dir} is not a folder")
-    entries, refused, warnings = read_all(
-        results_dir, registry_check, Path(splits_dir) if splits_dir else None, skip=out_dir.resolve()
-    )
+    check_out_dir(results_dir, out_dir)
+    entries, refused, warnings = read_all(results_dir, registry_check, Path(splits_dir) if splits_dir else None)
+    if require_verified:
+        unverified = [e for e in entries if e.verification is None]
+        refused += [Refusal(e.file, "no verification record (run `phybench leaderboard verify`); "
+                                    "--require-verified shows verified rows only", NOT_VERIFIED) for e in unverified]
+        entries = [e for e in entries if e.verification is not None]
     boards, clashes = combine(entries)
-    probe_docs, probe_refused = probe_page.read(results_dir, probe_page.files(results_dir, skip=out_dir.resolve()))
+    probe_docs, probe_refused = probe_page.read(results_dir, probe_page.files(results_dir))
     refused += [Refusal(f, reason, RESULTS_FORMAT) for f, reason in probe_refused]
     refused = sorted(refused + clashes, key=lambda r: r.file)
     if refused and not allow_partial:
@@ -90,6 +147,7 @@ def build(
         "phybench_version": __version__,
         "primary_metric": PRIMARY_METRIC,
         "registry_checked": registry_check,
+        "require_verified": require_verified,
         "boards": boards,
         "files": accepted,
         "refused": [{"file": r.file, "reason": r.reason, "code": r.code} for r in refused],
@@ -104,8 +162,8 @@ def build(
         files[probe_page.PAGE] = probe_page.page_html(probe_docs)
     for name in STATIC_FILES:
         files[name] = template_text(name)
-    for name, text in sorted(files.items()):
-        atomic_write_bytes(out_dir / name, text.encode("utf-8"))
+    files[SITE_MARKER] = SITE_MARKER_TEXT
+    _write_site(out_dir, files)
     return BuildReport(
         out_dir=out_dir,
         accepted=accepted,

@@ -109,17 +109,37 @@ def _log_scale(values: list[float], y0: float, y1: float):
     return lo, hi, ymap
 
 
+def _scale(values: list[float], y0: float, y1: float):
+    """(lo, hi, ymap, ticks, "log" or "linear"): log when every value is positive (errors span
+    decades), linear otherwise (SSIM, shares that reach 0)."""
+    if values and min(values) > 0:
+        lo, hi, ymap = _log_scale(values, y0, y1)
+        return lo, hi, ymap, _log_ticks(lo, hi), "log"
+    lo, hi = (min(values), max(values)) if values else (0.0, 1.0)
+    if hi <= lo:
+        lo, hi = lo - 0.5, hi + 0.5
+    ticks = _lin_ticks(lo, hi)
+    lo, hi = min(lo, ticks[0]), max(hi, ticks[-1])
+
+    def ymap(v: float) -> float:
+        return y1 - (v - lo) / (hi - lo) * (y1 - y0)
+
+    return lo, hi, ymap, ticks, "linear"
+
+
 def plot_error_by_level(board: dict[str, Any], colours: dict[str, str], metric: str = FALLBACK_METRIC) -> str | None:  # plots: the paper's metric
-    """Velocity error by level (ID, then each OOD level), one line per model, log y."""
+    """A metric by level (ID, then each OOD level), one line per model, log y (linear for a
+    metric with a value at or below zero)."""
     levels = [c for c in board["levels"] if c["key"] != OOD_ALL]
     series = []
     for row in board["rows"]:
         pts = []
         for i, level in enumerate(levels):
             entry = row["cells"].get(level["key"], {}).get("metrics", {}).get(metric)
-            if entry and is_number(entry.get("mean")):
+            mean = entry.get("mean", entry.get("value")) if entry else None  # a set metric (FVD) has a value
+            if is_number(mean):
                 ci = entry.get("ci95") or [None, None]
-                pts.append((i, entry["mean"], ci[0] if is_number(ci[0]) else None, ci[1] if is_number(ci[1]) else None))
+                pts.append((i, mean, ci[0] if is_number(ci[0]) else None, ci[1] if is_number(ci[1]) else None))
         if pts:
             series.append((row["model"], pts))
     if not series or not levels:
@@ -128,8 +148,8 @@ def plot_error_by_level(board: dict[str, Any], colours: dict[str, str], metric: 
     height = max(320, 60 + 18 * len(series))
     plot = _Plot(780, height, 64, 200, 16, 40, f"{label} by level, {board['title']}")
     values = [v for _, pts in series for p in pts for v in p[1:] if v is not None]
-    lo, hi, ymap = _log_scale(values, plot.y0, plot.y1)
-    plot.yaxis(_log_ticks(lo, hi), ymap, f"{label} ({unit}, log)")
+    lo, hi, ymap, ticks, scale = _scale(values, plot.y0, plot.y1)
+    plot.yaxis(ticks, ymap, f"{label} ({unit + ', ' if unit else ''}{scale})")
     band = (plot.x1 - plot.x0) / len(levels)
     for i, level in enumerate(levels):
         plot.add(f'<text class="tick" x="{plot.x0 + band * (i + 0.5):.1f}" y="{plot.y1 + 22:.1f}" text-anchor="middle">'
@@ -223,8 +243,8 @@ def plot_scaling(board: dict[str, Any], family: str, rows: list[dict[str, Any]],
     label, unit = METRICS.get(metric).label, METRICS.get(metric).unit
     axis_name = "training videos" if axis == "train_size" else "model size"
     plot = _Plot(560, max(300, 70 + 18 * len(series)), 64, 170, 16, 44, f"{label} against {axis_name}, {family}")
-    lo, hi, ymap = _log_scale([p[1] for s in series for p in s[3]], plot.y0, plot.y1)
-    plot.yaxis(_log_ticks(lo, hi), ymap, f"{label} ({unit}, log)")
+    lo, hi, ymap, ticks, scale = _scale([p[1] for s in series for p in s[3]], plot.y0, plot.y1)
+    plot.yaxis(ticks, ymap, f"{label} ({unit + ', ' if unit else ''}{scale})")
     all_x = sorted({x for s in series for x, _, _ in s[3]})
     if categorical:
         labels = {xs[r["model"]]: _size_label(r) for r in rows}

@@ -6,6 +6,7 @@ from importlib import resources
 from typing import Any, Iterable
 
 from .export import script_json
+from .table import PRIMARY_METRIC
 from .plots import (
     PALETTE,
     escape,
@@ -27,8 +28,22 @@ def _render(template: str, values: dict[str, str]) -> str:
     return re.sub(r"\{\{(\w+)\}\}", lambda m: values[m.group(1)], template)
 
 
-def _figure(svg: str, caption: str, cls: str = "") -> str:
-    return f'<figure class="plot-card {cls}">{svg}<figcaption>{escape(caption)}</figcaption></figure>'
+def _figure(svg: str, caption: str, cls: str = "", metric: str | None = None, shown: bool = True) -> str:
+    """A plot card; `metric`: the metric it draws (the board's metric switch shows only that metric's plots)."""
+    attrs = f' data-metric="{escape(metric)}"' if metric else ""
+    attrs += "" if shown else " hidden"
+    return f'<figure class="plot-card {cls}"{attrs}>{svg}<figcaption>{escape(caption)}</figcaption></figure>'
+
+
+def initial_metric(board: dict[str, Any]) -> str | None:
+    """The metric a board opens on (leaderboard.js does the same): the ranked column, else the first."""
+    names = [m["name"] for m in board["metrics"]]
+    return PRIMARY_METRIC if PRIMARY_METRIC in names else (names[0] if names else None)
+
+
+def _metric_words(metric: dict[str, Any]) -> str:
+    return f"{metric['label']} ({metric['name']}{', ' + metric['unit'] if metric['unit'] else ''}; " \
+           f"{'higher' if metric['higher_is_better'] else 'lower'} is better)"
 
 
 def model_colours(names: Iterable[str]) -> dict[str, str]:
@@ -53,19 +68,24 @@ def model_colours(names: Iterable[str]) -> dict[str, str]:
 def _board_html(board: dict[str, Any]) -> str:
     colours = model_colours(row["model"] for row in board["rows"])
     figures = []
-    by_level = plot_error_by_level(board, colours)
-    if by_level:
-        figures.append(_figure(by_level, "Velocity error at each level, per model: mean and 95% interval. "
-                                         "A model that learned the law stays flat from ID to OOD.", "wide"))
+    first = initial_metric(board)
     families: dict[str, list[dict[str, Any]]] = {}
     for row in board["rows"]:
         if isinstance(row["meta"].get("family"), str):
             families.setdefault(row["meta"]["family"], []).append(row)
-    for family, rows in sorted(families.items()):
-        for axis, what in (("train_size", "training-set size"), ("size", "model size")):
-            svg = plot_scaling(board, family, rows, axis)
-            if svg:
-                figures.append(_figure(svg, f"Scaling of {family} with {what}: velocity error, ID solid, OOD dashed."))
+    for metric in board["metrics"]:  # one set of plots per metric; the metric switch shows its own
+        name, words, shown = metric["name"], _metric_words(metric), metric["name"] == first
+        by_level = plot_error_by_level(board, colours, name)
+        if by_level:
+            figures.append(_figure(by_level, f"{words} at each level, per model: mean and 95% interval (the table's "
+                                             "metric). A model that learned the law stays flat from ID to OOD.",
+                                   "wide", name, shown))
+        for family, rows in sorted(families.items()):
+            for axis, what in (("train_size", "training-set size"), ("size", "model size")):
+                svg = plot_scaling(board, family, rows, axis, name)
+                if svg:
+                    figures.append(_figure(svg, f"Scaling of {family} with {what}: {words}, ID solid, OOD dashed.",
+                                           "", name, shown))
     scatters = [(row, plot_velocity_scatter(board, row)) for row in board["rows"]]
     scatters = [(row, svg) for row, svg in scatters if svg]
     scatter_html = ""

@@ -172,50 +172,143 @@ def _cell(group: dict[str, Any], metrics: Iterable[str]) -> dict[str, Any]:
     return cell
 
 
+def _mean_sd(values: list[float]) -> tuple[float, float]:
+    """Mean and sample standard deviation (n - 1) of several runs' numbers."""
+    mean = sum(values) / len(values)
+    sd = (sum((v - mean) ** 2 for v in values) / (len(values) - 1)) ** 0.5 if len(values) > 1 else 0.0
+    return float(f"{mean:.9g}"), float(f"{sd:.9g}")
+
+
+def merge_runs(cells: list[dict[str, Any]]) -> dict[str, Any]:
+    """One cell from several independent runs (seeds) of one model on one level.
+
+    The value is the mean over runs of each run's mean, with `runs` = {n, sd, values}: the
+    standard deviation across runs (n - 1).  The interval shown beside it is the envelope of
+    the runs' per-video 95% intervals (lowest low, highest high): the spread over videos,
+    not a new bootstrap.  Videos and untrackable counts are totals over the runs.
+    """
+    if len(cells) == 1:
+        return cells[0]
+    videos = [c["videos"] for c in cells]
+    lost = [c["untrackable"]["count"] for c in cells]
+    total = sum(videos) if all(v is not None for v in videos) else None
+    count = sum(lost) if all(v is not None for v in lost) else None
+    out: dict[str, Any] = {
+        "videos": total,
+        "untrackable": {"count": count, "rate": float(f"{count / total:.9g}") if total and count is not None else None},
+        "metrics": {},
+        "runs": len(cells),
+    }
+    for m in sorted({m for c in cells for m in c["metrics"]}):
+        entries = [c["metrics"][m] for c in cells if m in c["metrics"]]
+        key = "value" if is_set_metric(m) else "mean"
+        values = [e[key] for e in entries if is_number(e.get(key))]
+        if len(values) != len(cells):  # a run without this number: the row cannot say its spread
+            continue
+        mean, sd = _mean_sd(values)
+        merged: dict[str, Any] = {key: mean, "runs": {"n": len(values), "sd": sd, "values": values}}
+        if key == "mean":
+            lows = [e["ci95"][0] for e in entries if is_number(e["ci95"][0])]
+            highs = [e["ci95"][1] for e in entries if is_number(e["ci95"][1])]
+            merged["ci95"] = [min(lows) if len(lows) == len(entries) else None,
+                              max(highs) if len(highs) == len(entries) else None]
+            counts = [e.get("count") for e in entries]
+            merged["count"] = sum(counts) if all(isinstance(c, int) for c in counts) else None
+        else:
+            for k in ("videos", "frames"):
+                ks = [e.get(k) for e in entries]
+                merged[k] = sum(ks) if all(isinstance(v, int) for v in ks) else None
+        out["metrics"][m] = merged
+    return out
+
+
+def source_verification(verification: Any) -> str:
+    """A source's state in words: "verified (re-scored from submission <hash12> with phybench <version>
+    on <date>)" or "self-reported"."""
+    if verification is None:
+        return "self-reported"
+    words = (f"re-scored from submission {verification.submission_hash[:12]} with phybench "
+             f"{verification.phybench_version} on {verification.date}")
+    if verification.skipped:
+        words += f"; not recomputed: {', '.join(verification.skipped)}"
+    return f"verified ({words})"
+
+
+def row_verification(sources: list[dict[str, Any]]) -> dict[str, Any]:
+    """A row is verified only if every file it shows (each split, each run) is."""
+    states = [s["verification"] for s in sources]
+    verified = all(v.startswith("verified") for v in states)
+    if verified:
+        inner = sorted({v[len("verified ("):-1] for v in states})
+        text = f"verified ({'; '.join(inner)})"
+    else:
+        done = sum(v.startswith("verified") for v in states)
+        text = "self-reported" + (f" ({done} of {len(states)} files verified)" if done else "")
+    return {"verified": verified, "text": text}
+
+
 def combine(entries: list[Entry]) -> tuple[list[dict[str, Any]], list[Refusal]]:
-    """Boards (one per task and resolution): rows of models, cells per level."""
+    """Boards (one per task and resolution): rows of models, cells per level.
+
+    Several files of one model on one split (different submissions: `load` refuses the same
+    one twice) are independent runs, merged cell by cell (`merge_runs`).
+    """
     boards: dict[tuple[str, int], dict[str, Any]] = {}
     refused: list[Refusal] = []
     known = list(_registered_tasks())
+    runs: dict[tuple[Any, ...], list[Entry]] = {}
     for e in sorted(entries, key=lambda e: (e.key, e.model, e.results["split"], e.file)):
+        runs.setdefault((e.key, e.model, e.results["split"]), []).append(e)
+    for (_, _, split), group in runs.items():
+        e = group[0]
         doc = e.results
-        metrics = [m for m in report_order() if m in metrics_present(doc)]
-        cells = {}
-        if _layout(doc["task"]) == "splits":  # one column per split: its whole-split summary
-            cells[doc["split"]] = _cell(doc["summary"]["overall"], metrics)
-        else:
-            if _is_ood_split(doc["task"], doc["split"]):  # for id-eval the whole split is the ID level
-                cells[OOD_ALL] = _cell(doc["summary"]["overall"], metrics)
-            for level, summary in doc["summary"]["levels"].items():
-                cells[level] = _cell(summary, metrics)
+        metrics = [m for m in report_order() if any(m in metrics_present(g.results) for g in group)]
+        per_run: list[dict[str, Any]] = []
+        for g in group:
+            cells = {}
+            if _layout(doc["task"]) == "splits":  # one column per split: its whole-split summary
+                cells[split] = _cell(g.results["summary"]["overall"], metrics)
+            else:
+                if _is_ood_split(doc["task"], split):  # for id-eval the whole split is the ID level
+                    cells[OOD_ALL] = _cell(g.results["summary"]["overall"], metrics)
+                for level, summary in g.results["summary"]["levels"].items():
+                    cells[level] = _cell(summary, metrics)
+            per_run.append(cells)
+        keys = sorted({k for cells in per_run for k in cells})
+        cells = {k: merge_runs([c[k] for c in per_run if k in c]) for k in keys}
         board = boards.setdefault(e.key, {"rows": {}, "metrics": {}, "task_version": doc["task_version"]})
         row = board["rows"].get(e.model) or {"model": e.model, "meta": _model_meta(doc["model"]), "cells": {}, "sources": []}
         clash = sorted(set(cells) & set(row["cells"]))
         if clash:  # an ood-eval file with an "id" level, say: which file is right is not ours to guess
-            refused.append(Refusal(e.file, f"model {e.model!r} already has level(s) {', '.join(clash)} "
-                                           f"on {e.key[0]} from {', '.join(s['file'] for s in row['sources'])}", LEVEL_CLASH))
+            refused += [Refusal(g.file, f"model {e.model!r} already has level(s) {', '.join(clash)} "
+                                        f"on {e.key[0]} from {', '.join(s['file'] for s in row['sources'])}", LEVEL_CLASH)
+                        for g in group]
             continue
         board["rows"][e.model] = row
         for m in metrics:
             board["metrics"].setdefault(m, bool(doc.get("higher_is_better", {}).get(m, METRICS.get(m).higher_is_better)))
         row["cells"].update(cells)
-        row.setdefault("cell_splits", {}).update({k: doc["split"] for k in cells})
-        prov = doc["provenance"]
-        row["sources"].append({
-            "file": e.file,
-            "split": doc["split"],
-            "model": _model_meta(doc["model"]),
-            "provenance": {k: prov.get(k) for k in (
-                "phybench_version", "task_spec_hash", "split_hash", "split_num_samples", "split_full_size",
-                "resolution", "pixel_mapping", "submission_hash", "weights")},
-            "protocol": protocol_of(doc["task"], prov),
-            "untrackable": len(doc.get("untrackable") or []),
-            "warnings": [w for w in doc.get("warnings") or [] if isinstance(w, str)],
-        })
-        if e.samples is not None:
-            row.setdefault("samples", []).extend(e.samples["samples"])
-            if e.samples["dof"]:
-                row["samples_dof"] = e.samples["dof"]
+        row.setdefault("cell_splits", {}).update({k: split for k in cells})
+        row["runs"] = max(row.get("runs", 1), len(group))
+        for i, g in enumerate(group):
+            prov = g.results["provenance"]
+            row["sources"].append({
+                "file": g.file,
+                "split": split,
+                "run": i + 1 if len(group) > 1 else None,
+                "model": _model_meta(g.results["model"]),
+                "provenance": {k: prov.get(k) for k in (
+                    "phybench_version", "task_spec_hash", "split_hash", "split_num_samples", "split_full_size",
+                    "resolution", "pixel_mapping", "submission_hash", "weights")},
+                "protocol": protocol_of(g.results["task"], prov),
+                "untrackable": len(g.results.get("untrackable") or []),
+                "warnings": [w for w in g.results.get("warnings") or [] if isinstance(w, str)],
+                "verification": source_verification(g.verification),
+            })
+            if g.samples is not None:
+                row.setdefault("samples", []).extend(g.samples["samples"])
+                if g.samples["dof"]:
+                    row["samples_dof"] = g.samples["dof"]
 
     out: list[dict[str, Any]] = []
     ids: set[str] = set()
@@ -232,6 +325,7 @@ def combine(entries: list[Entry]) -> tuple[list[dict[str, Any]], list[Refusal]]:
         for row in rows:
             splits = eval_splits(task)
             row["sources"].sort(key=lambda s: (splits.index(s["split"]) if s["split"] in splits else len(splits), s["file"]))
+            row["verification"] = row_verification(row["sources"])
             if "samples" in row:
                 row["samples"].sort(key=lambda s: s["sample_id"])
         present = {k for r in rows for k in r["cells"]}

@@ -78,17 +78,36 @@
     if (meta.train_size !== undefined) {
       bits.push((typeof meta.train_size === "number" ? paramsText(meta.train_size) : String(meta.train_size)) + " videos");
     }
+    // A debugging subset (--limit N) is flagged; the official lite protocol is labelled as such.
     var partial = row.sources.filter(function (s) {
       var p = s.provenance;
-      return typeof p.split_num_samples === "number" && typeof p.split_full_size === "number" &&
-        p.split_num_samples < p.split_full_size;
+      return s.protocol !== "lite" && s.protocol !== "full" && typeof p.split_num_samples === "number" &&
+        typeof p.split_full_size === "number" && p.split_num_samples < p.split_full_size;
     });
+    var lite = row.sources.filter(function (s) { return s.protocol === "lite"; });
     var toggle = h("button", {
       type: "button", class: "toggle", "aria-expanded": "false", "aria-controls": detailsId,
       title: "provenance: versions and hashes",
     }, [h("span", { class: "caret", "aria-hidden": "true", text: "▸" }), " provenance"]);
     var children = [h("div", { class: "name", text: row.model })];
     if (bits.length) children.push(h("div", { class: "meta", text: bits.join(" · ") }));
+    var v = row.verification || { verified: false, text: "self-reported" };
+    children.push(h("span", {
+      class: v.verified ? "badge verified" : "badge self", text: v.verified ? "verified" : "self-reported",
+      title: v.text,
+    }));
+    if (typeof row.runs === "number" && row.runs > 1) {
+      children.push(h("span", { class: "badge runs", text: row.runs + " runs",
+        title: "independent runs (seeds): each cell is the mean over runs ± their standard deviation" }));
+    }
+    if (lite.length) {
+      children.push(h("span", {
+        class: "badge official", text: "lite protocol",
+        title: "the official lite protocol: " + lite.map(function (s) {
+          return s.split + ": " + s.provenance.split_num_samples + " of " + s.provenance.split_full_size + " samples";
+        }).join("; "),
+      }));
+    }
     if (partial.length) {
       children.push(h("span", {
         class: "badge", text: "subset",
@@ -97,6 +116,7 @@
         }).join("; "),
       }));
     }
+    children.push(h("div", { class: "verification", text: v.text }));
     if (meta.lossy !== undefined) {
       children.push(h("span", { class: "badge", text: "lossy source", title: String(meta.lossy) }));
     }
@@ -110,6 +130,10 @@
     if (!entry) return h("td", { class: "num empty", text: "–" });
     var v = valueOf(row, level.key, metric.name);
     var parts = [h("span", { class: "mean", text: fmt(v) })];
+    if (entry.runs && typeof entry.runs.sd === "number") {
+      parts.push(h("span", { class: "runs-sd", text: " ± " + fmt(entry.runs.sd),
+        title: "standard deviation of the mean across " + entry.runs.n + " runs" }));
+    }
     var sub = [];
     if (entry.ci95 && typeof entry.ci95[0] === "number" && typeof entry.ci95[1] === "number") {
       parts.push(h("span", { class: "ci", text: fmt(entry.ci95[0]) + "–" + fmt(entry.ci95[1]), title: "bootstrap 95% interval of the mean" }));
@@ -120,6 +144,7 @@
     } else if (typeof entry.count === "number") {
       sub.push("n " + entry.count);
     }
+    if (entry.runs) sub.push(entry.runs.n + " runs");
     var rate = cell && cell.untrackable ? cell.untrackable.rate : null;
     var subNode = h("span", { class: "sub" }, [sub.join(" · ")]);
     if (typeof rate === "number") {
@@ -144,6 +169,8 @@
   function sourceCard(source) {
     var p = source.provenance;
     var dl = h("dl", {});
+    definition(dl, "verification", source.verification || "self-reported");
+    if (typeof source.run === "number") definition(dl, "run", String(source.run));
     definition(dl, "phybench", p.phybench_version || "–");
     definition(dl, "task spec hash", p.task_spec_hash || "–", true);
     definition(dl, "split hash", p.split_hash || "–", true);
@@ -195,6 +222,7 @@
       self.select.appendChild(h("option", { value: m.name, text: m.label + (m.higher_is_better ? " ↑" : " ↓") }));
     });
     this.select.value = this.metric;
+    this.figures = Array.prototype.slice.call(section.querySelectorAll("figure[data-metric]"));
     this.select.addEventListener("change", function () {
       self.metric = self.select.value;
       if (self.sortKey !== "model") self.sortDir = self.bestFirst(self.sortKey);
@@ -263,6 +291,7 @@
         ", " + (metric.higher_is_better ? "higher" : "lower") + " is better",
     }));
     table.appendChild(this.header());
+    this.figures.forEach(function (f) { f.hidden = f.getAttribute("data-metric") !== metric.name; });
     var width = board.levels.length + 2;
     this.sortedRows().forEach(function (row, i) {
       var detailsId = board.id + "-prov-" + board.rows.indexOf(row);
