@@ -136,7 +136,7 @@ def build(
     if refused and not allow_partial:
         raise LeaderboardError(
             f"{len(refused)} results file(s) refused (pass allow_partial / --allow-partial to build without them):\n"
-            + "\n".join(f"  {r}" for r in refused),
+            + "\n".join(f"  {r} [{r.code}]" for r in refused),
             refused,
         )
     refused_files = {r.file for r in refused}

@@ -39,11 +39,18 @@ def _cell_text(cell: dict[str, Any] | None, metric: str) -> str:
     if not entry:
         return "–"
     if is_set_metric(metric):
-        return f"{fmt(entry.get('value'))} (N={entry.get('videos')})"
+        runs = entry.get("runs")
+        spread = f" ± {fmt(runs.get('sd'))}, {runs.get('n')} runs" if runs else ""
+        return f"{fmt(entry.get('value'))} (N={entry.get('videos')}{spread})"
     ci = entry.get("ci95") or [None, None]
     text = fmt(entry.get("mean"))
+    runs = entry.get("runs")
+    if runs:  # several runs (seeds): mean over runs ± their standard deviation
+        text += f" ± {fmt(runs.get('sd'))}"
     if is_number(ci[0]) and is_number(ci[1]):
         text += f" [{fmt(ci[0])}, {fmt(ci[1])}]"
+    if runs:
+        text += f" ({runs.get('n')} runs)"
     return text
 
 
@@ -91,6 +98,9 @@ def markdown(data: dict[str, Any], metric: str = PRIMARY_METRIC) -> str:
         f"{label} ({unit}; {'higher' if METRICS.get(metric).higher_is_better else 'lower'} is better): mean "
         "[bootstrap 95% interval] over videos. ID: every parameter inside the training range; "
         f"OOD: outside it. {lost}"
+        "Several runs (seeds) of one model are one row: mean over runs ± their standard deviation, beside the "
+        "envelope of their per-video intervals. The last column says whether the row was re-scored from its "
+        "submission (verified) or not (self-reported). "
         f"Built with phybench {data['phybench_version']}.",
     ]
     asked = metric
@@ -104,7 +114,8 @@ def markdown(data: dict[str, Any], metric: str = PRIMARY_METRIC) -> str:
         if not any(m["name"] == metric for m in board["metrics"]):
             continue
         arrow = "↑" if METRICS.get(metric).higher_is_better else "↓"
-        head = ["model"] + [f"{markdown_escape(c['label'])} {arrow}" for c in board["levels"]] + ["untrackable"]
+        head = ["model"] + [f"{markdown_escape(c['label'])} {arrow}" for c in board["levels"]] + ["untrackable",
+                                                                                                    "verification"]
         lines += ["", f"## {markdown_escape(board['title'])}", "", _protocol_line(board), "",
                   "| " + " | ".join(head) + " |",
                   "|---|" + "---:|" * (len(head) - 1)]
@@ -113,8 +124,14 @@ def markdown(data: dict[str, Any], metric: str = PRIMARY_METRIC) -> str:
             cells = [markdown_escape(row["model"]) + _marks(row)]
             cells += [_cell_text(row["cells"].get(c["key"]), metric) for c in board["levels"]]
             cells.append("–" if rate is None else f"{100 * rate:.1f}%")
+            cells.append(markdown_escape(verification_text(row)))
             lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def verification_text(row: dict[str, Any]) -> str:
+    """'verified (re-scored from submission <hash12> with phybench <version> on <date>)' or 'self-reported'."""
+    return (row.get("verification") or {}).get("text", "self-reported")
 
 
 def _marks(row: dict[str, Any]) -> str:
@@ -142,10 +159,10 @@ def _markdown_by_split(board: dict[str, Any]) -> list[str]:
     splits = [c["key"] for c in board["levels"]]
     metrics = board["metrics"]
     head = ["model", "training set"] + [
-        f"{markdown_escape(m['label'])} {'↑' if m['higher_is_better'] else '↓'}" for m in metrics]
+        f"{markdown_escape(m['label'])} {'↑' if m['higher_is_better'] else '↓'}" for m in metrics] + ["verification"]
     lines = ["", f"## {markdown_escape(board['title'])}", "", _protocol_line(board), "",
              f"Each cell: {' / '.join(markdown_escape(s) for s in splits)} (mean over videos; FVD over the set).",
-             "", "| " + " | ".join(head) + " |", "|---|---|" + "---:|" * len(metrics)]
+             "", "| " + " | ".join(head) + " |", "|---|---|" + "---:|" * len(metrics) + "---|"]
     first = metrics[0]["name"] if metrics else PRIMARY_METRIC
     for row in sorted(board["rows"], key=lambda r: _sort_key(r, board, first)):
         meta = row.get("meta", {})
@@ -155,6 +172,7 @@ def _markdown_by_split(board: dict[str, Any]) -> list[str]:
         cells = [markdown_escape(row["model"]) + _marks(row), markdown_escape(train)]
         for m in metrics:
             cells.append(" / ".join(_cell_text(row["cells"].get(s), m["name"]) for s in splits))
+        cells.append(markdown_escape(verification_text(row)))
         lines.append("| " + " | ".join(cells) + " |")
     return lines
 
@@ -163,6 +181,7 @@ CSV_COLUMNS = (
     "task", "task_version", "resolution", "model", "family", "size", "params", "train_size", "level", "metric",
     "higher_is_better", "mean", "ci95_low", "ci95_high", "count", "videos", "untrackable_count",
     "untrackable_rate", "split", "file", "submission_hash", "split_hash", "task_spec_hash", "phybench_version",
+    "runs", "runs_sd", "verification",
 )
 
 
@@ -203,6 +222,9 @@ def csv_rows(data: dict[str, Any]) -> list[dict[str, Any]]:
                         "split_hash": source["provenance"]["split_hash"],
                         "task_spec_hash": source["provenance"]["task_spec_hash"],
                         "phybench_version": source["provenance"]["phybench_version"],
+                        "runs": (entry.get("runs") or {}).get("n", 1),
+                        "runs_sd": (entry.get("runs") or {}).get("sd"),
+                        "verification": verification_text(row),
                     })
     return out
 

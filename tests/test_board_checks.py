@@ -1,0 +1,434 @@
+"""`phybench leaderboard build` refuses impossible numbers, shows verification, merges repeated runs,
+and never writes its site where it should not.
+
+Every case plants one edit in a copy of a shipped lite results file (leaderboard/results/
+fundamental/lite/) and asserts the refusal's code, exit code 2 and that nothing was written
+to --out (phybench/leaderboard/checks.py; codes in docs/results.md).
+"""
+from __future__ import annotations
+
+import copy
+import csv
+import hashlib
+import io
+import json
+import math
+import shutil
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from phybench import __version__
+from phybench.cli.leaderboard import main
+from phybench.io import file_sha256
+from phybench.leaderboard import SITE_MARKER, LeaderboardError, build
+from phybench.leaderboard.verification import Verification, record_path, write_record
+
+ROOT = Path(__file__).resolve().parents[1] / "leaderboard" / "results"
+LITE = ROOT / "fundamental" / "lite"
+ID_FILE = "uniform-id-eval-nearest-neighbour.json"  # one level ("id"), 200 videos
+OOD_FILE = "uniform-ood-eval-nearest-neighbour.json"  # levels r, v, r+v; 2 untrackable videos at level r
+COMBINATORIAL = ROOT / "combinatorial" / "in-template-eval-copy-last.json"  # has the `abnormal` share
+
+
+def side(name: str) -> str:
+    return name.replace(".json", ".samples.json")
+
+
+def copy_shipped(folder: Path, names=(ID_FILE, OOD_FILE)) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        for n in (name, side(name)):
+            if (LITE / n).exists():
+                shutil.copy(LITE / n, folder / n)
+    return folder
+
+
+def edit(path: Path, change: Callable[[dict[str, Any]], None]) -> None:
+    doc = json.loads(path.read_text())
+    change(doc)
+    path.write_text(json.dumps(doc, indent=1, sort_keys=True))  # NaN stays the literal NaN
+
+
+def refused_codes(results: Path, out: Path, **kw: Any) -> dict[str, str]:
+    """{file: code} of a build that must refuse; also checks nothing reached `out`."""
+    with pytest.raises(LeaderboardError) as err:
+        build(results, out, **kw)
+    assert not out.exists()
+    return {r.file: r.code for r in err.value.refused}
+
+
+def assert_refused(tmp_path: Path, file: str, code: str, capsys) -> None:
+    """The command line too: exit 2, the code named, nothing written."""
+    results, out = tmp_path / "results", tmp_path / "site"
+    assert refused_codes(results, out).get(file) == code
+    assert main(["build", str(results), "--out", str(out)]) == 2
+    assert f"[{code}]" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_shipped_results_still_build(tmp_path):
+    report = build(ROOT, tmp_path / "site")
+    assert report.ok and len(report.accepted) > 100
+    assert (tmp_path / "site" / SITE_MARKER).is_file()
+
+
+# ------------------------------------------------------------------ impossible numbers
+def _both(doc: dict[str, Any], metric: str, key: str, value: Any) -> None:
+    """Set a metric's `key` in the whole split and in its (only) level alike."""
+    doc["summary"]["overall"][metric][key] = value
+    for group in doc["summary"]["levels"].values():
+        group[metric][key] = copy.deepcopy(value)
+
+
+def _drop(metric: str) -> Callable[[dict[str, Any]], None]:
+    def change(doc: dict[str, Any]) -> None:
+        for group in [doc["summary"]["overall"], *doc["summary"]["levels"].values()]:
+            group.pop(metric, None)
+    return change
+
+
+def _drop_ranking(doc: dict[str, Any]) -> None:
+    for m in ("velocity_error", "velocity_error_penalised", "velocity_error_ranked"):
+        _drop(m)(doc)
+        doc["metrics"] = [x for x in doc["metrics"] if x != m]
+        doc["higher_is_better"].pop(m, None)
+
+
+def _ci(doc: dict[str, Any]) -> None:
+    _both(doc, "velocity_error", "ci95", [9.0, 1.0])
+
+
+def _mean_outside(doc: dict[str, Any]) -> None:
+    lo, hi = doc["summary"]["overall"]["velocity_error"]["ci95"]
+    _both(doc, "velocity_error", "mean", hi * 2)
+
+
+def _overall_not_its_level(doc: dict[str, Any]) -> None:
+    # inside its interval, so only the levels check can see it
+    lo, hi = doc["summary"]["overall"]["velocity_error"]["ci95"]
+    doc["summary"]["overall"]["velocity_error"]["mean"] = (lo + hi) / 2 + (hi - lo) / 10
+
+
+def _videos_not_the_sum(doc: dict[str, Any]) -> None:
+    doc["summary"]["overall"]["videos"] += 10
+
+
+def _unknown_level(doc: dict[str, Any]) -> None:
+    levels = doc["summary"]["levels"]
+    levels["q"] = levels.pop("v")
+
+
+def _empty_untrackable(doc: dict[str, Any]) -> None:
+    doc["untrackable"] = []
+
+
+def _untrackable_count(doc: dict[str, Any]) -> None:
+    for group in (doc["summary"]["overall"], doc["summary"]["levels"]["r"]):
+        group["untrackable"]["count"] = 0
+        group["untrackable"]["rate"] = 0.0
+
+
+def _ood_mean_inflated(doc: dict[str, Any]) -> None:
+    # the whole-split mean no longer the count-weighted mean of its three levels
+    doc["summary"]["overall"]["velocity_error"]["mean"] *= 1.05
+
+
+CASES = {
+    # name: (file, edit, code)
+    "nan": (ID_FILE, lambda d: _both(d, "velocity_error", "mean", math.nan), "value_type"),
+    "null": (ID_FILE, lambda d: _both(d, "velocity_error", "mean", None), "value_type"),
+    "string": (ID_FILE, lambda d: _both(d, "velocity_error", "mean", "0.0"), "value_type"),
+    "bool-count": (ID_FILE, lambda d: _both(d, "velocity_error", "count", True), "value_type"),
+    "null-interval": (ID_FILE, lambda d: _both(d, "velocity_error", "ci95", [None, 1.0]), "value_type"),
+    "videos-string": (ID_FILE, lambda d: d["summary"]["overall"].update(videos="200"), "value_type"),
+    "negative-error": (ID_FILE, lambda d: (_both(d, "velocity_error", "mean", -5.0),
+                                           _both(d, "velocity_error", "ci95", [-6.0, -4.0])), "value_range"),
+    "ssim-above-1": (ID_FILE, lambda d: (_both(d, "ssim", "mean", 1.2), _both(d, "ssim", "ci95", [1.1, 1.3])),
+                     "value_range"),
+    "ssim-below-minus-1": (ID_FILE, lambda d: (_both(d, "ssim", "mean", -1.5), _both(d, "ssim", "ci95", [-1.6, -1.4])),
+                           "value_range"),
+    "negative-psnr": (ID_FILE, lambda d: (_both(d, "psnr", "mean", -3.0), _both(d, "psnr", "ci95", [-4.0, -2.0])),
+                      "value_range"),
+    "colour-kept-above-1": (ID_FILE, lambda d: (_both(d, "colour_kept", "mean", 1.5),
+                                                _both(d, "colour_kept", "ci95", [1.5, 1.5])), "value_range"),
+    "rate-above-1": (ID_FILE, lambda d: [g["untrackable"].update(rate=1.5) for g in
+                                         [d["summary"]["overall"], *d["summary"]["levels"].values()]], "value_range"),
+    "primary-removed-from-summary": (ID_FILE, _drop("velocity_error_penalised"), "metric_missing"),
+    "every-ranking-metric-removed": (ID_FILE, _drop_ranking, "metric_missing"),
+    "interval-reversed": (ID_FILE, _ci, "interval_bad"),
+    "mean-outside-interval": (ID_FILE, _mean_outside, "interval_bad"),
+    "overall-not-its-only-level": (ID_FILE, _overall_not_its_level, "levels_inconsistent"),
+    "overall-videos-not-the-sum": (OOD_FILE, _videos_not_the_sum, "levels_inconsistent"),
+    "overall-mean-not-the-levels": (OOD_FILE, _ood_mean_inflated, "levels_inconsistent"),
+    "unknown-level": (OOD_FILE, _unknown_level, "unknown_level"),
+    "untrackable-list-emptied": (OOD_FILE, _empty_untrackable, "untrackable_inconsistent"),
+    "untrackable-counts-zeroed": (OOD_FILE, _untrackable_count, "untrackable_inconsistent"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_impossible_numbers_are_refused(case, tmp_path, capsys):
+    file, change, code = CASES[case]
+    results = copy_shipped(tmp_path / "results")
+    edit(results / file, change)
+    assert_refused(tmp_path, file, code, capsys)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_impossible_numbers_are_refused_without_the_registry_check(case, tmp_path):
+    """Whatever is trusted: --no-registry-check skips the provenance checks, never these."""
+    file, change, code = CASES[case]
+    results = copy_shipped(tmp_path / "results")
+    edit(results / file, change)
+    assert refused_codes(results, tmp_path / "site", registry_check=False).get(file) == code
+
+
+def test_abnormal_share_above_one_is_refused(tmp_path, capsys):
+    results = tmp_path / "results"
+    results.mkdir()
+    shutil.copy(COMBINATORIAL, results / COMBINATORIAL.name)
+    edit(results / COMBINATORIAL.name, lambda d: [g["abnormal"].update(mean=1.2, ci95=[1.1, 1.3]) for g in
+                                                  [d["summary"]["overall"], *d["summary"]["levels"].values()]])
+    assert_refused(tmp_path, COMBINATORIAL.name, "value_range", capsys)
+
+
+def _sidecar_edit(change: Callable[[list[dict[str, Any]]], None]) -> Callable[[Path], None]:
+    def plant(results: Path) -> None:
+        path = results / side(OOD_FILE)
+        doc = json.loads(path.read_text())
+        change(doc["samples"])
+        path.write_text(json.dumps(doc))
+    return plant
+
+
+def _tracked_velocities(samples: list[dict[str, Any]]) -> None:
+    for s in samples:  # forged: the two untrackable videos get velocities that "follow the law"
+        if s["generated_velocity"] is None:
+            s["generated_velocity"] = s["true_velocity"]
+
+
+SIDECAR_CASES = {
+    "sidecar-drops-videos": (_sidecar_edit(lambda s: s.__delitem__(slice(0, 10))), "sidecar_inconsistent"),
+    "sidecar-moves-a-level": (_sidecar_edit(lambda s: [x.update(level="v") for x in s if x["level"] == "r+v"]),
+                              "sidecar_inconsistent"),
+    "sidecar-duplicates-a-video": (_sidecar_edit(lambda s: s.__setitem__(1, dict(s[0]))), "sidecar_inconsistent"),
+    "sidecar-tracks-the-untrackable": (_sidecar_edit(_tracked_velocities), "untrackable_inconsistent"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SIDECAR_CASES))
+def test_forged_sidecars_are_refused(case, tmp_path, capsys):
+    plant, code = SIDECAR_CASES[case]
+    results = copy_shipped(tmp_path / "results")
+    plant(results)
+    assert_refused(tmp_path, OOD_FILE, code, capsys)
+
+
+def test_one_submission_under_two_names_is_refused(tmp_path, capsys):
+    results = copy_shipped(tmp_path / "results", (ID_FILE,))
+    twin = "uniform-id-eval-my-model.json"
+    shutil.copy(results / ID_FILE, results / twin)
+    shutil.copy(results / side(ID_FILE), results / side(twin))
+    edit(results / twin, lambda d: d["model"].update(name="my-model"))
+    codes = refused_codes(results, tmp_path / "site")
+    assert codes == {ID_FILE: "submission_reused", twin: "submission_reused"}
+    assert_refused(tmp_path, twin, "submission_reused", capsys)
+
+
+def test_the_same_submission_twice_under_one_name_is_a_duplicate(tmp_path):
+    results = copy_shipped(tmp_path / "results", (ID_FILE,))
+    (results / "again").mkdir()
+    shutil.copy(results / ID_FILE, results / "again" / ID_FILE)
+    assert refused_codes(results, tmp_path / "site") == {ID_FILE: "duplicate_model", f"again/{ID_FILE}": "duplicate_model"}
+
+
+# ------------------------------------------------------------------ verification on the board
+def verify(path: Path, who: str = "test", date: str = "2026-11-25", skipped: tuple[str, ...] = ()) -> Verification:
+    doc = json.loads(path.read_text())
+    record = Verification(results_sha256=file_sha256(path), submission_hash=doc["provenance"]["submission_hash"],
+                          split_hash=doc["provenance"]["split_hash"], phybench_version=__version__,
+                          verified_by=who, date=date, recomputed=tuple(doc["metrics"]), skipped=skipped)
+    write_record(path, record)
+    return record
+
+
+def site_data(out: Path) -> dict[str, Any]:
+    return json.loads((out / "leaderboard.json").read_text())
+
+
+def the_row(out: Path, model: str = "nearest-neighbour") -> dict[str, Any]:
+    (row,) = [r for b in site_data(out)["boards"] for r in b["rows"] if r["model"] == model]
+    return row
+
+
+def test_verified_rows_say_so_everywhere(tmp_path):
+    results = copy_shipped(tmp_path / "results")
+    records = [verify(results / ID_FILE), verify(results / OOD_FILE)]
+    out = tmp_path / "site"
+    report = build(results, out, require_verified=True)
+    assert report.ok and sorted(report.accepted) == sorted([ID_FILE, OOD_FILE])  # records are not results files
+    row = the_row(out)
+    assert row["verification"]["verified"]
+    words = [f"re-scored from submission {r.submission_hash[:12]} with phybench {__version__} on 2026-11-25"
+             for r in records]
+    assert row["verification"]["text"] == f"verified ({'; '.join(sorted(words))})"
+    assert {s["verification"] for s in row["sources"]} == {f"verified ({w})" for w in words}
+    md = (out / "leaderboard.md").read_text()
+    line = next(x for x in md.splitlines() if x.startswith("| nearest-neighbour"))
+    assert line.rstrip(" |").endswith(row["verification"]["text"].replace("(", "\\(").replace(")", "\\)"))
+    rows = list(csv.DictReader(io.StringIO((out / "leaderboard.csv").read_text())))
+    assert rows and {r["verification"] for r in rows} == {row["verification"]["text"]}
+    assert "verified (re-scored from submission" in (out / "index.html").read_text()
+
+
+def test_self_reported_rows_and_require_verified(tmp_path, capsys):
+    results = copy_shipped(tmp_path / "results")
+    verify(results / ID_FILE)
+    out = tmp_path / "site"
+    build(results, out)
+    row = the_row(out)
+    assert not row["verification"]["verified"] and row["verification"]["text"] == "self-reported (1 of 2 files verified)"
+    assert {r["verification"] for r in csv.DictReader(io.StringIO((out / "leaderboard.csv").read_text()))} == {
+        "self-reported (1 of 2 files verified)"}
+    # --require-verified: the unverified file is listed, nothing is written (not even over the old site)
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert refused_codes(results, tmp_path / "strict", require_verified=True) == {OOD_FILE: "not_verified"}
+    assert main(["build", str(results), "--out", str(out), "--require-verified"]) == 2
+    err = capsys.readouterr().err
+    assert f"{OOD_FILE}: no verification record" in err and "[not_verified]" in err and ID_FILE not in err
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+
+
+@pytest.mark.parametrize("case, code", [
+    ("edited-after-verification", "verify-stale"),
+    ("forged-submission-hash", "verify-stale"),
+    ("record-for-another-submission", "verify-mismatch"),
+    ("record-not-json", "verify-malformed"),
+])
+def test_bad_records_are_refused(case, code, tmp_path, capsys):
+    results = copy_shipped(tmp_path / "results")
+    path = results / ID_FILE
+    verify(path)
+    record = record_path(path)
+    if case == "edited-after-verification":  # copy-last lowered to look good, say
+        edit(path, lambda d: _both(d, "velocity_error", "mean", d["summary"]["overall"]["velocity_error"]["mean"]))
+    elif case == "forged-submission-hash":
+        edit(path, lambda d: d["provenance"].update(submission_hash="ab" * 32))
+        edit(results / side(ID_FILE), lambda d: d.update(submission_hash="ab" * 32))
+    elif case == "record-for-another-submission":
+        edit(record, lambda d: d.update(submission_hash="cd" * 32))
+    else:
+        record.write_text("{not json")
+    assert_refused(tmp_path, ID_FILE, code, capsys)
+
+
+# ------------------------------------------------------------------ repeated runs
+def _scaled(doc: dict[str, Any], metric: str, factor: float) -> None:
+    for group in [doc["summary"]["overall"], *doc["summary"]["levels"].values()]:
+        group[metric]["mean"] = float(f"{group[metric]['mean'] * factor:.9g}")
+        group[metric]["ci95"] = [float(f"{c * factor:.9g}") for c in group[metric]["ci95"]]
+
+
+def test_repeated_runs_are_one_row(tmp_path):
+    """Three runs (seeds) of one model on the id-eval split: one row, mean over runs +/- their sd."""
+    results = copy_shipped(tmp_path / "results", (ID_FILE,))
+    metric = "velocity_error_penalised"  # the lite files' ranking column
+    base = json.loads((results / ID_FILE).read_text())["summary"]["overall"][metric]["mean"]
+    files = [ID_FILE]
+    for seed, factor in ((1, 1.1), (2, 0.9)):
+        name = f"uniform-id-eval-nearest-neighbour-seed{seed}.json"
+        h = hashlib.sha256(f"seed {seed}".encode()).hexdigest()
+        shutil.copy(results / ID_FILE, results / name)
+        shutil.copy(results / side(ID_FILE), results / side(name))
+        edit(results / name, lambda d: (d["provenance"].update(submission_hash=h), _scaled(d, metric, factor)))
+        edit(results / side(name), lambda d: d.update(submission_hash=h))
+        files.append(name)
+    out = tmp_path / "site"
+    report = build(results, out)
+    assert report.ok and sorted(report.accepted) == sorted(files)
+    row = the_row(out)
+    assert row["runs"] == 3 and len(row["sources"]) == 3 and [s["run"] for s in row["sources"]] == [1, 2, 3]
+    cell = row["cells"]["id"]
+    entry = cell["metrics"][metric]
+    values = sorted([base, float(f"{base * 1.1:.9g}"), float(f"{base * 0.9:.9g}")])
+    mean = sum(values) / 3
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / 2)
+    assert entry["runs"]["n"] == 3 and sorted(entry["runs"]["values"]) == values
+    assert entry["mean"] == pytest.approx(mean, rel=1e-8) and entry["runs"]["sd"] == pytest.approx(sd, rel=1e-8)
+    assert entry["runs"]["sd"] > 0 and cell["videos"] == 600 and cell["runs"] == 3
+    assert entry["ci95"][0] <= entry["mean"] <= entry["ci95"][1]
+    md = (out / "leaderboard.md").read_text()
+    assert "(3 runs)" in md and " ± " in md
+    # a row is verified only if every run is
+    assert row["verification"]["text"] == "self-reported"
+    for name in files[:2]:
+        verify(results / name)
+    build(results, out)
+    assert the_row(out)["verification"]["text"] == "self-reported (2 of 3 files verified)"
+    verify(results / files[2])
+    build(results, out, require_verified=True)
+    assert the_row(out)["verification"]["verified"]
+
+
+# ------------------------------------------------------------------ where the site goes
+def test_out_must_not_touch_the_results(tmp_path, capsys):
+    results = copy_shipped(tmp_path / "results", (ID_FILE,))
+    for out, words in ((results, "inside the results folder"), (results / "site", "inside the results folder"),
+                       (tmp_path, "contains the results folder")):
+        with pytest.raises(LeaderboardError, match=words):
+            build(results, out)
+        assert main(["build", str(results), "--out", str(out)]) == 2
+        err = capsys.readouterr().err.strip()
+        assert words in err and len(err.splitlines()) == 1
+    assert not (results / "site").exists() and not (results / "index.html").exists()
+
+
+def test_out_must_be_empty_new_or_a_site(tmp_path, capsys):
+    results = copy_shipped(tmp_path / "results", (ID_FILE,))
+    precious = tmp_path / "home"
+    precious.mkdir()
+    (precious / "thesis.tex").write_text("years of work")
+    assert main(["build", str(results), "--out", str(precious)]) == 2
+    assert "not a phybench site" in capsys.readouterr().err
+    assert sorted(p.name for p in precious.iterdir()) == ["thesis.tex"]
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(LeaderboardError, match="is not a folder"):
+        build(results, tmp_path / "file")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert build(results, empty).ok and (empty / SITE_MARKER).is_file()
+    (empty / "stale.txt").write_text("from an older build")
+    assert build(results, empty).ok  # a site built before is rebuilt whole: stale files go
+    assert not (empty / "stale.txt").exists()
+
+
+def test_a_failed_build_leaves_the_old_site(tmp_path, monkeypatch):
+    import phybench.leaderboard as lb
+
+    results = copy_shipped(tmp_path / "results", (ID_FILE,))
+    out = tmp_path / "site"
+    build(results, out)
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    real = lb.os.rename
+
+    def failing(src, dst):  # the swap of the new site into place fails (putting the old one back works)
+        if Path(dst) == out and ".building-" in Path(src).name:
+            raise OSError("disk full")
+        return real(src, dst)
+
+    monkeypatch.setattr(lb.os, "rename", failing)
+    with pytest.raises(OSError, match="disk full"):
+        build(results, out)
+    monkeypatch.undo()
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results", "site"]  # no temporary folder left
+
+    def broken(*args, **kwargs):  # the page fails to render: nothing new, nothing half-written
+        raise RuntimeError("template broken")
+
+    monkeypatch.setattr(lb, "page_html", broken)
+    with pytest.raises(RuntimeError):
+        build(results, tmp_path / "new")
+    assert not (tmp_path / "new").exists()
