@@ -432,3 +432,52 @@ def test_a_failed_build_leaves_the_old_site(tmp_path, monkeypatch):
     with pytest.raises(RuntimeError):
         build(results, tmp_path / "new")
     assert not (tmp_path / "new").exists()
+
+
+# ------------------------------------------------------------------ the page
+def test_page_plots_follow_the_metric_and_lite_rows_are_labelled(tmp_path):
+    """In a real browser: the plots under a table are the table's metric (switching the metric switches
+    them, each caption names its metric); lite rows carry the lite-protocol label, not "subset"; each row
+    says whether it was verified; the page says how to get on the board."""
+    from test_leaderboard import chromium_or_skip, open_tab
+
+    results = copy_shipped(tmp_path / "results", (ID_FILE, OOD_FILE, "uniform-id-eval-copy-last.json",
+                                                  "uniform-ood-eval-copy-last.json"))
+    verify(results / "uniform-id-eval-copy-last.json")
+    verify(results / "uniform-ood-eval-copy-last.json")
+    out = tmp_path / "site"
+    build(results, out)
+    browser = chromium_or_skip(tmp_path)
+    try:
+        cdp, js = open_tab(browser)
+        for domain in ("Page", "Runtime"):
+            cdp(f"{domain}.enable")
+        cdp("Emulation.setDeviceMetricsOverride", {"width": 1400, "height": 1000, "deviceScaleFactor": 1, "mobile": False})
+        cdp("Page.navigate", {"url": (out / "index.html").as_uri()})
+        browser.wait_for("Page.loadEventFired")
+        shown = ("[...document.querySelectorAll('section.board figure[data-metric]')].filter(f => !f.hidden && "
+                 "f.getBoundingClientRect().width > 0).map(f => [f.dataset.metric, f.querySelector('figcaption').textContent])")
+        select = "document.querySelector('section.board select.metric-select')"
+        first = js(f"{select}.value")
+        assert first == "velocity_error_penalised"  # the lite files' ranking column (they predate the ranked one)
+        visible = js(shown)
+        assert visible and all(m == first for m, _ in visible)
+        assert all("velocity_error_penalised" in caption for _, caption in visible)
+        options = js(f"[...{select}.options].map(o => o.value)")
+        assert len(options) >= 5
+        for metric in options:  # every metric has its own labelled plot, shown when it is picked
+            js(f"(() => {{ const s = {select}; s.value = {json.dumps(metric)}; s.dispatchEvent(new Event('change')); }})()")
+            visible = js(shown)
+            assert visible and all(m == metric for m, _ in visible), (metric, visible)
+            assert all(f"({metric}" in caption for _, caption in visible)
+            drawn = js("[...document.querySelectorAll('section.board figure[data-metric]')].filter(f => !f.hidden)"
+                       ".map(f => f.querySelector('svg').textContent)")
+            assert any(js(f"{select}.selectedOptions[0].text").split(" ")[0] in t for t in drawn)
+        badges = js("Object.fromEntries([...document.querySelectorAll('tr.main')].map(r => [r.dataset.model, "
+                    "[...r.querySelectorAll('.badge')].map(b => b.textContent)]))")
+        assert badges == {"copy-last": ["verified", "lite protocol"], "nearest-neighbour": ["self-reported", "lite protocol"]}
+        words = js("document.querySelector('tr.main[data-model=\"copy-last\"] .verification').textContent")
+        assert words.startswith("verified (re-scored from submission ") and __version__ in words
+        assert "phybench submit SUB --repo OWNER/NAME" in js("document.getElementById('how-to-get-on-this-board').textContent")
+    finally:
+        browser.close()

@@ -74,3 +74,32 @@ def test_probes_page_in_headless_chromium(probe_site, tmp_path):
         assert len(shot) > 1000
     finally:
         browser.close()
+
+
+def test_probes_page_shares_the_main_style_and_its_figures_are_readable(probe_site, tmp_path):
+    """At a 1400 px window every figure is at least 500 px wide; the page has the main page's margins,
+    masthead and bordered tables (it links the same style.css)."""
+    site, _ = probe_site
+    browser = chromium_or_skip(tmp_path)
+    try:
+        cdp, js = open_tab(browser)
+        for domain in ("Page", "Runtime"):
+            cdp(f"{domain}.enable")
+        cdp("Emulation.setDeviceMetricsOverride", {"width": 1400, "height": 1000, "deviceScaleFactor": 1, "mobile": False})
+        cdp("Page.navigate", {"url": (site / "probes.html").as_uri()})
+        browser.wait_for("Page.loadEventFired")
+        figures = js("[...document.querySelectorAll('figure')].map(f => Math.round(f.getBoundingClientRect().width))")
+        drawings = js("[...document.querySelectorAll('figure svg')].map(s => Math.round(s.getBoundingClientRect().width))")
+        assert len(figures) >= 20 and len(drawings) >= len(figures)
+        assert min(figures) >= 500, sorted(figures)[:5]
+        assert min(drawings) >= 500, sorted(drawings)[:5]  # the drawings too, not only their frames
+        assert js("[...document.styleSheets].map(s => s.href.split('/').pop())") == ["style.css"]
+        left = js("document.querySelector('main').getBoundingClientRect().left")
+        assert 60 <= left <= 200  # centred in the .wrap column, as index.html's boards
+        assert js("getComputedStyle(document.querySelector('header.masthead')).borderBottomStyle") == "solid"
+        cells = js("[...document.querySelectorAll('table.probe-ranking td')].slice(0, 20).map(td => "
+                   "getComputedStyle(td).borderTopWidth)")
+        assert cells and all(w == "1px" for w in cells)
+        assert js("document.querySelector('nav.topnav a').getAttribute('href')") == "index.html"
+    finally:
+        browser.close()

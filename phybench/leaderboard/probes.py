@@ -49,22 +49,51 @@ def read(results_dir: Path, files: list[Path]) -> tuple[list[dict[str, Any]], li
     return docs, refused
 
 
+def _group_figures(parts: list[str]) -> list[str]:
+    """Consecutive figures of a probe's section go in one grid (two across at 1400 px).  A part
+    may open a figure that later parts close (a figure holding a table): figures are whole."""
+    out: list[str] = []
+    run: list[str] = []
+    depth = 0
+    for part in parts:
+        if depth == 0 and not part.lstrip().startswith("<figure") and run:
+            out.append('<div class="probe-figures">' + "\n".join(run) + "</div>")
+            run = []
+        if depth > 0 or part.lstrip().startswith("<figure"):
+            run.append(part)
+            depth += part.count("<figure") - part.count("</figure>")
+        else:
+            out.append(part)
+    if run:
+        out.append('<div class="probe-figures">' + "\n".join(run) + "</div>")
+    return out
+
+
 def page_html(docs: list[dict[str, Any]]) -> str:
-    """The Probes page (standalone HTML, no script)."""
-    out = ['<!doctype html><html lang="en"><head><meta charset="utf-8"><title>phybench probes</title>',
-           '<link rel="stylesheet" href="style.css"></head><body><main>',
-           '<p><a href="index.html">&larr; leaderboard</a></p><h1>Generalisation probes</h1>']
+    """The Probes page: the main page's stylesheet and layout (masthead, nav, bordered tables), no script."""
+    out = ['<!doctype html><html lang="en"><head><meta charset="utf-8">',
+           '<meta name="viewport" content="width=device-width, initial-scale=1">',
+           '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; style-src \'self\' \'unsafe-inline\'; img-src data:">',
+           '<title>phybench probes</title><link rel="icon" href="data:,">',
+           '<link rel="stylesheet" href="style.css"></head><body class="probe-page">',
+           '<header class="masthead"><div class="wrap"><h1>Generalisation probes</h1>',
+           '<p class="lede">Targeted splits that ask how a model generalises: does an unseen speed snap to a seen '
+           'one, which attribute it copies from its training data first, whether it composes two events.</p>'
+           '</div></header>']
     by_probe: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for d in docs:
         by_probe.setdefault(d["probe"], {}).setdefault(d["model"], []).append(d)
+    nav = "".join(f'<a href="#probe-{esc(p)}">{esc(p)}</a>' for p in sorted(by_probe))
+    out.append(f'<nav class="topnav" aria-label="probes"><div class="wrap"><span class="nav-tasks">'
+               f'<a href="index.html">&larr; leaderboard</a>{nav}</span></div></nav><main class="wrap">')
     if not by_probe:
         out.append("<p>No probe results.</p>")
     for probe, models in sorted(by_probe.items()):
         entry = probes.PROBES.get(probe)
-        out.append(f'<section id="probe-{esc(probe)}"><h2>{esc(entry.description)}</h2>')
+        out.append(f'<section class="board probe" id="probe-{esc(probe)}"><h2>{esc(entry.description)}</h2>')
         summaries = {m: entry.summarise(ds) for m, ds in sorted(models.items())}
         if entry.section is not None:
-            out += entry.section(summaries)
+            out += _group_figures(list(entry.section(summaries)))
         else:  # a probe without a drawing of its own: its text summary
             out += [f"<pre>{esc(entry.render(s))}</pre>" for s in summaries.values()]
         out.append("</section>")

@@ -36,9 +36,10 @@ def _figure(svg: str, caption: str, cls: str = "", metric: str | None = None, sh
 
 
 def initial_metric(board: dict[str, Any]) -> str | None:
-    """The metric a board opens on (leaderboard.js does the same): the ranked column, else the first."""
+    """The metric a board opens on (leaderboard.js reads the same field): the ranked column, else
+    the older lost-ball-as-worst one, else the paper's mean, else the first (`table.combine`)."""
     names = [m["name"] for m in board["metrics"]]
-    return PRIMARY_METRIC if PRIMARY_METRIC in names else (names[0] if names else None)
+    return board.get("initial_metric") or (PRIMARY_METRIC if PRIMARY_METRIC in names else (names[0] if names else None))
 
 
 def _metric_words(metric: dict[str, Any]) -> str:

@@ -354,6 +354,8 @@ def combine(entries: list[Entry]) -> tuple[list[dict[str, Any]], list[Refusal]]:
                  "higher_is_better": board["metrics"][m]}
                 for m in metrics
             ],
+            "initial_metric": next((m for m in (PRIMARY_METRIC, OLDER_PRIMARY, FALLBACK_METRIC) if m in metrics),
+                                   metrics[0] if metrics else None),  # the table opens on it, as leaderboard.md ranks
             "rows": rows,
         })
     return out, refused

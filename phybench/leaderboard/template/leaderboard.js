@@ -213,7 +213,8 @@
     this.board = board;
     this.table = section.querySelector("table.lb");
     this.select = section.querySelector("select.metric-select");
-    this.metric = metricOf(board, DATA.primary_metric) ? DATA.primary_metric : (board.metrics[0] || {}).name;
+    this.metric = board.initial_metric && metricOf(board, board.initial_metric) ? board.initial_metric :
+      metricOf(board, DATA.primary_metric) ? DATA.primary_metric : (board.metrics[0] || {}).name;
     this.sortKey = board.levels.length ? board.levels[0].key : "model";
     this.sortDir = this.bestFirst(this.sortKey);
     this.open = Object.create(null); // model name -> provenance row open; no prototype keys
