@@ -157,6 +157,7 @@ CASES = {
                                          [d["summary"]["overall"], *d["summary"]["levels"].values()]], "value_range"),
     "primary-removed-from-summary": (ID_FILE, _drop("velocity_error_penalised"), "metric_missing"),
     "every-ranking-metric-removed": (ID_FILE, _drop_ranking, "metric_missing"),
+    "metric-in-a-level-not-the-whole": (OOD_FILE, lambda d: d["summary"]["overall"].pop("ssim"), "metric_missing"),
     "interval-reversed": (ID_FILE, _ci, "interval_bad"),
     "mean-outside-interval": (ID_FILE, _mean_outside, "interval_bad"),
     "overall-not-its-only-level": (ID_FILE, _overall_not_its_level, "levels_inconsistent"),

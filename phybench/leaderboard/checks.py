@@ -26,7 +26,7 @@ from ..scoring.metrics import METRICS, is_set_metric
 # Refusal codes (stable; docs/results.md lists them).
 VALUE_TYPE = "value_type"  # a number that is NaN, infinite, null, a string or a bool
 VALUE_RANGE = "value_range"  # a value outside its metric's range (a negative error, SSIM above 1)
-METRIC_MISSING = "metric_missing"  # a listed metric absent from the summary, or no ranking metric at all
+METRIC_MISSING = "metric_missing"  # the ranking metric removed (or a level's metric absent from the whole split)
 INTERVAL_BAD = "interval_bad"  # a 95% interval with low > high, or not containing its mean
 LEVELS_INCONSISTENT = "levels_inconsistent"  # the whole-split summary is not its levels put together
 UNTRACKABLE_INCONSISTENT = "untrackable_inconsistent"  # untrackable/excluded lists disagree with counts or sidecar
@@ -154,10 +154,20 @@ def check_ranges(doc: dict[str, Any], samples: dict[str, Any] | None) -> list[st
 
 
 def check_metrics_present(doc: dict[str, Any], samples: dict[str, Any] | None) -> list[str]:
-    """Every metric the file lists is in its whole-split summary; a velocity file keeps a ranking metric."""
+    """The ranking metric is not removed: a file with velocity metrics keeps one; a listed ranking
+    metric is in the whole-split summary while any video was scorable; a metric a level has is in
+    the whole split (which pools the levels).  Other listed metrics may be absent: a metric with no
+    finite value on any video (a law fit on frozen frames) has no entry."""
     listed = [m for m in doc.get("metrics", []) if isinstance(m, str) and m in METRICS]
     overall = doc["summary"]["overall"]
-    out = [f"metric {m!r} is listed in 'metrics' but missing from summary.overall" for m in listed if m not in overall]
+    out = []
+    lost = sum(overall[b]["count"] for b in ("untrackable", "excluded")
+               if isinstance(overall.get(b), dict) and _is_count(overall[b].get("count")))
+    scorable = _is_count(overall.get("videos")) and overall["videos"] > lost
+    out += [f"ranking metric {m!r} is listed in 'metrics' but missing from summary.overall"
+            for m in listed if m in RANKING_METRICS and m not in overall and scorable]
+    in_levels = {m for g in doc["summary"]["levels"].values() for m in g if m in METRICS}
+    out += [f"metric {m!r} is in a level's summary but missing from summary.overall" for m in sorted(in_levels - set(overall))]
     velocity = {m for m in listed + list(overall) if m in METRICS and METRICS.get(m).settings_key == "velocity"}
     if velocity and not any(m in overall for m in RANKING_METRICS):
         out.append(f"reports velocity metrics ({', '.join(sorted(velocity))}) but none of the ranking metrics "

@@ -116,7 +116,7 @@
         }).join("; "),
       }));
     }
-    children.push(h("div", { class: "verification", text: v.text }));
+    if (v.text !== "self-reported") children.push(h("div", { class: "verification", text: v.text }));
     if (meta.lossy !== undefined) {
       children.push(h("span", { class: "badge", text: "lossy source", title: String(meta.lossy) }));
     }
