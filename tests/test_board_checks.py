@@ -482,3 +482,38 @@ def test_page_plots_follow_the_metric_and_lite_rows_are_labelled(tmp_path):
         assert "phybench submit SUB --repo OWNER/NAME" in js("document.getElementById('how-to-get-on-this-board').textContent")
     finally:
         browser.close()
+
+
+def _with_laws(results: Path, name: str = ID_FILE) -> None:
+    """Give a shipped id-eval file and its sidecar per-video law fits and the summary `law` block
+    `phybench score` computes from them (the shipped files predate the law fit)."""
+    import numpy as np
+
+    from phybench.scoring.law import LAW_FITS, sidecar_law, summarise_law
+    from phybench.scoring.results import _clean
+
+    sidecar = json.loads((results / side(name)).read_text())
+    rng = np.random.default_rng(7)
+    details = []
+    params = LAW_FITS["free_flight"].params
+    for s in sidecar["samples"]:
+        truth = {p: s["true_velocity"] if p == "velocity_x" else 0.0 for p in params}
+        fit = {p: v + float(rng.normal(0, 0.05)) for p, v in truth.items()}
+        details.append({"level": s["level"], "law": {"law": "free_flight", "fit": fit, "truth": truth}})
+        s["law"] = sidecar_law(details[-1]["law"])
+    (results / side(name)).write_text(json.dumps(sidecar))
+    block = _clean(summarise_law(details))["law"]
+    edit(results / name, lambda d: [g.update(law=copy.deepcopy(block)) for g in
+                                    [d["summary"]["overall"], *d["summary"]["levels"].values()]])
+
+
+def test_sidecar_law_fits_must_reproduce_the_summary(tmp_path, capsys):
+    results = copy_shipped(tmp_path / "results", (ID_FILE,))
+    _with_laws(results)
+    assert build(results, tmp_path / "ok").ok  # consistent: accepted
+    path = results / side(ID_FILE)
+    doc = json.loads(path.read_text())
+    for s in doc["samples"][:120]:  # forged: most fits moved onto the truth, the summary left as it was
+        s["law"]["fit"]["velocity_x"] = s["law"]["truth"]["velocity_x"] + 0.5
+    path.write_text(json.dumps(doc))
+    assert_refused(tmp_path, ID_FILE, "sidecar_inconsistent", capsys)

@@ -332,6 +332,55 @@ def check_sidecar(doc: dict[str, Any], samples: dict[str, Any] | None) -> list[s
     return out
 
 
+def _law_stats(values: list[float]) -> tuple[float, list[float]]:
+    """Median and [25th, 75th] percentiles, as `phybench.scoring.law.summarise_law` computes them."""
+    import numpy as np
+
+    q25, med, q75 = np.percentile(np.asarray(values, dtype=np.float64), [25, 50, 75])
+    return float(med), [float(q25), float(q75)]
+
+
+def check_sidecar_laws(doc: dict[str, Any], samples: dict[str, Any] | None) -> list[str]:
+    """The sidecar's per-video law fits reproduce each summary's `law` block (median, IQR, counts)."""
+    if samples is None:
+        return []
+    out = []
+    laws = samples.get("laws") or []
+    for where, group in _groups(doc):
+        block = group.get("law")
+        level = None if where == "overall" else where[len("level "):].strip("'")
+        mine = [lw for lw in laws if level is None or lw["level"] == level]
+        if not isinstance(block, dict):
+            continue
+        if not mine:
+            out.append(f"{where} has a law block, but the samples sidecar has no law fits for it")
+            continue
+        if block.get("videos") != len(mine):
+            out.append(f"{where}.law.videos is {_short(block.get('videos'))}, the samples sidecar has {len(mine)} fits")
+        params = block.get("params") if isinstance(block.get("params"), dict) else {}
+        for name, entry in sorted(params.items()):
+            for who, key in (("model", "fit"), ("truth", "truth")):
+                stated = entry.get(who) if isinstance(entry, dict) else None
+                values = [lw[key][name] for lw in mine if _is_number(lw[key].get(name))]
+                if not isinstance(stated, dict):
+                    continue
+                if stated.get("count") != len(values):
+                    out.append(f"{where}.law.params.{name}.{who}.count is {_short(stated.get('count'))}, the samples "
+                               f"sidecar has {len(values)} finite values")
+                    continue
+                if not values:
+                    continue
+                med, iqr = _law_stats(values)
+                scale = max(abs(v) for v in values)
+                claimed = [stated.get("median")] + list(stated.get("iqr") or [None, None])
+                for what, a, b in zip(("median", "iqr[0]", "iqr[1]"), claimed, [med, *iqr]):
+                    if not _is_number(a) or abs(a - b) > REL_TOL * max(abs(a), abs(b), scale) + 1e-12:
+                        out.append(f"{where}.law.params.{name}.{who}.{what} is {_short(a)}, but the samples sidecar's "
+                                   f"fits give {b:.9g}")
+                        break
+    return out
+
+
 def known_levels(task: str, split: str) -> set[str] | None:
     """The level names a split of a registered task can have; None when that cannot be said."""
     try:
@@ -369,6 +418,7 @@ CHECKS: list[tuple[str, Check]] = [
     (LEVELS_INCONSISTENT, check_levels_add_up),
     (UNTRACKABLE_INCONSISTENT, check_untrackable),
     (SIDECAR_INCONSISTENT, check_sidecar),
+    (SIDECAR_INCONSISTENT, check_sidecar_laws),
 ]
 
 

@@ -322,7 +322,7 @@ def _load_samples(path: Path, doc: dict[str, Any]) -> tuple[dict[str, Any] | Non
     samples = side.get("samples")
     if not isinstance(samples, list):
         return None, problems + [f"{name}: 'samples' must be a list"]
-    clean = []
+    clean, laws = [], []
     for i, s in enumerate(samples):
         ok = (
             isinstance(s, dict)
@@ -338,10 +338,19 @@ def _load_samples(path: Path, doc: dict[str, Any]) -> tuple[dict[str, Any] | Non
             )
             break
         clean.append({k: s[k] for k in ("sample_id", "level", "true_velocity", "generated_velocity")})
+        if "law" in s:  # the fitted law of this video (phybench.scoring.law.sidecar_law): checked against the summary
+            law = s["law"]
+            if not (isinstance(law, dict) and isinstance(law.get("law"), str) and all(
+                    isinstance(law.get(k), dict) and all(isinstance(n, str) and (v is None or is_number(v))
+                                                         for n, v in law[k].items()) for k in ("fit", "truth"))):
+                problems.append(f"{name}: samples[{i}].law needs law (string), fit and truth ({{name: number or null}})")
+                break
+            laws.append({"level": s["level"], "law": law["law"], "fit": law["fit"], "truth": law["truth"]})
     if problems:
         return None, problems
     dof = side.get("dof")
-    return {"dof": dof if isinstance(dof, str) else None, "samples": sorted(clean, key=lambda s: s["sample_id"])}, []
+    return {"dof": dof if isinstance(dof, str) else None, "samples": sorted(clean, key=lambda s: s["sample_id"]),
+            "laws": laws}, []
 
 
 def protocol_of(task: str, prov: dict[str, Any]) -> str | None:
