@@ -267,9 +267,11 @@ def the_row(out: Path, model: str = "nearest-neighbour") -> dict[str, Any]:
 def test_verified_rows_say_so_everywhere(tmp_path):
     results = copy_shipped(tmp_path / "results")
     records = [verify(results / ID_FILE), verify(results / OOD_FILE)]
+    shutil.copy(record_path(results / ID_FILE), results / "orphan.verified.json")
     out = tmp_path / "site"
     report = build(results, out, require_verified=True)
     assert report.ok and sorted(report.accepted) == sorted([ID_FILE, OOD_FILE])  # records are not results files
+    assert report.warnings == ["orphan.verified.json: verification record without a results file beside it; ignored"]
     row = the_row(out)
     assert row["verification"]["verified"]
     words = [f"re-scored from submission {r.submission_hash[:12]} with phybench {__version__} on 2026-11-25"
@@ -517,3 +519,14 @@ def test_sidecar_law_fits_must_reproduce_the_summary(tmp_path, capsys):
         s["law"]["fit"]["velocity_x"] = s["law"]["truth"]["velocity_x"] + 0.5
     path.write_text(json.dumps(doc))
     assert_refused(tmp_path, ID_FILE, "sidecar_inconsistent", capsys)
+
+
+def test_out_may_be_the_current_folder(tmp_path, monkeypatch):
+    results = copy_shipped(tmp_path / "results", (ID_FILE,))
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    assert build(results, ".").ok
+    assert (here / "index.html").is_file() and (here / SITE_MARKER).is_file()
+    assert build(results, ".").ok  # rebuilt in place
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["here", "results"]

@@ -76,7 +76,9 @@ def check_out_dir(results_dir: Path, out_dir: Path) -> None:
 def _write_site(out_dir: Path, files: dict[str, str]) -> None:
     """Build the site in a temporary folder beside `out_dir`, then swap it in: a failure
     leaves the previous site (or nothing), never a partial one."""
+    out_dir = out_dir.resolve()  # "." has no name and is its own parent: work on the absolute path
     out_dir.parent.mkdir(parents=True, exist_ok=True)
+    inside = Path.cwd().is_relative_to(out_dir)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.building-", dir=out_dir.parent))
     old = None
     try:
@@ -93,9 +95,11 @@ def _write_site(out_dir: Path, files: dict[str, str]) -> None:
             if old is not None:
                 os.rename(old / "site", out_dir)
             raise
+        if inside:  # the process stood in the old site: stand in the new one
+            os.chdir(out_dir)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-        if old is not None:
+        if old is not None and out_dir.exists():  # never delete the old site while nothing replaced it
             shutil.rmtree(old, ignore_errors=True)
 
 

@@ -414,6 +414,9 @@ def read_all(
     for p in files:
         if p.name.endswith(SAMPLES_SUFFIX) and p.with_name(p.name[: -len(SAMPLES_SUFFIX)]) not in stems:
             warnings.append(f"{p.relative_to(results_dir).as_posix()}: sidecar without a results file beside it; ignored")
+        if is_record(p) and p.with_name(p.name[: -len(".verified.json")] + ".json") not in results_files:
+            warnings.append(f"{p.relative_to(results_dir).as_posix()}: verification record without a results file "
+                            "beside it; ignored")
 
     root = results_dir.resolve()
     for path in results_files:
