@@ -90,7 +90,7 @@ def page_html(docs: list[dict[str, Any]]) -> str:
         out.append("<p>No probe results.</p>")
     for probe, models in sorted(by_probe.items()):
         entry = probes.PROBES.get(probe)
-        out.append(f'<section class="board probe" id="probe-{esc(probe)}"><h2>{esc(entry.description)}</h2>')
+        out.append(f'<section id="probe-{esc(probe)}"><h2>{esc(entry.description)}</h2>')  # styled by .probe-page
         summaries = {m: entry.summarise(ds) for m, ds in sorted(models.items())}
         if entry.section is not None:
             out += _group_figures(list(entry.section(summaries)))
