@@ -48,6 +48,7 @@ the velocity error measures; docs/judge.md's calibration table says which kind e
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
@@ -174,12 +175,32 @@ SETTINGS: dict[str, Any] = {
 }
 
 
-def judge(video: np.ndarray, gt_video: np.ndarray, colours: Sequence[Sequence[int]], static: Sequence[bool],
-          condition_frames: int) -> Verdict:
-    """The verdict on one generated (T, H, W, 3) uint8 video, its ground truth as the yardstick.
+@dataclass
+class ColourView:
+    """One dynamic colour of a judged scene: its layers without dust and its reach."""
 
-    colours / static: per body of the scene, its colour and whether it is static.
-    """
+    statics: list[bool]  # per body of this colour: static?
+    g: Layer  # the ground truth's layer
+    p: Layer  # the generated video's layer
+    reach: float  # px: the farthest a piece may move in one frame (from the ground truth's fastest step)
+    fastest: float  # px: the ground truth's fastest step
+
+
+@dataclass
+class Prepared:
+    """A generated video and its ground truth, segmented once: what the judge's rules and the
+    per-body metrics (`phybench.scoring.bodies`) share."""
+
+    ctx: Ctx
+    gens: Segmentation
+    gts: Segmentation
+    colours: dict[tuple[int, ...], list[bool]]  # every colour of the scene: per body, static?
+    dynamic: dict[tuple[int, ...], ColourView]  # the colours with a dynamic body
+
+
+def prepare(video: np.ndarray, gt_video: np.ndarray, colours: Sequence[Sequence[int]], static: Sequence[bool],
+            condition_frames: int) -> Prepared:
+    """Segment both videos and derive what every rule needs (blur factor, dust, reach)."""
     if video.shape != gt_video.shape:
         raise ValueError(f"video {video.shape} and ground truth {gt_video.shape} differ in shape")
     T, H, W = video.shape[:3]
@@ -195,19 +216,39 @@ def judge(video: np.ndarray, gt_video: np.ndarray, colours: Sequence[Sequence[in
     s = W / 128.0
     blur = 1.0 + max(0.0, gens.blur(gen_frames) - gts.blur(gen_frames)) / s / BLUR_PX
     ctx = Ctx(T, H, W, start, s * s, s, blur, BORDER * s, max(1, int(round(GAP * s))))
-    findings: list[Finding] = []
+    dynamic: dict[tuple[int, ...], ColourView] = {}
     for c, statics in by_colour.items():
-        name = ",".join(map(str, c))
-        g, p = gts.layers[c], gens.layers[c]
-        if all(statics):  # only static bodies have this colour: its pixels never change
-            findings += _unmoved(p, g, name, ctx, "static")
+        if all(statics):
             continue
+        g, p = gts.layers[c], gens.layers[c]
         whole = [a[e >= ctx.border] for a, e in zip(g.piece_area, g.piece_edge)]
         smallest = min((float(a.min()) for a in whole if len(a)), default=float(g.piece_area[ctx.ref].min(initial=0.0)))
         dust = max(MIN_PIECE * ctx.scale_a, DUST_REL * smallest)
         g, p = _without_dust(g, dust, ctx.border), _without_dust(p, dust, ctx.border)
         fastest = float(_steps(g, 1, 0.0, 1.0).max(initial=0.0))  # the ground truth: only a piece cut by the border may be new
         reach = TELEPORT_FACTOR * fastest + TELEPORT_MARGIN * s * blur
+        dynamic[c] = ColourView(statics, g, p, reach, fastest)
+    return Prepared(ctx, gens, gts, by_colour, dynamic)
+
+
+def judge(video: np.ndarray, gt_video: np.ndarray, colours: Sequence[Sequence[int]], static: Sequence[bool],
+          condition_frames: int, prepared: Prepared | None = None) -> Verdict:
+    """The verdict on one generated (T, H, W, 3) uint8 video, its ground truth as the yardstick.
+
+    colours / static: per body of the scene, its colour and whether it is static.
+    prepared: `prepare`'s result for these arguments, when the caller has it already.
+    """
+    pr = prepared if prepared is not None else prepare(video, gt_video, colours, static, condition_frames)
+    ctx, gens, gts = pr.ctx, pr.gens, pr.gts
+    T, start = ctx.T, ctx.start
+    findings: list[Finding] = []
+    for c, statics in pr.colours.items():
+        name = ",".join(map(str, c))
+        if all(statics):  # only static bodies have this colour: its pixels never change
+            findings += _unmoved(gens.layers[c], gts.layers[c], name, ctx, "static")
+            continue
+        view = pr.dynamic[c]
+        g, p, reach, fastest = view.g, view.p, view.reach, view.fastest
         findings += _area(p, name, ctx, reach)
         ceiling = max(len(statics), int(g.count.max(initial=0)))  # a jar may be drawn in several pieces
         off = np.array([int((e >= ctx.border).sum()) for e in p.piece_edge])  # a border may cut a body in two
@@ -492,13 +533,24 @@ def _freeze(p: Layer, g: Layer, c: tuple[int, ...], name: str, gens: Segmentatio
     return out
 
 
+def prepared_sample(sample: Any) -> Prepared:
+    """`prepare` on a `phybench.scoring.metrics.Sample`, computed once per sample (the judge and
+    the per-body metrics share it)."""
+    cached = sample.__dict__.get("_prepared")
+    if cached is None:
+        from ..data.split import row_scene
+
+        bodies = row_scene(sample.row).bodies
+        cached = prepare(np.asarray(sample.video), np.asarray(sample.gt_video), [b.colour for b in bodies],
+                         [not b.dynamic for b in bodies], sample.condition_frames)
+        sample.__dict__["_prepared"] = cached
+    return cached
+
+
 def judge_sample(sample: Any) -> Verdict:
     """The verdict on a `phybench.scoring.metrics.Sample` (its row's bodies give colours and statics)."""
-    from ..data.split import row_scene
-
-    bodies = row_scene(sample.row).bodies
-    return judge(np.asarray(sample.video), np.asarray(sample.gt_video), [b.colour for b in bodies],
-                 [not b.dynamic for b in bodies], sample.condition_frames)
+    pr = prepared_sample(sample)
+    return judge(np.asarray(sample.video), np.asarray(sample.gt_video), [], [], sample.condition_frames, prepared=pr)
 
 
 def abnormal(sample: Any) -> float:

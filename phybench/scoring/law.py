@@ -149,18 +149,28 @@ def fit_collision(positions: np.ndarray, ok: np.ndarray, radii: np.ndarray, fram
     return {k: float(v) for k, v in out.items()}
 
 
+def _tracked(sample: Any) -> tuple[Params, Params] | None:
+    from .bodies import tracked_law
+
+    return tracked_law(sample)
+
+
 class LawFit:
     """One law's fit: its parameter names and how to fit them to (T, B, 2) positions."""
 
     def __init__(self, name: str, params: tuple[str, ...],
-                 fit: Callable[[np.ndarray, np.ndarray, np.ndarray, float, float], Params]) -> None:
-        self.name, self.params, self.fit = name, params, fit
+                 fit: Callable[[np.ndarray, np.ndarray, np.ndarray, float, float], Params] | None = None,
+                 from_sample: Callable[[Any], tuple[Params, Params] | None] | None = None) -> None:
+        # fit: to the parsed (T, B, 2) positions and to the row's; from_sample: (fit, truth) of a
+        # whole sample, for laws read another way (multi-body scenes: the judge's tracks)
+        self.name, self.params, self.fit, self.from_sample = name, params, fit, from_sample
 
 
 LAW_FITS: dict[str, LawFit] = {
     "free_flight": LawFit("free_flight", FREE_FLIGHT_PARAMS,
                           lambda p, ok, r, dt, tc: fit_free_flight(p[:, 0], ok[:, 0], dt)),
     "collision_1d": LawFit("collision_1d", COLLISION_PARAMS, fit_collision),
+    "tracked": LawFit("tracked", ("gravity", "angular_velocity", "bodies_fitted"), from_sample=_tracked),
 }
 
 
@@ -178,7 +188,10 @@ def law_of(sample: Sample) -> dict[str, Any] | None:
     family = _family(sample.manifest)
     law = LAW_FITS.get(getattr(family, "law_fit", None) or "")
     result = None
-    if law is not None and sample.parsed is not None:
+    if law is not None and law.from_sample is not None:
+        pair = law.from_sample(sample)
+        result = None if pair is None else {"law": law.name, "fit": pair[0], "truth": pair[1]}
+    elif law is not None and law.fit is not None and sample.parsed is not None:
         from ..world.laws import fully_in_view
 
         cf = sample.condition_frames

@@ -301,6 +301,18 @@ def _abnormal(sample: Sample) -> float:
     return abnormal(sample)
 
 
+def _body_position(sample: Sample) -> float:
+    from .bodies import body_position_error
+
+    return body_position_error(sample)
+
+
+def _body_angle(sample: Sample) -> float:
+    from .bodies import body_angle_error
+
+    return body_angle_error(sample)
+
+
 def _law_error(sample: Sample) -> float:
     from .law import law_error
 
@@ -368,6 +380,16 @@ register_metric(Metric(
     # cheap, pixel-only, so a companion of every family that lists it.
     "abnormal", label="Abnormal", unit="share of videos", fmt=".3f", companion=True,
     settings_key="abnormal", settings="phybench.scoring.abnormal", compute=_abnormal,
+))
+_BODIES = "phybench.scoring.bodies"
+# Multi-body scenes: every body followed from pixels by the judge's tracker (one segmentation for both).
+register_metric(Metric(
+    "body_position_error", label="Body position error", unit="world units", companion=True,
+    settings_key="bodies", settings=_BODIES, compute=_body_position,
+))
+register_metric(Metric(
+    "body_angle_error", label="Body angle error", unit="rad", companion=True,
+    settings_key="bodies", settings=_BODIES, compute=_body_angle,
 ))
 register_metric(Metric(
     "ssim", direction="higher", label="SSIM", default=True, fmt=".4f",

@@ -44,6 +44,8 @@ class Track:
     box: np.ndarray  # (T, 4) bounding box (nan where lost)
     area: np.ndarray  # (T,) px^2 of its piece (nan where lost)
     colour_area: np.ndarray  # (T,) px^2: its colour's whole (soft) area
+    centroid: np.ndarray  # (T, 2) row, col px of its piece, on the border too (nan where lost) ...
+    axis: np.ndarray  # (T,) rad: ... and the angle of its major axis
 
 
 def _follow(q: Layer, seeds: np.ndarray, ctx: Ctx, reach: float) -> np.ndarray:
@@ -86,10 +88,13 @@ def tracks(q: Layer, seg: Segmentation, c: tuple[int, ...], seeds: np.ndarray, c
         angle, elong, edge = np.full(ctx.T, np.nan), np.full(ctx.T, np.nan), np.full(ctx.T, np.nan)
         area = np.full(ctx.T, np.nan)
         box = np.full((ctx.T, 4), np.nan)
+        centroid, axis = np.full((ctx.T, 2), np.nan), np.full(ctx.T, np.nan)
         free = np.zeros(ctx.T, bool)
         for t in np.flatnonzero(row >= 0):
             j = int(row[t])
             edge[t], box[t], area[t] = q.piece_edge[t][j], q.boxes[t][j], q.piece_area[t][j]
+            centroid[t] = q.centroids[t][j]
+            axis[t] = eig(*q.moments[t][j])[2]
             if edge[t] < ctx.border:
                 continue
             pos[t] = q.centroids[t][j]
@@ -99,7 +104,7 @@ def tracks(q: Layer, seg: Segmentation, c: tuple[int, ...], seeds: np.ndarray, c
             others = np.delete(q.boxes[t], j, axis=0)
             near_same = bool(len(others)) and bool((box_gaps(q.boxes[t][j:j + 1], others) <= ctx.gap).any())
             free[t] = not near_same and not touching(seg, c, q.boxes[t][j], int(t), ctx)
-        out.append(Track(pos, angle, elong, free, edge, box, area, q.area))
+        out.append(Track(pos, angle, elong, free, edge, box, area, q.area, centroid, axis))
     return out
 
 

@@ -531,8 +531,17 @@ def rescore(results_path: str | os.PathLike[str], submission: str | os.PathLike[
         raise ScoreError(f"cannot recompute {', '.join(bad)} alone: only per-video metrics without weights can be "
                          "(score the submission in full)")
     missing = [m for m in metrics if m not in doc["metrics"]]
-    if missing:
-        raise ScoreError(f"{results_path} does not report {', '.join(missing)}; score the submission in full")
+    # A companion the family gained after the file was scored may be added: a fresh score lists
+    # companions after the requested metrics, in the family's order, so appending them in that
+    # order gives the list a fresh score would.
+    companions = [m for m in family_of(get_task(doc["task"])).metrics if m in METRICS and METRICS.get(m).companion]
+    addable = [m for m in companions if m not in doc["metrics"]]
+    not_addable = [m for m in missing if m not in addable]
+    if not_addable:
+        raise ScoreError(f"{results_path} does not report {', '.join(not_addable)}; score the submission in full")
+    if missing and addable[: len(missing)] != [m for m in addable if m in missing]:
+        raise ScoreError(f"add the family's new companions together ({', '.join(addable)}); "
+                         "or score the submission in full")
     report = validate(submission, split_dir)
     if not report.ok:
         raise ScoreError("the submission does not validate:\n" + report.to_text())
@@ -544,6 +553,9 @@ def rescore(results_path: str | os.PathLike[str], submission: str | os.PathLike[
     if manifest["split_hash"] != prov["split_hash"]:
         raise ScoreError(f"{split_dir} is not the split {results_path} was scored on (split hash "
                          f"{manifest['split_hash'][:12]}, the results say {prov['split_hash'][:12]})")
+    if missing:
+        doc["metrics"] = [*doc["metrics"], *[m for m in addable if m in missing]]
+        doc["higher_is_better"] = {m: METRICS.get(m).higher_is_better for m in doc["metrics"] if m in METRICS}
     current = json.loads(json.dumps(settings_blocks([TRACKING_METRIC, *doc["metrics"]])))
     keys = {METRICS.get(m).settings_key for m in metrics} - {None}
     stale = sorted(k for k, v in prov["metric_settings"].items() if k not in keys and current.get(k) != v)
@@ -566,7 +578,8 @@ def rescore(results_path: str | os.PathLike[str], submission: str | os.PathLike[
     for group, part in [("overall", ordered), *((f"level:{k}", v) for k, v in levels.items())]:
         block = summarise(part, metrics)
         target = doc["summary"]["overall"] if group == "overall" else doc["summary"]["levels"][group[len("level:"):]]
-        for m in metrics:
+        hooks = sorted(set(block) - {"videos", "untrackable", "excluded"} - set(METRICS))  # e.g. `law`
+        for m in [*metrics, *hooks]:  # the metrics and the blocks their summary hooks add
             if m in block:
                 target[m] = block[m]
             else:

@@ -254,7 +254,9 @@ class CombinatorialFamily(TaskFamily):
     """A red ball and 4 of 8 PHYRE object types fall, collide, roll and topple."""
 
     name = "combinatorial"
-    metrics = ("ssim", "psnr", "lpips", "fvd", "abnormal")
+    metrics = ("ssim", "psnr", "lpips", "fvd", "abnormal", "body_position_error", "body_angle_error", "law_error")
+    law_fit = "tracked"  # phybench.scoring.bodies: free-flight gravity and angular velocity of each body
+    law_headline = "gravity"
     plot_dof = None
     object_reader = "none"  # grey and black bodies share colours: image metrics only
     extra_columns = ("draw", "redraws")

@@ -1,0 +1,212 @@
+"""Per-body trajectories of multi-body scenes, read from pixels: pose error and the learned law.
+
+The velocity parser reads one or two coloured balls; a PHYRE-style scene has bars, jars and
+balls that share colours (grey and black).  Here every body of a colour that has a dynamic
+body is followed by the judge's tracker (`phybench.scoring.motion.tracks`: soft-coverage
+pieces, nearest centroid within one step, seeded from the last condition frame), in the
+generated video and in its ground truth, from the one segmentation the judge makes
+(`phybench.scoring.abnormal.prepared_sample`), so the judge and these metrics cost one pass.
+
+* **body_position_error** (world units): per body and generated frame, the distance between
+  the generated and the ground-truth centroid.  A body the tracker loses for at most `BRIDGE`
+  frames is bridged linearly; where it is lost longer (blur or a codec merges two touching
+  pieces of one colour), the nearest generated piece of its colour stands in, and with none
+  the frame counts `LOST` of the view's width, the most any frame counts.  Mean over frames,
+  then over bodies.
+* **body_angle_error** (rad): the difference of the major axes of elongated bodies (bars,
+  jars: a disc has no angle to read), modulo pi, over the frames where both are followed
+  (a lost body is the position error's to count).
+
+Both are measured between two videos through the same tracker, so the ground truth scores
+exactly 0 and a degraded copy of it a little (docs/results.md gives the floor).
+
+The learned law of a scene (`tracked_law`) is fitted to the same tracks: the free-flight
+acceleration of each body over its runs of frames touching nothing (one parabola fitted to
+them all, downwards positive, world units / s^2) and the angular velocity of elongated bodies over
+such runs (rad / s); a video's value is the median over its bodies.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+BRIDGE = 3  # frames: a gap this short in a generated track is bridged linearly
+LOST = 0.25  # share of the view's width a lost body costs per frame (and the most any frame costs)
+ELONGATED = 1.6  # bodies at least this elongated (ratio of axes) have an angle to compare
+RUN_MIN = 5  # frames: the shortest free run a law is fitted to ...
+FREE_MIN = 8  # ... and the fewest free frames in all a body's runs
+SETTINGS = {
+    "position": "per body and generated frame, |generated centroid - ground-truth centroid| (world units), both "
+                "followed by the judge's tracker from the last condition frame; gaps of <= 3 frames bridged "
+                "linearly, longer ones measured to the nearest generated piece of the body's colour; mean over "
+                "frames, then bodies",
+    "bridge_frames": BRIDGE,
+    "lost_share_of_width": LOST,
+    "angle": "per body with elongation >= 1.6, the difference of the major axes modulo pi (rad), over the frames "
+             "where both are followed (gaps of <= 3 frames bridged); mean over frames, then bodies",
+    "elongated": ELONGATED,
+    "law": "per body, over its runs of >= 5 generated frames touching nothing (>= 8 in all): one downward acceleration of the "
+           "centroid fitted jointly (world units / s^2; a start and a speed per run), and a line fit of the "
+           "unwrapped axis angle over its longest run (rad / s, elongated bodies); the video's value is the median "
+           "over bodies",
+    "run_min_frames": RUN_MIN,
+    "free_min_frames": FREE_MIN,
+}
+
+
+@dataclass
+class BodyTracks:
+    """Every followed body of one video: generated and ground-truth tracks, and the scale."""
+
+    gen: list[Any]  # `motion.Track` per body
+    gt: list[Any]  # the ground truth's, same order
+    pieces: list[list[np.ndarray]]  # per body: its colour's generated pieces, T arrays (n_t, 2) of centroids
+    start: int  # first generated frame
+    width: float  # px
+    unit: float  # world units per px
+    dt: float  # s per frame
+
+
+def body_tracks(sample: Any) -> BodyTracks | None:
+    """The tracks of every body of a dynamic colour (cached on the sample); None without a ground truth."""
+    cached = sample.__dict__.get("_body_tracks", False)
+    if cached is not False:
+        return cached
+    result = None
+    if sample.gt_video is not None:
+        from .abnormal import prepared_sample
+        from .motion import tracks
+
+        pr = prepared_sample(sample)
+        ctx = pr.ctx
+        gen, gt, pieces = [], [], []
+        for c, view in pr.dynamic.items():
+            seeds = view.g.centroids[ctx.ref]
+            gen += tracks(view.p, pr.gens, c, seeds, ctx, view.reach)
+            gt += tracks(view.g, pr.gts, c, seeds, ctx, view.reach)
+            pieces += [view.p.centroids] * len(seeds)
+        result = BodyTracks(gen, gt, pieces, ctx.start, float(ctx.W), float(sample.manifest["world_size"]) / ctx.W,
+                            float(sample.manifest["frame_interval"]))
+    sample.__dict__["_body_tracks"] = result
+    return result
+
+
+def _bridged(x: np.ndarray, start: int) -> np.ndarray:
+    """(T, k) x with interior gaps of at most BRIDGE frames (from `start` on) filled linearly."""
+    out = x.copy()
+    ok = np.isfinite(x).all(axis=1)
+    t = start
+    while t < len(x):
+        if ok[t]:
+            t += 1
+            continue
+        stop = t
+        while stop < len(x) and not ok[stop]:
+            stop += 1
+        if t > 0 and ok[t - 1] and stop < len(x) and stop - t <= BRIDGE:
+            w = (np.arange(t, stop) - (t - 1)) / (stop - (t - 1))
+            out[t:stop] = x[t - 1] + w[:, None] * (x[stop] - x[t - 1])
+        t = stop
+    return out
+
+
+def _axis_difference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """|a - b| between axis angles (defined modulo pi), in [0, pi/2]."""
+    d = np.mod(a - b + np.pi / 2, np.pi) - np.pi / 2
+    return np.abs(d)
+
+
+def pose_errors(bt: BodyTracks) -> tuple[float, float]:
+    """(position error in world units, angle error in rad) of one video; NaN where nothing is comparable."""
+    cap = LOST * bt.width
+    pos_means, ang_means = [], []
+    for gen, gt, pieces in zip(bt.gen, bt.gt, bt.pieces):
+        frames = np.arange(bt.start, len(gt.centroid))
+        seen = frames[np.isfinite(gt.centroid[frames]).all(axis=1)]
+        if not seen.size:
+            continue
+        p = _bridged(gen.centroid, bt.start)[seen]
+        d = np.linalg.norm(p - gt.centroid[seen], axis=1)
+        for i in np.flatnonzero(~np.isfinite(d)):  # not followed (merged, split): its colour's nearest piece
+            here = pieces[seen[i]]
+            if len(here):
+                d[i] = float(np.sqrt(((here - gt.centroid[seen[i]]) ** 2).sum(axis=1)).min())
+        pos_means.append(float(np.where(np.isfinite(d), np.minimum(d, cap), cap).mean()) * bt.unit)
+        if np.isfinite(gt.elongation[seen]).any() and np.nanmedian(gt.elongation[seen]) >= ELONGATED:
+            a = _bridged(gen.axis[:, None], bt.start)[seen, 0]
+            e = _axis_difference(a, gt.axis[seen])
+            if np.isfinite(e).any():  # frames where both are followed: a lost body is the position's to count
+                ang_means.append(float(np.nanmean(e)))
+    pos = float(np.mean(pos_means)) if pos_means else float("nan")
+    ang = float(np.mean(ang_means)) if ang_means else float("nan")
+    return pos, ang
+
+
+def _free_runs(track: Any, start: int) -> list[tuple[int, int]]:
+    """[start, stop) of each run of at least RUN_MIN generated frames where the body is followed and free
+    (none when they add up to fewer than FREE_MIN)."""
+    ok = track.free.copy()
+    ok[:start] = False
+    ok &= np.isfinite(track.pos).all(axis=1)
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], ok.astype(np.int8), [0]])))
+    runs = [(int(a), int(b)) for a, b in zip(edges[::2], edges[1::2]) if b - a >= RUN_MIN]
+    return runs if sum(b - a for a, b in runs) >= FREE_MIN else []
+
+
+def _fit_track(track: Any, bt: BodyTracks) -> tuple[float, float]:
+    """(downward acceleration, world units / s^2; angular velocity, rad / s) of one body, fitted
+    jointly over its free runs: one acceleration (or rate) shared, a start and speed per run."""
+    runs = _free_runs(track, bt.start)
+    if not runs:
+        return float("nan"), float("nan")
+    n = sum(b - a for a, b in runs)
+    design = np.zeros((n, 1 + 2 * len(runs)))
+    rows, i = np.zeros(n), 0
+    for k, (a, b) in enumerate(runs):
+        t = (np.arange(a, b) - (a + b - 1) / 2) * bt.dt
+        design[i:i + len(t), 0] = t * t
+        design[i:i + len(t), 1 + 2 * k] = 1.0
+        design[i:i + len(t), 2 + 2 * k] = t
+        rows[i:i + len(t)] = track.pos[a:b, 0] * bt.unit  # image rows grow downwards
+        i += len(t)
+    accel = 2.0 * float(np.linalg.lstsq(design, rows, rcond=None)[0][0])
+    omega = float("nan")
+    turning = [(a, b) for a, b in runs if np.nanmedian(track.elongation[a:b]) >= ELONGATED]
+    if turning:
+        a, b = max(turning, key=lambda r: r[1] - r[0])
+        angle = np.unwrap(2.0 * track.angle[a:b]) / 2.0  # an axis: unwrap modulo pi
+        if np.isfinite(angle).all():
+            omega = float(np.polyfit(np.arange(a, b) * bt.dt, angle, 1)[0])
+    return accel, omega
+
+
+LAW_PARAMS = ("gravity", "angular_velocity", "bodies_fitted")
+
+
+def _law_of(tracks: list[Any], bt: BodyTracks) -> dict[str, float]:
+    fits = [_fit_track(tr, bt) for tr in tracks]
+    acc = [a for a, _ in fits if np.isfinite(a)]
+    omg = [abs(w) for _, w in fits if np.isfinite(w)]
+    return {"gravity": float(np.median(acc)) if acc else float("nan"),
+            "angular_velocity": float(np.median(omg)) if omg else float("nan"),
+            "bodies_fitted": float(len(acc))}
+
+
+def tracked_law(sample: Any) -> tuple[dict[str, float], dict[str, float]] | None:
+    """(fit, truth): the scene's law from the generated video's tracks and from the ground truth's."""
+    bt = body_tracks(sample)
+    if bt is None:
+        return None
+    return _law_of(bt.gen, bt), _law_of(bt.gt, bt)
+
+
+def body_position_error(sample: Any) -> float:
+    bt = body_tracks(sample)
+    return float("nan") if bt is None else pose_errors(bt)[0]
+
+
+def body_angle_error(sample: Any) -> float:
+    bt = body_tracks(sample)
+    return float("nan") if bt is None else pose_errors(bt)[1]

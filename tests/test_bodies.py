@@ -1,0 +1,145 @@
+"""Per-body trajectories of combinatorial scenes (`phybench.scoring.bodies`, issue 24 items 2 and 3).
+
+The pose error is 0 on the ground truth, tiny on the physics oracle, small on degraded copies of
+the ground truth, and large on copy-last; the law fitted to the tracks gives the task's gravity on
+the ground truth and recovers planted gravity changes (Box2D re-runs of the split's own scenes).
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+
+from phybench.benign import degrade
+from phybench.data.generate import generate
+from phybench.data.split import SplitReader, make_plan, row_scene
+from phybench.scoring.law import sidecar_law
+from phybench.scoring.score import score
+from phybench.submission import submission_meta, write_submission
+from phybench.tasks import family_of, get_task
+from phybench.violations import _needs_gravity, _resimulate
+from phybench.world.render import render
+
+SPEC = get_task("combinatorial")
+G = SPEC.simulator.gravity
+N = 12
+PLANTED = {f: _resimulate(lambda s, f=f: dataclasses.replace(s, gravity=f * s.gravity), _needs_gravity)
+           for f in (0.8, 1.2)}
+
+
+@pytest.fixture(scope="module")
+def split(tmp_path_factory):
+    root = tmp_path_factory.mktemp("bodies") / "in-template-eval"
+    generate(make_plan(SPEC, "in-template-eval", resolution=128, limit=N), root, progress=False)
+    return root
+
+
+def _videos(reader: SplitReader, kind):
+    spec, res = reader.spec, reader.plan.resolution
+    cf = spec.condition_frames
+    for row in reader.rows():
+        gt = reader.video(row)
+        if kind is None:
+            yield row["sample_id"], gt
+        elif kind == "copy-last":
+            yield row["sample_id"], np.repeat(gt[cf - 1:cf], len(gt), axis=0)
+        elif isinstance(kind, float):
+            video = render(PLANTED[kind](row_scene(row), spec, cf).scene, res)
+            video[:cf] = gt[:cf]
+            yield row["sample_id"], video
+        else:
+            yield row["sample_id"], degrade(kind, gt, cf, row["sample_id"])
+
+
+def _scored(tmp_path, split_dir, kind):
+    reader = SplitReader(split_dir)
+    sub = tmp_path / f"sub-{kind}"
+    write_submission(sub, submission_meta(reader.manifest, str(kind)), _videos(reader, kind))
+    out = score(sub, split_dir, ("ssim",), progress=False)
+    # the details' law entries (a family without a plotted DoF writes no samples sidecar)
+    return out, [{"law": sidecar_law(d["law"])} for d in out.details]
+
+
+def _overall(out, name):
+    return out.results["summary"]["overall"][name]["mean"]
+
+
+def test_family_reports_the_body_metrics():
+    family = family_of(SPEC)
+    assert {"body_position_error", "body_angle_error", "law_error"} <= set(family.metrics)
+    assert family.law_fit == "tracked" and family.law_headline == "gravity"
+
+
+def test_pose_error_orders_truth_degraded_and_copy_last(split, tmp_path):
+    truth, rows = _scored(tmp_path, split, None)
+    assert _overall(truth, "body_position_error") == 0.0
+    assert truth.results["summary"]["overall"]["body_position_error"]["count"] == N
+    # The fitted gravity of the ground truth is the task's: within 1% on at least 90% of the fitted videos
+    # and within 3% on all at 128 px (pixel centroids; at 256 px the shipped split's IQR is within 0.1%).
+    fitted = [s["law"]["fit"]["gravity"] for s in rows if s["law"]["fit"]["gravity"] is not None]
+    assert len(fitted) >= N // 2
+    assert np.mean([abs(g / G - 1) <= 0.01 for g in fitted]) >= 0.9
+    assert all(abs(g / G - 1) <= 0.03 for g in fitted)
+    assert truth.results["summary"]["overall"]["law"]["params"]["gravity"]["model"]["median"] == pytest.approx(G, rel=0.01)
+    still, _ = _scored(tmp_path, split, "copy-last")
+    worst = _overall(still, "body_position_error")
+    assert worst > 0.5  # world units: bodies fall metres in 3 s
+    assert _overall(still, "law_error") == pytest.approx(1.0, abs=0.05)  # no gravity at all
+    for kind in ("blur-1.0", "h264-28", "shift-1-edge"):
+        out, _ = _scored(tmp_path, split, kind)
+        err = _overall(out, "body_position_error")
+        # a degraded truth stays near 0: under 2 px at 128 px (a 1 px shift of both axes is 1.4 px),
+        # and copy-last's error is more than 5 times it
+        assert err < 0.15 and worst > 5 * err, (kind, err, worst)
+        assert _overall(out, "law_error") < 0.05, kind
+
+
+@pytest.mark.parametrize("factor", [0.8, 1.2])
+def test_planted_gravity_is_recovered(split, tmp_path, factor):
+    out, rows = _scored(tmp_path, split, factor)
+    ratios = [s["law"]["fit"]["gravity"] / s["law"]["truth"]["gravity"] for s in rows
+              if s["law"]["fit"]["gravity"] is not None and s["law"]["truth"]["gravity"] is not None]
+    assert len(ratios) >= N // 2
+    assert np.mean([abs(r / factor - 1) <= 0.03 for r in ratios]) >= 0.9, ratios
+    assert _overall(out, "law_error") == pytest.approx(abs(factor - 1), abs=0.03)
+    assert _overall(out, "body_position_error") > 0.0
+
+
+def test_results_and_sidecar_are_deterministic(split, tmp_path):
+    from phybench.scoring.results import results_bytes
+
+    a, _ = _scored(tmp_path / "a", split, None)
+    b, _ = _scored(tmp_path / "b", split, None)
+    assert results_bytes(a.results) == results_bytes(b.results)
+    assert json.loads(results_bytes(a.results))["provenance"]["metric_settings"]["bodies"]["bridge_frames"] == 3
+
+
+
+def test_rescore_adds_the_new_companions_as_a_fresh_score_would(split, tmp_path):
+    """Shipped results scored before these metrics existed gain them from the same submission
+    (`phybench rescore`), LPIPS/FVD kept: the file equals a fresh score but for the `rescored` note."""
+    from phybench.scoring.results import results_bytes
+    from phybench.scoring.score import ScoreError, rescore
+
+    reader = SplitReader(split)
+    sub = tmp_path / "sub"
+    write_submission(sub, submission_meta(reader.manifest, "truth"), _videos(reader, None))
+    fresh = score(sub, split, ("ssim",), progress=False).results
+    new = ["body_position_error", "body_angle_error", "law_error"]
+    old = json.loads(results_bytes(fresh))
+    old["metrics"] = [m for m in old["metrics"] if m not in new]
+    old["higher_is_better"] = {k: v for k, v in old["higher_is_better"].items() if k not in new}
+    for group in [old["summary"]["overall"], *old["summary"]["levels"].values()]:
+        for key in [*new, "law"]:
+            group.pop(key, None)
+    for key in ("bodies", "law"):
+        del old["provenance"]["metric_settings"][key]
+    path = tmp_path / "old.json"
+    path.write_bytes(results_bytes(old))
+    with pytest.raises(ScoreError, match="together"):
+        rescore(path, sub, split, ["law_error"], progress=False)
+    doc = rescore(path, sub, split, new, progress=False)
+    assert doc["provenance"].pop("rescored")["metrics"] == sorted(new)
+    assert results_bytes(doc) == results_bytes(fresh)
