@@ -82,6 +82,12 @@ def markdown_escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
+def law_markdown(board: dict[str, Any]) -> list[str]:
+    from .law import law_markdown as lines
+
+    return lines(board)
+
+
 def markdown(data: dict[str, Any], metric: str = PRIMARY_METRIC) -> str:
     """One Markdown table per task: models x (ID, OOD levels), mean [95% interval]."""
     label, unit = METRICS.get(metric).label, METRICS.get(metric).unit
@@ -106,7 +112,7 @@ def markdown(data: dict[str, Any], metric: str = PRIMARY_METRIC) -> str:
     asked = metric
     for board in data["boards"]:
         if board.get("layout") == "splits":
-            lines += _markdown_by_split(board)
+            lines += _markdown_by_split(board) + law_markdown(board)
             continue
         metric = asked
         if not any(m["name"] == metric for m in board["metrics"]) and metric == PRIMARY_METRIC:
@@ -126,6 +132,7 @@ def markdown(data: dict[str, Any], metric: str = PRIMARY_METRIC) -> str:
             cells.append("–" if rate is None else f"{100 * rate:.1f}%")
             cells.append(markdown_escape(verification_text(row)))
             lines.append("| " + " | ".join(cells) + " |")
+        lines += law_markdown(board)
     return "\n".join(lines) + "\n"
 
 

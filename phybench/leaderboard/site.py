@@ -7,6 +7,7 @@ from typing import Any, Iterable
 
 from .export import script_json
 from .table import PRIMARY_METRIC
+from .law import law_table_html, plot_law_scatter
 from .plots import (
     PALETTE,
     escape,
@@ -99,6 +100,11 @@ def _board_html(board: dict[str, Any]) -> str:
             'range, models that only mimic their data pull velocities back towards it (paper figure 5).</p>'
             f'<div class="plots scatter">{cards}</div>'
         )
+    law_svg = plot_law_scatter(board, colours)
+    law_html = law_table_html(board) + (
+        '<div class="plots">' + _figure(law_svg, "Each video's fitted law parameter against the ground truth's fit "
+                                        "of the same scene: on the diagonal, the model follows the law.", "") + '</div>'
+        if law_svg else "")
     desc = f'<p class="task-desc">{escape(board["description"])}</p>' if board["description"] else ""
     plots = f'<h3>Plots</h3><div class="plots">{"".join(figures)}</div>' if figures else ""
     return (
@@ -110,7 +116,7 @@ def _board_html(board: dict[str, Any]) -> str:
         f'<div class="table-wrap"><table class="lb" data-board="{board["id"]}"></table></div>'
         '<noscript><p class="note">The tables need JavaScript; the same numbers are in '
         '<a href="leaderboard.md">leaderboard.md</a> and <a href="leaderboard.csv">leaderboard.csv</a>.</p></noscript>'
-        f'{plots}{scatter_html}</section>'
+        f'{law_html}{plots}{scatter_html}</section>'
     )
 
 

@@ -10,6 +10,7 @@ import re
 from typing import Any, Iterable
 
 from ..scoring.metrics import METRICS, is_set_metric
+from .law import law_cell
 from .load import (
     LEVEL_CLASH,
     Entry,
@@ -169,6 +170,9 @@ def _cell(group: dict[str, Any], metrics: Iterable[str]) -> dict[str, Any]:
             ci = value.get("ci95") if isinstance(value.get("ci95"), list) and len(value["ci95"]) == 2 else [None, None]
             cell["metrics"][m] = {"mean": number(value.get("mean")), "ci95": [number(ci[0]), number(ci[1])],
                                   "count": count(value.get("count"))}
+    law = law_cell(group.get("law"))  # the fitted law (phybench.leaderboard.law)
+    if law is not None:
+        cell["law"] = law
     return cell
 
 
@@ -307,6 +311,7 @@ def combine(entries: list[Entry]) -> tuple[list[dict[str, Any]], list[Refusal]]:
             })
             if g.samples is not None:
                 row.setdefault("samples", []).extend(g.samples["samples"])
+                row.setdefault("laws", []).extend(g.samples.get("laws") or [])
                 if g.samples["dof"]:
                     row["samples_dof"] = g.samples["dof"]
 
