@@ -20,9 +20,9 @@ from .. import __version__
 class CliError(Exception):
     """A user error: printed as one line with its stable `code` (docs/submission.md), exit code 2."""
 
-    def __init__(self, message: str, code: str = "usage") -> None:
+    def __init__(self, message: str, code: str | None = None) -> None:
         super().__init__(message)
-        self.code = code
+        self.code = code  # None: the code of the error it was raised from (`error_line`), else "usage"
 
 
 # Control characters and bidi overrides in an error line (a hostile file or model name) are shown
@@ -30,6 +30,9 @@ class CliError(Exception):
 _UNPRINTABLE = {c: f"\\x{c:02x}" for c in [*range(0x20), *range(0x7f, 0xa0)]}
 _UNPRINTABLE.update({c: f"\\u{c:04x}" for c in [*range(0x200b, 0x2010), *range(0x202a, 0x202f),
                                                   *range(0x2066, 0x206a)]})
+_TYPE_CODES = {"RegistryError": "unknown_name", "WeightsError": "weights_missing", "WeightsMissing": "weights_missing",
+               "HubError": "hub", "CardError": "hub_card", "PhyworldImportError": "import_refused",
+               "SplitError": "split_unreadable", "BaselineError": "baseline", "LeaderboardError": "leaderboard"}
 _OS_CODES = {"ENOSPC": "disk_full", "EDQUOT": "disk_full", "EROFS": "read_only", "EACCES": "permission_denied",
              "EPERM": "permission_denied"}
 
@@ -39,6 +42,12 @@ def error_line(command: str, exc: BaseException) -> str:
     import errno
 
     code = getattr(exc, "code", None)
+    if code is None and isinstance(exc, CliError):  # `raise CliError(str(e)) from None` keeps e as __context__
+        inner = exc.__context__
+        code = getattr(inner, "code", None) if inner is not None else None
+        if not isinstance(code, str) and inner is not None:
+            code = _TYPE_CODES.get(type(inner).__name__)
+        code = code if isinstance(code, str) else "usage"
     if isinstance(exc, OSError):
         name = errno.errorcode.get(exc.errno or 0, "")
         code = _OS_CODES.get(name, "os_error")
@@ -51,9 +60,7 @@ def error_line(command: str, exc: BaseException) -> str:
     else:
         message = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
         if not isinstance(code, str):
-            code = {"RegistryError": "unknown_name", "WeightsError": "weights_missing",
-                    "WeightsMissing": "weights_missing", "HubError": "hub", "CardError": "hub_card",
-                    "PhyworldImportError": "import_refused"}.get(type(exc).__name__, "split_unreadable")
+            code = _TYPE_CODES.get(type(exc).__name__, "split_unreadable")
     message = " ".join(message.split("\n")).translate(_UNPRINTABLE)
     message = message.encode("utf-8", "backslashreplace").decode("utf-8")  # a lone surrogate, shown escaped
     return f"phybench {command}: error [{code}]: {message}"

@@ -39,7 +39,7 @@ def _known_good(folder: Path, manifest: dict[str, Any], revision: str) -> bool:
     try:
         record = json.loads(_marker(folder, revision).read_text())
         return record["split_hash"] == manifest["split_hash"] and record["files"] == _fingerprint(folder, manifest)
-    except (OSError, ValueError, KeyError):
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
         return False
 
 
