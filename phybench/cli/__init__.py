@@ -32,7 +32,7 @@ _UNPRINTABLE.update({c: f"\\u{c:04x}" for c in [*range(0x200b, 0x2010), *range(0
                                                   *range(0x2066, 0x206a)]})
 _TYPE_CODES = {"RegistryError": "unknown_name", "WeightsError": "weights_missing", "WeightsMissing": "weights_missing",
                "HubError": "hub", "CardError": "hub_card", "PhyworldImportError": "import_refused",
-               "SplitError": "split_unreadable", "BaselineError": "baseline", "LeaderboardError": "leaderboard"}
+               "BaselineError": "baseline", "LeaderboardError": "leaderboard"}
 _OS_CODES = {"ENOSPC": "disk_full", "EDQUOT": "disk_full", "EROFS": "read_only", "EACCES": "permission_denied",
              "EPERM": "permission_denied"}
 
@@ -60,7 +60,7 @@ def error_line(command: str, exc: BaseException) -> str:
     else:
         message = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
         if not isinstance(code, str):
-            code = _TYPE_CODES.get(type(exc).__name__, "split_unreadable")
+            code = _TYPE_CODES.get(type(exc).__name__, "error")
     message = " ".join(message.split("\n")).translate(_UNPRINTABLE)
     message = message.encode("utf-8", "backslashreplace").decode("utf-8")  # a lone surrogate, shown escaped
     return f"phybench {command}: error [{code}]: {message}"

@@ -44,9 +44,13 @@ REPO_TYPE = "dataset"
 class HubError(SplitError):
     """Publishing or loading through the Hub failed; the message says why and what to do."""
 
+    code = "hub"
+
 
 class CardError(HubError):
     """A rendered dataset card lacks a required field or section."""
+
+    code = "hub_card"
 
 
 # ------------------------------------------------------------------ paths
