@@ -22,6 +22,7 @@ import json
 import os
 import shutil
 import stat
+import zipfile
 import tempfile
 from pathlib import Path
 from typing import Any, Iterator
@@ -115,18 +116,44 @@ def export_inputs(split_dir: str | os.PathLike[str], out: str | os.PathLike[str]
 
 
 def read_inputs(inputs_dir: str | os.PathLike[str]) -> tuple[dict[str, Any], np.ndarray]:
-    """The inputs manifest and the condition frames (N, C, H, W, 3), checked against each other."""
+    """The inputs manifest and the condition frames (N, C, H, W, 3), checked against each other.
+
+    The folder may come from elsewhere: every field is type-checked and the .npz is read without
+    pickles, so a broken or hostile one is one InputsError (code ``inputs_invalid``)."""
     folder = Path(inputs_dir)
+
+    def bad(why: str) -> InputsError:
+        return InputsError(f"{folder} is not a usable `phybench export-inputs` folder: {why}; export it again "
+                           "(phybench export-inputs --data SPLIT_DIR --out DIR)", "inputs_invalid")
+
     try:
         doc = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise InputsError(f"{folder} is not a `phybench export-inputs` folder ({MANIFEST}: {exc})") from None
+        raise bad(f"{MANIFEST}: {exc}") from None
+    except RecursionError:
+        raise bad(f"{MANIFEST} is nested too deeply") from None
     if not isinstance(doc, dict) or doc.get("kind") != INPUTS_KIND:
-        raise InputsError(f"{folder / MANIFEST} is not a phybench inputs manifest (kind {INPUTS_KIND!r})")
-    with np.load(folder / "condition_frames.npz", allow_pickle=False) as z:
-        frames, ids = z["frames"], [str(s) for s in z["sample_ids"]]
-    if ids != doc["sample_ids"]:
-        raise InputsError(f"{folder}: condition_frames.npz and {MANIFEST} list different samples")
+        raise bad(f"{MANIFEST} is not a phybench inputs manifest (kind {INPUTS_KIND!r})")
+    for key in ("frames", "condition_frames", "resolution"):
+        if not isinstance(doc.get(key), int) or isinstance(doc.get(key), bool) or doc[key] < 1:
+            raise bad(f"{MANIFEST}: {key} must be a positive integer, got {doc.get(key)!r}")
+    if doc["condition_frames"] >= doc["frames"]:
+        raise bad(f"{MANIFEST}: condition_frames {doc['condition_frames']} is not below frames {doc['frames']}")
+    ids = doc.get("sample_ids")
+    if not isinstance(ids, list) or not ids or not all(isinstance(i, str) and i for i in ids):
+        raise bad(f"{MANIFEST}: sample_ids must be a non-empty list of ids")
+    if not isinstance(doc.get("submission"), dict):
+        raise bad(f"{MANIFEST}: 'submission' must be the submission.json to use")
+    try:
+        with np.load(folder / "condition_frames.npz", allow_pickle=False) as z:
+            frames, stored = z["frames"], [str(s) for s in z["sample_ids"]]
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
+        raise bad(f"condition_frames.npz: {exc}") from None
+    if stored != ids:
+        raise bad(f"condition_frames.npz and {MANIFEST} list different samples")
+    want = (len(ids), doc["condition_frames"], doc["resolution"], doc["resolution"], 3)
+    if frames.dtype != np.uint8 or frames.shape != want:
+        raise bad(f"condition_frames.npz holds {frames.dtype} {frames.shape}, expected uint8 {want}")
     return doc, frames
 
 
@@ -333,4 +360,6 @@ def pack(generated: str | os.PathLike[str], inputs_dir: str | os.PathLike[str], 
     try:
         return write_submission(out, meta, videos(), fmt="npz")
     except FileExistsError as exc:
-        raise InputsError(str(exc), "out_exists") from None
+        if exc.errno is None:  # write_submission's own refusal; an OS one (a file in the way) stays an OSError
+            raise InputsError(str(exc), "out_exists") from None
+        raise

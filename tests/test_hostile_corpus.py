@@ -1,0 +1,792 @@
+"""The hostile-input corpus (issue 27): every entry point, each refusal one line with a stable code.
+
+Each case builds one hostile input from good fixtures and runs the command in-process
+(`phybench.cli.main`).  It must exit 2 with exactly one stderr line
+``phybench CMD: error [CODE]: ...`` (CODE as listed in docs/submission.md), no traceback,
+and leave every folder as it was: the case's own (inputs and outputs) and the shared
+fixtures (compared before and after).  Entry points: submissions (score), pack inputs,
+HDF5 imports, local split manifests (score, verify, export-inputs, pack), results files,
+output paths, model plug-ins (run) and model names.  Fault tests at the end: SIGKILL
+mid-write, a read-only target, a full disk (injected ENOSPC), stray worker processes.
+"""
+from __future__ import annotations
+
+import errno
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tarfile
+import time
+import zipfile
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+from hostile import (  # noqa: E402
+    Ctx, FullDisk, check_refused, edit_json, npy_bytes, npy_header_only, npz_bytes, png_bytes, real_png, tree,
+)
+
+from phybench.cli import main  # noqa: E402
+
+HDF5 = Path(__file__).parent / "fixtures" / "phyworld" / "uniform_128.hdf5"
+N = 3
+
+
+# ------------------------------------------------------------------ fixtures
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory):
+    from phybench.data.generate import generate
+    from phybench.data.split import SplitReader, make_plan, read_manifest
+    from phybench.submission import submission_meta, write_submission
+    from phybench.submission.inputs import export_inputs
+    from phybench.tasks import get_task
+
+    root = tmp_path_factory.mktemp("corpus")
+    split = root / "uniform-id-eval"
+    generate(make_plan(get_task("uniform"), "id-eval", None, N, None), split, progress=False)
+    reader = SplitReader(split)
+    videos = {row["sample_id"]: reader.video(row) for row in reader.rows()}
+    ids = list(videos)
+    sub = write_submission(root / "sub", submission_meta(read_manifest(split), "gt"), videos.items(), fmt="npz")
+    inputs = export_inputs(split, root / "inputs", progress=False)
+    gen = root / "gen"
+    for sid, video in videos.items():
+        (gen / sid).parent.mkdir(parents=True, exist_ok=True)
+        np.save(f"{gen / sid}.npy", video)
+    return dict(root=root, split=split, sub=sub, inputs=inputs, gen=gen, ids=ids, videos=videos)
+
+
+@pytest.fixture
+def ctx(shared, tmp_path):
+    work = tmp_path / "case"
+    work.mkdir()
+    return Ctx(work, shared["split"], shared["sub"], shared["inputs"], shared["gen"], shared["ids"], shared["videos"])
+
+
+def refused(ctx: Ctx, capsys, argv: list[str], code: str, *, allowed: set[str] = frozenset(),
+            allowed_under: tuple[str, ...] = ()) -> str:
+    """Run argv; one line with `code`, exit 2, nothing written anywhere (the paths in `allowed`, and
+    under `allowed_under`, may appear)."""
+    shared = [ctx.split, ctx.sub, ctx.inputs, ctx.gen]
+    before = tree(ctx.tmp, *shared)
+    capsys.readouterr()
+    rc = main(argv)
+    err = capsys.readouterr().err
+    line = check_refused(rc, err, code)
+    after = tree(ctx.tmp, *shared)
+    new = {p for p in after if p not in before and p not in allowed and not p.startswith(allowed_under)}
+    changed = {p for p in before if p not in after or (after[p] != before[p] and after[p][0] != "dir")}
+    assert not new and not changed, (sorted(new)[:5], sorted(changed)[:5])
+    return line
+
+
+# ================================================================== 1. submissions (score)
+def _score(ctx: Ctx, sub: Path) -> list[str]:
+    return ["score", str(sub), "--data", str(ctx.split), "--metrics", "ssim", "--out", str(ctx.tmp / "r.json"),
+            "--details", str(ctx.tmp / "d.parquet"), "--quiet"]
+
+
+def meta(fn):
+    def build(ctx):
+        sub = ctx.copy(ctx.sub)
+        edit_json(sub / "submission.json", fn)
+        return _score(ctx, sub)
+    return build
+
+
+def meta_text(text: str | bytes):
+    def build(ctx):
+        sub = ctx.copy(ctx.sub)
+        (sub / "submission.json").write_bytes(text.encode() if isinstance(text, str) else text)
+        return _score(ctx, sub)
+    return build
+
+
+def setkey(key, value):
+    def fn(doc):
+        doc[key] = value
+        return doc
+    return fn
+
+
+def name(value):
+    def fn(doc):
+        doc["model"]["name"] = value
+        return doc
+    return fn
+
+
+def video(write, k: int = 0):
+    """Replace the k-th video: write(ctx, path_without_suffix, original)."""
+    def build(ctx):
+        sub = ctx.copy(ctx.sub)
+        path = ctx.video_file(sub, k)
+        path.unlink()
+        write(ctx, path.with_suffix(""), ctx.videos[ctx.ids[k]])
+        return _score(ctx, sub)
+    return build
+
+
+def sub_edit(fn):
+    def build(ctx):
+        sub = ctx.copy(ctx.sub)
+        fn(ctx, sub)
+        return _score(ctx, sub)
+    return build
+
+
+def as_npy(transform, **kw):
+    return lambda ctx, p, v: Path(f"{p}.npy").write_bytes(npy_bytes(transform(v), **kw))
+
+
+def raw(suffix: str, data: bytes):
+    return lambda ctx, p, v: Path(f"{p}{suffix}").write_bytes(data)
+
+
+def png_folder(frames):
+    def write(ctx, p, v):
+        p.mkdir()
+        for t, data in enumerate(frames(v)):
+            (p / f"{t:05d}.png").write_bytes(data)
+    return write
+
+
+def archive(kind: str, add):
+    """A zip or tar of the good submission, with `add(handle, ctx)` putting in the hostile part."""
+    def build(ctx):
+        path = ctx.tmp / f"sub.{kind}"
+        files = sorted(p for p in ctx.sub.rglob("*") if p.is_file())
+        if kind == "zip":
+            with zipfile.ZipFile(path, "w") as z:
+                for f in files:
+                    z.write(f, f.relative_to(ctx.sub).as_posix())
+                add(z, ctx)
+        else:
+            with tarfile.open(path, "w") as t:
+                for f in files:
+                    t.add(f, f.relative_to(ctx.sub).as_posix())
+                add(t, ctx)
+        return _score(ctx, path)
+    return build
+
+
+def tar_member(name: str, kind: bytes, linkname: str = "", data: bytes = b""):
+    def add(t, ctx):
+        import io
+
+        info = tarfile.TarInfo(name)
+        info.type, info.linkname, info.size = kind, linkname, len(data)
+        t.addfile(info, io.BytesIO(data) if data else None)
+    return add
+
+
+def zip_member(name: str, data: bytes = b"x", mode: int | None = None, flags: int = 0):
+    def add(z, ctx):
+        info = zipfile.ZipInfo(name)
+        if mode is not None:
+            info.external_attr = mode << 16
+        z.writestr(info, data)
+        if flags:
+            z.infolist()[-1].flag_bits |= flags
+    return add
+
+
+def cut(suffix: str, keep: float):
+    def build(ctx):
+        good = ctx.tmp / f"good{suffix}"
+        if suffix == ".zip":
+            shutil.make_archive(str(good.with_suffix("")), "zip", ctx.sub)
+        else:
+            with tarfile.open(good, "w:gz" if suffix.endswith("gz") else "w") as t:
+                t.add(ctx.sub, ".")
+        path = ctx.tmp / f"cut{suffix}"
+        data = good.read_bytes()
+        path.write_bytes(data[: int(len(data) * keep)])
+        good.unlink()
+        return _score(ctx, path)
+    return build
+
+
+def tar_cut_at_member_end(ctx):
+    good = ctx.tmp / "good.tar"
+    with tarfile.open(good, "w") as t:
+        t.add(ctx.sub, ".")
+    with tarfile.open(good) as t:
+        m = [m for m in t.getmembers() if m.isfile()][1]
+    end = m.offset_data + (m.size + 511) // 512 * 512  # a cut right where the next header belongs
+    (ctx.tmp / "cut.tar").write_bytes(good.read_bytes()[:end])
+    good.unlink()
+    return _score(ctx, ctx.tmp / "cut.tar")
+
+
+def nested(depth: int = 100_000) -> str:
+    return "[" * depth + "]" * depth
+
+
+def _hardlink(ctx, sub):
+    other = ctx.tmp / "elsewhere.npz"
+    shutil.copy(ctx.video_file(sub, 0), other)
+    ctx.video_file(sub, 0).unlink()
+    os.link(other, ctx.video_file(sub, 0))
+
+
+def _symlink(ctx, sub):
+    ctx.video_file(sub, 0).unlink()
+    ctx.video_file(sub, 0).symlink_to(ctx.video_file(ctx.sub, 0))
+
+
+def _fifo(ctx, sub):
+    ctx.video_file(sub, 0).unlink()
+    os.mkfifo(ctx.video_file(sub, 0))
+
+
+def _bad_name(ctx, sub):
+    (sub / "videos" / os.fsdecode(b"bad-\xff.npz")).write_bytes(b"x")
+
+
+def _backslash(ctx, sub):
+    (sub / "videos" / "uniform\\x.npz").write_bytes(b"x")
+
+
+def _zip_many(ctx):
+    path = ctx.tmp / "many.zip"
+    with zipfile.ZipFile(path, "w") as z:
+        for i in range(1200):  # the split can need N * (frames + 2) + 1000 entries
+            z.writestr(f"e{i}", b"")
+    return _score(ctx, path)
+
+
+def _huge_meta(ctx):
+    sub = ctx.copy(ctx.sub)
+    edit_json(sub / "submission.json", lambda d: {**d, "notes": "x" * (2 << 20)})
+    return _score(ctx, sub)
+
+
+def _sparse(suffix: str, size: int):
+    def write(ctx, p, v):
+        with open(f"{p}{suffix}", "wb") as f:
+            f.truncate(size)
+    return write
+
+
+SUBMISSIONS = [
+    ("no-submission-json", sub_edit(lambda c, s: (s / "submission.json").unlink()), "missing_submission_json"),
+    ("json-garbage", meta_text("{not json"), "invalid_json"),
+    ("json-not-utf8", meta_text(b'{"a": "\xff"}'), "invalid_json"),
+    ("json-lone-surrogate", meta(lambda d: json.dumps({**d, "notes": "X"}).replace('"X"', '"\\ud800"')), "invalid_json"),
+    ("json-nan", meta(lambda d: json.dumps({**d, "fps": "X"}).replace('"X"', "NaN")), "invalid_json"),
+    ("json-infinity", meta(lambda d: json.dumps({**d, "fps": "X"}).replace('"X"', "Infinity")), "invalid_json"),
+    ("json-duplicate-key", meta(lambda d: json.dumps(d).replace('"fps"', '"task": "uniform", "fps"', 1)),
+     "invalid_json"),
+    ("json-deeply-nested", meta_text(nested()), "invalid_json"),
+    ("json-nested-in-extra", meta(lambda d: json.dumps({**d, "extra": "X"}).replace('"X"', nested(50_000))),
+     "invalid_json"),
+    ("json-a-list", meta_text("[1, 2]"), "schema"),
+    ("json-too-large", _huge_meta, "entry_too_large"),
+    ("schema-no-model", meta(lambda d: {k: v for k, v in d.items() if k != "model"}), "schema"),
+    ("schema-unknown-field", meta(setkey("colour", "blue")), "schema"),
+    ("schema-negative-seed", meta(setkey("seeds", [-1])), "schema"),
+    ("schema-frames-string", meta(setkey("frames", "32")), "schema"),
+    ("schema-model-name-number", meta(name(7)), "schema"),
+    ("task-mismatch", meta(setkey("task", "parabola")), "task_mismatch"),
+    ("split-mismatch", meta(setkey("split", "ood-eval")), "split_mismatch"),
+    ("split-hash-mismatch", meta(setkey("split_hash", "0" * 64)), "split_hash_mismatch"),
+    ("frames-mismatch", meta(setkey("frames", 16)), "frames_mismatch"),
+    ("resolution-mismatch", meta(setkey("resolution", 256)), "resolution_mismatch"),
+    ("condition-frames-mismatch", meta(setkey("condition_frames", 1)), "condition_frames_mismatch"),
+    ("fps-mismatch", meta(setkey("fps", 24)), "fps_mismatch"),
+    ("name-escape", meta(name("evil\x1b[2J")), "model_name"),
+    ("name-bell", meta(name("ding\x07")), "model_name"),
+    ("name-rlo", meta(name("abc\u202egnp.exe")), "model_name"),
+    ("name-newline", meta(name("two\nlines")), "model_name"),
+    ("name-nul", meta(name("a\x00b")), "model_name"),
+    ("missing-video", sub_edit(lambda c, s: c.video_file(s, 1).unlink()), "missing_id"),
+    ("extra-video", sub_edit(lambda c, s: shutil.copy(c.video_file(s, 0), s / "videos" / "uniform" / "id-eval" /
+                                                         "9999999.npz")), "extra_id"),
+    ("two-videos-one-id", sub_edit(lambda c, s: c.video_file(s, 0).with_suffix(".npy").write_bytes(
+        npy_bytes(c.videos[c.ids[0]]))), "duplicate_id"),
+    ("unknown-file-in-videos", sub_edit(lambda c, s: (s / "videos" / "notes.txt").write_text("x")),
+     "unknown_video_file"),
+    ("pickled-npy", video(lambda c, p, v: Path(f"{p}.npy").write_bytes(b"\x80\x04K\x01.")), "pickled_array"),
+    ("object-array", video(as_npy(lambda v: np.array([{"x": 1}], dtype=object), allow_pickle=True)),
+     "pickled_array"),
+    ("not-npy", video(raw(".npy", b"hello world, not an array")), "not_npy"),
+    ("npy-negative-size", video(raw(".npy", npy_header_only((-1, 128, 128, 3)))), "not_npy"),
+    ("npy-1e8-frames", video(raw(".npy", npy_header_only((10 ** 8, 128, 128, 3)))), "frame_count"),
+    ("npy-truncated", video(lambda c, p, v: Path(f"{p}.npy").write_bytes(npy_bytes(v)[:-1000])), "truncated"),
+    ("float64", video(as_npy(lambda v: v / 255.0)), "dtype"),
+    ("int64", video(as_npy(lambda v: v.astype(np.int64))), "dtype"),
+    ("bool", video(as_npy(lambda v: v > 0)), "dtype"),
+    ("channels-first", video(as_npy(lambda v: v.transpose(0, 3, 1, 2))), "shape"),
+    ("greyscale", video(as_npy(lambda v: v[..., 0])), "shape"),
+    ("batch-of-one", video(as_npy(lambda v: v[None])), "shape"),
+    ("too-few-frames", video(as_npy(lambda v: v[:20])), "frame_count"),
+    ("generated-frames-only", video(as_npy(lambda v: v[3:])), "frame_count"),
+    ("wrong-resolution", video(as_npy(lambda v: v[:, ::2, ::2])), "resolution"),
+    ("npz-two-arrays", video(lambda c, p, v: Path(f"{p}.npz").write_bytes(npz_bytes(video=v, more=v))),
+     "npz_members"),
+    ("npz-garbage", video(raw(".npz", b"PK\x03\x04 broken")), "unreadable"),
+    ("npz-bomb", video(lambda c, p, v: Path(f"{p}.npz").write_bytes(
+        npz_bytes(video=np.zeros((400, 128, 128, 3), np.uint8)))), "entry_too_large"),
+    ("npz-pickled-inside", video(lambda c, p, v: Path(f"{p}.npz").write_bytes(_npz_with(b"\x80\x04K\x01."))),
+     "pickled_array"),
+    ("mp4-garbage", video(raw(".mp4", b"\x00\x00\x00\x18ftypmp42 not really")), "unreadable"),
+    ("png-two-frames", video(png_folder(lambda v: [real_png(f) for f in v[:2]])), "frame_count"),
+    ("png-misnamed", video(lambda c, p, v: (p.mkdir(), (p / "frame1.png").write_bytes(real_png(v[0])))),
+     "bad_frame_names"),
+    ("png-16-bit", video(png_folder(lambda v: [png_bytes(128, 128, depth=16)] * 32)), "png_format"),
+    ("png-palette", video(png_folder(lambda v: [png_bytes(128, 128, colour=3)] * 32)), "png_format"),
+    ("png-40000-px", video(png_folder(lambda v: [png_bytes(40000, 40000)] * 32)), "resolution"),
+    ("png-not-png", video(png_folder(lambda v: [b"GIF89a"] * 32)), "unreadable"),
+    ("png-corrupt-data", video(png_folder(lambda v: [png_bytes(128, 128, idat=b"junk")] * 32)), "unreadable"),
+    ("video-file-too-large", video(_sparse(".npy", 20 << 20)), "entry_too_large"),
+    ("submission-too-large", video(_sparse(".npy", 200 << 20)), "too_large"),
+    ("symlink-video", sub_edit(_symlink), "link"),
+    ("hard-link-video", sub_edit(_hardlink), "link"),
+    ("fifo-video", sub_edit(_fifo), "special_file"),
+    ("name-not-utf8", sub_edit(_bad_name), "bad_name_encoding"),
+    ("name-backslash", sub_edit(_backslash), "unsafe_path"),
+    ("not-found", lambda c: _score(c, c.tmp / "nothing-here"), "not_found"),
+    ("not-a-container", lambda c: (c.tmp.joinpath("sub.rar").write_bytes(b"Rar!"), _score(c, c.tmp / "sub.rar"))[1],
+     "unsupported_container"),
+    ("zip-slip", archive("zip", zip_member("../../evil.txt")), "unsafe_path"),
+    ("zip-absolute", archive("zip", zip_member("/etc/evil")), "unsafe_path"),
+    ("zip-symlink", archive("zip", zip_member("videos/link.npz", b"/etc/passwd", mode=0o120777)), "link"),
+    ("zip-device", archive("zip", zip_member("videos/dev.npz", b"", mode=0o020666)), "special_file"),
+    ("zip-duplicate", archive("zip", lambda z, c: _dup_zip(z)), "duplicate_entry"),
+    ("zip-encrypted", archive("zip", zip_member("videos/enc.npz", b"x", flags=0x1)), "encrypted_entry"),
+    ("zip-too-many-entries", _zip_many, "too_many_entries"),
+    ("zip-cut", cut(".zip", 0.5), "archive_unreadable"),
+    ("zip-garbage", lambda c: (c.tmp.joinpath("s.zip").write_bytes(b"PK garbage"), _score(c, c.tmp / "s.zip"))[1],
+     "archive_unreadable"),
+    ("tar-slip", archive("tar", tar_member("../evil.txt", tarfile.REGTYPE, data=b"x")), "unsafe_path"),
+    ("tar-absolute", archive("tar", tar_member("/tmp/evil.txt", tarfile.REGTYPE, data=b"x")), "unsafe_path"),
+    ("tar-symlink", archive("tar", tar_member("videos/l.npz", tarfile.SYMTYPE, "/etc/passwd")), "link"),
+    ("tar-hardlink", archive("tar", tar_member("videos/h.npz", tarfile.LNKTYPE, "submission.json")), "link"),
+    ("tar-device", archive("tar", tar_member("videos/d.npz", tarfile.CHRTYPE)), "special_file"),
+    ("tar-fifo", archive("tar", tar_member("videos/f.npz", tarfile.FIFOTYPE)), "special_file"),
+    ("tar-cut-mid-member", cut(".tar", 0.5), "archive_unreadable"),
+    ("tar-cut-at-member-end", tar_cut_at_member_end, "archive_unreadable"),
+    ("tar-gz-cut", cut(".tar.gz", 0.5), "archive_unreadable"),
+    ("tar-garbage", lambda c: (c.tmp.joinpath("s.tar").write_bytes(b"x" * 1000), _score(c, c.tmp / "s.tar"))[1],
+     "archive_unreadable"),
+]
+
+
+def _npz_with(member: bytes) -> bytes:
+    import io
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("video.npy", member)
+    return buf.getvalue()
+
+
+def _dup_zip(z):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        z.writestr("submission.json", b"{}")
+
+
+@pytest.mark.parametrize("build,code", [pytest.param(b, c, id=n) for n, b, c in SUBMISSIONS])
+def test_submission(ctx, capsys, build, code):
+    refused(ctx, capsys, build(ctx), code)
+
+
+# ================================================================== 2. pack inputs
+def _pack(ctx: Ctx, gen: Path, inputs: Path | None = None, name: str = "m", out: Path | None = None) -> list[str]:
+    return ["pack", str(gen), "--inputs", str(inputs or ctx.inputs), "--out", str(out or ctx.tmp / "out" / "sub"),
+            "--name", name, "--quiet"]
+
+
+def gen_edit(fn):
+    def build(ctx):
+        gen = ctx.copy(ctx.gen)
+        fn(ctx, gen)
+        return _pack(ctx, gen)
+    return build
+
+
+def gen_video(write, k: int = 1):
+    """Replace the k-th generated video (not the first: the check must hold past it)."""
+    def fn(ctx, gen):
+        path = gen / f"{ctx.ids[k]}.npy"
+        path.unlink()
+        write(ctx, gen / ctx.ids[k], ctx.videos[ctx.ids[k]])
+    return gen_edit(fn)
+
+
+def inputs_edit(fn):
+    def build(ctx):
+        inputs = ctx.copy(ctx.inputs)
+        fn(ctx, inputs)
+        return _pack(ctx, ctx.gen, inputs)
+    return build
+
+
+def _gen_symlink(ctx, gen):
+    path = gen / f"{ctx.ids[1]}.npy"
+    path.unlink()
+    path.symlink_to(ctx.gen / f"{ctx.ids[1]}.npy")
+
+
+def _gen_fifo(ctx, gen):
+    path = gen / f"{ctx.ids[1]}.npy"
+    path.unlink()
+    os.mkfifo(path)
+
+
+def _inputs_ids_differ(ctx, inputs):
+    edit_json(inputs / "manifest.json", lambda d: {**d, "sample_ids": d["sample_ids"][::-1]})
+
+
+PACK = [
+    ("missing-video", gen_edit(lambda c, g: (g / f"{c.ids[2]}.npy").unlink()), "missing_id"),
+    ("unknown-id", gen_edit(lambda c, g: shutil.copy(g / f"{c.ids[0]}.npy", g / "uniform" / "id-eval" / "777.npy")),
+     "extra_id"),
+    ("unknown-id-png-folder", gen_edit(lambda c, g: ((g / "stray").mkdir(), (g / "stray" / "00000.png").write_bytes(
+        real_png(c.videos[c.ids[0]][0])))), "extra_id"),
+    ("flat-name", gen_edit(lambda c, g: (g / f"{c.ids[1]}.npy").rename(g / (c.ids[1].replace("/", "-") + ".npy"))),
+     "extra_id"),
+    ("symlink", gen_edit(_gen_symlink), "link"),
+    ("fifo", gen_edit(_gen_fifo), "special_file"),
+    ("two-videos-one-id", gen_edit(lambda c, g: shutil.copy(g / f"{c.ids[1]}.npy", g / f"{c.ids[1]}.mp4")),
+     "duplicate_id"),
+    ("pickled", gen_video(lambda c, p, v: Path(f"{p}.npy").write_bytes(b"\x80\x04K\x01.")), "pickled_array"),
+    ("object-array", gen_video(as_npy(lambda v: np.array([{"x": 1}], dtype=object), allow_pickle=True)),
+     "pickled_array"),
+    ("garbage-npy", gen_video(raw(".npy", b"nope")), "not_npy"),
+    ("npy-1e8-frames", gen_video(raw(".npy", npy_header_only((10 ** 8, 128, 128, 3)))), "truncated"),
+    ("npy-truncated", gen_video(lambda c, p, v: Path(f"{p}.npy").write_bytes(npy_bytes(v)[:-100])), "truncated"),
+    ("float32", gen_video(as_npy(lambda v: v.astype(np.float32) / 255)), "dtype"),
+    ("channels-first", gen_video(as_npy(lambda v: v.transpose(0, 3, 1, 2))), "shape"),
+    ("greyscale", gen_video(as_npy(lambda v: v[..., 0])), "shape"),
+    ("wrong-resolution", gen_video(as_npy(lambda v: v[:, ::2, ::2])), "resolution"),
+    ("wrong-frame-count", gen_video(as_npy(lambda v: v[:10])), "frame_count"),
+    ("npz-two-arrays", gen_video(lambda c, p, v: Path(f"{p}.npz").write_bytes(npz_bytes(a=v, b=v))), "npz_members"),
+    ("npz-bomb", gen_video(lambda c, p, v: Path(f"{p}.npz").write_bytes(
+        npz_bytes(video=np.zeros((400, 128, 128, 3), np.uint8)))), "entry_too_large"),
+    ("npz-garbage", gen_video(raw(".npz", b"PK\x03\x04")), "unreadable"),
+    ("npy-huge-file", gen_video(_sparse(".npy", 1 << 30)), "entry_too_large"),
+    ("mp4-huge-file", gen_video(_sparse(".mp4", 1 << 30)), "entry_too_large"),
+    ("mp4-garbage", gen_video(raw(".mp4", b"\x00\x00\x00\x18ftypmp42")), "unreadable"),
+    ("png-40000-px", gen_video(png_folder(lambda v: [png_bytes(40000, 40000)] * 32)), "resolution"),
+    ("png-16-bit", gen_video(png_folder(lambda v: [png_bytes(128, 128, depth=16)] * 32)), "png_format"),
+    ("png-not-png", gen_video(png_folder(lambda v: [b"GIF89a"] * 32)), "unreadable"),
+    ("png-corrupt", gen_video(png_folder(lambda v: [png_bytes(128, 128, idat=b"junk")] * 32)), "unreadable"),
+    ("png-too-few", gen_video(png_folder(lambda v: [real_png(f) for f in v[:5]])), "frame_count"),
+    ("png-gap", gen_video(lambda c, p, v: (p.mkdir(), (p / "00000.png").write_bytes(real_png(v[0])),
+                                          (p / "00002.png").write_bytes(real_png(v[1])))), "bad_frame_names"),
+    ("png-frame-is-link", gen_video(lambda c, p, v: (p.mkdir(), *[(p / f"{t:05d}.png").symlink_to("/etc/passwd")
+                                                                   for t in range(32)])), "link"),
+    ("generated-not-a-folder", lambda c: (c.tmp.joinpath("g").write_text("x"), _pack(c, c.tmp / "g"))[1],
+     "not_found"),
+    ("generated-a-link", lambda c: ((c.tmp / "g").symlink_to(c.gen), _pack(c, c.tmp / "g"))[1], "not_found"),
+    ("inputs-missing", lambda c: _pack(c, c.gen, c.tmp / "nothing"), "inputs_invalid"),
+    ("inputs-not-json", inputs_edit(lambda c, i: (i / "manifest.json").write_text("{")), "inputs_invalid"),
+    ("inputs-nested", inputs_edit(lambda c, i: (i / "manifest.json").write_text(nested())), "inputs_invalid"),
+    ("inputs-wrong-kind", inputs_edit(lambda c, i: edit_json(i / "manifest.json", setkey("kind", "x"))),
+     "inputs_invalid"),
+    ("inputs-frames-string", inputs_edit(lambda c, i: edit_json(i / "manifest.json", setkey("frames", "32"))),
+     "inputs_invalid"),
+    ("inputs-ids-not-list", inputs_edit(lambda c, i: edit_json(i / "manifest.json", setkey("sample_ids", 3))),
+     "inputs_invalid"),
+    ("inputs-ids-differ", inputs_edit(_inputs_ids_differ), "inputs_invalid"),
+    ("inputs-npz-missing", inputs_edit(lambda c, i: (i / "condition_frames.npz").unlink()), "inputs_invalid"),
+    ("inputs-npz-pickle", inputs_edit(lambda c, i: (i / "condition_frames.npz").write_bytes(b"\x80\x04K\x01.")),
+     "inputs_invalid"),
+    ("name-escape", lambda c: _pack(c, c.gen, name="m\x1b]0;pwned\x07"), "model_name"),
+    ("name-rlo", lambda c: _pack(c, c.gen, name="x\u202egpj"), "model_name"),
+    ("name-empty", lambda c: _pack(c, c.gen, name=" "), "model_name"),
+    ("out-exists", lambda c: ((c.tmp / "o").mkdir(), _pack(c, c.gen, out=c.tmp / "o"))[1], "out_exists"),
+]
+
+
+@pytest.mark.parametrize("build,code", [pytest.param(b, c, id=n) for n, b, c in PACK])
+def test_pack(ctx, capsys, build, code):
+    refused(ctx, capsys, build(ctx), code)
+
+
+# ================================================================== 3. HDF5 imports
+def h5(edit):
+    """A copy of the phyworld fixture with edit(f, src) applied."""
+    def build(ctx):
+        out = ctx.tmp / "in.hdf5"
+        with h5py.File(HDF5, "r") as src, h5py.File(out, "w") as f:
+            edit(f, src, ctx)
+        return ["import", "phyworld", str(out), "--task", "uniform", "--out", str(ctx.tmp / "split"), "--quiet"]
+    return build
+
+
+def _copy_all(f, src, skip=()):
+    for key in ("video_streams", "position_streams", "init_streams"):
+        if key not in skip:
+            src.copy(key, f)
+
+
+def positions(change):
+    def edit(f, src, ctx):
+        _copy_all(f, src, skip=("position_streams",))
+        pos = src["position_streams"][()]
+        change(pos)
+        f["position_streams"] = pos
+    return edit
+
+
+def init(change):
+    def edit(f, src, ctx):
+        _copy_all(f, src, skip=("init_streams",))
+        values = src["init_streams"][()].astype(np.float64)
+        change(values)
+        f["init_streams"] = values
+    return edit
+
+
+def _external(f, src, ctx):
+    _copy_all(f, src, skip=("position_streams",))
+    secret = ctx.tmp / "secret.bin"
+    secret.write_bytes(np.zeros(src["position_streams"].shape, np.float32).tobytes())
+    f.create_dataset("position_streams", shape=src["position_streams"].shape, dtype=np.float32,
+                     external=[(str(secret), 0, secret.stat().st_size)])
+
+
+def _link(kind):
+    def edit(f, src, ctx):
+        _copy_all(f, src, skip=("position_streams",))
+        f["real"] = src["position_streams"][()]
+        if kind == "soft":
+            f["position_streams"] = h5py.SoftLink("/real")
+        elif kind == "loop":
+            f["position_streams"] = h5py.SoftLink("/position_streams")
+        else:
+            f["position_streams"] = h5py.ExternalLink(str(HDF5), "/position_streams")
+    return edit
+
+
+def _virtual(f, src, ctx):
+    _copy_all(f, src, skip=("position_streams",))
+    shape = src["position_streams"].shape
+    layout = h5py.VirtualLayout(shape=shape, dtype=np.float32)
+    layout[:] = h5py.VirtualSource(str(HDF5), "position_streams", shape=shape)
+    f.create_virtual_dataset("position_streams", layout)
+
+
+def _rows(n):
+    def edit(f, src, ctx):
+        f.create_dataset("video_streams", shape=(n,), dtype=h5py.vlen_dtype(np.uint8), chunks=(1024,))
+        f.create_dataset("position_streams", shape=(n, 32, 2), dtype=np.float32, chunks=(1024, 32, 2))
+        f.create_dataset("init_streams", shape=(n, 2), dtype=np.float32, chunks=(1024, 2))
+    return edit
+
+
+def _missing(key):
+    return lambda f, src, ctx: _copy_all(f, src, skip=(key,))
+
+
+def _positions_as_text(f, src, ctx):
+    _copy_all(f, src, skip=("position_streams",))
+    f["position_streams"] = np.array(["a"] * src["position_streams"].shape[0], dtype="S1")
+
+
+def _plain_file(ctx):
+    (ctx.tmp / "x.hdf5").write_bytes(b"not hdf5 at all")
+    return ["import", "phyworld", str(ctx.tmp / "x.hdf5"), "--task", "uniform", "--out", str(ctx.tmp / "s"), "--quiet"]
+
+
+IMPORTS = [
+    ("external-storage", h5(_external), "import_refused"),
+    ("soft-link", h5(_link("soft")), "import_refused"),
+    ("soft-link-loop", h5(_link("loop")), "import_refused"),
+    ("external-link", h5(_link("external")), "import_refused"),
+    ("virtual-dataset", h5(_virtual), "import_refused"),
+    ("billion-rows", h5(_rows(10 ** 9)), "import_refused"),
+    ("nan-position", h5(positions(lambda p: p.__setitem__((1, 4, 0), np.nan))), "import_refused"),
+    ("inf-position", h5(positions(lambda p: p.__setitem__((0, 0, 1), np.inf))), "import_refused"),
+    ("negative-radius", h5(init(lambda v: v.__setitem__((2, 0), -1.0))), "import_refused"),
+    ("infinite-radius", h5(init(lambda v: v.__setitem__((2, 0), np.inf))), "import_refused"),
+    ("zero-radius", h5(init(lambda v: v.__setitem__((0, 0), 0.0))), "import_refused"),
+    ("no-positions", h5(_missing("position_streams")), "import_refused"),
+    ("no-videos", h5(_missing("video_streams")), "import_refused"),
+    ("positions-as-text", h5(_positions_as_text), "import_refused"),
+    ("not-hdf5", _plain_file, "import_refused"),
+    ("no-such-file", lambda c: ["import", "phyworld", str(c.tmp / "none.hdf5"), "--task", "uniform", "--out",
+                                str(c.tmp / "s"), "--quiet"], "import_refused"),
+]
+
+
+@pytest.mark.parametrize("build,code", [pytest.param(b, c, id=n) for n, b, c in IMPORTS])
+def test_hdf5_import(ctx, capsys, build, code):
+    refused(ctx, capsys, build(ctx), code)
+
+
+# ================================================================== 4. local split manifests
+def manifest(change, command: str):
+    def build(ctx):
+        split = ctx.copy(ctx.split)
+        path = split / "manifest.json"
+        if isinstance(change, str):
+            path.write_text(change)
+        else:
+            edit_json(path, change)
+        if command == "score":
+            return _score(ctx, ctx.sub)[:3] + [str(split)] + _score(ctx, ctx.sub)[4:]
+        if command == "verify":
+            return ["verify", str(split), "--quiet"]
+        return ["export-inputs", "--data", str(split), "--out", str(ctx.tmp / "in"), "--quiet"]
+    return build
+
+
+def shard(name):
+    def fn(d):
+        d["shards"][0]["file"] = name
+        return d
+    return fn
+
+
+MANIFEST_EDITS = [
+    ("shard-etc-passwd", shard("/etc/passwd"), "manifest_path"),
+    ("shard-dotdot", shard("../../../../etc/passwd"), "manifest_path"),
+    ("shard-dotdot-inside", shard("data/../../manifest.parquet"), "manifest_path"),
+    ("shard-not-parquet", shard("data/shard.json"), "manifest_path"),
+    ("shards-not-list", setkey("shards", "data/x.parquet"), "manifest_path"),
+    ("nested", nested(), "invalid_json"),
+    ("not-json", "{", "invalid_json"),
+    ("a-list", "[]", "split_invalid"),
+    ("format-version", setkey("format_version", 99), "split_invalid"),
+]
+MANIFESTS = [(f"{n}-{cmd}", manifest(change, cmd), code) for n, change, code in MANIFEST_EDITS
+             for cmd in ("score", "verify", "export-inputs")]
+
+
+@pytest.mark.parametrize("build,code", [pytest.param(b, c, id=n) for n, b, c in MANIFESTS])
+def test_local_manifest(ctx, capsys, build, code):
+    refused(ctx, capsys, build(ctx), code)
+
+
+# ================================================================== 5. output paths
+def score_out(*extra, make=None):
+    def build(ctx):
+        if make:
+            make(ctx)
+        base = ["score", str(ctx.sub), "--data", str(ctx.split), "--metrics", "ssim", "--quiet"]
+        return base + [a.format(tmp=ctx.tmp, split=ctx.split, sub=ctx.sub) for a in extra]
+    return build
+
+
+OUTPUTS = [
+    ("score-out-is-split-manifest", score_out("--out", "{split}/manifest.json"), "out_in_input"),
+    ("score-out-inside-submission", score_out("--out", "{sub}/r.json"), "out_in_input"),
+    ("score-details-inside-split", score_out("--details", "{split}/data/d.parquet"), "out_in_input"),
+    ("score-out-equals-details", score_out("--out", "{tmp}/x", "--details", "{tmp}/x"), "out_same_file"),
+    ("score-out-is-folder", score_out("--out", "{tmp}"), "out_is_folder"),
+    ("score-details-is-folder", score_out("--details", "{tmp}"), "out_is_folder"),
+    ("score-out-under-a-file", score_out("--out", "{tmp}/f/r.json", make=lambda c: (c.tmp / "f").write_text("x")),
+     "os_error"),
+    ("export-inputs-out-exists", lambda c: ((c.tmp / "e").mkdir(), ["export-inputs", "--data", str(c.split), "--out",
+                                                                    str(c.tmp / "e"), "--quiet"])[1], "out_exists"),
+    ("pack-out-exists", lambda c: ((c.tmp / "p").mkdir(), _pack(c, c.gen, out=c.tmp / "p"))[1], "out_exists"),
+    ("pack-out-under-a-file", lambda c: ((c.tmp / "f").write_text("x"), _pack(c, c.gen, out=c.tmp / "f" / "s"))[1],
+     "os_error"),
+]
+
+
+@pytest.mark.parametrize("build,code", [pytest.param(b, c, id=n) for n, b, c in OUTPUTS])
+def test_output_path(ctx, capsys, build, code):
+    refused(ctx, capsys, build(ctx), code)
+
+
+# ================================================================== 6. model plug-ins (run)
+GOOD_MODEL = """
+import numpy as np
+class Model:
+    def __init__(self, **kw):
+        self.kw = kw
+    def generate(self, condition, num_frames):
+        return np.repeat(condition[:, -1:], num_frames, axis=1)
+"""
+
+
+def model_file(body: str, spec: str = "Model", *, args: str | None = None, name: str | None = None):
+    def build(ctx):
+        path = ctx.tmp / "m.py"
+        path.write_text(body)
+        argv = ["run", "--model", f"{path}:{spec}", "--data", str(ctx.split), "--out", str(ctx.tmp / "run"),
+                "--metrics", "ssim", "--quiet"]
+        return argv + (["--model-args", args] if args is not None else []) + (["--name", name] if name else [])
+    return build
+
+
+def generate_body(ret: str, init: str = "pass") -> str:
+    return f"""
+import numpy as np
+class Model:
+    def __init__(self):
+        {init}
+    def generate(self, condition, num_frames):
+        B, C, H, W, _ = condition.shape
+        return {ret}
+"""
+
+
+MODELS = [
+    ("no-colon", lambda c: ["run", "--model", "phybench.examples.shift", "--data", str(c.split), "--out",
+                            str(c.tmp / "r"), "--quiet"], "model_spec"),
+    ("no-such-module", lambda c: ["run", "--model", "no_such_module_xyz:Model", "--data", str(c.split), "--out",
+                                  str(c.tmp / "r"), "--quiet"], "model_import"),
+    ("no-such-class", lambda c: ["run", "--model", "phybench.examples.shift:Nope", "--data", str(c.split), "--out",
+                                 str(c.tmp / "r"), "--quiet"], "model_import"),
+    ("no-such-file", lambda c: ["run", "--model", f"{c.tmp}/none.py:Model", "--data", str(c.split), "--out",
+                                str(c.tmp / "r"), "--quiet"], "model_import"),
+    ("syntax-error", model_file("def broken(:\n"), "model_import"),
+    ("raises-on-import", model_file("raise RuntimeError('boom at import')\n"), "model_import"),
+    ("not-callable", model_file("Model = 3\n"), "model_import"),
+    ("needs-argument", model_file("class Model:\n    def __init__(self, ckpt):\n        pass\n"), "model_init"),
+    ("unknown-argument", model_file(GOOD_MODEL.replace("**kw", "x=1"), args="y=2"), "model_init"),
+    ("constructor-raises", model_file("class Model:\n    def __init__(self):\n        raise ValueError('no GPU')\n"),
+     "model_init"),
+    ("no-generate", model_file("class Model:\n    pass\n"), "model_init"),
+    ("bad-model-args", model_file(GOOD_MODEL, args="novalue"), "model_args"),
+    ("name-escape", model_file(GOOD_MODEL, name="m\x1b[31m"), "model_name"),
+    ("name-rlo", model_file(GOOD_MODEL, name="m\u202eevil"), "model_name"),
+    ("name-newline", model_file(GOOD_MODEL, name="a\nb"), "model_name"),
+]
+# Each of these writes the run's own state (run.json and the exported inputs; a traceback for
+# model_error) and nothing else: no video, submission or results.
+RUN_STATE = {"run", "run/uniform-id-eval", "run/uniform-id-eval/run.json", "run/uniform-id-eval/generate-error.txt",
+             "run/uniform-id-eval/inputs"}
+GENERATES = [
+    ("generate-raises", model_file(generate_body("1 / 0")), "model_error"),
+    ("generate-raises-keyerror", model_file(generate_body("{}['x']")), "model_error"),
+    ("returns-float", model_file(generate_body("np.zeros((B, num_frames, H, W, 3), np.float32)")), "model_output"),
+    ("returns-wrong-size", model_file(generate_body("np.zeros((B, num_frames, 64, 64, 3), np.uint8)")),
+     "model_output"),
+    ("returns-wrong-frames", model_file(generate_body("np.zeros((B, 7, H, W, 3), np.uint8)")), "model_output"),
+    ("returns-short-batch", model_file(generate_body("np.zeros((B - 1, num_frames, H, W, 3), np.uint8)")),
+     "model_output"),
+    ("returns-one-video", model_file(generate_body("np.zeros((num_frames, H, W, 3), np.uint8)")), "model_output"),
+    ("returns-none", model_file(generate_body("None")), "model_output"),
+    ("returns-channels-first", model_file(generate_body("np.zeros((B, num_frames, 3, H, W), np.uint8)")),
+     "model_output"),
+]
+
+
+@pytest.mark.parametrize("build,code", [pytest.param(b, c, id=n) for n, b, c in MODELS])
+def test_model_plugin(ctx, capsys, build, code):
+    refused(ctx, capsys, build(ctx), code)
+
+
+@pytest.mark.parametrize("build,code", [pytest.param(b, c, id=n) for n, b, c in GENERATES])
+def test_model_output(ctx, capsys, build, code):
+    argv = build(ctx)
+    refused(ctx, capsys, argv, code, allowed={str(ctx.tmp / p) for p in RUN_STATE},
+            allowed_under=(str(ctx.tmp / "run" / "uniform-id-eval" / "inputs") + os.sep,))
+    gen = ctx.tmp / "run" / "uniform-id-eval" / "generated"
+    assert not gen.exists() or not any(gen.rglob("*.npy"))  # checked before anything was written
