@@ -790,3 +790,268 @@ def test_model_output(ctx, capsys, build, code):
             allowed_under=(str(ctx.tmp / "run" / "uniform-id-eval" / "inputs") + os.sep,))
     gen = ctx.tmp / "run" / "uniform-id-eval" / "generated"
     assert not gen.exists() or not any(gen.rglob("*.npy"))  # checked before anything was written
+
+
+# ================================================================== 7. results files
+def _results(ctx, text: str) -> Path:
+    path = ctx.tmp / "results" / "uniform-id-eval-m.json"
+    path.parent.mkdir()
+    path.write_text(text)
+    return path
+
+
+RESULTS = [
+    ("rescore-nested", lambda c: ["rescore", str(_results(c, nested())), "--submission", str(c.sub), "--data",
+                                  str(c.split), "--out", str(c.tmp / "o.json"), "--quiet"], "score_error"),
+    ("rescore-not-json", lambda c: ["rescore", str(_results(c, "{")), "--submission", str(c.sub), "--data",
+                                    str(c.split), "--out", str(c.tmp / "o.json"), "--quiet"], "score_error"),
+    ("rescore-a-list", lambda c: ["rescore", str(_results(c, "[1]")), "--submission", str(c.sub), "--data",
+                                  str(c.split), "--out", str(c.tmp / "o.json"), "--quiet"], "score_error"),
+    ("rescore-no-provenance", lambda c: ["rescore", str(_results(c, '{"kind": "phybench-results"}')),
+                                         "--submission", str(c.sub), "--data", str(c.split), "--out",
+                                         str(c.tmp / "o.json"), "--quiet"], "score_error"),
+    ("leaderboard-nested", lambda c: ["leaderboard", "build", str(_results(c, nested()).parent), "--out",
+                                      str(c.tmp / "site")], "nested_too_deeply"),
+]
+
+
+@pytest.mark.parametrize("build,code", [pytest.param(b, c, id=n) for n, b, c in RESULTS])
+def test_results_file(ctx, capsys, build, code):
+    refused(ctx, capsys, build(ctx), code)
+
+
+# ================================================================== 8. phybench run: resume keyed on the model
+def _run(ctx, model: Path, *extra: str, out: str = "run") -> tuple[int, str]:
+    return _main(["run", "--model", f"{model}:Model", "--data", str(ctx.split), "--out", str(ctx.tmp / out),
+                  "--metrics", "ssim", "--quiet", *extra])
+
+
+def _main(argv):
+    import contextlib
+    import io
+
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        rc = main(argv)
+    return rc, err.getvalue()
+
+
+def test_run_refuses_another_model_and_resumes_the_same(ctx):
+    a, b = ctx.tmp / "a.py", ctx.tmp / "b.py"
+    a.write_text(GOOD_MODEL)
+    b.write_text(GOOD_MODEL.replace("condition[:, -1:]", "condition[:, :1]"))
+    assert _run(ctx, a)[0] == 0
+    work = ctx.tmp / "run" / "uniform-id-eval"
+    videos = sorted((work / "generated").rglob("*.npy"))
+    stamps = [p.stat().st_mtime_ns for p in videos]
+    results = sorted((ctx.tmp / "run" / "results").glob("*.json"))
+    snapshot = tree(ctx.tmp / "run")
+    rc, err = _run(ctx, b, "--name", "a")  # another class under the first one's name: never mixed
+    line = check_refused(rc, err, "run_mismatch")
+    assert "--restart" in line and "new --out" in line and str(b) in line
+    assert tree(ctx.tmp / "run") == snapshot
+    rc, err = _run(ctx, a, "--model-args", "seed=1")  # the same class, other arguments
+    assert "model_args differ" in check_refused(rc, err, "run_mismatch")
+    assert _run(ctx, a)[0] == 0  # the same model again: everything reused
+    assert [p.stat().st_mtime_ns for p in videos] == stamps
+    assert sorted((ctx.tmp / "run" / "results").glob("*.json")) == results
+    rc, err = _run(ctx, b, "--restart")
+    assert rc == 0, err
+    assert json.loads((work / "run.json").read_text())["model"] == f"{b}:Model"
+    assert (ctx.tmp / "run" / "results" / "uniform-id-eval-b.json").is_file()
+
+
+def test_run_keys_on_the_checkpoint_bytes(ctx):
+    model = ctx.tmp / "m.py"
+    model.write_text(GOOD_MODEL)
+    ckpt = ctx.tmp / "w.bin"
+    ckpt.write_bytes(b"weights v1")
+    assert _run(ctx, model, "--model-args", f"ckpt={ckpt}")[0] == 0
+    ckpt.write_bytes(b"weights v2")
+    rc, err = _run(ctx, model, "--model-args", f"ckpt={ckpt}")
+    assert "checkpoint_sha256 differ" in check_refused(rc, err, "run_mismatch")
+
+
+def test_run_refuses_a_folder_it_cannot_attribute(ctx):
+    model = ctx.tmp / "m.py"
+    model.write_text(GOOD_MODEL)
+    stale = ctx.tmp / "run" / "uniform-id-eval" / "generated" / "uniform" / "id-eval"
+    stale.mkdir(parents=True)
+    np.save(stale / "0000000.npy", np.zeros((32, 128, 128, 3), np.uint8))  # an older phybench's, or by hand
+    rc, err = _run(ctx, model)
+    check_refused(rc, err, "run_unkeyed")
+    (ctx.tmp / "run" / "uniform-id-eval" / "run.json").write_text(nested())
+    rc, err = _run(ctx, model)
+    check_refused(rc, err, "run_record")
+
+
+FLAKY = """
+import os
+import numpy as np
+class Model:
+    def generate(self, condition, num_frames):
+        self.calls = getattr(self, "calls", 0) + 1
+        if os.path.exists(os.environ["PHYBENCH_TEST_FAIL_FLAG"]) and self.calls == 2:
+            raise RuntimeError("CUDA out of memory")
+        return np.repeat(condition[:, -1:], num_frames, axis=1)
+"""
+
+
+def test_a_failing_generate_names_the_batch_and_a_rerun_resumes(ctx, monkeypatch):
+    model = ctx.tmp / "m.py"
+    model.write_text(FLAKY)
+    flag = ctx.tmp / "fail"
+    flag.write_text("")
+    monkeypatch.setenv("PHYBENCH_TEST_FAIL_FLAG", str(flag))
+    rc, err = _run(ctx, model, "--batch-size", "1")
+    line = check_refused(rc, err, "model_error")
+    assert "RuntimeError: CUDA out of memory on batch 2 of 3" in line and ctx.ids[1] in line, line
+    assert "1 video(s) written before it are kept" in line and "run the same command again to resume" in line
+    work = ctx.tmp / "run" / "uniform-id-eval"
+    assert "CUDA out of memory" in (work / "generate-error.txt").read_text()
+    first = work / "generated" / f"{ctx.ids[0]}.npy"
+    stamp = first.stat().st_mtime_ns
+    flag.unlink()  # "fixed"
+    rc, err = _run(ctx, model, "--batch-size", "1")
+    assert rc == 0, err
+    assert first.stat().st_mtime_ns == stamp  # resumed, not redone
+    assert not (work / "generate-error.txt").exists()
+
+
+# ================================================================== 9. faults
+CHILD_WRITE = """
+import os, sys, time
+import phybench.io as pio
+ready = sys.argv[2]
+real = os.fsync
+def hang(fd):
+    open(ready, "w").close()
+    time.sleep(600)
+os.fsync = hang
+pio.atomic_write_bytes(sys.argv[1], b"x" * 100_000)
+"""
+
+CHILD_PACK = """
+import sys, time
+import numpy as np
+from phybench.cli import main
+import phybench.submission.writer as w
+ready = sys.argv[5]
+real = np.savez_compressed
+calls = []
+def slow(f, **kw):
+    calls.append(1)
+    if len(calls) == 2:
+        open(ready, "w").close()
+        time.sleep(600)
+    return real(f, **kw)
+w.np.savez_compressed = slow
+sys.exit(main(["pack", sys.argv[1], "--inputs", sys.argv[2], "--out", sys.argv[3], "--name", sys.argv[4], "--quiet"]))
+"""
+
+
+def _kill_when_ready(code: str, args: list[str], ready: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent.parent),
+                                                        os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.Popen([sys.executable, "-c", code, *args, str(ready)], env=env)
+    try:
+        deadline = time.monotonic() + 60
+        while not ready.exists():
+            assert proc.poll() is None, "the child ended before the write"
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_sigkill_mid_write_leaves_no_file_and_the_next_write_cleans_up(ctx):
+    from phybench.io import atomic_write_bytes
+
+    target = ctx.tmp / "out" / "results.json"
+    _kill_when_ready(CHILD_WRITE, [str(target)], ctx.tmp / "ready1")
+    assert not target.exists()
+    left = list(target.parent.glob(".results.json.*.tmp"))
+    assert len(left) == 1  # the killed writer's temporary file, never the target
+    atomic_write_bytes(target, b"{}")
+    assert target.read_bytes() == b"{}" and not list(target.parent.glob(".*.tmp"))
+    # pack killed between two videos: its hidden folder is removed by the next pack
+    out = ctx.tmp / "out" / "sub"
+    _kill_when_ready(CHILD_PACK, [str(ctx.gen), str(ctx.inputs), str(out), "m"], ctx.tmp / "ready2")
+    assert not out.exists() and len(list(out.parent.glob(".sub.*.tmp"))) == 1
+    rc, err = _main(["pack", str(ctx.gen), "--inputs", str(ctx.inputs), "--out", str(out), "--name", "m", "--quiet"])
+    assert rc == 0, err
+    assert sorted(p.name for p in out.parent.iterdir()) == ["results.json", "sub"]
+
+
+def _commands(ctx, model: Path) -> dict[str, list[str]]:
+    out = ctx.tmp / "out"
+    return {
+        "score": ["score", str(ctx.sub), "--data", str(ctx.split), "--metrics", "ssim", "--out",
+                  str(out / "r" / "r.json"), "--details", str(out / "r" / "d.parquet"), "--quiet"],
+        "pack": ["pack", str(ctx.gen), "--inputs", str(ctx.inputs), "--out", str(out / "p" / "sub"), "--name", "m",
+                 "--quiet"],
+        "export-inputs": ["export-inputs", "--data", str(ctx.split), "--out", str(out / "e" / "in"), "--quiet"],
+        "generate": ["generate", "uniform", "--split", "id-eval", "--limit", "2", "--out", str(out / "g" / "split"),
+                     "--quiet"],
+        "run": ["run", "--model", f"{model}:Model", "--data", str(ctx.split), "--out", str(out / "run"), "--metrics",
+                "ssim", "--quiet"],
+    }
+
+
+@pytest.mark.parametrize("budget", [0, 2000])
+@pytest.mark.parametrize("fault,code", [(errno.ENOSPC, "disk_full"), (errno.EROFS, "read_only")])
+@pytest.mark.parametrize("command", ["score", "pack", "export-inputs", "generate", "run"])
+def test_full_or_read_only_disk(ctx, capsys, monkeypatch, command, fault, code, budget):
+    """An injected ENOSPC or EROFS after `budget` bytes (each command writes more): one line, exit 2,
+    nothing left behind: no partial file, no temporary, no empty folder.  `run` may keep what it
+    finished (its run.json, the exported inputs): that is what a re-run resumes from."""
+    model = ctx.tmp / "m.py"
+    model.write_text(GOOD_MODEL)
+    (ctx.tmp / "out").mkdir()
+    argv = _commands(ctx, model)[command]
+    FullDisk(monkeypatch, ctx.tmp / "out", budget=budget, err=fault)
+    state = ctx.tmp / "out" / "run" / "uniform-id-eval"
+    refused(ctx, capsys, argv, code, allowed={str(ctx.tmp / "out" / "run"), str(state), str(state / "run.json"),
+                                              str(state / "inputs")}, allowed_under=(str(state / "inputs") + os.sep,))
+    assert not list((ctx.tmp / "out").rglob("*.tmp")) and not list((ctx.tmp / "out").rglob(".*"))
+
+
+def test_score_writes_results_and_sidecar_as_a_unit(ctx, monkeypatch):
+    """The results file's bytes fail after its sidecar's were written: neither is left."""
+    from phybench import io as pio
+
+    real = pio.os.replace
+    calls = []
+
+    def failing(src, dst):
+        calls.append(dst)
+        if len(calls) == 2:
+            raise OSError(errno.EIO, "I/O error", str(dst))
+        return real(src, dst)
+
+    monkeypatch.setattr(pio.os, "replace", failing)
+    out = ctx.tmp / "r.json"
+    rc, err = _main(["score", str(ctx.sub), "--data", str(ctx.split), "--metrics", "ssim", "--out", str(out),
+                     "--quiet"])
+    check_refused(rc, err, "os_error")
+    assert len(calls) == 2 and Path(calls[0]).name == "r.samples.json"  # the sidecar was renamed, then removed
+    assert sorted(os.listdir(ctx.tmp)) == []
+
+
+def test_score_workers_leave_no_process_behind(ctx):
+    """`score --workers 2` in its own session: when it has exited, no process of that session is left."""
+    proc = subprocess.Popen([sys.executable, "-m", "phybench.cli", "score", str(ctx.sub), "--data", str(ctx.split),
+                             "--metrics", "ssim", "--workers", "2", "--quiet"], start_new_session=True,
+                            stdout=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": os.pathsep.join(
+                                [str(Path(__file__).parent.parent), os.environ.get("PYTHONPATH", "")])})
+    assert proc.wait(timeout=300) == 0
+    left = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if os.getsid(int(pid)) == proc.pid:
+                left.append(Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")[:120])
+        except OSError:
+            pass
+    assert left == []

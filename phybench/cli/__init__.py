@@ -138,6 +138,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (CliError, RegistryError, SplitError, WeightsError, OSError) as exc:
         print(error_line(args.command, exc), file=sys.stderr)
         return 2
+    except RecursionError:  # a JSON file nested past Python's limit, read where no caller expected it
+        print(f"phybench {args.command}: error [nested_too_deeply]: an input file is nested too deeply to read "
+              "(a JSON document thousands of levels deep?); check the files it reads", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print(f"\nphybench {args.command}: interrupted; finished shards are kept, run again to resume",
               file=sys.stderr)

@@ -340,6 +340,10 @@ def pack(generated: str | os.PathLike[str], inputs_dir: str | os.PathLike[str], 
                           f"{generated / missing[0]}.npy (or .npz, .mp4, or a folder of PNG frames)", "missing_id")
     T, C, R = doc["frames"], doc["condition_frames"], doc["resolution"]
     limit = 8 * T * R * R * 3 + (1 << 20)  # the validator's per-video limit (Limits.for_split)
+    for path in paths.values():  # sizes first: nothing is read (not even an mp4's codec) past the limit
+        if path is not None and path.is_file() and path.stat().st_size > limit:
+            raise InputsError(f"{path}: {path.stat().st_size:,} bytes, over the {limit:,}-byte limit for one video "
+                              "of this split (8x its raw size): is it the right file?", "entry_too_large")
 
     def videos() -> Iterator[tuple[str, np.ndarray]]:
         for k, sid in enumerate(tqdm(ids, desc="pack", unit="video", disable=not progress)):
