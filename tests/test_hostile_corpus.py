@@ -1055,3 +1055,15 @@ def test_score_workers_leave_no_process_behind(ctx):
         except OSError:
             pass
     assert left == []
+
+
+# ================================================================== 10. the codes are documented
+def test_every_code_of_the_corpus_is_in_the_docs():
+    from phybench.cli import _OS_CODES, _TYPE_CODES
+
+    text = (Path(__file__).parent.parent / "docs" / "submission.md").read_text()
+    tables = SUBMISSIONS + PACK + IMPORTS + MANIFEST_EDITS + OUTPUTS + MODELS + GENERATES + RESULTS
+    codes = {case[-1] for case in tables} | set(_OS_CODES.values()) | set(_TYPE_CODES.values())
+    codes |= {"usage", "run_mismatch", "run_unkeyed", "run_record", "run_restart", "run_error"}
+    assert len(SUBMISSIONS + PACK + IMPORTS + MANIFESTS + OUTPUTS + MODELS + GENERATES + RESULTS) >= 150
+    assert sorted(c for c in codes if f"`{c}`" not in text) == []
