@@ -1067,3 +1067,66 @@ def test_every_code_of_the_corpus_is_in_the_docs():
     codes |= {"usage", "run_mismatch", "run_unkeyed", "run_record", "run_restart", "run_error"}
     assert len(SUBMISSIONS + PACK + IMPORTS + MANIFESTS + OUTPUTS + MODELS + GENERATES + RESULTS) >= 150
     assert sorted(c for c in codes if f"`{c}`" not in text) == []
+
+
+# ================================================================== 11. Hub manifests
+@pytest.fixture(scope="module")
+def hub():
+    from hubserver import HubServer
+
+    with HubServer() as server:
+        yield server
+
+
+def _hub_repo(hub, name: str, manifest: bytes, shard: bytes | None = None) -> str:
+    from hubserver import Blob, Commit, Repo
+
+    files = {"uniform/id-eval/manifest.json": Blob(manifest, False), "README.md": Blob(b"# hostile\n", False)}
+    if shard is not None:
+        files["uniform/id-eval/data/shard-00000-of-00001.parquet"] = Blob(shard, True)
+    repo = Repo("dataset", f"hostile/{name}", False, "tester")
+    commit = Commit(f"{abs(hash(name)):040x}"[:40], None, "init", "2026-01-01T00:00:00.000Z", files)
+    repo.commits[commit.sha] = commit
+    repo.refs["main"] = commit.sha
+    hub.state.repos[("dataset", repo.repo_id)] = repo
+    return repo.repo_id
+
+
+def _hub_manifest(change):
+    def build(ctx, hub):
+        doc = json.loads((ctx.split / "manifest.json").read_text())
+        text = change if isinstance(change, str) else json.dumps(change(doc))
+        return _hub_repo(hub, f"m{zlib_crc(text)}", text.encode(),
+                         (ctx.split / "data" / "shard-00000-of-00001.parquet").read_bytes())
+    return build
+
+
+def zlib_crc(text: str) -> int:
+    import zlib
+
+    return zlib.crc32(text.encode())
+
+
+HUB = [(f"hub-{n}", _hub_manifest(change), code) for n, change, code in MANIFEST_EDITS] + [
+    ("hub-other-task", _hub_manifest(setkey("task", "parabola")), "hub"),
+    ("hub-hash-lies", _hub_manifest(setkey("split_hash", "f" * 64)), "hub"),
+]
+
+
+@pytest.mark.parametrize("build,code", [pytest.param(b, c, id=n) for n, b, c in HUB])
+def test_hub_manifest(ctx, monkeypatch, tmp_path_factory, hub, build, code):
+    """What `score --from-hub` loads (`load_split` from a repo id), against a Hub whose manifest is hostile:
+    a SplitError whose line has the code; nothing is written outside the HF cache."""
+    from phybench.cli import error_line
+    from phybench.data.download import load_split
+    from phybench.data.split import SplitError
+
+    monkeypatch.setenv("PHYBENCH_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+    repo = build(ctx, hub)
+    before = tree(ctx.tmp, ctx.split)
+    with pytest.raises(SplitError) as exc:
+        load_split("uniform", "id-eval", repo, endpoint=hub.url, cache_dir=tmp_path_factory.mktemp("hf"))
+    check_refused(2, error_line("score", exc.value) + "\n", code)
+    assert tree(ctx.tmp, ctx.split) == before
+    if code != "hub":
+        assert str(exc.value).startswith(f"{repo}:uniform/id-eval at revision ")

@@ -153,7 +153,8 @@ def load_split(
         manifest = read_manifest(folder)
     except SplitError as exc:
         _forget_download(folder)
-        raise HubError(f"{where} at revision {commit}: {exc} (the cached copy was removed; run again)") from None
+        raise HubError(f"{where} at revision {commit}: {exc} (the cached copy was removed; run again)",
+                       code=exc.code) from None
     _check_identity(manifest, task, split, f"{where} at revision {commit}")
     _check_pin(manifest, split_hash, f"{where} at revision {commit}")
     if _known_good(folder, manifest, commit):
