@@ -1040,9 +1040,20 @@ def test_score_writes_results_and_sidecar_as_a_unit(ctx, monkeypatch):
     assert sorted(os.listdir(ctx.tmp)) == []
 
 
-def test_score_workers_leave_no_process_behind(ctx):
+@pytest.fixture(scope="module")
+def four(tmp_path_factory):
+    """A 4-sample split and its ground truth: enough for `score --workers 2` to start its pool (n >= 2 x workers)."""
+    root = tmp_path_factory.mktemp("four")
+    split, sub = root / "split", root / "sub"
+    assert main(["generate", "uniform", "--split", "id-eval", "--limit", "4", "--out", str(split), "--quiet"]) == 0
+    assert main(["baseline", "ground-truth", "--data", str(split), "--out", str(sub), "--quiet"]) == 0
+    return split, sub
+
+
+def test_score_workers_leave_no_process_behind(four):
     """`score --workers 2` in its own session: when it has exited, no process of that session is left."""
-    proc = subprocess.Popen([sys.executable, "-m", "phybench.cli", "score", str(ctx.sub), "--data", str(ctx.split),
+    split, sub = four
+    proc = subprocess.Popen([sys.executable, "-m", "phybench.cli", "score", str(sub), "--data", str(split),
                              "--metrics", "ssim", "--workers", "2", "--quiet"], start_new_session=True,
                             stdout=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": os.pathsep.join(
                                 [str(Path(__file__).parent.parent), os.environ.get("PYTHONPATH", "")])})
@@ -1130,3 +1141,30 @@ def test_hub_manifest(ctx, monkeypatch, tmp_path_factory, hub, build, code):
     assert tree(ctx.tmp, ctx.split) == before
     if code != "hub":
         assert str(exc.value).startswith(f"{repo}:uniform/id-eval at revision ")
+
+
+def test_score_workers_leave_no_child_process(four, monkeypatch):
+    """The same in this process, deterministic: when `score --workers 2` returns, this process has no
+    child left (the pool's workers joined, and the resource tracker the spawned pool started stopped)."""
+    def children() -> list[int]:
+        found = []
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                stat_line = Path(f"/proc/{pid}/stat").read_text()
+            except OSError:
+                continue
+            if int(stat_line.rsplit(")", 1)[1].split()[1]) == os.getpid():
+                found.append(int(pid))
+        return found
+
+    import phybench.scoring.score as score_module
+
+    pools = []
+    real = score_module.ProcessPoolExecutor
+    monkeypatch.setattr(score_module, "ProcessPoolExecutor", lambda *a, **k: pools.append(1) or real(*a, **k))
+    split, sub = four
+    before = children()
+    rc, err = _main(["score", str(sub), "--data", str(split), "--metrics", "ssim", "--workers", "2", "--quiet"])
+    assert rc == 0, err
+    assert pools == [1]  # the pool was used
+    assert [p for p in children() if p not in before] == []
