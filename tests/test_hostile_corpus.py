@@ -1168,3 +1168,19 @@ def test_score_workers_leave_no_child_process(four, monkeypatch):
     assert rc == 0, err
     assert pools == [1]  # the pool was used
     assert [p for p in children() if p not in before] == []
+
+
+# ================================================================== 12. condition frames
+@pytest.mark.parametrize("change", ["zeroed", "another-sample"])
+def test_pack_and_score_report_changed_condition_frames(ctx, change):
+    gen = ctx.copy(ctx.gen)
+    path = gen / f"{ctx.ids[0]}.npy"
+    video = np.load(path)
+    video[:3] = 0 if change == "zeroed" else ctx.videos[ctx.ids[1]][:3]
+    np.save(path, video)
+    rc, err = _main(["pack", str(gen), "--inputs", str(ctx.inputs), "--out", str(ctx.tmp / "sub"), "--name", "m",
+                     "--quiet"])
+    assert rc == 0, err
+    assert "warning: 1 video(s) have condition frames that differ from the exported ones" in err and ctx.ids[0] in err
+    rc, err = _main(["score", str(ctx.tmp / "sub"), "--data", str(ctx.split), "--metrics", "ssim", "--quiet"])
+    assert rc == 0 and "condition frames that differ from the split's" in err, err

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import textwrap
 from pathlib import Path
 from typing import Any, Callable
@@ -89,12 +90,15 @@ def cmd_pack(args: argparse.Namespace) -> int:
     from ..submission.inputs import InputsError, pack
     from ..submission.archive import SubmissionError
 
+    warnings: list[str] = []
     try:
-        out = pack(args.generated, args.inputs, args.out, args.name, progress=not args.quiet)
+        out = pack(args.generated, args.inputs, args.out, args.name, progress=not args.quiet, warnings=warnings)
     except InputsError as exc:
         raise CliError(str(exc), exc.code) from None
     except SubmissionError as exc:
         raise CliError(str(exc), exc.problems[0].code if exc.problems else "invalid_submission") from None
+    for w in warnings:
+        print(f"warning: {w}", file=sys.stderr)
     print(f"wrote {out}; check it with: phybench validate {out} --data SPLIT_DIR")
     return 0
 

@@ -314,10 +314,15 @@ def _load(path: Path, T: int, C: int, R: int, limit: int) -> np.ndarray:
 
 
 def pack(generated: str | os.PathLike[str], inputs_dir: str | os.PathLike[str], out: str | os.PathLike[str],
-         model: str, progress: bool = True, conditioning: dict[str, Any] | None = None) -> Path:
+         model: str, progress: bool = True, conditioning: dict[str, Any] | None = None,
+         warnings: list[str] | None = None) -> Path:
     """Make a submission from generated videos laid out by sample id (see the module docstring).
 
-    conditioning: the submission's record of the conditions the model used (`phybench.conditioning`)."""
+    conditioning: the submission's record of the conditions the model used (`phybench.conditioning`).
+    warnings: if given, gets a line when full-length videos' condition frames differ from the exported
+    ones by more than `score`'s tolerance (zeroed frames, another sample's video, a colour swap)."""
+    from ..scoring.score import CONDITION_TOLERANCE
+
     from tqdm import tqdm
 
     if CONTROL.search(model) or not model.strip():
@@ -352,6 +357,10 @@ def pack(generated: str | os.PathLike[str], inputs_dir: str | os.PathLike[str], 
             video = _load(path, T, C, R, limit)
             if video.shape[0] == T - C:  # the generated frames only: put the condition frames first
                 video = np.concatenate([cond[k], video])
+            else:  # the model's own condition frames: they must still be the sample's
+                diff = float(np.abs(video[:C].astype(np.int16) - cond[k].astype(np.int16)).mean())
+                if diff > CONDITION_TOLERANCE:
+                    differ.append((diff, sid))
             yield sid, video
 
     meta = dict(doc["submission"])
@@ -361,8 +370,17 @@ def pack(generated: str | os.PathLike[str], inputs_dir: str | os.PathLike[str], 
     from ..data.source import video_source
 
     meta["sources"] = {sid: video_source(p) for sid in ids if (p := paths[sid]) is not None}  # lossless or mp4:<codec>
+    differ: list[tuple[float, str]] = []
     try:
-        return write_submission(out, meta, videos(), fmt="npz")
+        written = write_submission(out, meta, videos(), fmt="npz")
+        if differ and warnings is not None:
+            worst = max(differ)
+            warnings.append(f"{len(differ)} video(s) have condition frames that differ from the exported ones (mean "
+                            f"absolute difference up to {worst[0]:.3g} grey levels, e.g. {worst[1]}): the first {C} "
+                            "frames must be the sample's own; `score` will warn too. Zeroed frames, another "
+                            "sample's video, a BGR/RGB swap? Or write only the generated frames and let pack "
+                            "put the exported ones first")
+        return written
     except FileExistsError as exc:
         if exc.errno is None:  # write_submission's own refusal; an OS one (a file in the way) stays an OSError
             raise InputsError(str(exc), "out_exists") from None
