@@ -870,6 +870,13 @@ def test_run_keys_on_the_checkpoint_bytes(ctx):
     ckpt.write_bytes(b"weights v2")
     rc, err = _run(ctx, model, "--model-args", f"ckpt={ckpt}")
     assert "checkpoint_sha256 differ" in check_refused(rc, err, "run_mismatch")
+    folder = ctx.tmp / "ckpt-dir"
+    folder.mkdir()
+    (folder / "model.safetensors").write_bytes(b"v1")
+    assert _run(ctx, model, "--model-args", f"ckpt={folder}", "--restart")[0] == 0
+    (folder / "model.safetensors").write_bytes(b"v2 retrained")  # a folder: names, sizes and times
+    rc, err = _run(ctx, model, "--model-args", f"ckpt={folder}")
+    assert "checkpoint_sha256 differ" in check_refused(rc, err, "run_mismatch")
 
 
 def test_run_refuses_a_folder_it_cannot_attribute(ctx):

@@ -139,7 +139,8 @@ def model_identity(spec: str, model_args: dict[str, Any], name: str) -> dict[str
     """What a run's files depend on, besides the split: the resume key (OUT/<task>-<split>/run.json).
 
     spec as MODULE:CLASS (a file path made absolute), the model args, the name the results go
-    under, and the sha256 of every model arg that names a file (a checkpoint).  The model's
+    under, and the sha256 of every model arg that names a file (a checkpoint; for a folder, a
+    fingerprint of its files' names, sizes and times).  The model's
     source code is not part of it: after changing what the model generates, pass --restart."""
     module, _, cls = spec.rpartition(":")
     if module and not spec.startswith(BASELINE_PREFIX) and (module.endswith(".py") or "/" in module
@@ -149,8 +150,30 @@ def model_identity(spec: str, model_args: dict[str, Any], name: str) -> dict[str
     for key, value in sorted(model_args.items()):
         if isinstance(value, str) and os.path.isfile(value):
             checkpoints[key] = file_sha256(value)
+        elif isinstance(value, str) and os.path.isdir(value):
+            checkpoints[key] = "folder:" + _folder_fingerprint(value)
     return {"model": f"{module}:{cls}" if module else spec, "model_args": {k: model_args[k] for k in sorted(model_args)},
             "checkpoint_sha256": checkpoints, "name": name}
+
+
+def _folder_fingerprint(folder: str) -> str:
+    """A checkpoint folder's fingerprint: the sha256 of its files' relative paths, sizes and modification
+    times (not their bytes: a folder of shards can hold many GB, and a retrained one is rewritten)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for root, dirs, files in os.walk(folder):
+        dirs.sort()
+        for name in sorted(files):
+            path = os.path.join(root, name)
+            try:
+                st = os.stat(path)
+            except OSError:
+                continue
+            h.update(f"{os.path.relpath(path, folder)}\0{st.st_size}\0{st.st_mtime_ns}\n".encode("utf-8", "surrogateescape"))
+    return h.hexdigest()
+
+
 
 
 def _describe(identity: dict[str, Any]) -> str:
