@@ -29,7 +29,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 from hostile import (  # noqa: E402
-    Ctx, FullDisk, check_refused, edit_json, npy_bytes, npy_header_only, npz_bytes, png_bytes, real_png, tree,
+    Ctx, FullDisk, check_refused, edit_json, mp4_bytes, npy_bytes, npy_header_only, npz_bytes, png_bytes, real_png,
+    tree,
 )
 
 from phybench.cli import main  # noqa: E402
@@ -337,6 +338,8 @@ SUBMISSIONS = [
     ("npz-pickled-inside", video(lambda c, p, v: Path(f"{p}.npz").write_bytes(_npz_with(b"\x80\x04K\x01."))),
      "pickled_array"),
     ("mp4-garbage", video(raw(".mp4", b"\x00\x00\x00\x18ftypmp42 not really")), "unreadable"),
+    ("mp4-2048-px-bomb", video(lambda c, p, v: Path(f"{p}.mp4").write_bytes(mp4_bytes(2048, 2))), "entry_too_large"),
+    ("mp4-five-frames", video(lambda c, p, v: Path(f"{p}.mp4").write_bytes(mp4_bytes(128, 5))), "frame_count"),
     ("png-two-frames", video(png_folder(lambda v: [real_png(f) for f in v[:2]])), "frame_count"),
     ("png-misnamed", video(lambda c, p, v: (p.mkdir(), (p / "frame1.png").write_bytes(real_png(v[0])))),
      "bad_frame_names"),
@@ -478,6 +481,9 @@ PACK = [
     ("npy-huge-file", gen_video(_sparse(".npy", 1 << 30)), "entry_too_large"),
     ("mp4-huge-file", gen_video(_sparse(".mp4", 1 << 30)), "entry_too_large"),
     ("mp4-garbage", gen_video(raw(".mp4", b"\x00\x00\x00\x18ftypmp42")), "unreadable"),
+    ("mp4-2048-px-bomb", gen_video(lambda c, p, v: Path(f"{p}.mp4").write_bytes(mp4_bytes(2048, 2))),
+     "entry_too_large"),
+    ("mp4-five-frames", gen_video(lambda c, p, v: Path(f"{p}.mp4").write_bytes(mp4_bytes(128, 5))), "frame_count"),
     ("png-40000-px", gen_video(png_folder(lambda v: [png_bytes(40000, 40000)] * 32)), "resolution"),
     ("png-16-bit", gen_video(png_folder(lambda v: [png_bytes(128, 128, depth=16)] * 32)), "png_format"),
     ("png-not-png", gen_video(png_folder(lambda v: [b"GIF89a"] * 32)), "unreadable"),
