@@ -1063,6 +1063,7 @@ def four(tmp_path_factory):
     return split, sub
 
 
+@pytest.mark.slow
 def test_score_workers_leave_no_process_behind(four):
     """`score --workers 2` in its own session: when it has exited, no process of that session is left."""
     split, sub = four
@@ -1156,6 +1157,7 @@ def test_hub_manifest(ctx, monkeypatch, tmp_path_factory, hub, build, code):
         assert str(exc.value).startswith(f"{repo}:uniform/id-eval at revision ")
 
 
+@pytest.mark.slow
 def test_score_workers_leave_no_child_process(four, monkeypatch):
     """The same in this process, deterministic: when `score --workers 2` returns, this process has no
     child left (the pool's workers joined, and the resource tracker the spawned pool started stopped)."""
