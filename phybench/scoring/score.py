@@ -121,10 +121,17 @@ def write_results(path: str | os.PathLike[str], scored: ScoreOutput,
     return Path(path)
 
 
+def _tracker_running() -> bool:
+    from multiprocessing import resource_tracker
+
+    return getattr(resource_tracker._resource_tracker, "_pid", None) is not None
+
+
 def _stop_resource_tracker() -> None:
-    """Stop the helper process that spawned pools start (multiprocessing's resource tracker) and wait
+    """Stop the helper process that a spawned pool starts (multiprocessing's resource tracker) and wait
     for it: left alone it outlives `score` for a moment, in the caller's process group (a CI job's
-    timer sees a stray process).  The next pool starts a new one when it needs it."""
+    timer sees a stray process).  Called only when the pool started it (a tracker the caller already
+    had may hold the caller's resources); the next pool starts a new one when it needs it."""
     from multiprocessing import resource_tracker
 
     stop = getattr(resource_tracker._resource_tracker, "_stop", None)
@@ -396,6 +403,7 @@ def score(
         # Spawned workers read these at start (lazily, at submit); then the parent's
         # environment is restored.
         saved = {k: os.environ.get(k) for k in _BLAS_ENV}
+        had_tracker = _tracker_running()
         os.environ.update({k: "1" for k in _BLAS_ENV})
         try:
             with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
@@ -413,7 +421,8 @@ def score(
                     os.environ.pop(k, None)
                 else:
                     os.environ[k] = v
-            _stop_resource_tracker()
+            if not had_tracker:
+                _stop_resource_tracker()
     else:
         lpips_model = None
         if "lpips" in torch_metrics:
