@@ -6,20 +6,92 @@ reader never sees half a file and a killed run leaves nothing half-written.
 """
 from __future__ import annotations
 
+import glob
 import hashlib
 import os
+import re
+import shutil
+import socket
 import tempfile
 from pathlib import Path
+from typing import Sequence
 
 CACHE_ENV = "PHYBENCH_CACHE_DIR"
+_HOST = hashlib.sha256(socket.gethostname().encode()).hexdigest()[:6]
+_TMP_REST = re.compile(r"^(\d+)-([0-9a-f]{6})\.[^.]+\.tmp$")  # after ".<name>.": pid-host.random.tmp
+
+
+def tmp_prefix(path: str | os.PathLike[str]) -> str:
+    """The name prefix of `path`'s temporary sibling: ``.<name>.<pid>-<host>.``, so that a later
+    writer can tell the leftovers of a killed one (its process is gone) from a live one's."""
+    return f".{Path(path).name}.{os.getpid()}-{_HOST}."
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True
+
+
+def remove_stale_tmp(path: str | os.PathLike[str]) -> list[Path]:
+    """Delete the temporary siblings of `path` that a killed writer on this host left (file or folder).
+
+    Only names this module makes (`tmp_prefix`) whose process no longer runs are touched."""
+    path = Path(path)
+    removed = []
+    head = f".{path.name}."
+    for found in glob.glob(glob.escape(str(path.parent / head)) + "*.tmp"):
+        m = _TMP_REST.match(os.path.basename(found)[len(head):])
+        if not m or m.group(2) != _HOST or _alive(int(m.group(1))):
+            continue
+        try:
+            if os.path.isdir(found) and not os.path.islink(found):
+                shutil.rmtree(found)
+            else:
+                os.unlink(found)
+            removed.append(Path(found))
+        except OSError:
+            pass  # read-only or gone already: the write below reports what matters
+    return removed
+
+
+def mkdirs(folder: str | os.PathLike[str]) -> list[Path]:
+    """`folder` and its missing parents, made; returns the ones made (outermost first) for `rmdirs`."""
+    folder = Path(folder)
+    missing = []
+    p = folder
+    while not p.exists() and p != p.parent:
+        missing.append(p)
+        p = p.parent
+    folder.mkdir(parents=True, exist_ok=True)
+    return missing[::-1]
+
+
+def rmdirs(made: Sequence[Path]) -> None:
+    """Remove the folders `mkdirs` made, innermost first, where still empty: a failed write leaves no shell."""
+    for p in reversed(made):
+        try:
+            p.rmdir()
+        except OSError:
+            break
 
 
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write to a temporary sibling, then rename: a reader never sees half a file."""
+    """Write to a temporary sibling, then rename: a reader never sees half a file.
+
+    On any failure (a full disk, a read-only folder, an interrupt) the temporary file and the
+    folders made for it are removed, and the error goes on; a killed writer's leftover is
+    removed by the next write of the same path (`remove_stale_tmp`)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    made = mkdirs(path.parent)
+    tmp = None
     try:
+        remove_stale_tmp(path)
+        fd, tmp = tempfile.mkstemp(prefix=tmp_prefix(path), suffix=".tmp", dir=path.parent)
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
@@ -27,8 +99,42 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
         os.chmod(tmp, 0o644)  # mkstemp makes it 0600; splits, results and caches are shared
         os.replace(tmp, path)
     except BaseException:
-        if os.path.exists(tmp):
+        if tmp is not None and os.path.exists(tmp):
             os.unlink(tmp)
+        rmdirs(made)
+        raise
+
+
+def atomic_write_many(files: Sequence[tuple[str | os.PathLike[str], bytes]]) -> None:
+    """Several files as a unit, as far as a file system allows: every one is written to its temporary
+    sibling first, and only when all are on disk are they renamed into place (renames do not fail
+    for want of space).  On a failure before the renames nothing is changed; the paths are then
+    either all new or, if a rename itself fails, the ones already renamed are removed again."""
+    staged: list[tuple[Path, str]] = []
+    made: list[Path] = []
+    done: list[Path] = []
+    try:
+        for path, data in files:
+            path = Path(path)
+            made += mkdirs(path.parent)
+            remove_stale_tmp(path)
+            fd, tmp = tempfile.mkstemp(prefix=tmp_prefix(path), suffix=".tmp", dir=path.parent)
+            staged.append((path, tmp))
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            os.chmod(tmp, 0o644)
+        for path, tmp in staged:
+            os.replace(tmp, path)
+            done.append(path)
+    except BaseException:
+        for path, tmp in staged:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+        for path in done:
+            path.unlink(missing_ok=True)
+        rmdirs(made)
         raise
 
 

@@ -18,7 +18,52 @@ from .. import __version__
 
 
 class CliError(Exception):
-    """A user error: printed as one line, exit code 2."""
+    """A user error: printed as one line with its stable `code` (docs/submission.md), exit code 2."""
+
+    def __init__(self, message: str, code: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code  # None: the code of the error it was raised from (`error_line`), else "usage"
+
+
+# Control characters and bidi overrides in an error line (a hostile file or model name) are shown
+# escaped: they would otherwise move the cursor, ring, or reorder what the terminal shows.
+_UNPRINTABLE = {c: f"\\x{c:02x}" for c in [*range(0x20), *range(0x7f, 0xa0)]}
+_UNPRINTABLE.update({c: f"\\u{c:04x}" for c in [*range(0x200b, 0x2010), *range(0x202a, 0x202f),
+                                                  *range(0x2066, 0x206a)]})
+_TYPE_CODES = {"RegistryError": "unknown_name", "WeightsError": "weights_missing", "WeightsMissing": "weights_missing",
+               "HubError": "hub", "CardError": "hub_card", "PhyworldImportError": "import_refused",
+               "BaselineError": "baseline", "LeaderboardError": "leaderboard"}
+_OS_CODES = {"ENOSPC": "disk_full", "EDQUOT": "disk_full", "EROFS": "read_only", "EACCES": "permission_denied",
+             "EPERM": "permission_denied"}
+
+
+def error_line(command: str, exc: BaseException) -> str:
+    """`phybench COMMAND: error [code]: message`, on one line whatever the message holds."""
+    import errno
+
+    code = getattr(exc, "code", None)
+    if code is None and isinstance(exc, CliError):  # `raise CliError(str(e)) from None` keeps e as __context__
+        inner = exc.__context__
+        code = getattr(inner, "code", None) if inner is not None else None
+        if not isinstance(code, str) and inner is not None:
+            code = _TYPE_CODES.get(type(inner).__name__)
+        code = code if isinstance(code, str) else "usage"
+    if isinstance(exc, OSError):
+        name = errno.errorcode.get(exc.errno or 0, "")
+        code = _OS_CODES.get(name, "os_error")
+        where = exc.filename if exc.filename is not None else ""
+        message = f"{where}: {exc.strerror or exc}" if where else str(exc.strerror or exc)
+        if code == "disk_full":
+            message += "; nothing half-written was kept: free some space and run it again"
+        elif code in ("read_only", "permission_denied"):
+            message += "; write somewhere else (a writable folder)"
+    else:
+        message = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
+        if not isinstance(code, str):
+            code = _TYPE_CODES.get(type(exc).__name__, "error")
+    message = " ".join(message.split("\n")).translate(_UNPRINTABLE)
+    message = message.encode("utf-8", "backslashreplace").decode("utf-8")  # a lone surrogate, shown escaped
+    return f"phybench {command}: error [{code}]: {message}"
 
 
 COMMAND_MODULES: tuple[str, ...] = (
@@ -90,8 +135,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         return args.func(args)
-    except (CliError, RegistryError, SplitError, WeightsError) as exc:
-        print(f"phybench {args.command}: error: {exc}", file=sys.stderr)
+    except (CliError, RegistryError, SplitError, WeightsError, OSError) as exc:
+        print(error_line(args.command, exc), file=sys.stderr)
+        return 2
+    except RecursionError:  # a JSON file nested past Python's limit, read where no caller expected it
+        print(f"phybench {args.command}: error [nested_too_deeply]: an input file is nested too deeply to read "
+              "(a JSON document thousands of levels deep?); check the files it reads", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"\nphybench {args.command}: interrupted; finished shards are kept, run again to resume",

@@ -118,21 +118,22 @@ def _check_outputs(args: argparse.Namespace) -> None:
 
     outs = [(flag, Path(p)) for flag, p in (("--out", args.out), ("--details", args.details)) if p]
     if len(outs) == 2 and outs[0][1].resolve() == outs[1][1].resolve():
-        raise CliError(f"--out and --details are the same file ({args.out}); give two paths")
+        raise CliError(f"--out and --details are the same file ({args.out}); give two paths", "out_same_file")
     inputs = [Path(p).resolve() for p in (args.data, args.submission) if p and Path(p).exists()]
     for flag, path in outs:
         if path.is_dir():
-            raise CliError(f"{flag} {path} is a folder; give a file path, e.g. {path / 'results.json'}")
+            raise CliError(f"{flag} {path} is a folder; give a file path, e.g. {path / 'results.json'}", "out_is_folder")
         target = path.resolve()
         for folder in inputs:
             if target == folder or (folder.is_dir() and target.is_relative_to(folder)):
-                raise CliError(f"{flag} {path} is inside the input {folder}; write results elsewhere")
+                raise CliError(f"{flag} {path} is inside the input {folder}; write results elsewhere", "out_in_input")
 
 
 def cmd_score(args: argparse.Namespace) -> int:
-    from ..scoring.results import markdown_table, write_details
+    from ..io import atomic_write_many
+    from ..scoring.results import details_bytes, markdown_table
     from ..scoring.metrics import companion_metrics
-    from ..scoring.score import ScoreError, parse_metrics, score, write_results
+    from ..scoring.score import ScoreError, parse_metrics, results_files, score
 
     above = _thresholds(args.fail_above, "--fail-above")
     below = _thresholds(args.fail_below, "--fail-below")
@@ -163,13 +164,13 @@ def cmd_score(args: argparse.Namespace) -> int:
                     batch_size=args.batch_size,
                     device=args.device, progress=not args.quiet)
     except ScoreError as exc:
-        raise CliError(str(exc)) from None
+        raise CliError(str(exc), exc.code) from None
     for w in out.warnings:
         print(f"warning: {w}", file=sys.stderr)
-    if args.out:
-        write_results(args.out, out)
-    if args.details:
-        write_details(args.details, out.details, out.results["metrics"])
+    files = results_files(args.out, out) if args.out else []  # every byte made first, then written as a unit:
+    if args.details:                                           # all of them, or none (a full disk, a read-only folder)
+        files.append((args.details, details_bytes(out.details, out.results["metrics"])))
+    atomic_write_many(files)
     print(markdown_table(out.results))
     for w in out.warnings:  # in the summary too (stdout: CI job summaries), not only on stderr
         print(f"\nwarning: {w}")

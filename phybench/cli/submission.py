@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import textwrap
 from pathlib import Path
 from typing import Any, Callable
@@ -17,7 +18,10 @@ EXAMPLES = {
           phybench run --model baseline:nearest-neighbour --model-args train=data/uniform-train-30k --tasks uniform --out runs/nn
           accelerate launch --num_processes 4 -m phybench.cli run --model my_pkg.model:Model --tasks uniform --out runs/m
 
-        every video is written as soon as it is made: re-run the same command to resume.  Under
+        every video is written as soon as it is made: re-run the same command to resume.  A resume is
+        keyed on the model (MODULE:CLASS, --model-args, the sha256 of any file they name, --name) and
+        the split hash: another model into the same --out is refused; give a new --out, or --restart
+        to delete the old videos.  --model also takes a file: --model path/to/model.py:Model.  Under
         accelerate launch / torchrun, process r makes every WORLD_SIZE-th video (the model picks its
         GPU from LOCAL_RANK); process 0 packs and scores.
     """,
@@ -54,7 +58,10 @@ def _add_run(add: Callable[..., argparse.ArgumentParser]) -> None:
                        "(generated under OUT/data/, reused on a re-run)")
     rn.add_argument("--protocol", default="lite", help="with --tasks: full or lite (default lite)")
     rn.add_argument("--site", metavar="DIR", help="then build a leaderboard site from OUT/results into DIR")
-    rn.add_argument("--out", metavar="DIR", required=True, help="work folder (re-run to resume)")
+    rn.add_argument("--out", metavar="DIR", required=True, help="work folder (re-run the same model to resume)")
+    rn.add_argument("--restart", action="store_true",
+                    help="delete what another model (or other --model-args, checkpoint, --name) left in OUT's split "
+                         "folders and start again; without it such a folder is refused")
     rn.add_argument("--batch-size", type=int, default=8, help="clips per generate() call (default 8)")
     rn.add_argument("--metrics", help="as for score (default: the default metrics)")
     rn.add_argument("--quiet", action="store_true", help="no progress bars")
@@ -67,13 +74,12 @@ PARSERS = {"export-inputs": _add_export_inputs, "pack": _add_pack, "run": _add_r
 
 
 def cmd_export_inputs(args: argparse.Namespace) -> int:
-    from ..data.split import SplitError
     from ..submission.inputs import InputsError, export_inputs
 
     try:
         out = export_inputs(args.data, args.out, progress=not args.quiet)
-    except (InputsError, SplitError) as exc:
-        raise CliError(str(exc)) from None
+    except InputsError as exc:
+        raise CliError(str(exc), exc.code) from None
     print(f"wrote {out}: condition frames as PNG (frames/) and one .npz, a prompt per sample (prompts.csv) and its "
           f"numeric state (states.jsonl); {out}/manifest.json lists the ids and "
           f"what to write. Then: phybench pack GENERATED --inputs {out} --out SUB --name MODEL")
@@ -84,10 +90,15 @@ def cmd_pack(args: argparse.Namespace) -> int:
     from ..submission.inputs import InputsError, pack
     from ..submission.archive import SubmissionError
 
+    warnings: list[str] = []
     try:
-        out = pack(args.generated, args.inputs, args.out, args.name, progress=not args.quiet)
-    except (InputsError, SubmissionError) as exc:
-        raise CliError(str(exc)) from None
+        out = pack(args.generated, args.inputs, args.out, args.name, progress=not args.quiet, warnings=warnings)
+    except InputsError as exc:
+        raise CliError(str(exc), exc.code) from None
+    except SubmissionError as exc:
+        raise CliError(str(exc), exc.problems[0].code if exc.problems else "invalid_submission") from None
+    for w in warnings:
+        print(f"warning: {w}", file=sys.stderr)
     print(f"wrote {out}; check it with: phybench validate {out} --data SPLIT_DIR")
     return 0
 
@@ -96,8 +107,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     import os
     import sys as _sys
 
-    from ..data.split import SplitError
-    from ..submission.run import BASELINE_PREFIX, RunError, load_model, parse_model_args, protocol_splits, run, world
+    from ..submission.run import (BASELINE_PREFIX, RunError, check_model_name, load_model, model_identity,
+                                  parse_model_args, protocol_splits, run, world)
     from ..scoring.score import ScoreError, parse_metrics
 
     if "" not in _sys.path and os.getcwd() not in _sys.path:
@@ -105,21 +116,29 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         metrics = parse_metrics(args.metrics)
         model_args = parse_model_args(args.model_args)
+        if args.name is not None:
+            check_model_name(args.name)
         if args.model.startswith(BASELINE_PREFIX):
             model: Any = args.model
             name = args.name or args.model[len(BASELINE_PREFIX):]
         else:
             model = load_model(args.model, model_args)
-            name = args.name or args.model.split(":")[0].rsplit(".", 1)[-1]
+            module = args.model.rpartition(":")[0]
+            name = args.name or (Path(module).stem if module.endswith(".py") or "/" in module
+                                 else module.rsplit(".", 1)[-1])
+        check_model_name(name)
+        identity = model_identity(args.model, model_args, name)
         if args.tasks:
             data = protocol_splits([t.strip() for t in args.tasks.split(",") if t.strip()], args.protocol,
                                    args.out, progress=not args.quiet)
         else:
             data = args.data
         files = run(model, name, data, args.out, batch_size=args.batch_size, metrics=metrics,
-                    progress=not args.quiet, model_args=model_args)
-    except (RunError, SplitError, ScoreError) as exc:
-        raise CliError(str(exc)) from None
+                    progress=not args.quiet, model_args=model_args, identity=identity, restart=args.restart)
+    except RunError as exc:
+        raise CliError(str(exc), exc.code) from None
+    except ScoreError as exc:
+        raise CliError(str(exc), getattr(exc, "code", "score_error")) from None
     if world()[0] != 0:
         return 0
     for f in files:

@@ -39,7 +39,7 @@ def _known_good(folder: Path, manifest: dict[str, Any], revision: str) -> bool:
     try:
         record = json.loads(_marker(folder, revision).read_text())
         return record["split_hash"] == manifest["split_hash"] and record["files"] == _fingerprint(folder, manifest)
-    except (OSError, ValueError, KeyError):
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
         return False
 
 
@@ -153,7 +153,8 @@ def load_split(
         manifest = read_manifest(folder)
     except SplitError as exc:
         _forget_download(folder)
-        raise HubError(f"{where} at revision {commit}: {exc} (the cached copy was removed; run again)") from None
+        raise HubError(f"{where} at revision {commit}: {exc} (the cached copy was removed; run again)",
+                       code=exc.code) from None
     _check_identity(manifest, task, split, f"{where} at revision {commit}")
     _check_pin(manifest, split_hash, f"{where} at revision {commit}")
     if _known_good(folder, manifest, commit):

@@ -17,6 +17,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from ..io import mkdirs, rmdirs
 from .split import (
     DATA_DIR,
     MANIFEST,
@@ -125,7 +126,16 @@ def generate(
         raise SplitError(f"--workers must be at least 1, got {workers}")
     out = Path(out)
     done = scan_existing(plan, out, clean_temp=shard is None)
-    (out / DATA_DIR).mkdir(parents=True, exist_ok=True)
+    made = mkdirs(out / DATA_DIR)
+    try:
+        return _generate(plan, out, done, workers, shard, progress, command)
+    except BaseException:
+        rmdirs(made)  # a first shard that failed (a full disk, an interrupt) leaves no empty folders
+        raise
+
+
+def _generate(plan: SplitPlan, out: Path, done: dict[int, Any], workers: int, shard: tuple[int, int] | None,
+              progress: bool, command: str | None) -> GenerateResult:
     mine = [s for s in range(plan.num_shards) if shard is None or s % shard[1] == shard[0]]
     todo = [s for s in mine if s not in done]
     reused = len(mine) - len(todo)

@@ -44,9 +44,13 @@ REPO_TYPE = "dataset"
 class HubError(SplitError):
     """Publishing or loading through the Hub failed; the message says why and what to do."""
 
+    code = "hub"
+
 
 class CardError(HubError):
     """A rendered dataset card lacks a required field or section."""
+
+    code = "hub_card"
 
 
 # ------------------------------------------------------------------ paths
@@ -214,8 +218,11 @@ def publish(
             try:
                 file = api.hf_hub_download(repo_id, path, repo_type=REPO_TYPE, revision=head)
                 kept_manifests.append(json.loads(Path(file).read_text()))
-            except (hf.errors.HfHubHTTPError, OSError, json.JSONDecodeError) as exc:
+            except (hf.errors.HfHubHTTPError, OSError, ValueError) as exc:
                 raise HubError(f"publish: cannot read {path} already in {repo_id!r}: {exc}") from None
+            except RecursionError:
+                raise HubError(f"publish: cannot read {path} already in {repo_id!r}: its JSON is nested too "
+                               "deeply") from None
     sizes = {(task, hf_split_name(s)): split_num_bytes(folder, m) for s, (folder, m) in local.items()}
     if "README.md" in remote:  # keep the sizes the current card gives for the splits we keep
         try:

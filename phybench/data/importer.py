@@ -78,6 +78,8 @@ _RANGE_SLACK = 1e-9  # their grid values come from linspace: an end point may be
 class PhyworldImportError(SplitError):
     """The HDF5 file is not phyworld data for the asked task, or the output folder is in the way."""
 
+    code = "import_refused"
+
 
 # ------------------------------------------------------------------ reading
 def _open(path: str | os.PathLike[str]):

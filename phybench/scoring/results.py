@@ -147,6 +147,13 @@ def results_bytes(results: dict[str, Any]) -> bytes:
 
 def write_details(path: str | os.PathLike[str], details: Sequence[dict[str, Any]], columns: Sequence[str]) -> None:
     """Per-sample details as Parquet (one row per video), written atomically."""
+    from ..io import atomic_write_bytes
+
+    atomic_write_bytes(path, details_bytes(details, columns))
+
+
+def details_bytes(details: Sequence[dict[str, Any]], columns: Sequence[str]) -> bytes:
+    """The bytes of `write_details`' Parquet file (so a caller can write it with other files as a unit)."""
     import io
 
     import pyarrow as pa
@@ -169,11 +176,9 @@ def write_details(path: str | os.PathLike[str], details: Sequence[dict[str, Any]
             )
     for flag in ("missing", "partly_out", "split", "colour_changed"):
         arrays[f"frames_{flag}"] = pa.array([d.get("flagged_frames", {}).get(flag, 0) for d in details], pa.int32())
-    from ..io import atomic_write_bytes
-
     buf = io.BytesIO()
     pq.write_table(pa.table(arrays), buf, compression="zstd")
-    atomic_write_bytes(path, buf.getvalue())
+    return buf.getvalue()
 
 
 def _fmt(metric: str, entry: dict[str, Any] | None) -> str:

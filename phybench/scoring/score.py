@@ -31,7 +31,25 @@ _BLAS_ENV = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 class ScoreError(Exception):
-    """A submission or split that cannot be scored; the message says why and what to do."""
+    """A submission or split that cannot be scored; the message says why and what to do, `code` names
+    the case (a validation problem's code, or score_error; docs/submission.md)."""
+
+    def __init__(self, message: str, code: str = "score_error") -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def _invalid(report: Any, submission: Any, split_dir: Any) -> ScoreError:
+    """One line for a submission that does not validate: the count per code and the first error;
+    `phybench validate` lists them all."""
+    from collections import Counter
+
+    errors = report.errors
+    counts = Counter(p.code for p in errors)
+    first = errors[0]
+    return ScoreError(f"the submission does not validate: {len(errors)} error(s) ("
+                      + ", ".join(f"{n} {c}" for c, n in counts.most_common()) + f"), first: {first.message}; "
+                      f"all of them: phybench validate {submission} --data {split_dir}", first.code)
 
 
 @dataclass
@@ -76,20 +94,52 @@ def samples_sidecar(results: dict[str, Any], details: Sequence[dict[str, Any]]) 
     }
 
 
-def write_results(path: str | os.PathLike[str], scored: ScoreOutput) -> Path:
-    """The results file (atomically) and, for a family with a plotted DoF, its `.samples.json`
-    sidecar beside it (the leaderboard's generated-vs-conditioned plot).  Returns the path."""
+def results_files(path: str | os.PathLike[str], scored: ScoreOutput) -> list[tuple[Path, bytes]]:
+    """(path, bytes) of the results file and, for a family with a plotted DoF, its `.samples.json`
+    sidecar; every byte is made before anything is written (an unencodable string fails here)."""
     import json
 
-    from ..io import atomic_write_bytes
     from .results import results_bytes
 
     path = Path(path)
+    files = [(path, results_bytes(scored.results))]
     samples = samples_sidecar(scored.results, scored.details)
     if samples is not None:
-        atomic_write_bytes(path.with_name(path.stem + ".samples.json"), (json.dumps(samples, sort_keys=True) + "\n").encode())
-    atomic_write_bytes(path, results_bytes(scored.results))
-    return path
+        files.insert(0, (path.with_name(path.stem + ".samples.json"),
+                         (json.dumps(samples, sort_keys=True) + "\n").encode()))
+    return files
+
+
+def write_results(path: str | os.PathLike[str], scored: ScoreOutput,
+                  extra: Sequence[tuple[str | os.PathLike[str], bytes]] = ()) -> Path:
+    """The results file and, for a family with a plotted DoF, its `.samples.json` sidecar beside it
+    (the leaderboard's generated-vs-conditioned plot), written as a unit: both or neither, also on a
+    full disk (`phybench.io.atomic_write_many`).  `extra` files join the unit.  Returns the path."""
+    from ..io import atomic_write_many
+
+    atomic_write_many([*results_files(path, scored), *extra])
+    return Path(path)
+
+
+def _tracker_running() -> bool:
+    from multiprocessing import resource_tracker
+
+    return getattr(resource_tracker._resource_tracker, "_pid", None) is not None
+
+
+def _stop_resource_tracker() -> None:
+    """Stop the helper process that a spawned pool starts (multiprocessing's resource tracker) and wait
+    for it: left alone it outlives `score` for a moment, in the caller's process group (a CI job's
+    timer sees a stray process).  Called only when the pool started it (a tracker the caller already
+    had may hold the caller's resources); the next pool starts a new one when it needs it."""
+    from multiprocessing import resource_tracker
+
+    stop = getattr(resource_tracker._resource_tracker, "_stop", None)
+    if stop is not None:
+        try:
+            stop()
+        except Exception:  # noqa: BLE001 - best effort: scoring is done, a tracker that will not stop is harmless
+            pass
 
 
 def parse_metrics(text: str | Sequence[str] | None) -> tuple[str, ...]:
@@ -300,7 +350,7 @@ def score(
     split_dir = Path(split_dir)
     report = validate(submission, split_dir)
     if not report.ok:
-        raise ScoreError("the submission does not validate:\n" + report.to_text())
+        raise _invalid(report, submission, split_dir)
     warnings = [p.message for p in report.problems if p.severity == "warning"]
     reader = SplitReader(split_dir)
     manifest = reader.manifest
@@ -353,6 +403,7 @@ def score(
         # Spawned workers read these at start (lazily, at submit); then the parent's
         # environment is restored.
         saved = {k: os.environ.get(k) for k in _BLAS_ENV}
+        had_tracker = _tracker_running()
         os.environ.update({k: "1" for k in _BLAS_ENV})
         try:
             with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
@@ -370,6 +421,8 @@ def score(
                     os.environ.pop(k, None)
                 else:
                     os.environ[k] = v
+            if not had_tracker:
+                _stop_resource_tracker()
     else:
         lpips_model = None
         if "lpips" in torch_metrics:
@@ -523,7 +576,14 @@ def rescore(results_path: str | os.PathLike[str], submission: str | os.PathLike[
     from ..submission.format import open_submission
     from ..submission.validation import validate
 
-    doc = json.loads(Path(results_path).read_text())
+    try:
+        doc = json.loads(Path(results_path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ScoreError(f"{results_path}: not a readable results file ({exc})") from None
+    except RecursionError:
+        raise ScoreError(f"{results_path}: not a results file (its JSON is nested too deeply)") from None
+    if not isinstance(doc, dict) or doc.get("kind") != "phybench-results" or not isinstance(doc.get("provenance"), dict):
+        raise ScoreError(f"{results_path}: not a phybench results file (kind 'phybench-results')")
     prov = doc["provenance"]
     bad = [m for m in metrics if m not in METRICS or METRICS.get(m).kind not in RESCORABLE_KINDS
            or METRICS.get(m).compute is None or METRICS.get(m).weights]
@@ -544,7 +604,7 @@ def rescore(results_path: str | os.PathLike[str], submission: str | os.PathLike[
                          "or score the submission in full")
     report = validate(submission, split_dir)
     if not report.ok:
-        raise ScoreError("the submission does not validate:\n" + report.to_text())
+        raise _invalid(report, submission, split_dir)
     if report.submission_hash != prov["submission_hash"]:
         raise ScoreError(f"{submission} is not the submission {results_path} was scored from (content hash "
                          f"{report.submission_hash[:12]}, the results say {prov['submission_hash'][:12]})")

@@ -206,7 +206,10 @@ class _FolderSource:
                     if safe_relpath(name)[0] is not None and _valid_utf8(name):
                         stack.append((item.path, name + "/"))
                 elif item.is_file(follow_symlinks=False):
-                    listing.add(name, "file", item.stat(follow_symlinks=False).st_size, item.path, self.where)
+                    st = item.stat(follow_symlinks=False)
+                    # A hard link is a second name for a file that may live outside the folder (made by
+                    # whoever could link it, read by the scorer): refused like a symbolic link.
+                    listing.add(name, "hardlink" if st.st_nlink > 1 else "file", st.st_size, item.path, self.where)
                 else:
                     listing.add(name, "special", 0, item.path, self.where)
 
@@ -335,6 +338,7 @@ class _CappedStream:
 
     def __init__(self, raw: Any, cap: int) -> None:
         self._raw, self._cap, self._pos = raw, cap, 0
+        self.last_read = (0, 0)  # (asked, got) of the latest read: tells a cut archive from a finished one
 
     def read(self, n: int | None = -1) -> bytes:
         if n is None or n < 0:
@@ -343,6 +347,7 @@ class _CappedStream:
             raise LimitExceeded
         data = self._raw.read(n)
         self._pos += len(data)
+        self.last_read = (n, len(data))
         return data
 
     def seek(self, offset: int, whence: int = 0) -> int:
@@ -398,6 +403,10 @@ class _TarSource:
                 while (member := self._tar.next()) is not None:
                     listing.add(member.name, _tar_kind(member), member.size if member.isreg() else 0, member,
                                 self.where)
+                asked, got = self._stream.last_read
+                if got < asked:  # tarfile met the end of the bytes where a header or the end marker belongs
+                    raise tarfile.ReadError(f"it ends after {len(self._tar.members)} member(s) without the "
+                                            "end-of-archive marker")
             except LimitExceeded:
                 raise SubmissionError([_error(
                     "too_large",

@@ -56,6 +56,11 @@ class _Video:
         return self.entries[0].name if self.fmt != "png" else f"{VIDEO_DIR}/{self.sample_id}"
 
 
+# Control characters and bidi overrides: refused in model names (they would reach a terminal or a
+# page raw: ESC moves the cursor, BEL rings, RLO reverses what follows).
+CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
+
+
 def _schema() -> dict[str, Any]:
     from importlib.resources import files
 
@@ -75,6 +80,10 @@ def schema_problems(meta: Any) -> list[Problem]:
             hint = "; free-form fields go under `extra`"
         where = f"{META} at {path}" if path else META
         problems.append(_error("schema", f"{where}: {err.message}{hint}", entry=META))
+    name = meta.get("model", {}).get("name") if isinstance(meta, dict) and isinstance(meta.get("model"), dict) else None
+    if isinstance(name, str) and CONTROL.search(name):
+        problems.append(_error("model_name", f"{META} at .model.name: {ascii(name)} holds a control character; "
+                               "model names are printable text on one line", entry=META))
     return problems
 
 

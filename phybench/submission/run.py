@@ -27,10 +27,13 @@ See phybench/examples/shift.py for a small model.
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import re
+import shutil
 import sys
 import time
+import traceback
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -38,12 +41,19 @@ import numpy as np
 
 from ..data.split import SplitReader
 from ..conditioning import conditioning_record, model_caller
-from ..io import atomic_save_npy
-from .inputs import InputsError, export_inputs, pack
+from ..io import atomic_save_npy, atomic_write_bytes, file_sha256
+from .inputs import CONTROL, InputsError, export_inputs, pack
+
+RUN_RECORD = "run.json"  # OUT/<task>-<split>/run.json: who made the files there (the resume key)
+ERROR_LOG = "generate-error.txt"  # the traceback of a failed generate(), beside run.json
 
 
 class RunError(Exception):
-    """The model or the run cannot be used; the message says why."""
+    """The model or the run cannot be used; the message says why, `code` names the case (docs/submission.md)."""
+
+    def __init__(self, message: str, code: str = "run_error") -> None:
+        super().__init__(message)
+        self.code = code
 
 
 def _import(module: str) -> Any:
@@ -53,11 +63,11 @@ def _import(module: str) -> Any:
 
         path = os.path.abspath(module)
         if not os.path.isfile(path):
-            raise RunError(f"--model: {module} is not a file")
+            raise RunError(f"--model: {module} is not a file", "model_import")
         name = "phybench_user_model_" + os.path.splitext(os.path.basename(path))[0].replace("-", "_")
         spec = util.spec_from_file_location(name, path)
         if spec is None or spec.loader is None:
-            raise RunError(f"--model: {module} cannot be imported as Python")
+            raise RunError(f"--model: {module} cannot be imported as Python", "model_import")
         mod = util.module_from_spec(spec)
         sys.modules[name] = mod
         spec.loader.exec_module(mod)
@@ -70,20 +80,26 @@ def load_model(spec: str, model_args: dict[str, Any]) -> Any:
     instantiated with model_args."""
     if ":" not in spec:
         raise RunError(f"--model {spec!r}: give MODULE:CLASS or path/to/file.py:CLASS, e.g. "
-                       "phybench.examples.shift:Model")
+                       "phybench.examples.shift:Model", "model_spec")
     module, name = spec.rsplit(":", 1)
     try:
         cls = getattr(_import(module), name)
+    except RunError:
+        raise
     except (ImportError, AttributeError) as exc:
-        raise RunError(f"--model {spec!r}: {exc}") from None
+        raise RunError(f"--model {spec!r}: {exc}", "model_import") from None
+    except Exception as exc:  # the module itself fails on import (SyntaxError, NameError, ...)
+        raise RunError(f"--model {spec!r}: importing it raised {type(exc).__name__}: {exc}", "model_import") from None
+    if not callable(cls):
+        raise RunError(f"--model {spec!r}: {name} is not a class", "model_import")
     try:
         model = cls(**model_args)
-    except TypeError as exc:
+    except Exception as exc:
         given = ", ".join(model_args) or "none"
-        raise RunError(f"--model {spec!r}: the class could not be made ({exc}); its arguments go in --model-args "
-                       f"key=value,... (given: {given})") from None
+        raise RunError(f"--model {spec!r}: the class could not be made ({type(exc).__name__}: {exc}); its "
+                       f"arguments go in --model-args key=value,... (given: {given})", "model_init") from None
     if not callable(getattr(model, "generate", None)):
-        raise RunError(f"--model {spec!r}: the class needs a generate(condition, num_frames) method")
+        raise RunError(f"--model {spec!r}: the class needs a generate(condition, num_frames) method", "model_init")
     return model
 
 
@@ -93,7 +109,7 @@ def parse_model_args(text: str | None) -> dict[str, Any]:
     for part in filter(None, (text or "").split(",")):
         key, sep, value = part.partition("=")
         if not sep or not key.strip():
-            raise RunError(f"--model-args: {part!r} is not key=value")
+            raise RunError(f"--model-args: {part!r} is not key=value", "model_args")
         for cast in (int, float):
             try:
                 out[key.strip()] = cast(value)
@@ -103,6 +119,122 @@ def parse_model_args(text: str | None) -> dict[str, Any]:
         else:
             out[key.strip()] = value
     return out
+
+
+def check_model_name(name: str) -> str:
+    """A model name as it goes into submission.json and results: printable, one line, not empty.
+
+    Control characters (ESC, BEL, newlines) and bidi overrides (RLO) would reach a terminal or a
+    page raw and could hide or reorder what a reader sees, so they are refused, not stripped."""
+    if not name.strip():
+        raise RunError("--name: the model name is empty", "model_name")
+    bad = CONTROL.search(name)
+    if bad:
+        raise RunError(f"--name {ascii(name)}: contains the control character {ascii(bad.group())}; model names "
+                       "are printable text", "model_name")
+    return name
+
+
+def model_identity(spec: str, model_args: dict[str, Any], name: str) -> dict[str, Any]:
+    """What a run's files depend on, besides the split: the resume key (OUT/<task>-<split>/run.json).
+
+    spec as MODULE:CLASS (a file path made absolute), the model args, the name the results go
+    under, and the sha256 of every model arg that names a file (a checkpoint; for a folder, a
+    fingerprint of its files' names, sizes and times).  The model's
+    source code is not part of it: after changing what the model generates, pass --restart."""
+    module, _, cls = spec.rpartition(":")
+    if module and not spec.startswith(BASELINE_PREFIX) and (module.endswith(".py") or "/" in module
+                                                            or os.sep in module):
+        module = os.path.abspath(module)
+    checkpoints = {}
+    for key, value in sorted(model_args.items()):
+        if isinstance(value, str) and os.path.isfile(value):
+            checkpoints[key] = file_sha256(value)
+        elif isinstance(value, str) and os.path.isdir(value):
+            checkpoints[key] = "folder:" + _folder_fingerprint(value)
+    return {"model": f"{module}:{cls}" if module else spec, "model_args": {k: model_args[k] for k in sorted(model_args)},
+            "checkpoint_sha256": checkpoints, "name": name}
+
+
+def _folder_fingerprint(folder: str) -> str:
+    """A checkpoint folder's fingerprint: the sha256 of its files' relative paths, sizes and modification
+    times (not their bytes: a folder of shards can hold many GB, and a retrained one is rewritten)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for root, dirs, files in os.walk(folder):
+        dirs.sort()
+        for name in sorted(files):
+            path = os.path.join(root, name)
+            try:
+                st = os.stat(path)
+            except OSError:
+                continue
+            h.update(f"{os.path.relpath(path, folder)}\0{st.st_size}\0{st.st_mtime_ns}\n".encode("utf-8", "surrogateescape"))
+    return h.hexdigest()
+
+
+
+
+def _describe(identity: dict[str, Any]) -> str:
+    args = ",".join(f"{k}={v}" for k, v in identity.get("model_args", {}).items())
+    return f"{identity.get('model')}" + (f" --model-args {args}" if args else "") + f" --name {identity.get('name')}"
+
+
+def _claim(work: Path, identity: dict[str, Any], split_hash: str, rank: int, restart: bool) -> None:
+    """Make OUT/<task>-<split> this model's: resume only what the same model on the same split made.
+
+    A folder made by another model (or args, checkpoint, name, split version) is refused with
+    what to do; --restart clears it first.  Process 0 writes the record, the others compare."""
+    key = {"kind": "phybench-run", **identity, "split_hash": split_hash}
+    record = work / RUN_RECORD
+    if restart and rank == 0 and work.exists():
+        shutil.rmtree(work)
+    if rank != 0:
+        _wait_for([record], f"process 0's {record}")
+    if record.is_file():
+        try:
+            old = json.loads(record.read_text(encoding="utf-8"))
+        except (OSError, ValueError, RecursionError) as exc:
+            raise RunError(f"{record} cannot be read ({exc}); pass --restart to clear {work}, or give a new --out",
+                           "run_record") from None
+        if old == key:
+            return
+        if not isinstance(old, dict):
+            old = {}
+        what = [f for f in ("model", "model_args", "checkpoint_sha256", "name", "split_hash") if old.get(f) != key[f]]
+        raise RunError(
+            f"{work} holds the videos of another run ({', '.join(what)} differ: it was {_describe(old)}"
+            + (f" on split {old.get('split_hash', '?')[:12]}" if "split_hash" in what else "")
+            + f"); this is {_describe(key)}. Give a new --out, or pass --restart to delete {work} and start again",
+            "run_mismatch")
+    made = [p for p in (work / "generated", work / "submission") if p.exists()]
+    if made:
+        raise RunError(f"{work} holds {made[0].name}/ but no {RUN_RECORD} (made by an older phybench, or by hand): "
+                       f"which model made it is unknown. Give a new --out, or pass --restart to delete {work}",
+                       "run_unkeyed")
+    if rank == 0:
+        atomic_write_bytes(record, (json.dumps(key, indent=1, sort_keys=True) + "\n").encode())
+
+
+def _check_videos(videos: Any, batch: Sequence[int], ids: Sequence[str], model_name: str, T: int, C: int, R: int,
+                  first: bool) -> np.ndarray:
+    """The model's answer for one batch, checked before anything of it is written (so the first batch
+    tells a wrong dtype, frame count or size, not the pack after hours)."""
+    try:
+        videos = np.asarray(videos)
+    except Exception as exc:
+        raise RunError(f"{model_name}.generate returned something that is not an array ({exc})", "model_output") from None
+    want = f"uint8 ({len(batch)}, {T} or {T - C}, {R}, {R}, 3)"
+    if videos.dtype != np.uint8:
+        raise RunError(f"{model_name}.generate returned dtype {videos.dtype} {videos.shape}; expected {want} "
+                       "(convert with (x*255).round().clip(0,255).astype(np.uint8) for floats in [0, 1])",
+                       "model_output")
+    if videos.ndim != 5 or len(videos) != len(batch) or videos.shape[2:] != (R, R, 3) or videos.shape[1] not in (T, T - C):
+        raise RunError(f"{model_name}.generate returned {videos.shape} for sample ids {ids[batch[0]]}.. "
+                       f"({'the first batch' if first else 'a later batch'}); expected {want}: all {T} frames, or "
+                       f"the {T - C} generated ones, at {R}x{R} px, colour last", "model_output")
+    return videos
 
 
 def _safe(name: str) -> str:
@@ -175,13 +307,34 @@ def _run_baseline(model_spec: str, model_args: dict[str, Any], model_name: str, 
         raise RunError(str(exc)) from None
 
 
+def _generate_failed(exc: Exception, work: Path, model_name: str, n: int, of: int, batch_ids: Sequence[str],
+                     done: int) -> RunError:
+    """One line for a generate() that raised: which batch and ids, that a re-run resumes; the traceback
+    goes to OUT/<task>-<split>/generate-error.txt for the model's author."""
+    log = work / ERROR_LOG
+    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    try:
+        atomic_write_bytes(log, text.encode("utf-8", "backslashreplace"))
+        where = f"; traceback in {log}"
+    except OSError:
+        where = ""
+    shown = ", ".join(batch_ids[:3]) + (f", ... ({len(batch_ids)} ids)" if len(batch_ids) > 3 else "")
+    return RunError(f"{model_name}.generate raised {type(exc).__name__}: {exc} on batch {n + 1} of {of} (sample ids "
+                    f"{shown}){where}. The {done} video(s) written before it are kept: fix the model and run the same "
+                    "command again to resume (--restart starts over)", "model_error")
+
+
 def run(model: Any, model_name: str, split_dirs: Sequence[str | os.PathLike[str]], out: str | os.PathLike[str],
         *, batch_size: int = 8, metrics: Sequence[str] | None = None, progress: bool = True,
-        model_args: dict[str, Any] | None = None) -> list[Path]:
+        model_args: dict[str, Any] | None = None, identity: dict[str, Any] | None = None,
+        restart: bool = False) -> list[Path]:
     """Generate, pack and score every split; returns the results files (on process 0 of a launch).
 
     model: an object with `generate(condition, num_frames)`, or a string ``baseline:NAME``
     (a reference baseline; `model_args` then gives its ``train`` split).
+    identity: the resume key (`model_identity`; default: the model's class and `model_args`).  A
+    split's work folder made by another identity is refused (RunError ``run_mismatch``) unless
+    `restart`, which deletes it first.
     """
     from tqdm import tqdm
 
@@ -189,12 +342,20 @@ def run(model: Any, model_name: str, split_dirs: Sequence[str | os.PathLike[str]
 
     out = Path(out)
     rank, size = world()
+    if restart and size > 1:
+        raise RunError("--restart under a launcher would race its processes: run it once alone, or delete the "
+                       "folders by hand", "run_restart")
+    check_model_name(model_name)
+    if identity is None:
+        spec = model if isinstance(model, str) else f"{type(model).__module__}:{type(model).__qualname__}"
+        identity = model_identity(spec, model_args or {}, model_name)
     results = []
     for split_dir in split_dirs:
         reader = SplitReader(split_dir)
         m = reader.manifest
         work = out / f"{m['task']}-{m['split']}"
         sub = work / "submission"
+        _claim(work, identity, m["split_hash"], rank, restart)
         if isinstance(model, str):  # a reference baseline: its own writer, one process
             if rank == 0 and not (sub / "submission.json").is_file():
                 _run_baseline(model, model_args or {}, model_name, split_dir, sub, progress)
@@ -212,16 +373,22 @@ def run(model: Any, model_name: str, split_dirs: Sequence[str | os.PathLike[str]
             mine = [k for k in range(rank, len(ids), size) if not (gen / f"{ids[k]}.npy").is_file()]
             bar = tqdm(total=len(mine), desc=f"{model_name} {m['task']}/{m['split']}"
                        + (f" [{rank}/{size}]" if size > 1 else ""), unit="video", disable=not progress)
-            for a in range(0, len(mine), batch_size):
+            T, C, R = int(m["frames"]), int(m["condition_frames"]), int(m["resolution"])
+            batches = range(0, len(mine), batch_size)
+            for n, a in enumerate(batches):
                 batch = mine[a:a + batch_size]
-                videos = np.asarray(call(cond[batch], int(m["frames"]), [ids[k] for k in batch]))
-                if videos.dtype != np.uint8 or videos.ndim != 5 or len(videos) != len(batch):
-                    raise RunError(f"{model_name}.generate returned {videos.dtype} {videos.shape}; expected uint8 "
-                                   f"({len(batch)}, frames, H, W, 3)")
+                try:
+                    answer = call(cond[batch], T, [ids[k] for k in batch])
+                except Exception as exc:
+                    bar.close()
+                    raise _generate_failed(exc, work, model_name, n, len(batches), [ids[k] for k in batch],
+                                           len(ids) - len(mine) + a) from None
+                videos = _check_videos(answer, batch, ids, model_name, T, C, R, first=n == 0)
                 for k, video in zip(batch, videos):
                     atomic_save_npy(gen / f"{ids[k]}.npy", video)
                 bar.update(len(batch))
             bar.close()
+            (work / ERROR_LOG).unlink(missing_ok=True)
             if rank != 0:
                 continue
             _wait_for([gen / f"{sid}.npy" for sid in ids], f"the other processes' videos of {m['task']}/{m['split']}")
@@ -230,7 +397,7 @@ def run(model: Any, model_name: str, split_dirs: Sequence[str | os.PathLike[str]
                     pack(gen, inputs, sub, model_name, progress=False,
                          conditioning=conditioning_record(model, int(m["condition_frames"])))
                 except InputsError as exc:
-                    raise RunError(str(exc)) from None
+                    raise RunError(str(exc), exc.code) from None
         if rank != 0:
             continue
         scored = score(sub, split_dir, metrics, progress=progress)

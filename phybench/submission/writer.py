@@ -12,6 +12,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from ..data.frames import encode_png
+from ..io import mkdirs, remove_stale_tmp, rmdirs, tmp_prefix
 from .archive import SubmissionError, safe_relpath
 from .arrays import check_array
 from .format import FILE_FORMATS, META, SCHEMA_VERSION, VIDEO_DIR, schema_problems
@@ -49,8 +50,13 @@ def write_submission(out_dir: str | os.PathLike[str], meta: dict[str, Any],
     if problems:
         raise SubmissionError(problems)
     expected = (meta["frames"], meta["resolution"], meta["condition_frames"])
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
+    made = mkdirs(out.parent)
+    try:
+        remove_stale_tmp(out)  # a killed earlier write's .<name>.<pid>-<host>.*.tmp/
+        tmp = Path(tempfile.mkdtemp(prefix=tmp_prefix(out), suffix=".tmp", dir=out.parent))
+    except BaseException:
+        rmdirs(made)
+        raise
     try:
         seen: set[str] = set()
         for sample_id, video in videos:
@@ -79,6 +85,7 @@ def write_submission(out_dir: str | os.PathLike[str], meta: dict[str, Any],
         os.rename(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
+        rmdirs(made)
         raise
     return out
 
