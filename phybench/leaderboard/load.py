@@ -393,6 +393,7 @@ def read_all(
         key=lambda p: p.relative_to(results_dir).as_posix(),
     )
     results_files = [p for p in files if not p.name.endswith(SAMPLES_SUFFIX)
+                     and not p.name.endswith(".verified.json")  # verification records (verification.py)
                      and not probe_page.is_probe_file(p)]  # probe results: the Probes page's own check
     stems = {p.with_suffix("") for p in results_files}
     for p in files:
