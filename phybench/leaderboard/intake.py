@@ -195,7 +195,7 @@ def prepare(submission: str | os.PathLike[str], card: str | os.PathLike[str] | N
         except (OSError, ValueError) as exc:
             lines.append(f"[claim] {exc}")
     if lines:
-        raise IntakeError(f"{sub}: not submitted, {len(lines)} problem(s):\n" + "\n".join(f"  {x}" for x in lines))
+        raise IntakeError(f"{sub}: not submitted (nothing uploaded), {len(lines)} problem(s): " + "; ".join(lines))
     assert isinstance(meta, dict) and digest is not None and card_doc is not None
     from ..submission.card import card_bytes
 
@@ -380,13 +380,31 @@ class Syncer:
             raise Refused(problems)
         return slug, hash12, sizes
 
-    def _download(self, path: str, head: str, size: int, work: Path) -> Path:
+    def _download(self, path: str, head: str, sibling: Any, work: Path) -> Path:
+        """One file of the PR at its pinned commit, checked against the hash the Hub lists for it.
+
+        A mismatch is the transfer's fault, not the author's: it raises IntakeError (the PR is
+        left open for the next sync), not Refused."""
+        import hashlib
+
         from huggingface_hub import hf_hub_download
 
         local = Path(hf_hub_download(self.repo, path, repo_type="dataset", revision=head,
                                      cache_dir=str(work / "cache")))
-        if local.stat().st_size != size:
-            raise Refused([f"[intake-size] {path}: {local.stat().st_size:,} bytes downloaded, {size:,} listed"])
+        data_size = local.stat().st_size
+        lfs = getattr(sibling, "lfs", None)
+        if lfs is not None:
+            want, got = str(lfs.sha256), file_sha256(local)
+        else:
+            want = str(getattr(sibling, "blob_id", ""))
+            h = hashlib.sha1(b"blob %d\0" % data_size)
+            with open(local, "rb") as f:
+                for chunk in iter(lambda: f.read(1 << 20), b""):
+                    h.update(chunk)
+            got = h.hexdigest()
+        if data_size != int(getattr(sibling, "size", -1) or 0) or got != want:
+            raise IntakeError(f"{path}: downloaded {data_size:,} bytes that do not match the Hub's listing "
+                              f"(hash {got[:12]}, listed {want[:12]}); try again")
         return local
 
     def evaluate(self, num: int, head: str, details: Any, head_files: dict[str, Any], main_files: dict[str, Any],
@@ -394,6 +412,7 @@ class Syncer:
         """Check, score and compare one pull request; returns (results file, submission hash).
 
         Raises Refused with every problem found."""
+        from ..scoring.results import results_bytes
         from ..scoring.score import ScoreError, score, write_results
         from ..submission.archive import SubmissionError
         from ..submission.card import check_card
@@ -403,7 +422,7 @@ class Syncer:
 
         slug, hash12, sizes = self._folder(self._changes(details), head_files, main_files)
         prefix = f"{SUBMISSIONS_DIR}/{slug}/{hash12}/"
-        local = {name: self._download(prefix + name, head, size, work) for name, size in sorted(sizes.items())}
+        local = {name: self._download(prefix + name, head, head_files[prefix + name], work) for name in sorted(sizes)}
         archive_name = next(n for n in sizes if n in ARCHIVES)
         archive = work / archive_name  # the name tells the reader the container type
         shutil.copyfile(local[archive_name], archive)
@@ -444,7 +463,8 @@ class Syncer:
             scored = score(archive, split_dir, self.metrics, progress=self.progress)
         except ScoreError as exc:
             raise Refused([f"[score] {str(exc).splitlines()[0]}"]) from None
-        results = scored.results
+        # Compared as written (results_bytes rounds floats), as the claim was written by `score --out`.
+        results = json.loads(results_bytes(scored.results))
         not_recomputed: list[str] = []
         if claim is not None:
             # A claim scored with another metric set (no LPIPS/FVD weights on one side) is compared on

@@ -1,0 +1,285 @@
+"""Intake through the Hub, end to end: `phybench submit` opens pull requests on the local Hub
+(tests/hubserver.py, real HTTP), `phybench leaderboard sync` admits or refuses them.
+
+Every client runs as a fresh process with HF_ENDPOINT pointing at the server (huggingface_hub
+reads it at import), exactly the commands .github/workflows/leaderboard.yml runs.  Authors use
+the read-only token (anyone signed in may open a pull request); the sync uses the write token.
+"""
+import io
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from phybench.cli.data import canonical_command
+from phybench.data.generate import generate
+from phybench.data.split import make_plan
+from phybench.leaderboard.verification import read_record
+from phybench.reference import run_baseline
+from phybench.tasks import get_task
+
+sys.path.insert(0, str(Path(__file__).parent))
+from hubserver import HubServer  # noqa: E402
+
+WRITE, READ = "hf_test_write", "hf_test_read"
+CHEAP = "velocity_error,ssim,psnr"  # the board's lite metrics; LPIPS/FVD on CPU would take minutes
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def card(model: str, **changes) -> dict:
+    doc = {"schema_version": 1, "model": model, "code_url": "https://github.com/phybench/phybench",
+           "report_url": "https://arxiv.org/abs/2411.02385", "input": {"type": "frames", "condition_frames": 3},
+           "sampling": {"sampler": "deterministic"}, "seeds": [0], "license": "Apache-2.0"}
+    doc.update(changes)
+    return {k: v for k, v in doc.items() if v is not None}
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    """A three-sample uniform id-eval split and three baselines' submissions for it."""
+    root = tmp_path_factory.mktemp("sync")
+    plan = make_plan(get_task("uniform"), "id-eval", None, 3, None)
+    split = root / "splits" / "uniform-id-eval"
+    generate(plan, split, progress=False, command=canonical_command(plan))
+    subs = {n: run_baseline(n, split, root / f"sub-{n}", progress=False)
+            for n in ("linear-extrapolation", "copy-last", "physics-oracle")}
+    return {"root": root, "splits": root / "splits", "split": split, "subs": subs}
+
+
+@pytest.fixture(scope="module")
+def hub():
+    with HubServer() as server:
+        yield server
+
+
+def env_for(hub, home: Path, token: str | None) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGINGFACE"))}
+    env.update(HF_ENDPOINT=hub.url, HF_HOME=str(home), HF_HUB_DISABLE_XET="1", HF_HUB_DISABLE_TELEMETRY="1",
+               HF_HUB_DISABLE_PROGRESS_BARS="1", PYTHONPATH=str(ROOT))
+    if token:
+        env["HF_TOKEN"] = token
+    return env
+
+
+def phybench(hub, home: Path, *args, token: str = READ) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "phybench.cli", *map(str, args)], env=env_for(hub, home, token),
+                          capture_output=True, text=True, timeout=600)
+
+
+def api(hub, home: Path, code: str, token: str = WRITE, **values) -> dict:
+    """Run huggingface_hub calls in a fresh process; `code` sets `result`."""
+    script = ("import json\nfrom huggingface_hub import HfApi, CommitOperationAdd, CommitOperationDelete\n"
+              f"globals().update(json.loads({json.dumps(json.dumps(values))}))\nresult = None\n"
+              + textwrap.dedent(code) + "\nprint('@@' + json.dumps(result))\n")
+    proc = subprocess.run([sys.executable, "-c", script], env=env_for(hub, home, token), capture_output=True,
+                          text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.rsplit("@@", 1)[1])
+
+
+RAW_PR = """
+ops = [CommitOperationAdd(path, local) for path, local in files.items()]
+info = HfApi().create_commit(repo, ops, commit_message="raw", repo_type="dataset", create_pr=True)
+result = info.pr_num
+"""
+
+
+def raw_pr(hub, home, repo, files: dict[str, bytes]) -> int:
+    """A pull request made without `phybench submit` (as a careless or hostile author would)."""
+    staged = {}
+    for i, (path, data) in enumerate(files.items()):
+        local = home.parent / "staged" / f"{len(list(home.parent.glob('staged/*')))}-{i}"
+        local.parent.mkdir(parents=True, exist_ok=True)
+        local.write_bytes(data)
+        staged[path] = str(local)
+    return api(hub, home, RAW_PR, token=READ, repo=repo, files=staged)
+
+
+def zip_of(entries: dict[str, bytes]) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, data in entries.items():
+            zf.writestr(zipfile.ZipInfo(name, (1980, 1, 1, 0, 0, 0)), data, zipfile.ZIP_DEFLATED)
+    return buf.getvalue()
+
+
+def bot_comments(hub, repo, num) -> list[str]:
+    return [e["data"]["latest"]["raw"] for e in hub.discussion(repo, num).events
+            if e["type"] == "comment" and e["author"]["name"] == "tester"]
+
+
+def tree_bytes(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_sync_admits_the_valid_pr_refuses_the_others_and_a_second_sync_is_a_no_op(world, hub, tmp_path):
+    repo, home = "tester/board", tmp_path / "hf"
+    api(hub, home, "HfApi().create_repo(repo, repo_type='dataset'); result = 1", repo=repo)
+    subs, split = world["subs"], world["split"]
+    meta = json.loads((subs["copy-last"] / "submission.json").read_bytes())
+
+    # 1-2. hostile: an archive with a path-traversal entry; a decompression bomb (100 MB of zeros)
+    good_card = json.dumps(card("copy-last")).encode()
+    traversal = zip_of({"submission.json": json.dumps(meta).encode(), "../../escape.txt": b"x"})
+    hostile = raw_pr(hub, home, repo, {"submissions/copy-last/0123456789ab/submission.zip": traversal,
+                                       "submissions/copy-last/0123456789ab/card.json": good_card})
+    bomb = zip_of({"submission.json": json.dumps(meta).encode(), "videos/uniform/id-eval/bomb.npy": bytes(100 << 20)})
+    bombed = raw_pr(hub, home, repo, {"submissions/copy-last/ba0ba0ba0ba0/submission.zip": bomb,
+                                      "submissions/copy-last/ba0ba0ba0ba0/card.json": good_card})
+
+    # 2. valid, through `phybench submit` with the read-only token
+    cards = tmp_path / "cards"
+    cards.mkdir()
+    (cards / "lin.json").write_text(json.dumps(card("linear-extrapolation")))
+    out = phybench(hub, home, "submit", subs["linear-extrapolation"], "--repo", repo, "--card", cards / "lin.json",
+                   "--data", split)
+    assert out.returncode == 0, out.stderr
+    assert f"{hub.url}/datasets/{repo}/discussions/3" in out.stdout
+    valid = 3
+
+    # 3. invalid card: `phybench submit` refuses it in one line and uploads nothing ...
+    (cards / "bad.json").write_text(json.dumps(card("copy-last", code_url="ftp://example.org/m", seeds=None)))
+    before = len(hub.state.requests)
+    out = phybench(hub, home, "submit", subs["copy-last"], "--repo", repo, "--card", cards / "bad.json")
+    assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
+    assert "[card-url]" in out.stderr and "'seeds' is a required property" in out.stderr
+    assert not [r for r in hub.state.requests[before:] if r[0] != "GET"]  # nothing posted
+    # ... so a careless author pushes it by hand; the sync refuses it the same way
+    from phybench.leaderboard.intake import pack_zip
+    from phybench.submission.format import submission_hash
+
+    h12 = submission_hash(subs["copy-last"])[:12]
+    invalid = raw_pr(hub, home, repo, {f"submissions/copy-last/{h12}/submission.zip": pack_zip(subs["copy-last"]),
+                                       f"submissions/copy-last/{h12}/card.json": (cards / "bad.json").read_bytes()})
+
+    # 4. valid submission, forged claim: its own honest results with a better velocity error
+    honest = tmp_path / "oracle.json"
+    scored = phybench(hub, home, "score", subs["physics-oracle"], "--data", split, "--metrics", CHEAP, "--quiet",
+                      "--out", honest)
+    assert scored.returncode == 0, scored.stderr
+    claim = json.loads(honest.read_bytes())
+    true_mean = claim["summary"]["overall"]["velocity_error"]["mean"]
+    claim["summary"]["overall"]["velocity_error"]["mean"] = true_mean / 10
+    (tmp_path / "forged.json").write_text(json.dumps(claim))
+    (cards / "oracle.json").write_text(json.dumps(card("physics-oracle")))
+    out = phybench(hub, home, "submit", subs["physics-oracle"], "--repo", repo, "--card", cards / "oracle.json",
+                   "--results", tmp_path / "forged.json")
+    assert out.returncode == 0, out.stderr
+    forged = 5
+
+    # 5. a valid folder that also rewrites a file outside it
+    h12 = submission_hash(subs["copy-last"])[:12]
+    outside = raw_pr(hub, home, repo, {f"submissions/copy-last/{h12}/submission.zip": pack_zip(subs["copy-last"]),
+                                       f"submissions/copy-last/{h12}/card.json": json.dumps(card("copy-last")).encode(),
+                                       ".gitattributes": b"* -text\n"})
+    assert (hostile, bombed, invalid, outside) == (1, 2, 4, 6)
+
+    results, site = tmp_path / "results", tmp_path / "site"
+    sync_args = ["leaderboard", "sync", "--repo", repo, "--splits", world["splits"], "--results", results,
+                 "--site", site, "--metrics", CHEAP]
+    out = phybench(hub, home, *sync_args, token=WRITE)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "6 open pull request(s): 1 admitted, 5 refused, 0 left open" in out.stdout
+
+    # the valid one: merged, results and a verification record written, its row on the site
+    assert hub.discussion(repo, valid).status == "merged"
+    files = sorted((results / "hub").glob("*.json"))
+    [path] = [p for p in files if not p.name.endswith((".samples.json", ".verified.json"))]
+    assert path.name.startswith("uniform-id-eval-linear-extrapolation-")
+    record = read_record(path)  # checks the record against the results bytes and submission hash
+    assert record is not None and record.extra["pull_request"] == valid and "velocity_error" in record.recomputed
+    doc = json.loads(path.read_bytes())
+    assert doc["model"]["name"] == "linear-extrapolation"
+    board = json.loads((site / "leaderboard.json").read_bytes())
+    assert "linear-extrapolation" in {r["model"] for b in board["boards"] for r in b["rows"]}
+    assert "linear-extrapolation" in (site / "index.html").read_text()
+    main = hub.files(repo)
+    assert any(p.startswith("submissions/linear-extrapolation/") and p.endswith("card.json") for p in main)
+    assert not any(p.startswith(("submissions/copy-last/", "submissions/physics-oracle/")) for p in main)
+    assert main[".gitattributes"] != b"* -text\n"
+    [admitted] = bot_comments(hub, repo, valid)
+    assert "admitted" in admitted and record.submission_hash in admitted
+
+    # the others: closed, one comment each, listing the problems
+    for num in (hostile, bombed, invalid, forged, outside):
+        assert hub.discussion(repo, num).status == "closed", num
+        assert len(bot_comments(hub, repo, num)) == 1, num
+    [text] = bot_comments(hub, repo, hostile)
+    assert "refused" in text and "[unsafe_path]" in text and "'../../escape.txt'" in text, text
+    [text] = bot_comments(hub, repo, bombed)
+    assert "[too_large]" in text and "decompression bomb" in text, text
+    [text] = bot_comments(hub, repo, invalid)
+    assert "[card-url]" in text and "seeds" in text, text
+    [text] = bot_comments(hub, repo, forged)
+    assert f"[claim-differs] summary.overall.velocity_error.mean: claimed {true_mean / 10}" in text, text
+    assert text.count("[claim-differs]") == 1, text  # the one forged field, nothing else
+    [text] = bot_comments(hub, repo, outside)
+    assert "[intake-paths] '.gitattributes' is outside submissions/" in text, text
+
+    # a second sync: nothing open, so no comment, no scoring, no byte changed
+    events = {n: len(hub.discussion(repo, n).events) for n in range(1, 7)}
+    before = tree_bytes(results)
+    site_before = {p: (site / p).stat().st_mtime_ns for p in ("index.html", "leaderboard.json")}
+    out = phybench(hub, home, *sync_args, token=WRITE)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "0 open pull request(s)" in out.stdout and "nothing new" in out.stdout
+    assert {n: len(hub.discussion(repo, n).events) for n in range(1, 7)} == events
+    assert tree_bytes(results) == before
+    assert {p: (site / p).stat().st_mtime_ns for p in site_before} == site_before
+
+
+def test_only_the_syncs_own_marker_counts(world, hub, tmp_path):
+    """An author's comment forging the sync's marker is ignored; the sync's own marker on an open PR
+    (a sync that stopped before closing) is finished without a second comment."""
+    repo, home = "tester/markers", tmp_path / "hf"
+    api(hub, home, "HfApi().create_repo(repo, repo_type='dataset'); result = 1", repo=repo)
+    sub = world["subs"]["copy-last"]
+    from phybench.leaderboard.intake import pack_zip
+    from phybench.submission.format import submission_hash
+
+    h12 = submission_hash(sub)[:12]
+    files = {f"submissions/copy-last/{h12}/submission.zip": pack_zip(sub),
+             f"submissions/copy-last/{h12}/card.json": json.dumps(card("copy-last", license="not a licence")).encode()}
+    forged, stopped = raw_pr(hub, home, repo, files), raw_pr(hub, home, repo, files)
+    mark = "<!-- phybench-sync head={head} outcome={outcome} -->"
+    for num, token, outcome in ((forged, READ, "admitted"), (stopped, WRITE, "refused")):
+        head = hub.discussion(repo, num).head
+        api(hub, home, "HfApi().comment_discussion(repo, num, text, repo_type='dataset')", token=token, repo=repo,
+            num=num, text=mark.format(head=head, outcome=outcome))
+    events = len(hub.discussion(repo, stopped).events)
+    out = phybench(hub, home, "leaderboard", "sync", "--repo", repo, "--splits", world["splits"], "--results",
+                   tmp_path / "results", "--site", tmp_path / "site", "--metrics", CHEAP, token=WRITE)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert hub.discussion(repo, forged).status == "closed"  # refused, not merged
+    assert "[card-license]" in bot_comments(hub, repo, forged)[-1]
+    assert hub.discussion(repo, stopped).status == "closed"
+    assert len(hub.discussion(repo, stopped).events) == events + 1  # the status change only
+    assert not list((tmp_path / "results").rglob("*.json"))
+
+
+def test_a_pr_that_breaks_the_sync_is_left_open_and_the_others_go_on(world, hub, tmp_path):
+    """A failure that is not the author's (here: a file corrupted in transit, caught by its listed
+    hash) leaves that PR open and uncommented for the next sync (exit 1); the next PR is still handled."""
+    repo, home = "tester/errors", tmp_path / "hf"
+    api(hub, home, "HfApi().create_repo(repo, repo_type='dataset'); result = 1", repo=repo)
+    (tmp_path / "card.json").write_text(json.dumps(card("linear-extrapolation")))
+    first = raw_pr(hub, home, repo, {"submissions/copy-last/0123456789ab/submission.zip": b"PK",
+                                     "submissions/copy-last/0123456789ab/card.json": b"{}"})
+    out = phybench(hub, home, "submit", world["subs"]["linear-extrapolation"], "--repo", repo, "--card",
+                   tmp_path / "card.json")
+    assert out.returncode == 0, out.stderr
+    hub.state.corrupt = ["*/0123456789ab/card.json"]  # served bytes differ from the listed blob: download fails
+    try:
+        out = phybench(hub, home, "leaderboard", "sync", "--repo", repo, "--splits", world["splits"], "--results",
+                       tmp_path / "results", "--site", tmp_path / "site", "--metrics", CHEAP, token=WRITE)
+    finally:
+        hub.state.corrupt = []
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "1 admitted, 0 refused, 1 left open after an error" in out.stdout
+    assert hub.discussion(repo, first).status == "open" and not bot_comments(hub, repo, first)
+    assert hub.discussion(repo, 2).status == "merged"
