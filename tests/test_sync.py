@@ -8,6 +8,7 @@ the read-only token (anyone signed in may open a pull request); the sync uses th
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -283,3 +284,17 @@ def test_a_pr_that_breaks_the_sync_is_left_open_and_the_others_go_on(world, hub,
     assert "1 admitted, 0 refused, 1 left open after an error" in out.stdout
     assert hub.discussion(repo, first).status == "open" and not bot_comments(hub, repo, first)
     assert hub.discussion(repo, 2).status == "merged"
+
+    # another submission under the same model name on the same split: the board has one row per model
+    again = tmp_path / "again"
+    shutil.copytree(world["subs"]["copy-last"], again)
+    meta = json.loads((again / "submission.json").read_bytes())
+    meta["model"]["name"] = "linear-extrapolation"
+    (again / "submission.json").write_text(json.dumps(meta))
+    out = phybench(hub, home, "submit", again, "--repo", repo, "--card", tmp_path / "card.json")
+    assert out.returncode == 0, out.stderr
+    out = phybench(hub, home, "leaderboard", "sync", "--repo", repo, "--splits", world["splits"], "--results",
+                   tmp_path / "results", "--site", tmp_path / "site", "--metrics", CHEAP, token=WRITE)
+    assert hub.discussion(repo, 3).status == "closed"
+    [text] = bot_comments(hub, repo, 3)
+    assert "[intake-duplicate] model 'linear-extrapolation' already has a row on uniform/id-eval" in text, text

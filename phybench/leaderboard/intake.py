@@ -450,6 +450,9 @@ class Syncer:
             if model_slug(meta["model"]["name"]) != slug:
                 problems.append(f"[intake-model] the folder says {slug!r}, submission.json names "
                                 f"{meta['model']['name'][:80]!r} ({model_slug(meta['model']['name'])!r})")
+        out = self.results_dir / RESULTS_SUBDIR / f"{meta['task']}-{meta['split']}-{slug}-{hash12}.json"
+        if report.ok:
+            problems += self._on_the_board(meta, out)
         claim = None
         if CLAIM in local:
             try:
@@ -476,7 +479,6 @@ class Syncer:
             differ = compare_results(claim, results, skip=skip)
             if differ:
                 raise Refused([f"[claim-differs] {d}" for d in differ])
-        out = self.results_dir / RESULTS_SUBDIR / f"{meta['task']}-{meta['split']}-{slug}-{hash12}.json"
         write_results(out, scored)
         write_record(out, Verification(
             results_sha256=file_sha256(out), submission_hash=report.submission_hash,
@@ -487,6 +489,24 @@ class Syncer:
                    **({"claim_not_recomputed": not_recomputed} if not_recomputed else {})},
         ))
         return out, report.submission_hash
+
+    def _on_the_board(self, meta: dict[str, Any], out: Path) -> list[str]:
+        """A row the board already has for this model on this split (the build allows one per model
+        and split); `out`, this PR's own file from an interrupted earlier sync, does not count."""
+        name, split_hash = meta["model"]["name"], meta["split_hash"]
+        for path in sorted(self.results_dir.rglob("*.json")):
+            if path == out or path.name.endswith((".samples.json", ".verified.json")) or path.stat().st_size > MAX_CLAIM_BYTES:
+                continue
+            try:
+                doc = json.loads(path.read_bytes())
+                same = doc["model"]["name"] == name and doc["provenance"]["split_hash"] == split_hash
+            except (ValueError, KeyError, TypeError, RecursionError):
+                continue
+            if same:
+                return [f"[intake-duplicate] model {name[:80]!r} already has a row on {meta['task']}/{meta['split']} "
+                        f"({path.relative_to(self.results_dir).as_posix()}); one row per model and split: submit "
+                        "under another model name, or ask the maintainers to replace it"]
+        return []
 
     def comment(self, num: int, head: str, outcome: str, lines: Sequence[str]) -> None:
         if outcome == "admitted":
@@ -558,7 +578,7 @@ def sync(repo: str, splits_dir: str | os.PathLike[str], results_dir: str | os.Pa
     if not any(o.status == "admitted" for o in outcomes) and (site / "index.html").is_file():
         return SyncReport(outcomes, None)
     try:
-        build(results, site, splits_dir=splits)
+        build(results, site)  # every admitted split hash was matched by the sync; the shipped rows by their commit
     except LeaderboardError as exc:
         return SyncReport(outcomes, None, str(exc).splitlines()[0])
     return SyncReport(outcomes, site)

@@ -91,7 +91,7 @@ def parse_card(data: bytes) -> tuple[Any, list[Problem]]:
 
 def _text_problems(value: Any, where: str, depth: int = 0) -> list[Problem]:
     """Strings printable and bounded, nesting shallow: what JSON Schema cannot say."""
-    if depth > MAX_DEPTH:
+    if depth > MAX_DEPTH and isinstance(value, (dict, list)):
         return [_problem(CARD_SIZE, f"{CARD_NAME} at {where}: nested deeper than {MAX_DEPTH} levels")]
     if isinstance(value, str):
         if len(value) > MAX_TEXT:
@@ -108,7 +108,7 @@ def _text_problems(value: Any, where: str, depth: int = 0) -> list[Problem]:
     if isinstance(value, dict):
         for k, v in value.items():
             sub = f"{where}.{k}" if len(k) <= 60 and k.isprintable() else f"{where}.<key>"
-            out += _text_problems(k, f"{where or '.'} (a key)", depth + 1) + _text_problems(v, sub, depth + 1)
+            out += _text_problems(k, f"{where or '.'} (a key)", depth) + _text_problems(v, sub, depth + 1)
     elif isinstance(value, list):
         for i, v in enumerate(value):
             out += _text_problems(v, f"{where}[{i}]", depth + 1)
