@@ -298,3 +298,30 @@ def test_a_pr_that_breaks_the_sync_is_left_open_and_the_others_go_on(world, hub,
     assert hub.discussion(repo, 3).status == "closed"
     [text] = bot_comments(hub, repo, 3)
     assert "[intake-duplicate] model 'linear-extrapolation' already has a row on uniform/id-eval" in text, text
+
+
+SYNC_FLAGS = ["--repo", "--splits", "--results", "--site", "--metrics"]  # what the tests above pass
+
+
+def test_the_workflow_runs_the_tested_commands():
+    """.github/workflows/leaderboard.yml: scheduled and on demand, the sync command with the flags and
+    metrics these tests run, a write token from the secrets, then GitHub Pages."""
+    import shlex
+
+    import yaml
+
+    flow = yaml.safe_load((ROOT / ".github" / "workflows" / "leaderboard.yml").read_text())
+    assert "schedule" in flow[True] and "workflow_dispatch" in flow[True]  # YAML 1.1 reads `on:` as True
+    steps = [s for job in flow["jobs"].values() for s in job.get("steps", [])]
+    runs = [s for s in steps if "phybench leaderboard sync" in s.get("run", "")]
+    assert len(runs) == 1 and runs[0]["env"]["HF_TOKEN"] == "${{ secrets.HF_TOKEN }}"
+    line = next(x for x in runs[0]["run"].splitlines() if x.strip().startswith("phybench leaderboard sync"))
+    words = shlex.split(line.replace('"$METRICS"', flow["env"]["METRICS"]))
+    assert words[:3] == ["phybench", "leaderboard", "sync"]
+    assert [w for w in words if w.startswith("--")] == SYNC_FLAGS
+    assert words[words.index("--metrics") + 1] == CHEAP
+    uses = [s.get("uses", "") for s in steps]
+    assert any(u.startswith("actions/upload-pages-artifact@") for u in uses)
+    assert any(u.startswith("actions/deploy-pages@") for u in uses)
+    install = next(s["run"] for s in steps if s.get("name", "").startswith("Install phybench"))
+    assert "PIP_CONSTRAINT=$PWD/constraints.txt" in install and "pip install -e ." in install
