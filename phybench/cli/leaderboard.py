@@ -18,6 +18,8 @@ EXAMPLES = {
 
         exit codes: 0 built, 1 built but some results were refused (--allow-partial),
         2 refused (nothing built; every refused file is listed with its reason).
+        sync: 0 every open pull request admitted or refused, 1 one left open after an error
+        (retried next time) or the site not built, 2 nothing done (docs/leaderboard.md).
     """,
 }
 
