@@ -236,7 +236,7 @@ def test_sync_admits_the_valid_pr_refuses_the_others_and_a_second_sync_is_a_no_o
 
 def test_only_the_syncs_own_marker_counts(world, hub, tmp_path):
     """An author's comment forging the sync's marker is ignored; the sync's own marker on an open PR
-    (a sync that stopped before closing) is finished without a second comment."""
+    (a sync that stopped before closing or merging) is finished without a second comment."""
     repo, home = "tester/markers", tmp_path / "hf"
     api(hub, home, "HfApi().create_repo(repo, repo_type='dataset'); result = 1", repo=repo)
     sub = world["subs"]["copy-last"]
@@ -247,8 +247,13 @@ def test_only_the_syncs_own_marker_counts(world, hub, tmp_path):
     files = {f"submissions/copy-last/{h12}/submission.zip": pack_zip(sub),
              f"submissions/copy-last/{h12}/card.json": json.dumps(card("copy-last", license="not a licence")).encode()}
     forged, stopped = raw_pr(hub, home, repo, files), raw_pr(hub, home, repo, files)
+    lin = world["subs"]["linear-extrapolation"]
+    h12 = submission_hash(lin)[:12]
+    admitted = raw_pr(hub, home, repo, {
+        f"submissions/linear-extrapolation/{h12}/submission.zip": pack_zip(lin),
+        f"submissions/linear-extrapolation/{h12}/card.json": json.dumps(card("linear-extrapolation")).encode()})
     mark = "<!-- phybench-sync head={head} outcome={outcome} -->"
-    for num, token, outcome in ((forged, READ, "admitted"), (stopped, WRITE, "refused")):
+    for num, token, outcome in ((forged, READ, "admitted"), (stopped, WRITE, "refused"), (admitted, WRITE, "admitted")):
         head = hub.discussion(repo, num).head
         api(hub, home, "HfApi().comment_discussion(repo, num, text, repo_type='dataset')", token=token, repo=repo,
             num=num, text=mark.format(head=head, outcome=outcome))
@@ -260,7 +265,10 @@ def test_only_the_syncs_own_marker_counts(world, hub, tmp_path):
     assert "[card-license]" in bot_comments(hub, repo, forged)[-1]
     assert hub.discussion(repo, stopped).status == "closed"
     assert len(hub.discussion(repo, stopped).events) == events + 1  # the status change only
-    assert not list((tmp_path / "results").rglob("*.json"))
+    # stopped after commenting "admitted", before merging: re-scored (same bytes), merged, not commented again
+    assert hub.discussion(repo, admitted).status == "merged" and len(bot_comments(hub, repo, admitted)) == 1
+    [path] = [p for p in (tmp_path / "results" / "hub").glob("*.json") if p.name.count(".") == 1]
+    assert read_record(path).extra["pull_request"] == admitted
 
 
 def test_a_pr_that_breaks_the_sync_is_left_open_and_the_others_go_on(world, hub, tmp_path):
@@ -325,3 +333,89 @@ def test_the_workflow_runs_the_tested_commands():
     assert any(u.startswith("actions/deploy-pages@") for u in uses)
     install = next(s["run"] for s in steps if s.get("name", "").startswith("Install phybench"))
     assert "PIP_CONSTRAINT=$PWD/constraints.txt" in install and "pip install -e ." in install
+
+
+HUB_PRS = """
+from huggingface_hub import HfApi, CommitOperationAdd
+from huggingface_hub.errors import HfHubHTTPError
+w, r = HfApi(token=WRITE), HfApi(token=READ)
+w.create_repo(repo, repo_type="dataset")
+add = lambda path, data: [CommitOperationAdd(path, data)]
+a = r.create_commit(repo, add("x.txt", b"a"), commit_message="A", commit_description="why", repo_type="dataset",
+                    create_pr=True)
+b = r.create_commit(repo, add("x.txt", b"b"), commit_message="B", repo_type="dataset", create_pr=True)
+d = w.create_discussion(repo, "a question", description="?", repo_type="dataset")
+result = {"urls": [a.pr_url, b.pr_url], "revisions": [a.pr_revision, b.pr_revision], "discussion": d.num}
+listed = lambda **kw: [x.num for x in w.get_repo_discussions(repo, repo_type="dataset", **kw)]
+result["open_prs"] = listed(discussion_type="pull_request", discussion_status="open")
+result["all"] = listed()
+details = w.get_discussion_details(repo, a.pr_num, repo_type="dataset")
+result["details"] = [details.target_branch, details.author, [e.type for e in details.events], details.diff]
+result["pr_file"] = open(__import__("huggingface_hub").hf_hub_download(
+    repo, "x.txt", repo_type="dataset", revision=a.pr_revision)).read()
+def status(fn):
+    try:
+        fn()
+        return 200
+    except HfHubHTTPError as exc:
+        return exc.response.status_code
+result["reader_merges"] = status(lambda: r.merge_pull_request(repo, a.pr_num, repo_type="dataset"))
+result["reader_comments"] = status(lambda: r.comment_discussion(repo, a.pr_num, "hi", repo_type="dataset"))
+result["author_pushes"] = status(lambda: r.create_commit(repo, add("y.txt", b"y"), commit_message="more",
+                                                         repo_type="dataset", revision=a.pr_revision))
+result["merge_a"] = status(lambda: w.merge_pull_request(repo, a.pr_num, comment="thanks", repo_type="dataset"))
+result["merge_b"] = status(lambda: w.merge_pull_request(repo, b.pr_num, repo_type="dataset"))  # x.txt: conflict
+result["b_conflicts"] = w.get_discussion_details(repo, b.pr_num, repo_type="dataset").conflicting_files
+result["close_b"] = status(lambda: r.change_discussion_status(repo, b.pr_num, "closed", repo_type="dataset"))
+result["push_closed"] = status(lambda: r.create_commit(repo, add("z.txt", b"z"), commit_message="late",
+                                                        repo_type="dataset", revision=b.pr_revision))
+merged = w.get_discussion_details(repo, a.pr_num, repo_type="dataset")
+result["merged"] = [merged.status, merged.merge_commit_oid is not None]
+result["main"] = sorted(w.list_repo_files(repo, repo_type="dataset"))
+result["refs"] = [x.ref for x in w.list_repo_refs(repo, repo_type="dataset", include_pull_requests=True).pull_requests]
+result["statuses"] = {n: w.get_discussion_details(repo, n, repo_type="dataset").status for n in (1, 2, 3)}
+"""
+
+
+def test_the_local_hub_speaks_pull_requests_as_huggingface_hub_expects(hub, tmp_path):
+    got = api(hub, tmp_path / "hf", HUB_PRS, repo="tester/prs", WRITE=WRITE, READ=READ)
+    assert got["urls"] == [f"{hub.url}/datasets/tester/prs/discussions/{n}" for n in (1, 2)]
+    assert got["revisions"] == ["refs/pr/1", "refs/pr/2"] and got["discussion"] == 3
+    assert got["open_prs"] == [2, 1] and got["all"] == [3, 2, 1]  # newest first; discussions share numbers
+    assert got["details"] == ["refs/heads/main", "reader", ["comment", "commit"], "diff --git a/x.txt b/x.txt\n"]
+    assert got["pr_file"] == "a"
+    assert (got["reader_merges"], got["reader_comments"], got["author_pushes"]) == (403, 200, 200)
+    assert (got["merge_a"], got["merge_b"], got["b_conflicts"]) == (200, 409, ["x.txt"])
+    assert (got["close_b"], got["push_closed"]) == (200, 403)  # an author may close their own PR
+    assert got["merged"] == ["merged", True] and got["main"] == [".gitattributes", "x.txt", "y.txt"]
+    assert got["refs"] == ["refs/pr/1", "refs/pr/2"]
+    assert got["statuses"] == {"1": "merged", "2": "closed", "3": "open"}
+    assert hub.files("tester/prs")["x.txt"] == b"a"
+
+
+def test_submit_uploads_an_archive_as_it_is_and_finds_the_card_beside_it(world, hub, tmp_path):
+    import tarfile
+
+    repo, home = "tester/archives", tmp_path / "hf"
+    api(hub, home, "HfApi().create_repo(repo, repo_type='dataset'); result = 1", repo=repo)
+    sub = world["subs"]["copy-last"]
+    archive = tmp_path / "mine.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(sub, arcname="copy-last")
+    (tmp_path / "card.json").write_text(json.dumps(card("copy-last")))  # beside SUB: found without --card
+    other = json.loads((ROOT / "leaderboard/results/fundamental/lite/uniform-id-eval-copy-last.json").read_bytes())
+    (tmp_path / "other.json").write_text(json.dumps(other))  # another submission's results: not this one's claim
+    out = phybench(hub, home, "submit", archive, "--repo", repo, "--results", tmp_path / "other.json")
+    assert out.returncode == 2 and "[claim]" in out.stderr and "was scored from submission" in out.stderr
+    out = phybench(hub, home, "submit", archive, "--repo", repo)
+    assert out.returncode == 0, out.stderr
+    from phybench.submission.format import submission_hash
+
+    folder = f"submissions/copy-last/{submission_hash(sub)[:12]}"
+    files = {p: d for p, d in hub.files(repo, "refs/pr/1").items() if p.startswith("submissions/")}
+    assert sorted(files) == [f"{folder}/card.json", f"{folder}/submission.tar.gz"]
+    assert files[f"{folder}/submission.tar.gz"] == archive.read_bytes()
+    assert json.loads(files[f"{folder}/card.json"]) == card("copy-last")
+    assert hub.discussion(repo, 1).author == "reader" and hub.discussion(repo, 1).status == "open"
+    out = phybench(hub, home, "submit", archive, "--repo", "tester/absent")
+    assert out.returncode == 2 and "the Hub refused the pull request" in out.stderr, out.stderr
