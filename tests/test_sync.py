@@ -407,6 +407,11 @@ def test_submit_uploads_an_archive_as_it_is_and_finds_the_card_beside_it(world, 
     (tmp_path / "other.json").write_text(json.dumps(other))  # another submission's results: not this one's claim
     out = phybench(hub, home, "submit", archive, "--repo", repo, "--results", tmp_path / "other.json")
     assert out.returncode == 2 and "[claim]" in out.stderr and "was scored from submission" in out.stderr
+    broken = tmp_path / "broken.tar.gz"
+    broken.write_bytes(archive.read_bytes()[: archive.stat().st_size // 2])  # truncated in half
+    out = phybench(hub, home, "submit", broken, "--repo", repo)
+    assert out.returncode == 2 and out.stderr.count("\n") == 1 and "not" in out.stderr, out.stderr
+    assert not hub.state.repos[("dataset", repo)].discussions  # nothing opened
     out = phybench(hub, home, "submit", archive, "--repo", repo)
     assert out.returncode == 0, out.stderr
     from phybench.submission.format import submission_hash
