@@ -20,7 +20,7 @@ Pull requests and discussions (the Hub's community tab), as `create_commit(creat
 `get_repo_discussions`, `get_discussion_details`, `comment_discussion`,
 `change_discussion_status`, `merge_pull_request` and `create_discussion` call them:
 
-    POST /api/{type}s/{repo}/commit/main?create_pr=1  opens pull request N on a new ref refs/pr/N
+    POST /api/{type}s/{repo}/commit/{rev}?create_pr=1 opens pull request N into branch rev, ref refs/pr/N
                                                       (any signed-in user; "pullRequestUrl" answered)
     POST /api/{type}s/{repo}/commit/refs%2Fpr%2FN     one more commit on an open PR (its author or a writer)
     GET  /api/{type}s/{repo}/discussions              {"discussions", "count", "start"}; type, status,
@@ -30,7 +30,7 @@ Pull requests and discussions (the Hub's community tab), as `create_commit(creat
     POST /api/{type}s/{repo}/discussions/{n}/comment  {"comment"} -> {"newMessage": event}
     POST|PATCH .../discussions/{n}/status             {"status", "comment"?} -> {"newStatus": event}
                                                       (a writer, or the author closing their own)
-    POST /api/{type}s/{repo}/discussions/{n}/merge    a writer; the PR's changes applied to main
+    POST /api/{type}s/{repo}/discussions/{n}/merge    a writer; the PR's changes applied to its branch
                                                       (409 on a conflict), status "merged"
 
 `refs/pr/N` resolves wherever a revision is read (info, tree, paths-info, resolve), and
@@ -109,7 +109,8 @@ class Discussion:
     is_pull_request: bool
     created_at: str
     status: str = "open"  # open, closed, merged (draft is not modelled)
-    base: str | None = None  # a PR's base commit: the main head it was opened from
+    target: str = "main"  # the branch a PR merges into
+    base: str | None = None  # a PR's base commit: the target's head it was opened from
     head: str | None = None  # a PR's newest commit
     merge_commit: str | None = None
     events: list[dict[str, Any]] = field(default_factory=list)
@@ -550,7 +551,7 @@ class Handler(BaseHTTPRequestHandler):
             pr_url = None
             if create_pr:
                 pr = self._open(repo, summary or "Upload files", header.get("description", ""), True)
-                pr.base = head.sha
+                pr.base, pr.target = head.sha, branch
                 pr_url = f"{self.base}/{self._prefix(repo_type)}{repo_id}/discussions/{pr.num}"
             if pr is not None:
                 pr.head = sha
@@ -597,7 +598,7 @@ class Handler(BaseHTTPRequestHandler):
     def _details(self, repo: Repo, d: Discussion) -> dict[str, Any]:
         out = {**self._summary(repo, d), "events": d.events}
         if d.is_pull_request:
-            out["changes"] = {"base": "refs/heads/main", **({"mergeCommitId": d.merge_commit} if d.merge_commit else {})}
+            out["changes"] = {"base": f"refs/heads/{d.target}", **({"mergeCommitId": d.merge_commit} if d.merge_commit else {})}
             out["filesWithConflicts"] = self._conflicts(repo, d) if d.status == "open" else []
             out["diff"] = "".join(f"diff --git a/{p} b/{p}\n" for p in sorted(self._changes(repo, d)))
         return out
@@ -616,7 +617,7 @@ class Handler(BaseHTTPRequestHandler):
         """Paths main changed since the PR's base in another way than the PR did."""
         if d.base is None:
             return []
-        base, main = repo.commits[d.base].files, repo.commits[repo.refs["main"]].files
+        base, main = repo.commits[d.base].files, repo.commits[repo.refs[d.target]].files
         return sorted(p for p, new in self._changes(repo, d).items()
                       if main.get(p) != base.get(p) and main.get(p) != new)
 
@@ -696,15 +697,15 @@ class Handler(BaseHTTPRequestHandler):
             conflicts = self._conflicts(repo, d)
             if conflicts:
                 return self._error(409, f"Merge conflict in {', '.join(conflicts[:5])}")
-            files = dict(repo.commits[repo.refs["main"]].files)
+            files = dict(repo.commits[repo.refs[d.target]].files)
             for path, blob in self._changes(repo, d).items():
                 if blob is None:
                     files.pop(path, None)
                 else:
                     files[path] = blob
             sha = self._new_sha(repo_id, f"merge {d.num}")
-            repo.commits[sha] = Commit(sha, repo.refs["main"], f"Merge pull request #{d.num}", _now(), files)
-            repo.refs["main"] = sha
+            repo.commits[sha] = Commit(sha, repo.refs[d.target], f"Merge pull request #{d.num}", _now(), files)
+            repo.refs[d.target] = sha
             if (body or {}).get("comment"):
                 d.events.append(self._comment_event(str(body["comment"])))
             d.status, d.merge_commit = "merged", sha
