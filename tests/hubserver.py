@@ -16,6 +16,26 @@ call, learned from the installed `huggingface_hub` sources:
     GET  /api/{type}s/{repo}/refs                     branches
     HEAD/GET /{type}s/{repo}/resolve/{rev}/{path}     file bytes with ETag, X-Repo-Commit, Range
 
+Pull requests and discussions (the Hub's community tab), as `create_commit(create_pr=True)`,
+`get_repo_discussions`, `get_discussion_details`, `comment_discussion`,
+`change_discussion_status`, `merge_pull_request` and `create_discussion` call them:
+
+    POST /api/{type}s/{repo}/commit/{rev}?create_pr=1 opens pull request N into branch rev, ref refs/pr/N
+                                                      (any signed-in user; "pullRequestUrl" answered)
+    POST /api/{type}s/{repo}/commit/refs%2Fpr%2FN     one more commit on an open PR (its author or a writer)
+    GET  /api/{type}s/{repo}/discussions              {"discussions", "count", "start"}; type, status,
+                                                      author and p (page of 50) filters
+    POST /api/{type}s/{repo}/discussions              open a discussion or an empty pull request
+    GET  /api/{type}s/{repo}/discussions/{n}          details: events, changes.base, mergeCommitId, diff
+    POST /api/{type}s/{repo}/discussions/{n}/comment  {"comment"} -> {"newMessage": event}
+    POST|PATCH .../discussions/{n}/status             {"status", "comment"?} -> {"newStatus": event}
+                                                      (a writer, or the author closing their own)
+    POST /api/{type}s/{repo}/discussions/{n}/merge    a writer; the PR's changes applied to its branch
+                                                      (409 on a conflict), status "merged"
+
+`refs/pr/N` resolves wherever a revision is read (info, tree, paths-info, resolve), and
+`GET .../refs?include_prs=1` lists the pull requests' refs.
+
 A commit is applied all at once or not at all, as on the Hub.  Faults for tests:
 `drop_commit` closes the connection half-way through reading a commit body (nothing is
 committed); `corrupt` flips one byte of every download whose path matches a pattern.
@@ -27,6 +47,7 @@ from __future__ import annotations
 import base64
 import fnmatch
 import hashlib
+import html
 import json
 import threading
 import time
@@ -79,6 +100,27 @@ class Commit:
 
 
 @dataclass
+class Discussion:
+    """A discussion or pull request; a PR's head is the commit its ref refs/pr/{num} points at."""
+
+    num: int
+    title: str
+    author: str
+    is_pull_request: bool
+    created_at: str
+    status: str = "open"  # open, closed, merged (draft is not modelled)
+    target: str = "main"  # the branch a PR merges into
+    base: str | None = None  # a PR's base commit: the target's head it was opened from
+    head: str | None = None  # a PR's newest commit
+    merge_commit: str | None = None
+    events: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def ref(self) -> str:
+        return f"refs/pr/{self.num}"
+
+
+@dataclass
 class Repo:
     repo_type: str
     repo_id: str
@@ -86,10 +128,22 @@ class Repo:
     owner: str
     commits: dict[str, Commit] = field(default_factory=dict)
     refs: dict[str, str] = field(default_factory=dict)
+    discussions: dict[int, Discussion] = field(default_factory=dict)
+
+    def pull_request(self, rev: str) -> Discussion | None:
+        """The PR whose ref `rev` is (refs/pr/N), or None."""
+        if rev.startswith("refs/pr/") and rev[8:].isdigit():
+            d = self.discussions.get(int(rev[8:]))
+            if d is not None and d.is_pull_request and d.head is not None:
+                return d
+        return None
 
     def resolve(self, rev: str) -> Commit | None:
         if rev in self.refs:
             return self.commits[self.refs[rev]]
+        pr = self.pull_request(rev)
+        if pr is not None:
+            return self.commits[pr.head]  # type: ignore[index]
         if rev in self.commits:
             return self.commits[rev]
         matches = [c for sha, c in self.commits.items() if len(rev) >= 7 and sha.startswith(rev)]
@@ -209,6 +263,9 @@ class Handler(BaseHTTPRequestHandler):
     def do_PUT(self) -> None:
         self._route("PUT")
 
+    def do_PATCH(self) -> None:
+        self._route("PATCH")
+
     def _route(self, method: str) -> None:
         url = urllib.parse.urlsplit(self.path)
         query = urllib.parse.parse_qs(url.query)
@@ -265,9 +322,11 @@ class Handler(BaseHTTPRequestHandler):
             return
         action = rest[0]
         if action == "preupload" and method == "POST":
-            return self.preupload(repo_type, repo_id, "/".join(rest[1:]))
+            return self.preupload(repo_type, repo_id, "/".join(rest[1:]), query)
         if action == "commit" and method == "POST":
-            return self.commit(repo_type, repo_id, "/".join(rest[1:]))
+            return self.commit(repo_type, repo_id, "/".join(rest[1:]), query)
+        if action == "discussions":
+            return self.discussions(method, repo_type, repo_id, rest[1:], query)
         if action == "tree" and method == "GET":
             return self.tree(repo_type, repo_id, rest[1], "/".join(rest[2:]), query)
         if action == "paths-info" and method == "POST":
@@ -275,8 +334,12 @@ class Handler(BaseHTTPRequestHandler):
         if action == "refs" and method == "GET":
             repo = self._repo(repo_type, repo_id)
             if repo is not None:
-                self._json(200, {"branches": [{"name": n, "ref": f"refs/heads/{n}", "targetCommit": s}
-                                              for n, s in repo.refs.items()], "tags": [], "converts": []})
+                out: dict[str, Any] = {"branches": [{"name": n, "ref": f"refs/heads/{n}", "targetCommit": s}
+                                                    for n, s in repo.refs.items()], "tags": [], "converts": []}
+                if query.get("include_prs", ["0"])[0] in ("1", "true", "True"):
+                    out["pullRequests"] = [{"name": d.ref, "ref": d.ref, "targetCommit": d.head}
+                                           for d in repo.discussions.values() if d.is_pull_request and d.head]
+                self._json(200, out)
             return
         self._error(404, f"no route for {method} /api/{repo_type}s/{repo_id}/{'/'.join(rest)}")
 
@@ -355,10 +418,29 @@ class Handler(BaseHTTPRequestHandler):
         }
 
     # ------------------------------------------------------------ upload
-    def preupload(self, repo_type: str, repo_id: str, rev: str) -> None:
+    def _may_commit(self, repo: Repo, rev: str, create_pr: bool) -> bool:
+        """Writers commit anywhere; any signed-in user opens a PR; a PR's author pushes to it.
+
+        Answers with the Hub's error and returns False otherwise."""
+        user = self._user()
+        if self._can_write():
+            return True
+        if user is None:
+            self._error(401, "Invalid credentials in Authorization header")
+            return False
+        pr = repo.pull_request(rev)
+        if create_pr or (pr is not None and pr.author == user):
+            return True
+        self._error(403, "You don't have the rights to write to this repo")
+        return False
+
+    def preupload(self, repo_type: str, repo_id: str, rev: str, query: dict | None = None) -> None:
         body = json.loads(self._body())
-        repo = self._repo(repo_type, repo_id, write=True)
+        repo = self._repo(repo_type, repo_id)
         if repo is None:
+            return
+        create_pr = (query or {}).get("create_pr", ["0"])[0] in ("1", "true", "True")
+        if not self._may_commit(repo, urllib.parse.unquote(rev), create_pr):
             return
         commit = self._commit(repo, rev)
         if commit is None:
@@ -378,9 +460,14 @@ class Handler(BaseHTTPRequestHandler):
         body = json.loads(self._body())
         if rest != ["info", "lfs", "objects", "batch"]:
             return self._error(404, "unknown LFS route")
-        repo = self._repo(repo_type, repo_id, write=body.get("operation") == "upload")
+        repo = self._repo(repo_type, repo_id)
         if repo is None:
             return
+        if body.get("operation") == "upload":
+            # No ref: the objects of a commit that opens a PR (any signed-in user may upload them).
+            ref = (body.get("ref") or {}).get("name")
+            if not self._may_commit(repo, ref or "", create_pr=ref is None):
+                return
         objects = []
         for obj in body.get("objects", []):
             entry: dict[str, Any] = {"oid": obj["oid"], "size": obj["size"], "authenticated": True}
@@ -401,26 +488,38 @@ class Handler(BaseHTTPRequestHandler):
             self.state.lfs[oid] = data
         self._send(200, b"")
 
-    def commit(self, repo_type: str, repo_id: str, rev: str) -> None:
+    def commit(self, repo_type: str, repo_id: str, rev: str, query: dict | None = None) -> None:
         if self.state.drop_commit:
             # Read part of the body, then hang up: the client sees the connection drop mid-upload.
             self.rfile.read(min(int(self.headers.get("Content-Length") or 0) // 2, 4096))
             raise _Drop()
         raw = self._body()
-        repo = self._repo(repo_type, repo_id, write=True)
+        repo = self._repo(repo_type, repo_id)
         if repo is None:
             return
         branch = urllib.parse.unquote(rev)
+        create_pr = (query or {}).get("create_pr", ["0"])[0] in ("1", "true", "True")
+        if not self._may_commit(repo, branch, create_pr):
+            return
         lines = [json.loads(line) for line in raw.decode().splitlines() if line.strip()]
         if not lines or lines[0].get("key") != "header":
             return self._error(400, "the first NDJSON line must be the commit header")
         header = lines[0]["value"]
         with self.state.lock:
-            if branch not in repo.refs:
+            pr = repo.pull_request(branch)
+            if branch not in repo.refs and pr is None:
                 return self._error(404, f"Invalid rev id: {branch}", "RevisionNotFound")
-            head = repo.commits[repo.refs[branch]]
+            if pr is not None and pr.status != "open":
+                return self._error(403, f"Pull request #{pr.num} is {pr.status}; reopen it to push to it")
+            if create_pr and pr is not None:
+                return self._error(400, "create_pr cannot be used with a pull request revision")
+            head = repo.commits[pr.head if pr is not None else repo.refs[branch]]  # type: ignore[index]
             parent = header.get("parentCommit")
-            if parent and not head.sha.startswith(parent):
+            if parent and create_pr:  # a PR opened from an older commit of the branch
+                head = repo.resolve(parent)  # type: ignore[assignment]
+                if head is None:
+                    return self._error(404, f"Invalid rev id: {parent}", "RevisionNotFound")
+            elif parent and not head.sha.startswith(parent):
                 return self._error(412, f"A commit has happened since. Parent {parent} is not the head {head.sha}")
             files = dict(head.files)
             for line in lines[1:]:
@@ -446,12 +545,172 @@ class Handler(BaseHTTPRequestHandler):
                         del files[p]
                 else:
                     return self._error(400, f"unknown commit operation {key!r}")
-            sha = self._new_sha(repo_id, header.get("summary", ""))
-            repo.commits[sha] = Commit(sha, head.sha, header.get("summary", ""), _now(), files)
-            repo.refs[branch] = sha
-        prefix = "" if repo_type == "model" else f"{repo_type}s/"
-        self._json(200, {"success": True, "commitOid": sha, "commitUrl": f"{self.base}/{prefix}{repo_id}/commit/{sha}",
-                         "pullRequestUrl": None})
+            summary = header.get("summary", "")
+            sha = self._new_sha(repo_id, summary)
+            repo.commits[sha] = Commit(sha, head.sha, summary, _now(), files)
+            pr_url = None
+            if create_pr:
+                pr = self._open(repo, summary or "Upload files", header.get("description", ""), True)
+                pr.base, pr.target = head.sha, branch
+                pr_url = f"{self.base}/{self._prefix(repo_type)}{repo_id}/discussions/{pr.num}"
+            if pr is not None:
+                pr.head = sha
+                pr.events.append(self._event("commit", {"subject": summary, "oid": sha}))
+            else:
+                repo.refs[branch] = sha
+        self._json(200, {"success": True, "commitOid": sha,
+                         "commitUrl": f"{self.base}/{self._prefix(repo_type)}{repo_id}/commit/{sha}",
+                         "pullRequestUrl": pr_url})
+
+    # ------------------------------------------------------------ discussions and pull requests
+    @staticmethod
+    def _prefix(repo_type: str) -> str:
+        return "" if repo_type == "model" else f"{repo_type}s/"
+
+    def _event(self, kind: str, data: dict[str, Any]) -> dict[str, Any]:
+        self.state.counter += 1
+        return {"id": hashlib.sha1(f"event:{self.state.counter}".encode()).hexdigest()[:24], "type": kind,
+                "createdAt": _now(), "author": {"name": self._user() or "deleted", "type": "user"}, "data": data}
+
+    def _comment_event(self, text: str) -> dict[str, Any]:
+        now = _now()
+        latest = {"raw": text, "html": f"<p>{html.escape(text)}</p>", "updatedAt": now,
+                  "author": {"name": self._user() or "deleted"}}
+        return self._event("comment", {"edited": False, "hidden": False, "latest": latest, "numEdits": 0,
+                                       "editors": [self._user()], "editorAvatarUrls": [], "reactions": [],
+                                       "identifiedLanguage": {"language": "en", "probability": 1.0},
+                                       "history": [latest]})
+
+    def _open(self, repo: Repo, title: str, description: str, pull_request: bool) -> Discussion:
+        """A new discussion or PR, numbered after every earlier one (both share the numbers)."""
+        num = max(repo.discussions, default=0) + 1
+        d = Discussion(num, title, self._user() or "deleted", pull_request, _now())
+        d.events.append(self._comment_event(description or ""))
+        repo.discussions[num] = d
+        return d
+
+    def _summary(self, repo: Repo, d: Discussion) -> dict[str, Any]:
+        return {"num": d.num, "title": d.title, "status": d.status, "createdAt": d.created_at,
+                "author": {"name": d.author, "type": "user"}, "isPullRequest": d.is_pull_request,
+                "repo": {"name": repo.repo_id, "type": repo.repo_type},
+                "numComments": sum(e["type"] == "comment" for e in d.events), "pinned": False, "topReactions": []}
+
+    def _details(self, repo: Repo, d: Discussion) -> dict[str, Any]:
+        out = {**self._summary(repo, d), "events": d.events}
+        if d.is_pull_request:
+            out["changes"] = {"base": f"refs/heads/{d.target}", **({"mergeCommitId": d.merge_commit} if d.merge_commit else {})}
+            out["filesWithConflicts"] = self._conflicts(repo, d) if d.status == "open" else []
+            out["diff"] = "".join(f"diff --git a/{p} b/{p}\n" for p in sorted(self._changes(repo, d)))
+        return out
+
+    @staticmethod
+    def _changes(repo: Repo, d: Discussion) -> dict[str, Blob | None]:
+        """What a PR changes against its base: path -> new blob, or None when deleted."""
+        if d.head is None or d.base is None:
+            return {}
+        base, head = repo.commits[d.base].files, repo.commits[d.head].files
+        out: dict[str, Blob | None] = {p: b for p, b in head.items() if base.get(p) != b}
+        out.update({p: None for p in base if p not in head})
+        return out
+
+    def _conflicts(self, repo: Repo, d: Discussion) -> list[str]:
+        """Paths main changed since the PR's base in another way than the PR did."""
+        if d.base is None:
+            return []
+        base, main = repo.commits[d.base].files, repo.commits[repo.refs[d.target]].files
+        return sorted(p for p, new in self._changes(repo, d).items()
+                      if main.get(p) != base.get(p) and main.get(p) != new)
+
+    def discussions(self, method: str, repo_type: str, repo_id: str, rest: list[str], query: dict) -> None:
+        repo = self._repo(repo_type, repo_id)
+        if repo is None:
+            return
+        if not rest and method == "GET":
+            kind = query.get("type", ["all"])[0]
+            status = query.get("status", ["all"])[0]
+            author = query.get("author", [None])[0]
+            page = int(query.get("p", ["0"])[0])
+            with self.state.lock:
+                found = [d for d in sorted(repo.discussions.values(), key=lambda d: -d.num)
+                         if (kind == "all" or (kind == "pull_request") == d.is_pull_request)
+                         and (status == "all" or d.status == status) and (author is None or d.author == author)]
+                start = page * 50
+                self._json(200, {"discussions": [self._summary(repo, d) for d in found[start:start + 50]],
+                                 "count": len(found), "start": start,
+                                 "numClosedDiscussions": sum(d.status != "open" for d in repo.discussions.values())})
+            return
+        if not rest and method == "POST":
+            body = json.loads(self._body() or b"{}")
+            if self._user() is None:
+                return self._error(401, "Invalid credentials in Authorization header")
+            with self.state.lock:
+                d = self._open(repo, str(body.get("title", "")).strip() or "untitled",
+                               str(body.get("description") or ""), bool(body.get("pullRequest")))
+                if d.is_pull_request:  # an empty PR: its ref points at main's head until commits come
+                    d.base = d.head = repo.refs["main"]
+            return self._json(200, {"num": d.num, "url": f"{self.base}/{self._prefix(repo_type)}{repo_id}/"
+                                                          f"discussions/{d.num}"})
+        if not rest[0].isdigit():
+            return self._error(404, f"no route for {method} discussions/{'/'.join(rest)}")
+        with self.state.lock:
+            d = repo.discussions.get(int(rest[0]))
+            if d is None:
+                return self._error(404, f"Discussion #{rest[0]} not found", "DiscussionNotFound")
+            if len(rest) == 1 and method == "GET":
+                return self._json(200, self._details(repo, d))
+            action = rest[1] if len(rest) == 2 else ""
+            if method not in ("POST", "PATCH") or action not in ("comment", "status", "merge"):
+                return self._error(404, f"no route for {method} discussions/{'/'.join(rest)}")
+            raw = self._body()
+            body = json.loads(raw) if raw.strip() else {}
+            user = self._user()
+            if user is None:
+                return self._error(401, "Invalid credentials in Authorization header")
+            if action == "comment":
+                text = str((body or {}).get("comment", ""))
+                if not text.strip():
+                    return self._error(400, "comment must not be empty")
+                event = self._comment_event(text)
+                d.events.append(event)
+                return self._json(200, {"newMessage": event})
+            if action == "status":
+                new = (body or {}).get("status")
+                if new not in ("open", "closed"):
+                    return self._error(400, f"status must be open or closed, not {new!r}")
+                if d.status == "merged":
+                    return self._error(400, "A merged pull request cannot change status")
+                if not (self._can_write() or (d.author == user and new == "closed")):
+                    return self._error(403, "You don't have the rights to change this discussion's status")
+                if (body or {}).get("comment"):
+                    d.events.append(self._comment_event(str(body["comment"])))
+                d.status = new
+                event = self._event("status-change", {"status": new})
+                d.events.append(event)
+                return self._json(200, {"newStatus": event})
+            # merge
+            if not d.is_pull_request:
+                return self._error(400, "Only pull requests can be merged")
+            if not self._can_write():
+                return self._error(403, "You don't have the rights to merge this pull request")
+            if d.status != "open":
+                return self._error(400, f"Pull request #{d.num} is {d.status}")
+            conflicts = self._conflicts(repo, d)
+            if conflicts:
+                return self._error(409, f"Merge conflict in {', '.join(conflicts[:5])}")
+            files = dict(repo.commits[repo.refs[d.target]].files)
+            for path, blob in self._changes(repo, d).items():
+                if blob is None:
+                    files.pop(path, None)
+                else:
+                    files[path] = blob
+            sha = self._new_sha(repo_id, f"merge {d.num}")
+            repo.commits[sha] = Commit(sha, repo.refs[d.target], f"Merge pull request #{d.num}", _now(), files)
+            repo.refs[d.target] = sha
+            if (body or {}).get("comment"):
+                d.events.append(self._comment_event(str(body["comment"])))
+            d.status, d.merge_commit = "merged", sha
+            d.events.append(self._event("status-change", {"status": "merged"}))
+            return self._json(200, {"success": True})
 
     # ------------------------------------------------------------ listing
     @staticmethod
@@ -605,6 +864,10 @@ class HubServer(ThreadingHTTPServer):
             out.append(sha)
             sha = repo.commits[sha].parent
         return out[::-1]
+
+    def discussion(self, repo_id: str, num: int, repo_type: str = "dataset") -> Discussion:
+        """Discussion or pull request `num` as the server holds it (status, events, head)."""
+        return self.state.repos[(repo_type, repo_id)].discussions[num]
 
     def files(self, repo_id: str, rev: str = "main", repo_type: str = "dataset") -> dict[str, bytes]:
         commit = self.state.repos[(repo_type, repo_id)].resolve(rev)

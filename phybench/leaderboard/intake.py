@@ -1,0 +1,584 @@
+"""Intake through the Hub: authors open pull requests, `sync` re-scores and admits them.
+
+An author runs ``phybench submit SUB --repo OWNER/NAME``: the submission and its card
+(`phybench.submission.card`) are checked locally, then one pull request on the Hub *dataset*
+repo adds them under ``submissions/<model>/<hash12>/``: ``submission.zip`` (or the author's
+own .zip / .tar.*), ``card.json``, and optionally ``results.json``, the author's own scores
+(the *claim*).
+
+A maintainer (or the scheduled workflow, .github/workflows/leaderboard.yml) runs
+``phybench leaderboard sync``: for every open pull request, at the commit its ref
+``refs/pr/N`` points at when the sync reads it, the change set must be one new submission
+folder and nothing else; the files are size-checked before they are downloaded; the archive
+is read by phybench's capped reader (never extracted) and validated against the split of
+the same hash in ``--splits``; the card is checked; the submission is scored as
+``phybench score`` scores it; a claim must equal the recomputed results field for field.
+An admitted pull request gets its results file and a verification record
+(`phybench.leaderboard.verification`) under ``RESULTS/hub/``, a comment, and is merged; a
+refused one gets a comment listing every problem and is closed (the author fixes it and
+submits again).  Then the site is rebuilt.
+
+Why a second sync does nothing: it lists *open* pull requests only, and every handled one
+is merged or closed.  If a sync stops between its comment and the status change, the next
+one finds its own comment (by the sync's own Hub user, carrying a marker with the commit
+it judged) and finishes the job without commenting twice; a comment by anyone else
+carrying the marker counts for nothing.  Each pull request is handled in its own ``try``:
+a hostile one (an archive bomb, a path-traversal entry, a forged claim, files outside its
+folder) is refused or, if it breaks something unexpected, reported and left open, and the
+others go on.
+
+`huggingface_hub` reads HF_ENDPOINT and HF_TOKEN from the environment; nothing here
+names the real Hub, so the tests run against tests/hubserver.py.
+"""
+from __future__ import annotations
+
+import datetime
+import io
+import json
+import os
+import re
+import shutil
+import stat
+import tempfile
+import zipfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .. import __version__
+from ..io import file_sha256
+
+SUBMISSIONS_DIR = "submissions"
+CARD = "card.json"
+CLAIM = "results.json"
+ARCHIVE_SUFFIXES = (".zip", ".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz")
+ARCHIVES = tuple(f"submission{s}" for s in ARCHIVE_SUFFIXES)
+RESULTS_SUBDIR = "hub"  # under --results: one results file (+ record, + sidecar) per admitted PR
+MARKER = "<!-- phybench-sync"
+MAX_CLAIM_BYTES = 64 << 20
+MAX_LISTED = 40  # problems listed in one comment; the rest are counted
+_SLUG = re.compile(r"[^a-z0-9._-]+")
+_PATH = re.compile(r"^submissions/([a-z0-9][a-z0-9._-]{0,63})/([0-9a-f]{12})/([A-Za-z0-9._-]{1,40})$")
+_DIFF = re.compile(r"^diff --git a/(\S+) b/(\S+)$")
+_MARK = re.compile(r"<!-- phybench-sync head=([0-9a-f]{7,64}) outcome=(admitted|refused) -->")
+
+
+class IntakeError(Exception):
+    """Something that stops `submit` or `sync` as a whole (exit 2): a bad argument, an invalid submission."""
+
+
+class Refused(Exception):
+    """One pull request refused; `problems` are the lines its comment lists."""
+
+    def __init__(self, problems: Sequence[str]) -> None:
+        self.problems = list(problems)
+        super().__init__("; ".join(self.problems))
+
+
+def model_slug(name: str) -> str:
+    """A model name as one path segment of the Hub repo: lower case, [a-z0-9._-], at most 64."""
+    slug = _SLUG.sub("-", name.lower()).strip("-._")[:64].strip("-._")
+    return slug or "model"
+
+
+# ------------------------------------------------------------------ submit
+@dataclass
+class Prepared:
+    """A checked submission, ready to upload."""
+
+    model: str
+    task: str
+    split: str
+    submission_hash: str
+    files: dict[str, bytes | Path]  # path in the repo -> bytes or a local file
+
+    @property
+    def folder(self) -> str:
+        return f"{SUBMISSIONS_DIR}/{model_slug(self.model)}/{self.submission_hash[:12]}"
+
+
+def pack_zip(folder: Path) -> bytes:
+    """submission.json and videos/ of a submission folder as one zip, the same bytes every time.
+
+    Only the files the submission hash covers go in (a card or notes beside them stay out);
+    fixed dates and modes, names sorted, so the same folder gives the same archive."""
+    from ..submission.format import META, VIDEO_DIR
+
+    names = []
+    for root, dirs, files in os.walk(folder / VIDEO_DIR, followlinks=False):
+        dirs.sort()
+        for name in files:
+            names.append(Path(root, name).relative_to(folder).as_posix())
+    names = sorted([META, *names])
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED, compresslevel=6) as zf:
+        for name in names:
+            path = folder / name
+            if path.is_symlink() or not stat.S_ISREG(path.lstat().st_mode):
+                raise IntakeError(f"{path} is a link or not a plain file; copy the file in instead")
+            info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+            info.external_attr = 0o644 << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            zf.writestr(info, path.read_bytes())
+    return buf.getvalue()
+
+
+def _archive_name(path: Path) -> str:
+    name = path.name.lower()
+    for suffix in sorted(ARCHIVE_SUFFIXES, key=len, reverse=True):
+        if name.endswith(suffix):
+            return f"submission{suffix}"
+    raise IntakeError(f"{path}: a submission is a folder or a {', '.join(ARCHIVE_SUFFIXES)} archive")
+
+
+def read_claim(data: bytes) -> dict[str, Any]:
+    """A claimed results file, parsed; raises ValueError with a one-line reason."""
+    if len(data) > MAX_CLAIM_BYTES:
+        raise ValueError(f"{CLAIM} is larger than {MAX_CLAIM_BYTES:,} bytes")
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise ValueError(f"{CLAIM} is not a JSON results file ({type(exc).__name__})") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("provenance"), dict):
+        raise ValueError(f"{CLAIM} is not a phybench results file (no provenance); see docs/results.md")
+    return doc
+
+
+def prepare(submission: str | os.PathLike[str], card: str | os.PathLike[str] | None = None,
+            claim: str | os.PathLike[str] | None = None, split_dir: str | os.PathLike[str] | None = None
+            ) -> Prepared:
+    """Check a submission, its card and its claim before anything is uploaded.
+
+    With `split_dir` the submission is validated in full against it (`phybench validate`);
+    without, its structure, submission.json and every file it hashes are still read.
+    The card defaults to SUB/card.json, then card.json beside SUB.  Raises IntakeError
+    listing every problem."""
+    from ..submission.archive import SubmissionError
+    from ..submission.card import CARD_NAME, load_card
+    from ..submission.format import Submission, submission_hash
+    from ..submission.validation import validate
+
+    sub = Path(submission)
+    if not sub.exists():
+        raise IntakeError(f"{sub} does not exist")
+    try:
+        with Submission(sub) as opened:
+            meta = opened._meta if opened._meta_ok else None
+            problems = [p for p in opened.problems if p.severity == "error"]
+            digest = submission_hash(opened) if not problems else None
+    except SubmissionError as exc:
+        raise IntakeError(f"{sub} is not a valid submission: {exc}") from None
+    if split_dir is not None:
+        report = validate(sub, split_dir)
+        problems = report.errors
+        digest = report.submission_hash
+    lines = [f"[{p.code}] {p.message}" for p in problems]
+    if not isinstance(meta, dict) and not lines:
+        lines.append("[invalid_json] submission.json could not be read")
+    card_path = Path(card) if card else next(
+        (p for p in (sub / CARD_NAME, sub.parent / CARD_NAME) if p.is_file()), None)
+    if card_path is None:
+        lines.append(f"[card-json] no card: give --card CARD (or put {CARD_NAME} in or beside {sub})")
+        card_doc = None
+    else:
+        card_doc, card_problems = load_card(card_path, meta)
+        lines += [f"[{p.code}] {p.message}" for p in card_problems]
+    files: dict[str, bytes | Path] = {}
+    if claim is not None:
+        try:
+            claimed = read_claim(Path(claim).read_bytes())
+            if digest is not None and claimed["provenance"].get("submission_hash") != digest:
+                lines.append(f"[claim] {claim} was scored from submission "
+                             f"{str(claimed['provenance'].get('submission_hash'))[:12]}, not this one ({digest[:12]})")
+            files[CLAIM] = Path(claim)
+        except (OSError, ValueError) as exc:
+            lines.append(f"[claim] {exc}")
+    if lines:
+        raise IntakeError(f"{sub}: not submitted (nothing uploaded), {len(lines)} problem(s): " + "; ".join(lines))
+    assert isinstance(meta, dict) and digest is not None and card_doc is not None
+    from ..submission.card import card_bytes
+
+    files[CARD] = card_bytes(card_doc)
+    if sub.is_dir():
+        files["submission.zip"] = pack_zip(sub)
+    else:
+        files[_archive_name(sub)] = sub
+    prepared = Prepared(meta["model"]["name"], meta["task"], meta["split"], digest, {})
+    prepared.files = {f"{prepared.folder}/{name}": data for name, data in sorted(files.items())}
+    return prepared
+
+
+def submit(prepared: Prepared, repo: str, revision: str = "main", token: str | None = None) -> str:
+    """Open the pull request; returns its address."""
+    from huggingface_hub import CommitOperationAdd, HfApi
+
+    operations = [CommitOperationAdd(path_in_repo=path, path_or_fileobj=data if isinstance(data, bytes) else str(data))
+                  for path, data in prepared.files.items()]
+    info = HfApi(token=token).create_commit(
+        repo, operations, repo_type="dataset", revision=revision, create_pr=True,
+        commit_message=f"Submission: {prepared.model[:80]} ({prepared.task}/{prepared.split}, "
+                       f"{prepared.submission_hash[:12]})",
+        commit_description=(f"Submitted with `phybench submit` (phybench {__version__}).  Submission hash "
+                            f"{prepared.submission_hash}; `phybench leaderboard sync` re-scores it and answers here."),
+    )
+    if not info.pr_url:
+        raise IntakeError(f"{repo}: the Hub made a commit but opened no pull request ({info.commit_url})")
+    return str(info.pr_url)
+
+
+# ------------------------------------------------------------------ sync
+@dataclass
+class Outcome:
+    """What happened to one pull request."""
+
+    num: int
+    status: str  # admitted, refused, error (left open; the next sync tries again)
+    lines: list[str] = field(default_factory=list)  # refusal problems, or the error
+    results: Path | None = None
+
+    def to_text(self) -> str:
+        head = f"#{self.num}: {self.status}" + (f" -> {self.results}" if self.results else "")
+        return "\n".join([head, *(f"    {x}" for x in self.lines[:MAX_LISTED])])
+
+
+@dataclass
+class SyncReport:
+    outcomes: list[Outcome]
+    site: Path | None  # rebuilt, or None when nothing changed
+    build_error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.build_error is None and all(o.status != "error" for o in self.outcomes)
+
+    def to_text(self) -> str:
+        return "\n".join([*(o.to_text() for o in self.outcomes), self.summary()])
+
+    def summary(self) -> str:
+        """The totals and what happened to the site (the outcomes were logged as they came)."""
+        counts = {s: sum(o.status == s for o in self.outcomes) for s in ("admitted", "refused", "error")}
+        lines = []
+        lines.append(f"sync: {len(self.outcomes)} open pull request(s): {counts['admitted']} admitted, "
+                     f"{counts['refused']} refused, {counts['error']} left open after an error")
+        if self.build_error:
+            lines.append(f"site not rebuilt: {self.build_error}")
+        elif self.site is not None:
+            lines.append(f"site: {self.site / 'index.html'}")
+        else:
+            lines.append("nothing new: site not rebuilt")
+        return "\n".join(lines)
+
+
+def split_index(splits_dir: Path) -> dict[str, Path]:
+    """split hash -> split folder, for every manifest.json at most two levels under `splits_dir`
+    (the folders `leaderboard build --splits` reads)."""
+    found: dict[str, Path] = {}
+    files = sorted(set(splits_dir.glob("manifest.json")) | set(splits_dir.glob("*/manifest.json"))
+                   | set(splits_dir.glob("*/*/manifest.json")))
+    for file in files:
+        try:
+            found.setdefault(str(json.loads(file.read_text())["split_hash"]), file.parent)
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return found
+
+
+@dataclass
+class Syncer:
+    """One sync run's state: the Hub client, the splits, where results go."""
+
+    repo: str
+    splits_dir: Path
+    results_dir: Path
+    metrics: Sequence[str] | None = None
+    verified_by: str | None = None
+    progress: bool = False
+    log: Callable[[str], None] = print
+    api: Any = None
+    me: str = ""
+    splits: dict[str, Path] = field(default_factory=dict)
+    max_archive: int = 0
+
+    def start(self) -> None:
+        from huggingface_hub import HfApi
+
+        from ..submission.archive import Limits
+        from ..data.split import read_manifest
+
+        self.api = self.api or HfApi()
+        self.me = self.api.whoami()["name"]
+        self.verified_by = self.verified_by or f"phybench leaderboard sync ({self.me})"
+        self.splits = split_index(self.splits_dir)
+        if not self.splits:
+            raise IntakeError(f"--splits {self.splits_dir}: no split folders (manifest.json) found")
+        self.max_archive = max(Limits.for_split(read_manifest(p)).total_bytes for p in self.splits.values())
+
+    # ------------------------------------------------------------ one pull request
+    def _prior(self, details: Any, head: str) -> str | None:
+        """The outcome this sync's own user already commented for `head`, if any."""
+        for event in reversed(details.events):
+            if event.type == "comment" and event.author == self.me:
+                m = _MARK.search(getattr(event, "content", "") or "")
+                if m and head.startswith(m.group(1)):
+                    return m.group(2)
+        return None
+
+    def _changes(self, details: Any) -> list[str]:
+        """Paths the pull request changes (from its diff); refuses what cannot be read strictly."""
+        paths: set[str] = set()
+        for line in (details.diff or "").splitlines():
+            if line.startswith("diff --git "):
+                m = _DIFF.match(line)
+                if m is None or m.group(1) != m.group(2):
+                    raise Refused([f"[intake-paths] cannot read a changed path safely: {line[:120]!r}; "
+                                   "renames and names with spaces are not accepted"])
+                paths.add(m.group(1))
+        if not paths:
+            raise Refused(["[intake-paths] the pull request changes no files"])
+        return sorted(paths)
+
+    def _folder(self, paths: list[str], head_files: dict[str, Any], main_files: dict[str, Any]
+                ) -> tuple[str, str, dict[str, int]]:
+        """(model slug, hash12, {name: size}): the one new submission folder the PR adds."""
+        problems, folders = [], set()
+        for p in paths:
+            m = _PATH.match(p)
+            if m is None:
+                problems.append(f"[intake-paths] {p[:120]!r} is outside submissions/<model>/<hash12>/ "
+                                "(a pull request adds one submission folder and nothing else)")
+                continue
+            folders.add((m.group(1), m.group(2)))
+            if p in main_files:
+                problems.append(f"[intake-paths] {p} already exists on main; a pull request adds files only")
+            if p not in head_files:
+                problems.append(f"[intake-paths] the pull request deletes {p}")
+        if len(folders) > 1:
+            problems.append(f"[intake-paths] {len(folders)} submission folders in one pull request; one per PR")
+        if problems:
+            raise Refused(problems)
+        slug, hash12 = folders.pop()
+        prefix = f"{SUBMISSIONS_DIR}/{slug}/{hash12}/"
+        sizes = {p[len(prefix):]: int(getattr(head_files[p], "size", 0) or 0) for p in paths}
+        unknown = sorted(n for n in sizes if n not in (CARD, CLAIM, *ARCHIVES))
+        archives = [n for n in sizes if n in ARCHIVES]
+        if unknown:
+            problems.append(f"[intake-files] unexpected file(s) {', '.join(unknown)}: a submission folder holds "
+                            f"one {'/'.join(ARCHIVES[:2])}... archive, {CARD} and optionally {CLAIM}")
+        if len(archives) != 1:
+            problems.append(f"[intake-files] {len(archives)} submission archives; exactly one of "
+                            f"{', '.join(ARCHIVES)}")
+        if CARD not in sizes:
+            problems.append(f"[card-json] no {CARD} in {prefix}")
+        limits = {CARD: 64 * 1024, CLAIM: MAX_CLAIM_BYTES, **{a: self.max_archive for a in ARCHIVES}}
+        for name, size in sizes.items():
+            if name in limits and size > limits[name]:
+                problems.append(f"[intake-size] {name} is {size:,} bytes; at most {limits[name]:,} (not downloaded)")
+        if any(f.startswith(f"{SUBMISSIONS_DIR}/") and f.split("/")[2:3] == [hash12] for f in main_files):
+            problems.append(f"[intake-duplicate] submission {hash12} is already on the board (on main)")
+        if problems:
+            raise Refused(problems)
+        return slug, hash12, sizes
+
+    def _download(self, path: str, head: str, sibling: Any, work: Path) -> Path:
+        """One file of the PR at its pinned commit, checked against the hash the Hub lists for it.
+
+        A mismatch is the transfer's fault, not the author's: it raises IntakeError (the PR is
+        left open for the next sync), not Refused."""
+        import hashlib
+
+        from huggingface_hub import hf_hub_download
+
+        local = Path(hf_hub_download(self.repo, path, repo_type="dataset", revision=head,
+                                     cache_dir=str(work / "cache")))
+        data_size = local.stat().st_size
+        lfs = getattr(sibling, "lfs", None)
+        if lfs is not None:
+            want, got = str(lfs.sha256), file_sha256(local)
+        else:
+            want = str(getattr(sibling, "blob_id", ""))
+            h = hashlib.sha1(b"blob %d\0" % data_size)
+            with open(local, "rb") as f:
+                for chunk in iter(lambda: f.read(1 << 20), b""):
+                    h.update(chunk)
+            got = h.hexdigest()
+        if data_size != int(getattr(sibling, "size", -1) or 0) or got != want:
+            raise IntakeError(f"{path}: downloaded {data_size:,} bytes that do not match the Hub's listing "
+                              f"(hash {got[:12]}, listed {want[:12]}); try again")
+        return local
+
+    def evaluate(self, num: int, head: str, details: Any, head_files: dict[str, Any], main_files: dict[str, Any],
+                 work: Path) -> tuple[Path, str]:
+        """Check, score and compare one pull request; returns (results file, submission hash).
+
+        Raises Refused with every problem found."""
+        from ..scoring.results import results_bytes
+        from ..scoring.score import ScoreError, score, write_results
+        from ..submission.archive import SubmissionError
+        from ..submission.card import check_card
+        from ..submission.format import Submission
+        from ..submission.validation import validate
+        from .verification import Verification, compare_results, write_record
+
+        slug, hash12, sizes = self._folder(self._changes(details), head_files, main_files)
+        prefix = f"{SUBMISSIONS_DIR}/{slug}/{hash12}/"
+        local = {name: self._download(prefix + name, head, head_files[prefix + name], work) for name in sorted(sizes)}
+        archive_name = next(n for n in sizes if n in ARCHIVES)
+        archive = work / archive_name  # the name tells the reader the container type
+        shutil.copyfile(local[archive_name], archive)
+        try:
+            with Submission(archive) as opened:
+                meta = opened._meta if opened._meta_ok else None
+                opened_problems = [f"[{p.code}] {p.message}" for p in opened.problems if p.severity == "error"]
+        except SubmissionError as exc:
+            raise Refused([f"[{p.code}] {p.message}" for p in exc.problems] or [str(exc)]) from None
+        if not isinstance(meta, dict):
+            raise Refused(opened_problems or ["[invalid_json] submission.json could not be read"])
+        problems: list[str] = []
+        _, card_problems = check_card(local[CARD].read_bytes(), meta)
+        problems += [f"[{p.code}] {p.message}" for p in card_problems]
+        split_dir = self.splits.get(str(meta.get("split_hash")))
+        if split_dir is None:
+            raise Refused(problems + [f"[intake-split] no split {meta.get('task')}/{meta.get('split')} with hash "
+                                      f"{str(meta.get('split_hash'))[:12]} on this board; answer one of its splits"])
+        report = validate(archive, split_dir)
+        problems += [f"[{p.code}] {p.message}" for p in report.errors]
+        if report.ok and report.submission_hash is not None:
+            if report.submission_hash[:12] != hash12:
+                problems.append(f"[intake-hash] the folder says {hash12}, the submission's hash is "
+                                f"{report.submission_hash[:12]}")
+            if model_slug(meta["model"]["name"]) != slug:
+                problems.append(f"[intake-model] the folder says {slug!r}, submission.json names "
+                                f"{meta['model']['name'][:80]!r} ({model_slug(meta['model']['name'])!r})")
+        out = self.results_dir / RESULTS_SUBDIR / f"{meta['task']}-{meta['split']}-{slug}-{hash12}.json"
+        if report.ok:
+            problems += self._on_the_board(meta, out)
+        claim = None
+        if CLAIM in local:
+            try:
+                claim = read_claim(local[CLAIM].read_bytes())
+            except ValueError as exc:
+                problems.append(f"[claim] {exc}")
+        if problems:
+            raise Refused(problems)
+        assert report.submission_hash is not None
+        try:
+            scored = score(archive, split_dir, self.metrics, progress=self.progress)
+        except ScoreError as exc:
+            raise Refused([f"[score] {str(exc).splitlines()[0]}"]) from None
+        # Compared as written (results_bytes rounds floats), as the claim was written by `score --out`.
+        results = json.loads(results_bytes(scored.results))
+        not_recomputed: list[str] = []
+        if claim is not None:
+            # A claim scored with another metric set (no LPIPS/FVD weights on one side) is compared on
+            # the metrics both have; the weight hashes and the "skipping ..." warnings then differ too.
+            claimed = {str(m) for m in claim.get("metrics", [])} if isinstance(claim.get("metrics"), list) else set()
+            not_recomputed = sorted(claimed - set(results["metrics"]))
+            unclaimed = sorted(set(results["metrics"]) - claimed) if claimed else []
+            skip = {*not_recomputed, *unclaimed, *(("weights", "warnings") if not_recomputed or unclaimed else ())}
+            differ = compare_results(claim, results, skip=skip)
+            if differ:
+                raise Refused([f"[claim-differs] {d}" for d in differ])
+        write_results(out, scored)
+        write_record(out, Verification(
+            results_sha256=file_sha256(out), submission_hash=report.submission_hash,
+            split_hash=results["provenance"]["split_hash"], phybench_version=__version__,
+            verified_by=str(self.verified_by)[:200], date=datetime.datetime.now(datetime.timezone.utc).date().isoformat(),
+            recomputed=tuple(results["metrics"]),
+            extra={"pull_request": num, "repo": self.repo, "revision": head,
+                   **({"claim_not_recomputed": not_recomputed} if not_recomputed else {})},
+        ))
+        return out, report.submission_hash
+
+    def _on_the_board(self, meta: dict[str, Any], out: Path) -> list[str]:
+        """A row the board already has for this model on this split (the build allows one per model
+        and split); `out`, this PR's own file from an interrupted earlier sync, does not count."""
+        name, split_hash = meta["model"]["name"], meta["split_hash"]
+        for path in sorted(self.results_dir.rglob("*.json")):
+            if path == out or path.name.endswith((".samples.json", ".verified.json")) or path.stat().st_size > MAX_CLAIM_BYTES:
+                continue
+            try:
+                doc = json.loads(path.read_bytes())
+                same = doc["model"]["name"] == name and doc["provenance"]["split_hash"] == split_hash
+            except (ValueError, KeyError, TypeError, RecursionError):
+                continue
+            if same:
+                return [f"[intake-duplicate] model {name[:80]!r} already has a row on {meta['task']}/{meta['split']} "
+                        f"({path.relative_to(self.results_dir).as_posix()}); one row per model and split: submit "
+                        "under another model name, or ask the maintainers to replace it"]
+        return []
+
+    def comment(self, num: int, head: str, outcome: str, lines: Sequence[str]) -> None:
+        if outcome == "admitted":
+            body = [f"**phybench leaderboard sync: admitted** (phybench {__version__})", "", *lines]
+        else:
+            shown = list(lines[:MAX_LISTED])
+            if len(lines) > MAX_LISTED:
+                shown.append(f"... and {len(lines) - MAX_LISTED} more")
+            body = [f"**phybench leaderboard sync: refused** (phybench {__version__}), at commit {head[:12]}.", "",
+                    "Problems:", *(f"- {x}" for x in shown), "",
+                    "Fix them and submit again (`phybench submit`); this pull request is closed."]
+        body.append(f"\n<!-- phybench-sync head={head} outcome={outcome} -->")
+        self.api.comment_discussion(self.repo, num, "\n".join(body), repo_type="dataset")
+
+    def handle(self, num: int, main_files: dict[str, Any]) -> Outcome:
+        details = self.api.get_discussion_details(self.repo, num, repo_type="dataset")
+        info = self.api.repo_info(self.repo, repo_type="dataset", revision=f"refs/pr/{num}", files_metadata=True)
+        head = str(info.sha)
+        head_files = {s.rfilename: s for s in info.siblings or []}
+        prior = self._prior(details, head)
+        if prior == "refused":  # commented by an earlier sync that stopped before closing
+            self.api.change_discussion_status(self.repo, num, "closed", repo_type="dataset")
+            return Outcome(num, "refused", ["(refused by an earlier sync; closed now)"])
+        with tempfile.TemporaryDirectory(prefix=f"phybench-pr{num}-") as tmp:
+            try:
+                path, digest = self.evaluate(num, head, details, head_files, main_files, Path(tmp))
+            except Refused as exc:
+                self.comment(num, head, "refused", exc.problems)
+                self.api.change_discussion_status(self.repo, num, "closed", repo_type="dataset")
+                return Outcome(num, "refused", exc.problems)
+        if prior is None:
+            self.comment(num, head, "admitted", [
+                f"Re-scored from submission `{digest}` at commit {head[:12]}: every number is this sync's own "
+                f"(results file `{path.name}`, verification record beside it).", "Merged onto the board."])
+        self.api.merge_pull_request(self.repo, num, repo_type="dataset")
+        return Outcome(num, "admitted", [], path)
+
+    def main_files(self) -> dict[str, Any]:
+        info = self.api.repo_info(self.repo, repo_type="dataset", files_metadata=True)
+        return {s.rfilename: s for s in info.siblings or []}
+
+    def run(self) -> list[Outcome]:
+        self.start()
+        prs = sorted(d.num for d in self.api.get_repo_discussions(
+            self.repo, repo_type="dataset", discussion_type="pull_request", discussion_status="open"))
+        outcomes = []
+        for num in prs:
+            try:
+                outcome = self.handle(num, self.main_files())
+            except Exception as exc:  # noqa: BLE001 - one pull request never stops the others
+                outcome = Outcome(num, "error", [f"{type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''}"])
+            self.log(outcome.to_text())
+            outcomes.append(outcome)
+        return outcomes
+
+
+def sync(repo: str, splits_dir: str | os.PathLike[str], results_dir: str | os.PathLike[str],
+         site_dir: str | os.PathLike[str], *, metrics: Sequence[str] | None = None, verified_by: str | None = None,
+         progress: bool = False, log: Callable[[str], None] = print, api: Any = None) -> SyncReport:
+    """Handle every open submission pull request of `repo`, then rebuild the site if anything was admitted."""
+    from . import LeaderboardError, build
+
+    splits, results, site = Path(splits_dir), Path(results_dir), Path(site_dir)
+    if not splits.is_dir():
+        raise IntakeError(f"--splits {splits} is not a folder")
+    results.mkdir(parents=True, exist_ok=True)
+    syncer = Syncer(repo, splits, results, metrics, verified_by, progress, log, api)
+    outcomes = syncer.run()
+    if not any(o.status == "admitted" for o in outcomes) and (site / "index.html").is_file():
+        return SyncReport(outcomes, None)
+    try:
+        build(results, site)  # every admitted split hash was matched by the sync; the shipped rows by their commit
+    except LeaderboardError as exc:
+        return SyncReport(outcomes, None, str(exc).splitlines()[0])
+    return SyncReport(outcomes, site)
