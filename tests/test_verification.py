@@ -72,3 +72,20 @@ def test_compare_results_names_each_field() -> None:
     assert diffs[1].startswith("untrackable: claimed 1 items")
     # A skipped metric's entries are not compared.
     assert compare_results(forged, claimed, skip=("velocity_error", "untrackable")) == []
+
+
+def test_sidecar_is_pinned_too(tmp_path: Path) -> None:
+    results = tmp_path / "r.json"
+    shutil.copy(RESULTS, results)
+    shutil.copy(RESULTS.with_name(RESULTS.name.replace(".json", ".samples.json")), tmp_path / "r.samples.json")
+    write_record(results, _record(results))
+    got = read_record(results)
+    assert got is not None and got.samples_sha256 == file_sha256(tmp_path / "r.samples.json")
+    side = tmp_path / "r.samples.json"
+    side.write_bytes(side.read_bytes().replace(b"true_velocity", b"true_velocity ", 1))
+    with pytest.raises(VerificationError, match="edited, added or removed") as err:
+        read_record(results)
+    assert err.value.code == "verify-stale"
+    side.unlink()
+    with pytest.raises(VerificationError, match="edited, added or removed"):
+        read_record(results)

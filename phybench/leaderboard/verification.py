@@ -3,8 +3,8 @@
 A results file says what a submission scored; anyone can edit it.  A maintainer who
 re-scores the submission (``phybench leaderboard verify``, or ``leaderboard sync`` for a
 Hub pull request) and finds every number equal writes a *verification record* beside it,
-``<stem>.verified.json``.  The record pins the results file's bytes (SHA-256), the
-submission and split it was re-scored from, who did it, with which phybench version, on
+``<stem>.verified.json``.  The record pins the results file's bytes (SHA-256) and its
+samples sidecar's, the submission and split it was re-scored from, who did it, with which phybench version, on
 which date, and which metrics were recomputed or skipped.  ``leaderboard build`` checks the
 record against the results file it sits beside; ``--require-verified`` refuses any row
 without a valid one.
@@ -15,6 +15,7 @@ results file with a recomputed one (`compare_results`) lives here too, so `verif
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections.abc import Iterable, Mapping
@@ -57,6 +58,7 @@ class Verification:
     skipped: tuple[str, ...] = ()  # metrics in the results file that were not recomputed
     status: str = "verified"
     extra: Mapping[str, Any] = field(default_factory=dict)  # e.g. {"pull_request": 3}
+    samples_sha256: str | None = None  # of the `.samples.json` sidecar beside the results, when there is one
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -72,6 +74,7 @@ class Verification:
             "recomputed": sorted(self.recomputed),
             "skipped": sorted(self.skipped),
             **({"extra": dict(self.extra)} if self.extra else {}),
+            **({"samples_sha256": self.samples_sha256} if self.samples_sha256 else {}),
         }
 
     def words(self) -> str:
@@ -87,6 +90,12 @@ def record_path(results_path: str | Path) -> Path:
     return p.with_name(p.name[: -len(".json")] + SUFFIX if p.name.endswith(".json") else p.name + SUFFIX)
 
 
+def samples_path(results_path: str | Path) -> Path:
+    """``dir/name.json`` -> ``dir/name.samples.json`` (the per-video sidecar `phybench score` writes)."""
+    p = Path(results_path)
+    return p.with_name(p.name[: -len(".json")] + ".samples.json")
+
+
 def is_record(path: str | Path) -> bool:
     return Path(path).name.endswith(SUFFIX)
 
@@ -99,6 +108,9 @@ def write_record(results_path: str | Path, verification: Verification) -> Path:
         raise VerificationError(
             "verify-stale", f"{results_path} changed since it was verified (sha256 {actual[:12]}, "
             f"verified {verification.results_sha256[:12]}): verify it again")
+    sidecar = samples_path(results_path)
+    if sidecar.is_file():  # the sidecar is part of what was verified: pin it too
+        verification = dataclasses.replace(verification, samples_sha256=file_sha256(sidecar))
     out = record_path(results_path)
     data = json.dumps(verification.to_dict(), indent=2, sort_keys=True, ensure_ascii=True) + "\n"
     atomic_write_bytes(out, data.encode("ascii"))
@@ -129,7 +141,11 @@ def parse_record(doc: Any) -> Verification:
     extra = doc.get("extra", {})
     if not isinstance(extra, dict):
         raise VerificationError("verify-malformed", "record field 'extra' must be an object")
-    return Verification(recomputed=_strings(doc, "recomputed"), skipped=_strings(doc, "skipped"), extra=extra, **text)
+    samples = doc.get("samples_sha256")
+    if samples is not None and not (isinstance(samples, str) and len(samples) == 64 and samples.isalnum()):
+        raise VerificationError("verify-malformed", "record field 'samples_sha256' must be a sha256 hex digest")
+    return Verification(recomputed=_strings(doc, "recomputed"), skipped=_strings(doc, "skipped"), extra=extra,
+                        samples_sha256=samples, **text)
 
 
 def read_record(results_path: str | Path) -> Verification | None:
@@ -156,6 +172,13 @@ def read_record(results_path: str | Path) -> Verification | None:
         raise VerificationError(
             "verify-stale", f"{results_path.name} was edited after it was verified "
             f"(sha256 {actual[:12]}, record {record.results_sha256[:12]}): verify it again")
+    sidecar = samples_path(results_path)
+    if sidecar.is_file() or record.samples_sha256:
+        actual = file_sha256(sidecar) if sidecar.is_file() else "(none)"
+        if actual != record.samples_sha256:
+            raise VerificationError(
+                "verify-stale", f"{sidecar.name} was edited, added or removed after {results_path.name} was verified "
+                f"(sha256 {actual[:12]}, record {str(record.samples_sha256)[:12]}): verify it again")
     try:
         results = json.loads(results_path.read_bytes())
         claimed = results["provenance"]["submission_hash"]
