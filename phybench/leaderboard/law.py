@@ -54,7 +54,7 @@ def headline(task: str) -> str | None:
 
 def _num(x: float) -> str:
     """4 significant digits (a fitted gravity of 2.297 is not 2.3), no negative zero."""
-    text = f"{x:.4g}"
+    text = f"{x:.4g}" if abs(x) >= 1e-9 else "0"  # a fit of nothing reads 1e-16, not a law
     return "0" if text in ("-0", "0") else text
 
 
