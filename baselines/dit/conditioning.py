@@ -79,8 +79,9 @@ def tokenize(text: str) -> list[str]:
 
 
 def build_vocab(texts: Sequence[str]) -> list[str]:
-    """The padding and unknown tokens, then every token of the training prompts, sorted."""
-    words = sorted({tok for text in texts for tok in tokenize(text)})
+    """The padding and unknown tokens, then the digits, the decimal point and every token of the
+    training prompts, sorted: any unsigned number is spelled in known tokens."""
+    words = sorted({tok for text in texts for tok in tokenize(text)} | set("0123456789."))
     return [PAD, UNK, *words]
 
 
