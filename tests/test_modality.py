@@ -156,7 +156,7 @@ def study(tmp_path_factory):
 def test_the_study_records_each_track_and_the_board_shows_it(study, tmp_path, capsys):
     files = sorted(p for p in (study / "results").glob("*.json") if not p.name.endswith(".samples.json"))
     names = [p.name for p in files]
-    assert names == [f"uniform-{s}-eval-dit-XS-frames{c}.json" for s in ("id", "ood") for c in ("", "-state", "-text")]
+    assert names == sorted(f"uniform-{s}-eval-dit-XS-frames{c}.json" for s in ("id", "ood") for c in ("", "-state", "-text"))
     tracks = {p.name: json.loads(p.read_text())["model"]["conditioning"]["inputs"] for p in files}
     assert tracks["uniform-id-eval-dit-XS-frames.json"] == "frames"
     assert tracks["uniform-ood-eval-dit-XS-frames-state.json"] == "frames+state"

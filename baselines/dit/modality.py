@@ -29,9 +29,11 @@ from typing import Sequence
 
 CONDITIONS = ("frames", "state", "text")
 TRACK = {"frames": "frames", "state": "frames+state", "text": "frames+text"}
-# The miniature's model: the study's XS size (2 layers of width 64) with 8x8 patches on 32 px,
-# 8-frame windows: 128 tokens a window, what 2 shared CPU cores train in minutes.
-MODEL = {"depth": 2, "width": 64, "heads": 2, "patch": 8}
+# The miniature's model: the scaling study's XS size (2 layers of width 64) on 16 px frames with
+# 4x4 patches and 8-frame windows: 128 tokens a window, what 2 shared CPU cores train in minutes.
+# (8x8 patches on 32 px, the same token count, cannot work at width 64: a token's 192 output
+# values would live in a 64-dimensional subspace, too few to predict per-pixel noise.)
+MODEL = {"depth": 2, "width": 64, "heads": 2, "patch": 4, "resolution": 16}
 
 
 def run_name(size: str, condition: str) -> str:
@@ -39,7 +41,7 @@ def run_name(size: str, condition: str) -> str:
 
 
 def run_modality(task: str, out: str | Path, *, conditions: Sequence[str] = CONDITIONS, train_size: int = 1000,
-                 steps: int = 400, batch_size: int = 16, eval_samples: int = 64, sample_steps: int = 10,
+                 steps: int = 300, batch_size: int = 16, eval_samples: int = 64, sample_steps: int = 10,
                  ema_decay: float = 0.99, seed: int = 0, progress: bool = True) -> list[Path]:
     """Train, sample and score every condition; returns the results files (ID and OOD per condition)."""
     from phybench.data.generate import generate
@@ -132,7 +134,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--conditions", default=",".join(CONDITIONS),
                    help=f"conditions, comma-separated ({', '.join(CONDITIONS)}; default all three)")
     p.add_argument("--train-size", type=int, default=1000, help="training videos: the first N of the first grid (default 1000)")
-    p.add_argument("--steps", type=int, default=400, help="training steps per condition (default 400)")
+    p.add_argument("--steps", type=int, default=300, help="training steps per condition (default 300)")
     p.add_argument("--batch-size", type=int, default=16, help="training batch (default 16)")
     p.add_argument("--eval-samples", type=int, default=64, help="samples per evaluation split (default 64)")
     p.add_argument("--sample-steps", type=int, default=10, help="DDPM sampler steps (default 10)")
