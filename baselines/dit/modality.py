@@ -41,7 +41,7 @@ def run_name(size: str, condition: str) -> str:
 
 
 def run_modality(task: str, out: str | Path, *, conditions: Sequence[str] = CONDITIONS, train_size: int = 1000,
-                 steps: int = 300, batch_size: int = 16, eval_samples: int = 64, sample_steps: int = 10,
+                 steps: int = 1000, batch_size: int = 16, eval_samples: int = 64, sample_steps: int = 20,
                  ema_decay: float = 0.99, seed: int = 0, progress: bool = True) -> list[Path]:
     """Train, sample and score every condition; returns the results files (ID and OOD per condition)."""
     from phybench.data.generate import generate
@@ -134,10 +134,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--conditions", default=",".join(CONDITIONS),
                    help=f"conditions, comma-separated ({', '.join(CONDITIONS)}; default all three)")
     p.add_argument("--train-size", type=int, default=1000, help="training videos: the first N of the first grid (default 1000)")
-    p.add_argument("--steps", type=int, default=300, help="training steps per condition (default 300)")
+    p.add_argument("--steps", type=int, default=1000, help="training steps per condition (default 1000)")
     p.add_argument("--batch-size", type=int, default=16, help="training batch (default 16)")
     p.add_argument("--eval-samples", type=int, default=64, help="samples per evaluation split (default 64)")
-    p.add_argument("--sample-steps", type=int, default=10, help="DDPM sampler steps (default 10)")
+    p.add_argument("--sample-steps", type=int, default=20, help="DDPM sampler steps (default 20)")
     p.add_argument("--seed", type=int, default=0, help="seed of every run: init, data order, noise (default 0)")
     p.add_argument("--out", required=True, help="study folder (re-run to resume)")
     p.add_argument("--quiet", action="store_true")

@@ -8,8 +8,8 @@
 # run resumes; delete WORK_DIR to start over.
 set -euo pipefail
 WORK=${1:-/tmp/phybench-modality}
-nice -n 10 phybench study modality --task uniform --train-size 1000 --steps 300 --batch-size 16 \
-  --eval-samples 64 --sample-steps 10 --seed 0 --out "$WORK"
+nice -n 10 phybench study modality --task uniform --train-size 1000 --steps 1000 --batch-size 16 \
+  --eval-samples 64 --sample-steps 20 --seed 0 --out "$WORK"
 out=leaderboard/results/modality
 mkdir -p "$out"
 rm -f "$out"/*.json
