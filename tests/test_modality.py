@@ -197,7 +197,7 @@ def test_phybench_run_hands_a_conditioned_dit_its_states_and_prompts(study, tmp_
             assert given[0][0]["bodies"][0]["position"] != given[-1][-1]["bodies"][0]["position"]
         else:
             assert all(isinstance(t, str) and "ball" in t for g in given for t in g)
-        sub = json.loads((out / f"uniform-id-eval" / "submission" / "submission.json").read_text())
+        sub = json.loads((out / "uniform-id-eval" / "submission" / "submission.json").read_text())
         assert sub["conditioning"] == {"inputs": f"frames+{condition}", "condition_frames_used": 3}
 
 
