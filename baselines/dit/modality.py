@@ -61,10 +61,9 @@ def run_modality(task: str, out: str | Path, *, conditions: Sequence[str] = COND
     if train_size > spec.split_size(train_split):
         raise ValueError(f"{task}/{train_split} has {spec.split_size(train_split)} samples; --train-size asks for {train_size}")
     data = out / "data"
-    evals = []
-    for split in spec.eval_splits:
-        evals.append(data / f"{task}-{split}")
-        generate(make_plan(spec, split, limit=min(eval_samples, spec.split_size(split))), evals[-1], progress=progress)
+    evals = {split: data / f"{task}-{split}" for split in spec.eval_splits}
+    for split, folder in evals.items():
+        generate(make_plan(spec, split, limit=min(eval_samples, spec.split_size(split))), folder, progress=progress)
     train_dir = data / f"{task}-{train_split}-{train_size}"
     generate(make_plan(spec, train_split, limit=train_size), train_dir, progress=progress)
     log = out / "study.jsonl"
@@ -83,13 +82,13 @@ def run_modality(task: str, out: str | Path, *, conditions: Sequence[str] = COND
                         *(["--resume"] if (ckpt / "checkpoints").is_dir() else []), "--set", *overrides])
             with open(log, "a") as f:
                 f.write(json.dumps({"run": name, "train_s": round(time.perf_counter() - t0, 1)}) + "\n")
-        done = [out / "results" / f"{task}-{Path(d).name.split('-', 1)[1]}-{name}.json" for d in evals]
+        done = [out / "results" / f"{task}-{split}-{name}.json" for split in evals]
         if all(p.is_file() for p in done):
             results += done
             continue
         t0 = time.perf_counter()
         model = DiT(checkpoint=str(ckpt), steps=sample_steps, seed=seed)
-        for path in run(model, name, evals, out / "sampled" / name, batch_size=batch_size,
+        for path in run(model, name, list(evals.values()), out / "sampled" / name, batch_size=batch_size,
                         metrics=("velocity_error",), progress=progress):
             (out / "results").mkdir(parents=True, exist_ok=True)
             for companion in (path, path.with_name(path.stem + ".samples.json")):
