@@ -38,6 +38,11 @@ class TrainConfig:
     sample_steps: int = 100  # sampler steps at evaluation (trailing spacing)
     eval_every: int = 5_000  # periodic evaluation (with --eval-data): velocity error parsed from pixels
     eval_samples: int = 64  # clips of the evaluation split it samples
+    # Conditioning beyond frames (the modality study, `conditioning`); left out of config.json when off.
+    condition: str | None = None  # None: frames only; "state": + the numeric state; "text": + the prompt
+    state_bodies: int = 0  # bodies of the state vector (the training split's most), set by the trainer
+    text_vocab: list[str] | None = None  # the text encoder's words, built from the training prompts
+    text_len: int = 0  # token slots of the text encoder, set by the trainer
 
     def model_size(self) -> str | dict:
         if self.depth is not None:
@@ -45,7 +50,15 @@ class TrainConfig:
         return self.size
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """The fields; a frames-only config leaves the conditioning fields out (its config.json is as before)."""
+        d = asdict(self)
+        if self.condition is None:
+            for key in CONDITION_FIELDS:
+                d.pop(key)
+        return d
+
+
+CONDITION_FIELDS = ("condition", "state_bodies", "text_vocab", "text_len")
 
 
 def tiny(**overrides) -> TrainConfig:

@@ -32,10 +32,15 @@ def _model_in(x, cond, mask):
     return torch.cat([x, cond, mask], dim=1)  # (N, 2C+1, T, H, W)
 
 
+def _call(model, x, t, y):
+    """The model on (x, t), and on y too when there is a state or text condition."""
+    return model(x, t) if y is None else model(x, t, y)
+
+
 def training_loss(model, x0, cond, mask, objective: str = "ddpm", generator=None,
                   scheduler: DDPMScheduler | None = None, noise: torch.Tensor | None = None,
-                  u: torch.Tensor | None = None) -> torch.Tensor:
-    """MSE on the generated (not given) cells; x0 (N,C,T,H,W) in model space.
+                  u: torch.Tensor | None = None, y: torch.Tensor | None = None) -> torch.Tensor:
+    """MSE on the generated (not given) cells; x0 (N,C,T,H,W) in model space; y the extra condition.
 
     noise (like x0) and u (N,) uniform in [0, 1) pick the noise and the timestep; drawn
     from `generator` when not given.  The trainer draws them for the global batch and
@@ -60,7 +65,7 @@ def training_loss(model, x0, cond, mask, objective: str = "ddpm", generator=None
         t_model = u * 1000
     else:
         raise ValueError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
-    pred = model(_model_in(xt, cond, mask), t_model).float()
+    pred = _call(model, _model_in(xt, cond, mask), t_model, y).float()
     keep = (mask < 1).float()  # (N, 1, T, H, W): all but the cells given in full
     err = (pred - target.float()) ** 2 * keep
     return err.sum() / (keep.sum() * x0.shape[1]).clamp_min(1)
@@ -68,8 +73,8 @@ def training_loss(model, x0, cond, mask, objective: str = "ddpm", generator=None
 
 @torch.no_grad()
 def sample(model, cond, mask, steps: int = 100, objective: str = "ddpm", generator=None,
-           scheduler: DDPMScheduler | None = None) -> torch.Tensor:
-    """Generate clips (N,C,T,H,W) from condition frames; condition frames are copied in.
+           scheduler: DDPMScheduler | None = None, y: torch.Tensor | None = None) -> torch.Tensor:
+    """Generate clips (N,C,T,H,W) from condition frames (and y, a state or text condition); condition frames are copied in.
 
     Before each model call the given cells of the noisy input are set to the condition
     noised to the current level, which is what the model saw there in training (left to
@@ -87,13 +92,13 @@ def sample(model, cond, mask, steps: int = 100, objective: str = "ddpm", generat
         sched.set_timesteps(steps, device=cond.device)
         for t in sched.timesteps:
             x = torch.where(given, sched.add_noise(cond, fresh_noise(), t.view(1)), x)
-            v = model(_model_in(x, cond, mask), t.expand(N)).to(x.dtype)
+            v = _call(model, _model_in(x, cond, mask), t.expand(N), y).to(x.dtype)
             x = sched.step(v, t, x, generator=generator).prev_sample
     elif objective == "flow":
         grid = torch.linspace(1, 0, steps + 1, device=cond.device)
         for s, s_next in zip(grid[:-1], grid[1:]):
             x = torch.where(given, (1 - s) * cond + s * fresh_noise(), x)
-            u = model(_model_in(x, cond, mask), (s * 1000).expand(N)).to(x.dtype)
+            u = _call(model, _model_in(x, cond, mask), (s * 1000).expand(N), y).to(x.dtype)
             x = x + (s_next - s) * u  # Euler step toward the data end
     else:
         raise ValueError(f"objective must be one of {OBJECTIVES}, got {objective!r}")

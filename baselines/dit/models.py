@@ -142,12 +142,17 @@ class FinalLayer(nn.Module):
 class DiT(nn.Module):
     """Video diffusion transformer: (N, C_in, T, H, W) latents and timesteps to (N, C_out, T, H, W).
 
-    ``size`` is a key of DIT_SIZES or a dict(depth=, width=, heads=).
+    ``size`` is a key of DIT_SIZES or a dict(depth=, width=, heads=).  ``condition`` adds an
+    encoder of the numeric state (``"state"``, a vector of ``state_dim``) or of the prompt
+    (``"text"``, token ids over ``vocab_size`` words, ``text_len`` slots), whose output is
+    added to the timestep embedding (`conditioning`); None (the default) builds exactly the
+    frames-only model, parameters and random draws included.
     """
 
     def __init__(self, size="S", in_channels: int = 9, out_channels: int = 4, patch: int = 2,
                  frames: int = 8, height: int = 16, width: int = 16, mlp_ratio: float = 4.0,
-                 shared_adaln: bool = True):
+                 shared_adaln: bool = True, condition: str | None = None, state_dim: int = 0,
+                 vocab_size: int = 0, text_len: int = 0):
         super().__init__()
         cfg = DIT_SIZES[size] if isinstance(size, str) else dict(size)
         hidden, heads, depth = cfg["width"], cfg["heads"], cfg["depth"]
@@ -166,6 +171,28 @@ class DiT(nn.Module):
         self.register_buffer("rope_cos", cos, persistent=False)  # (L, d/2)
         self.register_buffer("rope_sin", sin, persistent=False)  # (L, d/2)
         self.initialize_weights()
+        self.condition = condition
+        if condition is not None:
+            self.y_embedder = self._condition_encoder(condition, hidden, heads, state_dim, vocab_size, text_len)
+
+    @staticmethod
+    def _condition_encoder(condition: str, hidden: int, heads: int, state_dim: int, vocab_size: int,
+                           text_len: int) -> nn.Module:
+        """The state or text encoder, built and initialised without touching the global random
+        stream: a conditioned model's backbone (same seed) and training noise are the frames-only
+        model's, so the three conditions of the modality study differ by their encoder only."""
+        from .conditioning import StateEncoder, TextEncoder, init_encoder
+
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(int(torch.initial_seed()) + 1)
+            if condition == "state":
+                enc: nn.Module = StateEncoder(state_dim, hidden)
+            elif condition == "text":
+                enc = TextEncoder(vocab_size, text_len, hidden, heads)
+            else:
+                raise ValueError(f"condition must be 'state', 'text' or None, got {condition!r}")
+            init_encoder(enc)
+        return enc
 
     def initialize_weights(self):
         def _basic_init(m):
@@ -196,11 +223,16 @@ class DiT(nn.Module):
         x = torch.einsum("nthwpqc->ncthpwq", x)  # (N, C, T, h, p, w, p)
         return x.reshape(x.shape[0], C, T, h * p, w * p)  # (N, C, T, H, W)
 
-    def forward(self, x: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, t: torch.Tensor, y: torch.Tensor | None = None) -> torch.Tensor:
+        """y: the condition's input (state vectors (N, S) or token ids (N, L)) of a conditioned model."""
         assert x.shape[2] == self.grid[0] and x.shape[3] // self.patch == self.grid[1], x.shape
         x = self.x_embedder(x)  # (N, D, T, H/p, W/p)
         x = x.flatten(2).transpose(1, 2)  # (N, L, D), L = T * H/p * W/p
         t = self.t_embedder(t)  # (N, D)
+        if self.condition is not None:
+            if y is None:
+                raise ValueError(f"this DiT is conditioned on {self.condition}: forward needs y")
+            t = t + self.y_embedder(y.to(x.device)).to(t.dtype)  # (N, D)
         c = self.t_block(t) if self.t_block is not None else t  # (N, 6D) shared, else (N, D)
         for block in self.blocks:
             x = block(x, c, self.rope_cos, self.rope_sin)  # (N, L, D)

@@ -6,6 +6,10 @@
 Under `accelerate launch`, each process samples its share on the GPU its LOCAL_RANK names.
 Noise is seeded per batch from (seed, the batch's first condition frames), so the videos do
 not depend on how the split was sharded or resumed.
+
+A DiT trained with a state or text condition (`conditioning`, the modality study) asks
+`phybench run` for it: its `generate` then names ``states=`` or ``prompts=``, so the runner
+passes them and the submission records the track (frames+state, frames+text).
 """
 from __future__ import annotations
 
@@ -16,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from .conditioning import condition_inputs
 from .sample import load_run, rollout
 from .train import clip_to_tensor, tensor_to_clip
 
@@ -29,9 +34,26 @@ class DiT:
         self.cfg, self.model, self.codec = load_run(Path(checkpoint), device)
         self.steps = int(steps or self.cfg.sample_steps)
         self.seed = int(seed)
+        # `phybench run` reads generate's signature to choose what to pass: a conditioned run's
+        # generate names its condition, a frames-only run's names none.
+        if self.cfg.condition == "state":
+            self.generate = self.generate_with_states
+        elif self.cfg.condition == "text":
+            self.generate = self.generate_with_prompts
+
+    def generate_with_states(self, condition: np.ndarray, num_frames: int, states: list[dict] | None = None) -> np.ndarray:
+        """`generate` of a state-conditioned run: each video's numeric state (`phybench.tasks.conditions`)."""
+        return self._generate(condition, num_frames, condition_inputs(self.cfg, states=states))
+
+    def generate_with_prompts(self, condition: np.ndarray, num_frames: int, prompts: list[str] | None = None) -> np.ndarray:
+        """`generate` of a text-conditioned run: each video's prompt."""
+        return self._generate(condition, num_frames, condition_inputs(self.cfg, texts=prompts))
 
     def generate(self, condition: np.ndarray, num_frames: int) -> np.ndarray:
         """uint8 (B, C, H, W, 3) -> uint8 (B, num_frames, H, W, 3); the condition frames kept as given."""
+        return self._generate(condition, num_frames, condition_inputs(self.cfg))
+
+    def _generate(self, condition: np.ndarray, num_frames: int, y: torch.Tensor | None) -> np.ndarray:
         condition = np.asarray(condition)
         B, c, R = condition.shape[:3]
         digest = hashlib.sha256(condition.tobytes()).digest()
@@ -39,7 +61,8 @@ class DiT:
         first = torch.stack([clip_to_tensor(v, c, self.cfg.resolution) for v in condition]).to(self.device)
         kind = torch.device(self.device).type
         with torch.inference_mode(), torch.autocast(kind, dtype=torch.bfloat16, enabled=kind != "cpu"):
-            clips = rollout(self.model, self.codec, self.cfg, first, num_frames, self.steps, generator)
+            clips = rollout(self.model, self.codec, self.cfg, first, num_frames, self.steps, generator,
+                            y=None if y is None else y.to(self.device))
         out = np.stack([tensor_to_clip(x, R) for x in clips])  # (B, T, R, R, 3)
         out[:, :c] = condition
         return np.ascontiguousarray(out)

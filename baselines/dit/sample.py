@@ -18,6 +18,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from .conditioning import condition_inputs
 from .config import TrainConfig
 from .diffusion import make_scheduler, sample
 from .latent import PixelCodec, make_codec
@@ -47,11 +48,13 @@ def load_run(run: Path, device) -> tuple[TrainConfig, torch.nn.Module, PixelCode
 
 
 def rollout(model, codec: PixelCodec, cfg: TrainConfig, first: torch.Tensor, total: int, steps: int,
-            generator) -> torch.Tensor:
+            generator, y: torch.Tensor | None = None) -> torch.Tensor:
     """(N, 3, c, r, r) condition frames to (N, 3, total, r, r) pixels, by windows of cfg.frames.
 
     Each window is conditioned on the last c frames so far (zero-padded, with the mask),
     generated in the codec's space and decoded; a full-length model needs one window.
+    y (a state- or text-conditioned model's input, `conditioning.condition_inputs`) is the
+    same for every window, as in training.
     """
     N, _, c, r, _ = first.shape
     clip = first
@@ -62,7 +65,7 @@ def rollout(model, codec: PixelCodec, cfg: TrainConfig, first: torch.Tensor, tot
         padded[:, :, :c] = clip[:, :, -c:]
         mask[:, :, :c] = 1
         cond, mask_z = codec.condition(padded, mask)  # in model space
-        z = sample(model, cond, mask_z, steps, cfg.objective, generator, scheduler)  # (N, C, T', h, w)
+        z = sample(model, cond, mask_z, steps, cfg.objective, generator, scheduler, y=y)  # (N, C, T', h, w)
         window = codec.decode(z).float()  # (N, 3, F, r, r)
         clip = torch.cat([clip, window[:, :, c:]], dim=2)
     return clip[:, :, :total]
@@ -75,15 +78,26 @@ def complete_clips(model, codec: PixelCodec, cfg: TrainConfig, reader: SplitRead
     T, R, c = int(m["frames"]), int(m["resolution"]), int(m["condition_frames"])
     given = [reader.video(row)[:c] for row in rows]  # uint8 (c, R, R, 3) each
     first = torch.stack([clip_to_tensor(v, c, cfg.resolution) for v in given]).to(device)
+    y = row_conditions(cfg, reader, rows)
     kind = torch.device(device).type
     with torch.autocast(kind, dtype=torch.bfloat16, enabled=kind != "cpu"):
-        clips = rollout(model, codec, cfg, first, T, steps, generator)  # (n, 3, T, r, r)
+        clips = rollout(model, codec, cfg, first, T, steps, generator, y=y)  # (n, 3, T, r, r)
     videos = []
     for frames, x in zip(given, clips):
         video = tensor_to_clip(x, R)  # (T, R, R, 3)
         video[:c] = frames  # the condition frames as given
         videos.append(np.ascontiguousarray(video))
     return videos
+
+
+def row_conditions(cfg: TrainConfig, reader: SplitReader, rows: list[dict]) -> torch.Tensor | None:
+    """A conditioned model's input for split rows (their state or prompt); None for frames only."""
+    if cfg.condition is None:
+        return None
+    from phybench.tasks.conditions import condition_state, family_text
+
+    states = [condition_state(reader.spec, row) for row in rows]
+    return condition_inputs(cfg, states, [family_text(reader.spec, s) for s in states])
 
 
 def evaluate(model, codec: PixelCodec, cfg: TrainConfig, split_dir, n: int, steps: int, device,
@@ -134,7 +148,7 @@ def main(argv=None) -> Path:
     if trained.get("task") not in (None, reader.manifest["task"]):
         raise ValueError(f"{run} was trained on {trained['task']!r}, but {args.data} is a "
                          f"{reader.manifest['task']!r} split")
-    rows = list(reader.rows(columns=["sample_id", "video"]))
+    rows = list(reader.rows(columns=None if cfg.condition else ["sample_id", "video"]))  # conditions read the states
     generator = torch.Generator(device=args.device).manual_seed(args.seed)
 
     def videos():
@@ -148,6 +162,8 @@ def main(argv=None) -> Path:
     meta = submission_meta(reader.manifest, args.name or f"dit-{cfg.size}-{cfg.objective}",
                            sampler={"objective": cfg.objective, "steps": steps, "space": codec.name},
                            seeds=[args.seed])
+    if cfg.condition is not None:  # the condition track, as `phybench run` records it (`phybench.conditioning`)
+        meta["conditioning"] = {"inputs": f"frames+{cfg.condition}", "condition_frames_used": int(reader.manifest["condition_frames"])}
     meta["model"].update(family="dit", size=str(cfg.size), params=sum(p.numel() for p in model.parameters()),
                          checkpoint_sha256=file_sha256(run / "ema.safetensors"))
     if "num_samples" in trained:

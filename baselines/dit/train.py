@@ -21,6 +21,7 @@ import torch
 import torch.nn.functional as F
 from tqdm.auto import tqdm
 
+from .conditioning import CONDITIONS, build_vocab, condition_inputs, state_dim, text_length
 from .config import CONFIGS, TrainConfig
 from .diffusion import condition, make_scheduler, training_loss
 from .latent import PixelCodec, latent_grid, make_codec
@@ -63,11 +64,34 @@ class ClipDataset(torch.utils.data.Dataset):
         if frames > total:
             raise ValueError(f"the model's {frames} frames exceed the split's {total}")
         self.offsets = total - frames + 1 if windows else 1
+        self.extra: torch.Tensor | None = None  # per-row state vectors or token ids (`set_condition`)
+
+    def conditions(self) -> tuple[list[dict], list[str]]:
+        """(states, prompts) of every row at its last condition frame (`phybench.tasks.conditions`)."""
+        from phybench.tasks.conditions import condition_state, family_text
+
+        spec = self.reader.spec
+        states = []
+        for row in self.rows:
+            if row.get("positions") is None:
+                raise ValueError("a parameter-only training split has no states: it cannot train a state- "
+                                 "or text-conditioned DiT")
+            states.append(condition_state(spec, row))
+        return states, [family_text(spec, s) for s in states]
+
+    def set_condition(self, extra: torch.Tensor) -> None:
+        """From now on item j is (clip, extra[row of j]): every window of a clip shares its row's condition."""
+        assert len(extra) == len(self.rows)
+        self.extra = extra
 
     def __len__(self):
         return len(self.rows) * self.offsets
 
     def __getitem__(self, j):
+        clip = self._clip(j)
+        return clip if self.extra is None else (clip, self.extra[j // self.offsets])
+
+    def _clip(self, j):
         row, o = self.rows[j // self.offsets], j % self.offsets
         if "video" in row:  # an evaluation split: decode, cut, area-downsample
             return clip_to_tensor(self.reader.video(row)[o:], self.frames, self.resolution)
@@ -121,8 +145,25 @@ def update_ema(ema, model, decay: float):
 def build_model(cfg: TrainConfig, codec: PixelCodec) -> DiT:
     """The DiT over the codec's grid: in = noisy latent + condition latent + mask channels."""
     C, T, H, W = latent_grid(codec, cfg.frames, cfg.resolution)
+    extra = {} if cfg.condition is None else dict(
+        condition=cfg.condition, state_dim=state_dim(cfg.state_bodies), vocab_size=len(cfg.text_vocab or ()),
+        text_len=cfg.text_len)
     return DiT(cfg.model_size(), in_channels=2 * C + 1, out_channels=C, patch=cfg.patch,
-               frames=T, height=H, width=W)
+               frames=T, height=H, width=W, **extra)
+
+
+def prepare_condition(cfg: TrainConfig, data: ClipDataset) -> None:
+    """Fix a conditioned config's encoder sizes from the training split (state bodies, text
+    vocabulary and length) and give the dataset each row's condition input."""
+    if cfg.condition is None:
+        return
+    if cfg.condition not in CONDITIONS:
+        raise SystemExit(f"condition must be one of {', '.join(CONDITIONS)} or None, got {cfg.condition!r}")
+    states, texts = data.conditions()
+    cfg.state_bodies = max(len(s["bodies"]) for s in states)
+    cfg.text_vocab = build_vocab(texts) if cfg.condition == "text" else None
+    cfg.text_len = text_length(texts) if cfg.condition == "text" else 0
+    data.set_condition(condition_inputs(cfg, states, texts))
 
 
 def checkpoints(out: Path) -> list[Path]:
@@ -181,6 +222,8 @@ def main(argv=None) -> list[tuple[int, float]]:
         codec = make_codec(cfg.vae, accelerator.device)
     except FileNotFoundError as exc:
         raise SystemExit(str(exc)) from None
+    data = ClipDataset(args.train_data, cfg.frames, cfg.resolution, windows=cfg.windows)
+    prepare_condition(cfg, data)  # a conditioned config's encoder sizes come from the training prompts
     if accelerator.is_main_process:
         out.mkdir(parents=True, exist_ok=True)
         if not args.resume and checkpoints(out):
@@ -215,7 +258,6 @@ def main(argv=None) -> list[tuple[int, float]]:
         accelerator.load_state(str(checkpoints(out)[-1]))
     start = counter.step
 
-    data = ClipDataset(args.train_data, cfg.frames, cfg.resolution, windows=cfg.windows)
     sampler = StreamSampler(len(data), micro, rank, world, cfg.seed, start=start * cfg.grad_accum)
     loader = iter(torch.utils.data.DataLoader(data, batch_size=micro, sampler=sampler,
                                               num_workers=cfg.num_workers, drop_last=True))
@@ -227,7 +269,9 @@ def main(argv=None) -> list[tuple[int, float]]:
     while counter.step < cfg.steps:
         total = torch.zeros((), device=accelerator.device)
         for a in range(cfg.grad_accum):
-            clip = next(loader).to(accelerator.device)  # (n, 3, T, r, r) pixels in [-1, 1]
+            batch = next(loader)
+            clip, y = (batch, None) if cfg.condition is None else (batch[0], batch[1].to(accelerator.device))
+            clip = clip.to(accelerator.device)  # (n, 3, T, r, r) pixels in [-1, 1]
             padded, mask_px = condition(clip, cfg.condition_frames)  # zero-padded clip, binary mask
             x0 = codec.encode(clip)  # (n, C, T', h, w): what the model diffuses
             cond, mask = codec.condition(padded, mask_px)
@@ -239,7 +283,7 @@ def main(argv=None) -> list[tuple[int, float]]:
             u = torch.rand(world * micro, generator=gen, device=gen.device)[share]
             with accelerator.accumulate(model), accelerator.autocast():
                 loss = training_loss(model, x0, cond, mask, cfg.objective, scheduler=scheduler,
-                                     noise=noise.to(x0.dtype), u=u)
+                                     noise=noise.to(x0.dtype), u=u, y=y)
                 accelerator.backward(loss)
                 if accelerator.sync_gradients and cfg.grad_clip:
                     accelerator.clip_grad_norm_(model.parameters(), cfg.grad_clip)
