@@ -189,17 +189,17 @@ def test_skip_lpips_and_fvd_lists_them_as_skipped(world, tmp_path):
 
 @pytest.mark.slow
 def test_lpips_and_fvd_are_recomputed_unless_skipped(capsys, tmp_path, monkeypatch):
-    """Scored for real with LPIPS and FVD (pinned weights), on 4 videos: verify recomputes
+    """Scored for real with LPIPS and FVD (pinned weights), on 2 videos: verify recomputes
     both; a forged LPIPS is named when FVD is skipped (and listed as skipped)."""
     from phybench.scoring import weights
 
     weights.fetch(progress=False)  # a no-op when the files verify (as tests/test_lpips_fvd.py)
     monkeypatch.setenv("PHYBENCH_FVD_CACHE_DIR", str(tmp_path / "fvd-cache"))
     splits, subs = tmp_path / "data", tmp_path / "subs"
-    generate(make_plan(get_task("uniform"), "id-eval", None, 4, None), splits / "u4", progress=False)
-    sub = _submission(splits / "u4", subs / "copy-last", "copy-last", lambda v: np.repeat(v[2:3], len(v), axis=0))
-    results = tmp_path / "results" / "u4-copy-last.json"
-    write_results(results, score(sub, splits / "u4", [*CHEAP.split(","), "lpips", "fvd"], progress=False))
+    generate(make_plan(get_task("uniform"), "id-eval", None, 2, None), splits / "u2", progress=False)
+    sub = _submission(splits / "u2", subs / "copy-last", "copy-last", lambda v: np.repeat(v[2:3], len(v), axis=0))
+    results = tmp_path / "results" / "u2-copy-last.json"
+    write_results(results, score(sub, splits / "u2", [*CHEAP.split(","), "lpips", "fvd"], progress=False))
     where = ("--submissions", subs, "--splits", splits, "--by", "tester", "--date", "2026-11-25")
     code, out, err = run(capsys, results, *where)
     assert code == 0, err
