@@ -124,8 +124,10 @@ def results_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
             out.append(p)
         else:
             raise VerifyInputError(USAGE, f"{p}: no such file or folder")
-    seen: set[Path] = set()
-    return [p for p in out if not (p.resolve() in seen or seen.add(p.resolve()))]
+    unique: dict[Path, Path] = {}  # one file named twice (or by a file and its folder) is verified once
+    for p in out:
+        unique.setdefault(p.resolve(), p)
+    return list(unique.values())
 
 
 def _is_results_name(path: Path) -> bool:
@@ -340,7 +342,7 @@ def check_settings(claim: Claim, recomputed: Sequence[str]) -> None:
     if stale:
         raise VerifyInputError(SETTINGS, f"{path}: the recorded settings of {', '.join(stale)} differ from this "
                                          f"phybench's ({__version__}); the numbers cannot match: re-score it")
-    weighted = [METRICS.get(m).weights for m in recomputed if METRICS.get(m).weights]
+    weighted = [str(METRICS.get(m).weights) for m in recomputed if METRICS.get(m).weights]
     if weighted:
         from ..scoring.weights import WeightsMissing, weight_hashes
 
@@ -348,7 +350,7 @@ def check_settings(claim: Claim, recomputed: Sequence[str]) -> None:
             hashes = weight_hashes()
         except WeightsMissing as exc:
             raise VerifyInputError(SCORE, f"{path}: {exc}; or --skip the metrics that need them") from None
-        recorded_w = prov.get("weights") if isinstance(prov.get("weights"), dict) else {}
+        recorded_w: dict[str, Any] = prov["weights"] if isinstance(prov.get("weights"), dict) else {}
         bad = [w for w in weighted if recorded_w.get(w) != hashes.get(w)]
         if bad:
             raise VerifyInputError(SETTINGS, f"{path}: the recorded {', '.join(bad)} weights are not the ones "
