@@ -220,3 +220,14 @@ def test_index_hashes_folders_and_archives_like_score(world):
         claimed = json.loads((world["results"] / f"uniform-id-eval-{name}.json").read_text())
         assert claimed["provenance"]["submission_hash"] in index.by_hash
     assert sorted(p.name for p in index.by_hash.values()) == ["copy-last", "ground-truth.zip"]
+
+
+def test_a_rescored_file_verifies_its_note_kept(capsys, world, tmp_path):
+    """`phybench rescore` recomputes a metric in place and notes it in provenance.rescored: a
+    note, not a number; the full re-score reproduces every number, so the file verifies."""
+    results = _copy(world, tmp_path)
+    assert main(["rescore", str(results), "--submission", str(world["subs"] / "copy-last"),
+                 "--data", str(world["splits"] / "uniform-id-eval"), "--metrics", "ssim", "--quiet"]) == 0
+    assert "rescored" in json.loads(results.read_text())["provenance"]
+    code, out, err = run(capsys, results, *_args(world))
+    assert code == 0 and ": verified" in out, err

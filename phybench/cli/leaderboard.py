@@ -46,11 +46,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("action", choices=["build", "verify"],
                         help="build: write the static site; verify: re-score results files from their submissions")
     parser.add_argument("results_dir", metavar="RESULTS_DIR", help="folder of results files (*.json, searched recursively)")
-    add_verify_arguments(parser)
     parser.add_argument("--out", metavar="SITE_DIR", help="build: where index.html and the exports go (required)")
-    parser.add_argument("--splits", metavar="DIR", help="folder of split folders: each split hash must equal its manifest's")
+    parser.add_argument("--splits", metavar="DIR", help="folder of split folders: each split hash must equal its manifest's "
+                                                          "(verify: the splits to re-score against, found by hash)")
     parser.add_argument("--allow-partial", action="store_true", help="build from the accepted files; list the refused ones on the page")
     parser.add_argument("--no-registry-check", action="store_true", help="skip the spec, settings and weight checks (previews only)")
+    add_verify_arguments(parser)
 
 
 def cmd_leaderboard(args: argparse.Namespace, log: Any = print) -> int:
@@ -61,7 +62,7 @@ def cmd_leaderboard(args: argparse.Namespace, log: Any = print) -> int:
         return cmd_verify(args, log)
     misplaced = verify_only_flags(args)
     if misplaced:
-        print(f"phybench leaderboard: error: {', '.join(misplaced)} go with verify, not build", file=sys.stderr)
+        print(f"phybench leaderboard: error: {', '.join(misplaced)}: only with verify, not build", file=sys.stderr)
         return 2
     if not args.out:
         print("phybench leaderboard: error: build needs --out SITE_DIR", file=sys.stderr)
