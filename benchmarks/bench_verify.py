@@ -5,7 +5,9 @@ verify <= 1.2x score for the cheap metrics (velocity error, SSIM, PSNR and their
     python benchmarks/bench_verify.py --baseline ground-truth --repeats 5 --work /tmp/bv
 
 Both are timed in the same process on the same files, alternating (score, verify, score,
-verify, ...) so that a change in machine load hits both alike.  `score` is the library call
+verify, ...) so that a change in machine load hits both alike; both wall-clock and CPU
+seconds of this process are reported (everything runs in it: one process, no workers), the
+CPU ratio being the steadier one on a shared machine.  `score` is the library call
 `phybench score` makes (validate, re-hash the split, parse and measure every video) plus
 writing the results file; `verify` is the whole `leaderboard verify` path: read the claim,
 index --splits and --submissions (every candidate submission hashed once), check settings,
@@ -60,26 +62,30 @@ def main() -> int:
     data, sub = prepare(work, args.task, args.split, args.baseline)
     print(f"split {data} and submission {sub} ready in {time.perf_counter() - t0:.1f} s")
     results = work / "results" / f"{args.task}-{args.split}-{args.baseline}.json"
-    score_s, verify_s = [], []
+    score_s, verify_s, score_cpu, verify_cpu = [], [], [], []
     for i in range(args.repeats):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         write_results(results, score(sub, data, CHEAP, progress=False))
         score_s.append(time.perf_counter() - t)
-        t = time.perf_counter()
+        score_cpu.append(time.process_time() - c)
+        t, c = time.perf_counter(), time.process_time()
         report = verify_many([results], sub.parent, data.parent, by="bench", date="2026-01-01")
         verify_s.append(time.perf_counter() - t)
+        verify_cpu.append(time.process_time() - c)
         if report.exit_code != 0:
             print("\n".join(report.lines()), file=sys.stderr)
             return 1
-        print(f"run {i + 1}: score {score_s[-1]:.2f} s, verify {verify_s[-1]:.2f} s "
-              f"(ratio {verify_s[-1] / score_s[-1]:.3f})")
+        print(f"run {i + 1}: score {score_s[-1]:.2f} s ({score_cpu[-1]:.2f} CPU s), verify {verify_s[-1]:.2f} s "
+              f"({verify_cpu[-1]:.2f} CPU s): ratio {verify_s[-1] / score_s[-1]:.3f} wall, "
+              f"{verify_cpu[-1] / score_cpu[-1]:.3f} CPU")
     s, v = statistics.median(score_s), statistics.median(verify_s)
+    sc, vc = statistics.median(score_cpu), statistics.median(verify_cpu)
     n = sum(1 for _ in (sub / "videos").rglob("*.npz"))
     print(f"\n{args.task}/{args.split} lite ({n} videos), {args.baseline}, metrics {','.join(CHEAP)} + companions")
-    print(f"score  median {s:.2f} s (min {min(score_s):.2f})")
-    print(f"verify median {v:.2f} s (min {min(verify_s):.2f})")
-    print(f"ratio verify/score: median {v / s:.3f}, per run {', '.join(f'{b / a:.3f}' for a, b in zip(score_s, verify_s))}"
-          f" (target <= 1.2)")
+    print(f"score  median {s:.2f} s wall (min {min(score_s):.2f}), {sc:.2f} CPU s (min {min(score_cpu):.2f})")
+    print(f"verify median {v:.2f} s wall (min {min(verify_s):.2f}), {vc:.2f} CPU s (min {min(verify_cpu):.2f})")
+    print(f"ratio verify/score, wall: median {v / s:.3f}, min/min {min(verify_s) / min(score_s):.3f}; "
+          f"CPU: median {vc / sc:.3f}, min/min {min(verify_cpu) / min(score_cpu):.3f} (target <= 1.2)")
     if not args.work:
         shutil.rmtree(work, ignore_errors=True)
     return 0
