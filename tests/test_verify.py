@@ -231,3 +231,52 @@ def test_a_rescored_file_verifies_its_note_kept(capsys, world, tmp_path):
     assert "rescored" in json.loads(results.read_text())["provenance"]
     code, out, err = run(capsys, results, *_args(world))
     assert code == 0 and ": verified" in out, err
+
+
+def test_shard_bounds_are_whole_batches_covering_every_video():
+    from phybench.leaderboard.verify import shard_bounds
+
+    assert shard_bounds(200, 16, 2) == [(0, 96), (96, 200)]  # 13 batches: 6 + 7
+    assert shard_bounds(2, 1, 2) == [(0, 1), (1, 2)]
+    assert shard_bounds(3, 16, 2) == [(0, 0), (0, 3)]  # one batch: process 0 (which scores after) gets none
+    for n, b, k in ((1050, 16, 3), (7, 2, 4)):
+        bounds = shard_bounds(n, b, k)
+        assert bounds[0][0] == 0 and bounds[-1][1] == n
+        assert all(x[1] == y[0] and x[1] % b in (0, n % b) for x, y in zip(bounds, bounds[1:]))
+
+
+@pytest.mark.slow
+def test_lpips_and_fvd_sharded_over_two_processes_give_the_one_process_bytes(tmp_path):
+    """Two processes as `accelerate launch` starts them (RANK / WORLD_SIZE), one video each,
+    reproduce a one-process score with LPIPS and FVD exactly (every process with one torch
+    thread, as the one-process run: CPU kernels sum in a thread-dependent order)."""
+    import os
+    import subprocess
+    import sys
+
+    from phybench.scoring import weights
+
+    weights.fetch(progress=False)
+    splits, subs = tmp_path / "data", tmp_path / "subs"
+    generate(make_plan(get_task("uniform"), "id-eval", None, 2, None), splits / "u2", progress=False)
+    _submission(splits / "u2", subs / "copy-last", "copy-last", lambda v: np.repeat(v[2:3], len(v), axis=0))
+    results = tmp_path / "results" / "u2-copy-last.json"
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PHYBENCH_FVD_CACHE": "0",
+           "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    cli = [sys.executable, "-m", "phybench.cli"]
+    subprocess.run([*cli, "score", str(subs / "copy-last"), "--data", str(splits / "u2"), "--metrics",
+                    f"{CHEAP},lpips,fvd", "--batch-size", "1", "--out", str(results), "--quiet"],
+                   env=env, check=True, capture_output=True)
+    shards = tmp_path / "shards"
+    shards.mkdir()  # TMPDIR must exist, or tempfile falls back to /tmp
+    verify = [*cli, "leaderboard", "verify", str(results), "--submissions", str(subs), "--splits", str(splits),
+              "--batch-size", "1", "--by", "tester", "--date", "2026-11-25"]
+    procs = [subprocess.Popen(verify, env={**env, "RANK": str(r), "WORLD_SIZE": "2", "TMPDIR": str(shards)},
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for r in (1, 0)]
+    (out1, err1), (out0, err0) = (p.communicate(timeout=900) for p in procs)
+    assert procs[0].returncode == 0 and out1 == "", err1  # rank 1 only computed its features
+    assert procs[1].returncode == 0 and f"{results}: verified" in out0, err0
+    record = read_record(results)
+    assert record is not None and {"lpips", "fvd"} <= set(record.recomputed)
+    assert (shards / "phybench-verify-shards").is_dir()  # the shards went through files there
+    assert not any(shards.rglob("*.npz"))  # and process 0 removed them

@@ -399,15 +399,15 @@ def prepare(results_path: str | os.PathLike[str], submission: str | os.PathLike[
     return Prepared(claim, sub_path, split_dir, requested, recomputed, skipped)
 
 
-def _rescore(prep: Prepared, *, workers: int, batch_size: int, device: str,
-             progress: bool) -> tuple[dict[str, Any], Any]:
+def _rescore(prep: Prepared, *, workers: int, batch_size: int, device: str, progress: bool,
+             features: Mapping[str, Mapping[str, Any]] | None = None) -> tuple[dict[str, Any], Any]:
     """The re-scored results document and sidecar, as their files would read back."""
     from ..scoring.results import results_bytes
     from ..scoring.score import ScoreError, samples_sidecar, score
 
     try:
         out = score(prep.submission, prep.split_dir, prep.requested, workers=workers, batch_size=batch_size,
-                    device=device, progress=progress)
+                    device=device, progress=progress, features=features)
     except ScoreError as exc:
         raise VerifyInputError(SCORE, f"{prep.claim.path}: re-scoring {prep.submission} failed: {exc}") from None
     doc = json.loads(results_bytes(out.results))
@@ -436,9 +436,12 @@ def differences(prep: Prepared, doc: dict[str, Any], samples: Any) -> list[str]:
 
 
 def check_one(prep: Prepared, *, by: str, date: str, workers: int = 1, batch_size: int = 16, device: str = "cpu",
-              progress: bool = False, extra: Mapping[str, Any] | None = None) -> VerifyOutcome:
-    """Re-score a prepared claim and compare; writes nothing (`VerifyOutcome.apply` does)."""
-    doc, samples = _rescore(prep, workers=workers, batch_size=batch_size, device=device, progress=progress)
+              progress: bool = False, extra: Mapping[str, Any] | None = None,
+              features: Mapping[str, Mapping[str, Any]] | None = None) -> VerifyOutcome:
+    """Re-score a prepared claim and compare; writes nothing (`VerifyOutcome.apply` does).
+    `features`: LPIPS / I3D features from `sharded_features` (None: computed here)."""
+    doc, samples = _rescore(prep, workers=workers, batch_size=batch_size, device=device, progress=progress,
+                            features=features)
     diffs = differences(prep, doc, samples)
     claim = prep.claim
     verification = None if diffs else Verification(
@@ -463,6 +466,16 @@ def verify_one(results_path: str | os.PathLike[str], submission_path: str | os.P
                         batch_size=batch_size, device=device, progress=progress, extra=extra)
     outcome.apply()
     return outcome
+
+
+def launch_world() -> tuple[int, int]:
+    """(rank, world size) from the launcher's environment, as `phybench run` reads it."""
+    from ..submission.run import RunError, world
+
+    try:
+        return world()
+    except RunError as exc:
+        raise VerifyInputError(USAGE, str(exc)) from None
 
 
 def default_user() -> str:
@@ -499,6 +512,161 @@ def check_skip(names: Iterable[str]) -> tuple[str, ...]:
     return names
 
 
+# ---------------------------------------------------------------- sharded LPIPS / FVD passes
+# Under a launcher that sets RANK and WORLD_SIZE (`accelerate launch`, torchrun), process r
+# computes the LPIPS values and I3D features of its share of the videos and writes them to a
+# shard file; process 0 waits for every shard and scores with them (`score(features=...)`).
+# Shares are whole I3D batches of the storage order, so every batch holds the same videos as
+# in one process: the features are the same numbers when every process runs the same torch
+# thread count as the one-process run (CPU kernels sum in a thread-dependent order).
+SHARD_WAIT_S = 24 * 3600
+
+
+def shard_bounds(n: int, batch_size: int, size: int) -> list[tuple[int, int]]:
+    """Per rank, [a, b) of the storage order: whole batches of `batch_size`, as even as can be."""
+    import numpy as np
+
+    batches = -(-n // batch_size)
+    edges = np.linspace(0, batches, size + 1).round().astype(int) * batch_size
+    return [(min(int(a), n), min(int(b), n)) for a, b in zip(edges[:-1], edges[1:])]
+
+
+def shard_dir_for(prep: Prepared, batch_size: int, device: str, size: int,
+                  root: str | os.PathLike[str] | None) -> Path:
+    """A folder every process of one launch agrees on (keyed by what the features depend on)."""
+    import hashlib
+    import tempfile
+
+    key = "\0".join([prep.claim.sha256, prep.claim.provenance["submission_hash"], prep.claim.provenance["split_hash"],
+                     ",".join(prep.recomputed), str(batch_size), device, str(size)])
+    base = Path(root) if root is not None else Path(tempfile.gettempdir()) / "phybench-verify-shards"
+    return base / hashlib.sha256(key.encode()).hexdigest()[:24]
+
+
+def feature_shard(prep: Prepared, rank: int, size: int, *, batch_size: int = 16,
+                  device: str = "cpu") -> dict[str, Any]:
+    """This rank's LPIPS values and I3D features, computed as `score`'s one-process loop does:
+    {"ids": (k,), "lpips": (k,), "fvd_fake": (k, 400), "fvd_real": (k, 400) when the
+    reference cache is cold}; empty arrays for a metric not recomputed."""
+    import numpy as np
+
+    from ..data.split import SplitReader
+    from ..scoring.score import _load_reference, _reference_cache
+    from ..submission.format import open_submission
+
+    reader = SplitReader(prep.split_dir)
+    manifest = reader.manifest
+    rows = {row["sample_id"]: row for row in reader.rows()}
+    ids = list(rows)
+    lpips, fvd = "lpips" in prep.recomputed, "fvd" in prep.recomputed
+    if not all("video" in row for row in rows.values()):
+        raise VerifyInputError(SCORE, f"{prep.claim.path}: the split stores no ground-truth videos; nothing to shard")
+    with open_submission(prep.submission, manifest=manifest) as sub:
+        order = sub.storage_order(ids)
+        a, b = shard_bounds(len(order), batch_size, size)[rank]
+        mine = order[a:b]
+        cached = False
+        if fvd:
+            from ..scoring.weights import weight_hashes
+
+            cache = _reference_cache(manifest, {"i3d": weight_hashes()["i3d"]}, batch_size, order, device)
+            cached = _load_reference(cache, len(ids)) is not None
+        model = None
+        if lpips:
+            from ..scoring.lpips import LPIPS
+
+            model = LPIPS().to(device).eval()
+        start = int(manifest["condition_frames"])
+        values: list[float] = []
+        fake: list[Any] = []
+        real: list[Any] = []
+        pending: list[tuple[Any, Any]] = []
+
+        def flush() -> None:
+            if pending:
+                from ..scoring.fvd import i3d_logits
+
+                if not cached:
+                    real.append(i3d_logits(np.stack([p[0] for p in pending]), batch_size=batch_size, device=device))
+                fake.append(i3d_logits(np.stack([p[1] for p in pending]), batch_size=batch_size, device=device))
+            pending.clear()
+
+        for sample_id, video in sub.iter_videos(mine):
+            gt = reader.video(rows[sample_id])
+            if model is not None:
+                from ..scoring.lpips import lpips_frames
+
+                values.append(float(lpips_frames(gt[start:], video[start:], model=model, batch_size=batch_size,
+                                                 device=device).mean()))
+            if fvd:
+                pending.append((gt, video))
+                if len(pending) >= batch_size:
+                    flush()
+        flush()
+    out: dict[str, Any] = {"ids": np.array(mine, dtype=str), "lpips": np.array(values, np.float64),
+                           "fvd_fake": np.concatenate(fake) if fake else np.zeros((0, 400))}
+    if fvd and not cached:
+        out["fvd_real"] = np.concatenate(real) if real else np.zeros((0, 400))
+    return out
+
+
+def _save_shard(path: Path, arrays: Mapping[str, Any]) -> None:
+    import io
+
+    import numpy as np
+
+    from ..io import atomic_write_bytes
+
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    atomic_write_bytes(path, buf.getvalue())
+
+
+def _load_shard(path: Path) -> dict[str, dict[str, Any]]:
+    import numpy as np
+
+    with np.load(path, allow_pickle=False) as z:
+        arrays = {k: z[k] for k in z.files}
+    out: dict[str, dict[str, Any]] = {}
+    for i, sample_id in enumerate(arrays["ids"].tolist()):
+        entry: dict[str, Any] = {}
+        if arrays["lpips"].size:
+            entry["lpips"] = float(arrays["lpips"][i])
+        if arrays["fvd_fake"].size:
+            entry["fvd_fake"] = arrays["fvd_fake"][i]
+        if "fvd_real" in arrays and arrays["fvd_real"].size:
+            entry["fvd_real"] = arrays["fvd_real"][i]
+        out[str(sample_id)] = entry
+    return out
+
+
+def sharded_features(prep: Prepared, rank: int, size: int, *, batch_size: int, device: str,
+                     shard_root: str | os.PathLike[str] | None = None,
+                     wait_s: float = SHARD_WAIT_S) -> dict[str, dict[str, Any]] | None:
+    """Write this rank's shard; on rank 0, wait for all of them and return the features
+    (the shard files are then removed); None on the other ranks."""
+    import shutil
+    import time
+
+    folder = shard_dir_for(prep, batch_size, device, size, shard_root)
+    _save_shard(folder / f"shard-{rank}-of-{size}.npz",
+                feature_shard(prep, rank, size, batch_size=batch_size, device=device))
+    if rank != 0:
+        return None
+    paths = [folder / f"shard-{r}-of-{size}.npz" for r in range(size)]
+    t0 = time.monotonic()
+    while not all(p.is_file() for p in paths):
+        if time.monotonic() - t0 > wait_s:
+            raise VerifyInputError(SCORE, f"{prep.claim.path}: waited {wait_s:.0f} s for the other processes' "
+                                          f"feature shards in {folder}; did one fail?")
+        time.sleep(0.5)
+    features: dict[str, dict[str, Any]] = {}
+    for p in paths:
+        features.update(_load_shard(p))
+    shutil.rmtree(folder, ignore_errors=True)
+    return features
+
+
 # ---------------------------------------------------------------- many files (the CLI)
 @dataclass
 class VerifyReport:
@@ -521,14 +689,19 @@ class VerifyReport:
 def verify_many(results: Sequence[str | os.PathLike[str]], submissions: str | os.PathLike[str],
                 splits: str | os.PathLike[str], *, skip: Iterable[str] = (), by: str | None = None,
                 date: str | None = None, workers: int = 1, batch_size: int = 16, device: str = "cpu",
-                progress: bool = False, log: Any = None) -> VerifyReport:
+                progress: bool = False, log: Any = None,
+                shard_root: str | os.PathLike[str] | None = None) -> VerifyReport:
     """Verify every results file; write records only when every file could be checked.
 
     Refusals that need no scoring (unreadable file, no submission or split, settings) are
     found for all files first, before any scoring; a re-score that fails is a refusal too.
+    Under a launcher (RANK / WORLD_SIZE) the LPIPS and FVD passes are sharded over the
+    processes (`sharded_features`); process 0 does the rest and its report is the one to
+    read (the others' is empty).
     """
     report = VerifyReport()
     try:
+        rank, size = launch_world()
         files = results_files(results)
         skip = check_skip(skip)
         date = check_date(date) if date is not None else today()
@@ -548,11 +721,18 @@ def verify_many(results: Sequence[str | os.PathLike[str]], submissions: str | os
     if report.refused:
         return report
     for prep in prepared:
-        if log is not None:
-            log(f"re-scoring {prep.claim.path} from {prep.submission}")
+        features = None
         try:
+            if size > 1 and {"lpips", "fvd"} & set(prep.recomputed):
+                features = sharded_features(prep, rank, size, batch_size=batch_size, device=device,
+                                            shard_root=shard_root)
+            if rank != 0:
+                continue  # process 0 scores, compares and writes; the others only computed features
+            if log is not None:
+                log(f"re-scoring {prep.claim.path} from {prep.submission}")
             report.outcomes.append(check_one(prep, by=by or default_user(), date=date, workers=workers,
-                                             batch_size=batch_size, device=device, progress=progress))
+                                             batch_size=batch_size, device=device, progress=progress,
+                                             features=features))
         except VerifyInputError as exc:
             report.refused.append((str(prep.claim.path), exc))
     if report.refused:
