@@ -85,7 +85,7 @@ def test_verified_record_is_written_read_back_and_identical_twice(capsys, world,
     assert "velocity_error" in record.recomputed and "ssim" in record.recomputed and record.skipped == ()
     assert read_record(gt) is not None
     first = record_path(results).read_bytes()
-    code, _, err = run(capsys, results, *_args(world))  # a file named directly, verified again
+    code, _, err = run(capsys, results, *_args(world, "--workers", "2"))  # named directly; 2 worker processes
     assert code == 0, err
     assert record_path(results).read_bytes() == first
 
