@@ -461,8 +461,8 @@ def verify_one(results_path: str | os.PathLike[str], submission_path: str | os.P
     `VerifyInputError` (nothing written) when the file cannot be checked, and
     `VerificationError` ("verify-stale") when the file changed while it was re-scored.
     """
-    prep = prepare(results_path, submission_path, split_dir, skip=skip)
-    outcome = check_one(prep, by=by or default_user(), date=date or today(), workers=workers,
+    prep = prepare(results_path, submission_path, split_dir, skip=check_skip(skip))
+    outcome = check_one(prep, by=by or default_user(), date=check_date(date) if date else today(), workers=workers,
                         batch_size=batch_size, device=device, progress=progress, extra=extra)
     outcome.apply()
     return outcome
