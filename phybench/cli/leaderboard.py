@@ -22,13 +22,24 @@ EXAMPLES = {
         sync: 0 every open pull request admitted or refused, 1 one left open after an error
         (retried next time) or the site not built, 2 nothing done (docs/leaderboard.md).
     """,
+    "verify": """
+        verify: re-score each results file from its submission (found by hash under
+        --submissions) against its split (by hash under --splits), compare every number,
+        and write <stem>.verified.json beside each file that matches:
+          phybench leaderboard verify leaderboard/results/fundamental/lite --submissions subs/ --splits data/
+          phybench leaderboard verify r.json --submissions subs/ --splits data/ --skip lpips,fvd --by ci --date 2026-11-25
+
+        verify exit codes: 0 every file verified, 1 some differ (each differing field is
+        listed; no record for them), 2 some could not be checked (one line each with its
+        code, see docs/results.md "Verification codes"; nothing written).
+    """,
 }
 
 
 def _add_leaderboard(add: Callable[..., argparse.ArgumentParser]) -> None:
     lb = add("leaderboard", "Build the static leaderboard site from verified results files; sync Hub submissions.")
     add_arguments(lb)
-    lb.epilog = textwrap.dedent(EXAMPLES["leaderboard"])
+    lb.epilog = textwrap.dedent(EXAMPLES["leaderboard"]) + textwrap.dedent(EXAMPLES["verify"])
     lb.set_defaults(func=cmd_leaderboard)
 
 
@@ -40,16 +51,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """`phybench leaderboard build RESULTS_DIR --out SITE_DIR`."""
     from .submit import add_sync_arguments
 
-    parser.add_argument("action", choices=["build", "sync"],
-                        help="build: write the static site; sync: admit the Hub's submission pull requests")
+    parser.add_argument("action", choices=["build", "verify", "sync"],
+                        help="build: write the static site; verify: re-score results files from their submissions; "
+                             "sync: admit the Hub's submission pull requests")
     parser.add_argument("results_dir", metavar="RESULTS_DIR", nargs="?",
                         help="folder of results files (*.json, searched recursively)")
-    parser.add_argument("--out", metavar="SITE_DIR", help="where index.html and the exports go")
-    parser.add_argument("--splits", metavar="DIR", help="folder of split folders: each split hash must equal its manifest's")
+    parser.add_argument("--out", metavar="SITE_DIR", help="build: where index.html and the exports go (required)")
+    parser.add_argument("--splits", metavar="DIR", help="folder of split folders: each split hash must equal its manifest's "
+                                                          "(verify, sync: the splits to re-score against, found by hash)")
     parser.add_argument("--allow-partial", action="store_true", help="build from the accepted files; list the refused ones on the page")
     parser.add_argument("--no-registry-check", action="store_true", help="skip the spec, settings and weight checks (previews only)")
     parser.add_argument("--require-verified", action="store_true",
                         help="refuse every results file without a valid verification record beside it (the shipped board)")
+    add_verify_arguments(parser)
     add_sync_arguments(parser)
 
 
@@ -61,6 +75,15 @@ def cmd_leaderboard(args: argparse.Namespace, log: Any = print) -> int:
         from .submit import cmd_sync
 
         return cmd_sync(args)
+    if args.action == "verify":
+        if not args.results_dir:
+            print("phybench leaderboard verify: error [verify-usage]: give RESULTS (files or folders)", file=sys.stderr)
+            return 2
+        return cmd_verify(args, log)
+    misplaced = verify_only_flags(args)
+    if misplaced:
+        print(f"phybench leaderboard: error: {', '.join(misplaced)}: only with verify, not build", file=sys.stderr)
+        return 2
     if not args.results_dir or not args.out:
         print("phybench leaderboard: error: build needs RESULTS_DIR and --out SITE_DIR", file=sys.stderr)
         return 2
@@ -73,6 +96,59 @@ def cmd_leaderboard(args: argparse.Namespace, log: Any = print) -> int:
         return 2
     log(report.to_text())
     return 0 if report.ok else 1
+
+
+# ---------------------------------------------------------------- verify
+def add_verify_arguments(parser: argparse.ArgumentParser) -> None:
+    """`phybench leaderboard verify RESULTS... --submissions DIR --splits DIR`: its own flags.
+
+    RESULTS is the same positional as build's RESULTS_DIR plus any further files or folders
+    (`more_results`); --splits is shared with build (there it checks split hashes)."""
+    parser.add_argument("more_results", nargs="*", metavar="RESULTS", help="verify: more results files or folders")
+    parser.add_argument("--submissions", metavar="DIR", help="verify: folder of submissions (folders or archives), "
+                                                             "found by content hash")
+    parser.add_argument("--skip", metavar="METRICS", default="", help="verify: metrics not recomputed (e.g. lpips,fvd); "
+                                                                     "listed as skipped in the record")
+    parser.add_argument("--by", metavar="NAME", help="verify: who verifies, for the record (default: the login name)")
+    parser.add_argument("--date", metavar="YYYY-MM-DD", help="verify: the record's date (default: today, UTC)")
+    parser.add_argument("--workers", type=int, default=1, help="verify: processes for the cheap metrics (default 1)")
+    parser.add_argument("--batch-size", type=int, default=16, help="verify: videos per LPIPS/I3D batch (default 16, "
+                                                                  "as `phybench score`: FVD features depend on it)")
+    parser.add_argument("--device", default="cpu", help="verify: torch device for LPIPS and FVD (default cpu)")
+
+
+VERIFY_ONLY = {"more_results": "more RESULTS", "submissions": "--submissions", "skip": "--skip", "by": "--by",
+               "date": "--date", "workers": "--workers", "batch_size": "--batch-size", "device": "--device"}
+
+
+def verify_only_flags(args: argparse.Namespace) -> list[str]:
+    """The verify flags given to another action (a mistake, said rather than ignored)."""
+    defaults = {"more_results": [], "skip": "", "workers": 1, "batch_size": 16, "device": "cpu"}
+    return [flag for key, flag in VERIFY_ONLY.items() if getattr(args, key, None) not in (None, defaults.get(key))]
+
+
+def cmd_verify(args: argparse.Namespace, log: Any = print) -> int:
+    """Exit 0: every file verified; 1: some differ; 2: some could not be checked (nothing written)."""
+    from ..leaderboard.verify import verify_many
+
+    missing = [flag for flag, value in (("--submissions", args.submissions), ("--splits", args.splits)) if not value]
+    if missing:
+        print(f"phybench leaderboard verify: error [verify-usage]: give {' and '.join(missing)}", file=sys.stderr)
+        return 2
+    if args.out or args.allow_partial or args.no_registry_check:
+        print("phybench leaderboard verify: error [verify-usage]: --out, --allow-partial and --no-registry-check "
+              "go with build", file=sys.stderr)
+        return 2
+    report = verify_many([args.results_dir, *args.more_results], args.submissions, args.splits,
+                         skip=args.skip.split(","), by=args.by, date=args.date, workers=args.workers,
+                         batch_size=args.batch_size, device=args.device,
+                         log=lambda line: print(line, file=sys.stderr))
+    for line in report.lines():
+        if report.refused:
+            print(line, file=sys.stderr)
+        else:
+            log(line)
+    return report.exit_code
 
 
 def main(argv: Sequence[str] | None = None) -> int:

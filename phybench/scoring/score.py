@@ -13,7 +13,7 @@ import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -338,8 +338,15 @@ def score(
     batch_size: int = 16,
     device: str = "cpu",
     progress: bool = True,
+    features: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> ScoreOutput:
-    """Score a validated submission; raises ScoreError on anything that prevents it."""
+    """Score a validated submission; raises ScoreError on anything that prevents it.
+
+    features: LPIPS and I3D features computed elsewhere, {sample_id: {"lpips": float,
+    "fvd_fake": (400,), "fvd_real": (400,) unless the reference cache is warm}}, exactly as
+    this loop would compute them (same batches, device and threads): `leaderboard verify`
+    shards those passes over processes (`phybench.leaderboard.verify.feature_shard`).
+    """
     from tqdm import tqdm
 
     from ..submission.format import open_submission
@@ -425,7 +432,7 @@ def score(
                 _stop_resource_tracker()
     else:
         lpips_model = None
-        if "lpips" in torch_metrics:
+        if "lpips" in torch_metrics and features is None:
             from .lpips import LPIPS
 
             lpips_model = LPIPS().to(device).eval()
@@ -434,7 +441,7 @@ def score(
         pending: list[tuple[np.ndarray, np.ndarray]] = []
         cache_file = _reference_cache(manifest, weights, batch_size, order, device) if "fvd" in torch_metrics else None
         cached = _load_reference(cache_file, n)
-        if progress and n >= ESTIMATE_MIN_VIDEOS:
+        if progress and n >= ESTIMATE_MIN_VIDEOS and features is None:
             _print_estimate(manifest, n, lpips_model, "fvd" in torch_metrics, cached is not None, batch_size, device)
 
         def flush() -> None:
@@ -449,14 +456,25 @@ def score(
         with open_submission(submission, manifest=manifest) as sub:
             for sample_id, video in sub.iter_videos(order):
                 detail, digest, gt = _score_row(reader, by_id[sample_id], video, metrics)
-                if lpips_model is not None and gt is not None:
+                if features is not None and gt is not None:  # computed by shards: taken as they are
+                    pre = features[sample_id]
+                    if "lpips" in torch_metrics:
+                        detail["lpips"] = float(pre["lpips"])
+                    if "fvd" in torch_metrics:
+                        fvd_order.append(sample_id)
+                        fake_feats.append(np.asarray(pre["fvd_fake"], np.float64)[None])
+                        if cached is None:
+                            if "fvd_real" not in pre:
+                                raise ScoreError("the FVD reference cache was removed while the shards ran; run again")
+                            real_feats.append(np.asarray(pre["fvd_real"], np.float64)[None])
+                elif lpips_model is not None and gt is not None:
                     from .lpips import lpips_frames
 
                     detail["lpips"] = float(
                         lpips_frames(gt[start:], video[start:], model=lpips_model, batch_size=batch_size,
                                      device=device).mean()
                     )
-                if "fvd" in torch_metrics and gt is not None:
+                if "fvd" in torch_metrics and gt is not None and features is None:
                     pending.append((gt, video))
                     fvd_order.append(sample_id)
                     if len(pending) >= batch_size:
