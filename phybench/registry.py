@@ -60,3 +60,27 @@ class Registry(Generic[T]):
 
     def items(self) -> list[tuple[str, T]]:
         return list(self._items.items())
+
+
+def load_entry_points(group: str, what: str) -> list[str]:
+    """Import every entry point of `group`, one at a time; returns the names loaded.
+
+    A plug-in is someone else's code: one that fails to import (or registers a name twice)
+    is skipped with one warning line naming it and the code ``plugin_broken``, so a broken
+    package in the environment never takes every phybench command down; the tasks or metrics
+    it would have added are then unknown, which their own lookups say.
+    """
+    import sys
+    from importlib.metadata import entry_points
+
+    loaded = []
+    for ep in sorted(entry_points(group=group), key=lambda e: e.name):
+        try:
+            ep.load()
+        except Exception as exc:  # noqa: BLE001 - any failure of foreign code is the plug-in's
+            reason = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+            print(f"phybench: warning [plugin_broken]: {what} plug-in {ep.name!r} ({ep.value}) is skipped: {reason}",
+                  file=sys.stderr)
+            continue
+        loaded.append(ep.name)
+    return loaded

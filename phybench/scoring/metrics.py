@@ -433,13 +433,9 @@ ENTRY_POINT_GROUP = "phybench.metrics"
 
 def load_plugins() -> list[str]:
     """Import every ``phybench.metrics`` entry point (a module that registers metrics); returns the names loaded."""
-    from importlib.metadata import entry_points
+    from ..registry import load_entry_points
 
-    loaded = []
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        ep.load()
-        loaded.append(ep.name)
-    return loaded
+    return load_entry_points(ENTRY_POINT_GROUP, "metric")
 
 
 load_plugins()

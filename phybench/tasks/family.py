@@ -178,13 +178,9 @@ def temporary_task(spec: TaskSpec, family: type[TaskFamily] | None = None) -> It
 
 def load_plugins() -> list[str]:
     """Import every ``phybench.families`` entry point; returns the names loaded."""
-    from importlib.metadata import entry_points
+    from ..registry import load_entry_points
 
-    loaded = []
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        ep.load()
-        loaded.append(ep.name)
-    return loaded
+    return load_entry_points(ENTRY_POINT_GROUP, "family")
 
 
 def frames_possible(travel_per_frame: float, room: float, frames: int) -> int:
