@@ -462,10 +462,10 @@ def test_page_plots_follow_the_metric_and_lite_rows_are_labelled(tmp_path):
                  "f.getBoundingClientRect().width > 0).map(f => [f.dataset.metric, f.querySelector('figcaption').textContent])")
         select = "document.querySelector('section.board select.metric-select')"
         first = js(f"{select}.value")
-        assert first == "velocity_error_penalised"  # the lite files' ranking column (they predate the ranked one)
+        assert first == "velocity_error_ranked"  # the lite files' ranking column
         visible = js(shown)
         assert visible and all(m == first for m, _ in visible)
-        assert all("velocity_error_penalised" in caption for _, caption in visible)
+        assert all("velocity_error_ranked" in caption for _, caption in visible)
         options = js(f"[...{select}.options].map(o => o.value)")
         assert len(options) >= 5
         for metric in options:  # every metric has its own labelled plot, shown when it is picked
