@@ -77,6 +77,10 @@ def test_a_tiny_svd_pipeline_runs_through_phybench_run(uniform_split, tmp_path):
         truth = reader.video(row)
         assert (packed[:3] == truth[:3]).all() and (packed[3:] == generated).all()  # true condition frames first
     assert main(["leaderboard", "build", str(out / "results"), "--out", str(tmp_path / "site")]) == 0
+    # the row is shown in its condition track
+    board = json.loads((tmp_path / "site" / "leaderboard.json").read_text())["boards"][0]
+    assert board["rows"][0]["meta"]["track"] == "frames, image-to-video"
+    assert "frames, image-to-video" in (tmp_path / "site" / "leaderboard.md").read_text()
 
 
 class FakeImageToVideo:

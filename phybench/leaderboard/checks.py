@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence, TypeGuard
 
 from ..scoring.metrics import METRICS, is_set_metric
 
@@ -70,11 +70,11 @@ REL_TOL = 1e-6  # results are rounded to 9 significant digits; sums of rounded v
 Check = Callable[[dict[str, Any], "dict[str, Any] | None"], list[str]]
 
 
-def _is_number(x: Any) -> bool:
+def _is_number(x: Any) -> TypeGuard[float]:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
-def _is_count(x: Any) -> bool:
+def _is_count(x: Any) -> TypeGuard[int]:
     return isinstance(x, int) and not isinstance(x, bool) and x >= 0
 
 
@@ -141,7 +141,8 @@ def check_ranges(doc: dict[str, Any], samples: dict[str, Any] | None) -> list[st
             low, high = RANGES.get(name, (None, None))
             if not isinstance(value, dict):
                 continue
-            ci = value.get("ci95") if isinstance(value.get("ci95"), list) else []
+            ci95 = value.get("ci95")
+            ci: list[Any] = ci95 if isinstance(ci95, list) else []
             for key, x in [("value", value.get("value")), ("mean", value.get("mean"))] + [
                     (f"ci95[{i}]", c) for i, c in enumerate(ci)]:
                 if not _is_number(x):
@@ -223,20 +224,20 @@ def check_levels_add_up(doc: dict[str, Any], samples: dict[str, Any] | None) -> 
                     out.append(f"summary.overall.{name}.value {value['value']} is not its only level's "
                                f"{only[name]['value']}")
             continue
-        parts = [g.get(name) for g in levels.values() if name in g]
-        if not all(isinstance(p, dict) and _is_count(p.get("count")) and _is_number(p.get("mean")) for p in parts):
+        blocks = [g.get(name) for g in levels.values() if name in g]
+        if not all(isinstance(p, dict) and _is_count(p.get("count")) and _is_number(p.get("mean")) for p in blocks):
             continue  # a mistyped level is its own refusal (check_types)
-        count = sum(p["count"] for p in parts)
+        count = sum(p["count"] for p in blocks)
         if _is_count(value.get("count")) and value["count"] != count:
             out.append(f"summary.overall.{name}.count is {value['count']}, but its levels add up to {count}")
             continue
         if count and _is_number(value.get("mean")):
-            mean = sum(p["mean"] * p["count"] for p in parts) / count
+            mean = sum(p["mean"] * p["count"] for p in blocks) / count
             if not _close(value["mean"], mean):
                 out.append(f"summary.overall.{name}.mean is {value['mean']}, but its levels' means "
                            f"(weighted by count) give {mean:.9g}")
-        if len(parts) == 1 and len(levels) == 1 and _is_number(value.get("mean")):
-            ci, level_ci = value.get("ci95"), parts[0].get("ci95")
+        if len(blocks) == 1 and len(levels) == 1 and _is_number(value.get("mean")):
+            ci, level_ci = value.get("ci95"), blocks[0].get("ci95")
             if isinstance(ci, list) and isinstance(level_ci, list) and ci != level_ci:
                 out.append(f"summary.overall.{name}.ci95 {ci} is not its only level's {level_ci}")
     return out
@@ -359,7 +360,8 @@ def check_sidecar_laws(doc: dict[str, Any], samples: dict[str, Any] | None) -> l
             continue
         if block.get("videos") != len(mine):
             out.append(f"{where}.law.videos is {_short(block.get('videos'))}, the samples sidecar has {len(mine)} fits")
-        params = block.get("params") if isinstance(block.get("params"), dict) else {}
+        given = block.get("params")
+        params: dict[str, Any] = given if isinstance(given, dict) else {}
         for name, entry in sorted(params.items()):
             for who, key in (("model", "fit"), ("truth", "truth")):
                 stated = entry.get(who) if isinstance(entry, dict) else None

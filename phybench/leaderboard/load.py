@@ -9,7 +9,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Sequence, TypeGuard
 
 from .. import __version__
 from ..problems import Problem
@@ -376,7 +376,7 @@ def _samples_words(doc: dict[str, Any]) -> str:
     return f"a {n}-sample subset" + (f" of {full}" if isinstance(full, int) else "") + f" (--limit {n})"
 
 
-def is_number(x: Any) -> bool:
+def is_number(x: Any) -> TypeGuard[float]:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 

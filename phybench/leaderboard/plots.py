@@ -121,10 +121,10 @@ def _scale(values: list[float], y0: float, y1: float):
     ticks = _lin_ticks(lo, hi)
     lo, hi = min(lo, ticks[0]), max(hi, ticks[-1])
 
-    def ymap(v: float) -> float:
+    def linear(v: float) -> float:
         return y1 - (v - lo) / (hi - lo) * (y1 - y0)
 
-    return lo, hi, ymap, ticks, "linear"
+    return lo, hi, linear, ticks, "linear"
 
 
 def plot_error_by_level(board: dict[str, Any], colours: dict[str, str], metric: str = FALLBACK_METRIC) -> str | None:  # plots: the paper's metric

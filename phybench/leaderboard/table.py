@@ -319,12 +319,12 @@ def combine(entries: list[Entry]) -> tuple[list[dict[str, Any]], list[Refusal]]:
     ids: set[str] = set()
     resolutions: dict[str, set[int]] = {}
     groups: dict[str, set[str]] = {}
-    for task, res, group in boards:
+    for task, res, protocol_group in boards:
         resolutions.setdefault(task, set()).add(res)
-        groups.setdefault(task, set()).add(group)
+        groups.setdefault(task, set()).add(protocol_group)
     order = {t: i for i, t in enumerate(known)}
     group_order = {"full": 0, "lite": 1, "debug": 2}
-    for (task, res, group), board in sorted(
+    for (task, res, protocol_group), board in sorted(
             boards.items(), key=lambda kv: (order.get(kv[0][0], len(order)), kv[0][0], kv[0][1], group_order[kv[0][2]])):
         rows = [board["rows"][name] for name in sorted(board["rows"])]
         for row in rows:
@@ -338,8 +338,8 @@ def combine(entries: list[Entry]) -> tuple[list[dict[str, Any]], list[Refusal]]:
         title = task if len(resolutions[task]) == 1 else f"{task} · {res} px"
         board_id = _slug(f"{task}-{res}")
         if len(groups[task]) > 1:  # the same task on several protocols: one board each, named
-            title += " · " + ("debugging subsets" if group == "debug" else f"{group} protocol")
-            board_id += f"-{group}"
+            title += " · " + ("debugging subsets" if protocol_group == "debug" else f"{protocol_group} protocol")
+            board_id += f"-{protocol_group}"
         while board_id in ids:  # two unregistered task names that slug alike
             board_id += "-x"
         ids.add(board_id)
@@ -348,7 +348,7 @@ def combine(entries: list[Entry]) -> tuple[list[dict[str, Any]], list[Refusal]]:
             "task": task,
             "task_version": board["task_version"],
             "resolution": res,
-            "protocol_group": group,
+            "protocol_group": protocol_group,
             "title": title,
             "description": _task_description(task),
             "layout": _layout(task),
