@@ -232,13 +232,16 @@ def prepare(video: np.ndarray, gt_video: np.ndarray, colours: Sequence[Sequence[
 
 
 def judge(video: np.ndarray, gt_video: np.ndarray, colours: Sequence[Sequence[int]], static: Sequence[bool],
-          condition_frames: int, prepared: Prepared | None = None) -> Verdict:
+          condition_frames: int) -> Verdict:
     """The verdict on one generated (T, H, W, 3) uint8 video, its ground truth as the yardstick.
 
     colours / static: per body of the scene, its colour and whether it is static.
-    prepared: `prepare`'s result for these arguments, when the caller has it already.
     """
-    pr = prepared if prepared is not None else prepare(video, gt_video, colours, static, condition_frames)
+    return judge_prepared(prepare(video, gt_video, colours, static, condition_frames))
+
+
+def judge_prepared(pr: Prepared) -> Verdict:
+    """The verdict on a video and its ground truth already segmented (`prepare`)."""
     ctx, gens, gts = pr.ctx, pr.gens, pr.gts
     T, start = ctx.T, ctx.start
     findings: list[Finding] = []
@@ -549,8 +552,7 @@ def prepared_sample(sample: Any) -> Prepared:
 
 def judge_sample(sample: Any) -> Verdict:
     """The verdict on a `phybench.scoring.metrics.Sample` (its row's bodies give colours and statics)."""
-    pr = prepared_sample(sample)
-    return judge(np.asarray(sample.video), np.asarray(sample.gt_video), [], [], sample.condition_frames, prepared=pr)
+    return judge_prepared(prepared_sample(sample))
 
 
 def abnormal(sample: Any) -> float:

@@ -67,6 +67,7 @@ class BodyTracks:
     width: float  # px
     unit: float  # world units per px
     dt: float  # s per frame
+    errors: tuple[float, float] | None = None  # `pose_errors`, once computed
 
 
 def body_tracks(sample: Any) -> BodyTracks | None:
@@ -202,11 +203,19 @@ def tracked_law(sample: Any) -> tuple[dict[str, float], dict[str, float]] | None
     return _law_of(bt.gen, bt), _law_of(bt.gt, bt)
 
 
-def body_position_error(sample: Any) -> float:
+def _errors(sample: Any) -> tuple[float, float]:
+    """`pose_errors` of a sample, computed once for both metrics."""
     bt = body_tracks(sample)
-    return float("nan") if bt is None else pose_errors(bt)[0]
+    if bt is None:
+        return float("nan"), float("nan")
+    if bt.errors is None:
+        bt.errors = pose_errors(bt)
+    return bt.errors
+
+
+def body_position_error(sample: Any) -> float:
+    return _errors(sample)[0]
 
 
 def body_angle_error(sample: Any) -> float:
-    bt = body_tracks(sample)
-    return float("nan") if bt is None else pose_errors(bt)[1]
+    return _errors(sample)[1]

@@ -23,6 +23,7 @@ from typing import Any
 
 from ..problems import Problem
 from ..problems import error as _error
+from .format import no_duplicate_keys
 
 CARD_NAME = "card.json"
 MAX_CARD_BYTES = 64 * 1024
@@ -69,19 +70,12 @@ def parse_card(data: bytes) -> tuple[Any, list[Problem]]:
     def no_constants(name: str) -> Any:
         raise ValueError(f"{name} is not valid JSON")
 
-    def no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        keys = [k for k, _ in pairs]
-        dups = sorted({k for k in keys if keys.count(k) > 1})
-        if dups:
-            raise ValueError(f"duplicate key(s) {', '.join(map(repr, dups))}")
-        return dict(pairs)
-
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         return None, [_problem(CARD_JSON, f"{CARD_NAME} is not UTF-8 text; save it as UTF-8")]
     try:
-        doc = json.loads(text, parse_constant=no_constants, object_pairs_hook=no_duplicates)
+        doc = json.loads(text, parse_constant=no_constants, object_pairs_hook=no_duplicate_keys)
     except RecursionError:
         return None, [_problem(CARD_SIZE, f"{CARD_NAME} is nested too deeply")]
     except ValueError as exc:  # JSONDecodeError is one

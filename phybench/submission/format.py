@@ -87,23 +87,25 @@ def schema_problems(meta: Any) -> list[Problem]:
     return problems
 
 
+def no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """`json.loads` object hook: a key given twice is an error, not silently the last value."""
+    keys = [k for k, _ in pairs]
+    dups = sorted({k for k in keys if keys.count(k) > 1})
+    if dups:
+        raise ValueError(f"duplicate key(s) {', '.join(map(repr, dups))}")
+    return dict(pairs)
+
+
 def parse_meta(data: bytes) -> tuple[Any, list[Problem]]:
     def _no_constants(name: str) -> Any:
         raise ValueError(f"{name} is not valid JSON; use a number or null")
-
-    def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        keys = [k for k, _ in pairs]
-        dups = sorted({k for k in keys if keys.count(k) > 1})
-        if dups:
-            raise ValueError(f"duplicate key(s) {', '.join(map(repr, dups))}")
-        return dict(pairs)
 
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         return None, [_error("invalid_json", f"{META} is not UTF-8 text ({exc}); save it as UTF-8", entry=META)]
     try:
-        meta = json.loads(text, parse_constant=_no_constants, object_pairs_hook=_no_duplicates)
+        meta = json.loads(text, parse_constant=_no_constants, object_pairs_hook=no_duplicate_keys)
     except (json.JSONDecodeError, ValueError, RecursionError) as exc:
         return None, [_error("invalid_json", f"{META} is not valid JSON: {exc}", entry=META)]
     bad = _unencodable(meta)
