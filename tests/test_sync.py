@@ -328,6 +328,8 @@ def test_the_workflow_runs_the_tested_commands():
     assert words[:3] == ["phybench", "leaderboard", "sync"]
     assert [w for w in words if w.startswith("--")] == SYNC_FLAGS
     assert words[words.index("--metrics") + 1] == CHEAP
+    builds = [x.strip() for s in steps for x in s.get("run", "").splitlines() if "phybench leaderboard build" in x]
+    assert builds and all(b.endswith("--require-verified") for b in builds)  # the public board: verified rows only
     uses = [s.get("uses", "") for s in steps]
     assert any(u.startswith("actions/upload-pages-artifact@") for u in uses)
     assert any(u.startswith("actions/deploy-pages@") for u in uses)

@@ -90,7 +90,8 @@ def run_study(task: str, sizes: Sequence[str], train_sets: Sequence[int], steps:
 
 
 def summary(results: Sequence[Path]) -> str:
-    """A Markdown table: velocity error (penalised, the board's column) per cell, ID and OOD."""
+    """A Markdown table: velocity error (ranked, the board's column: a lost ball costs by the share of
+    frames it is lost) per cell, ID and OOD."""
     cells: dict[tuple[str, int], dict[str, float]] = {}
     for p in results:
         doc = json.loads(Path(p).read_text())
@@ -98,7 +99,7 @@ def summary(results: Sequence[Path]) -> str:
         key = (str(m.get("size")), int(m.get("train_size", 0)))
         o = doc["summary"]["overall"]
         col = "ID" if doc["split"] == "id-eval" else "OOD"
-        cells.setdefault(key, {})[col] = o.get("velocity_error_penalised", {}).get("mean")
+        cells.setdefault(key, {})[col] = o.get("velocity_error_ranked", {}).get("mean")
         cells[key][f"{col} untrackable"] = o.get("untrackable", {}).get("rate")
         cells[key]["params"] = m.get("params")
     lines = ["| size | params | training set | ID velocity error ↓ | OOD velocity error ↓ | untrackable ID / OOD |",

@@ -19,7 +19,7 @@ def _fmt(x: float | None) -> str:
 
 def main(folder: str) -> None:
     docs = [json.loads(p.read_text()) for p in sorted(Path(folder).glob("*.json"))
-            if not p.name.endswith(".samples.json")]
+            if not p.name.endswith((".samples.json", ".verified.json"))]
     for task in ("uniform", "parabola", "collision"):
         mine = [d for d in docs if d["task"] == task]
         if not mine:

@@ -118,7 +118,7 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
                 if not (sub / "submission.json").exists():
                     train = out / "data" / f"{task}-{spec.train_splits[0]}" if name == "nearest-neighbour" else None
                     run_baseline(name, data, sub, train, progress=True, cache_dir=out / "cache", fmt="npz")
-                res = score(sub, data, metrics, progress=True)
+                res = score(sub, data, metrics, workers=args.workers, progress=True)
                 write_results(results_file, res)
                 v = res.results["summary"]["overall"].get("velocity_error", {}).get("mean")
                 print(f"  {task}/{split} {name}: velocity error {v}")

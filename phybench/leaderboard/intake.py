@@ -578,7 +578,9 @@ def sync(repo: str, splits_dir: str | os.PathLike[str], results_dir: str | os.Pa
     if not any(o.status == "admitted" for o in outcomes) and (site / "index.html").is_file():
         return SyncReport(outcomes, None)
     try:
-        build(results, site)  # every admitted split hash was matched by the sync; the shipped rows by their commit
+        # The public board: verified rows only (every admitted row has its record; a shipped file
+        # without one stops the build here rather than appearing as self-reported).
+        build(results, site, require_verified=True)
     except LeaderboardError as exc:
         return SyncReport(outcomes, None, str(exc).splitlines()[0])
     return SyncReport(outcomes, site)
