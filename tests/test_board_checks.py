@@ -69,9 +69,14 @@ def assert_refused(tmp_path: Path, file: str, code: str, capsys) -> None:
 
 
 def test_shipped_results_still_build(tmp_path):
-    report = build(ROOT, tmp_path / "site")
+    """The public board: every shipped results file verified (a record pinning its bytes), as
+    the workflow builds it."""
+    report = build(ROOT, tmp_path / "site", require_verified=True)
     assert report.ok and len(report.accepted) > 100
     assert (tmp_path / "site" / SITE_MARKER).is_file()
+    board = (tmp_path / "site" / "leaderboard.md").read_text()
+    rows = [line for line in board.splitlines() if line.startswith("| ") and not line.startswith(("| model", "|---"))]
+    assert rows and not [r for r in rows if r.rstrip(" |").endswith("self-reported")]
 
 
 # ------------------------------------------------------------------ impossible numbers
