@@ -216,7 +216,8 @@ def test_rescore_recomputes_the_judge_and_keeps_the_rest(splits, tmp_path, capsy
     """A results file scored under other judge settings, rescored from the same submission,
     equals a fresh full score (but for the `rescored` note); anything else is refused."""
     from phybench.scoring.results import results_bytes
-    from phybench.scoring.score import ScoreError, rescore
+    from phybench.scoring.rescore import rescore
+    from phybench.scoring.score import ScoreError
 
     folder = splits[("collision", "id-eval")]
     assert main(["baseline", "copy-last", "--data", str(folder), "--out", str(tmp_path / "cl"), "--quiet"]) == 0

@@ -121,7 +121,8 @@ def test_rescore_adds_the_new_companions_as_a_fresh_score_would(split, tmp_path)
     """Shipped results scored before these metrics existed gain them from the same submission
     (`phybench rescore`), LPIPS/FVD kept: the file equals a fresh score but for the `rescored` note."""
     from phybench.scoring.results import results_bytes
-    from phybench.scoring.score import ScoreError, rescore
+    from phybench.scoring.rescore import rescore
+    from phybench.scoring.score import ScoreError
 
     reader = SplitReader(split)
     sub = tmp_path / "sub"

@@ -151,7 +151,8 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 def cmd_rescore(args: argparse.Namespace) -> int:
     from ..io import atomic_write_bytes
     from ..scoring.results import results_bytes
-    from ..scoring.score import ScoreError, rescore
+    from ..scoring.rescore import rescore
+    from ..scoring.score import ScoreError
 
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
     try:

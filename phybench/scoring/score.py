@@ -345,7 +345,7 @@ def score(
     features: LPIPS and I3D features computed elsewhere, {sample_id: {"lpips": float,
     "fvd_fake": (400,), "fvd_real": (400,) unless the reference cache is warm}}, exactly as
     this loop would compute them (same batches, device and threads): `leaderboard verify`
-    shards those passes over processes (`phybench.leaderboard.verify.feature_shard`).
+    shards those passes over processes (`phybench.leaderboard.shards.feature_shard`).
     """
     from tqdm import tqdm
 
@@ -570,99 +570,3 @@ def score(
     if warnings:
         results["warnings"] = sorted(set(warnings))
     return ScoreOutput(results, details, warnings)
-
-
-RESCORABLE_KINDS = ("video",)  # per-video metrics with a `compute` (no torch weights): cheap to recompute
-
-
-def rescore(results_path: str | os.PathLike[str], submission: str | os.PathLike[str], split_dir: str | os.PathLike[str],
-            metrics: Sequence[str], *, progress: bool = True) -> dict[str, Any]:
-    """A results file with some per-video metrics recomputed by this phybench; the rest kept.
-
-    For the maintainer whose judge (or another cheap metric) changed its settings: the
-    shipped results keep their LPIPS/FVD (which did not change, and cost most of the time)
-    and get `metrics` recomputed from the same submission.  The submission must be the one
-    scored (same content hash) and the split the one it answered (same split hash); every
-    other metric's settings must still be this phybench's, else it refuses: re-score in full.
-    Returns the new results document (write it with `results_bytes`).
-    """
-    import json
-
-    from tqdm import tqdm
-
-    from .results import summarise
-    from ..submission.format import open_submission
-    from ..submission.validation import validate
-
-    try:
-        doc = json.loads(Path(results_path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ScoreError(f"{results_path}: not a readable results file ({exc})") from None
-    except RecursionError:
-        raise ScoreError(f"{results_path}: not a results file (its JSON is nested too deeply)") from None
-    if not isinstance(doc, dict) or doc.get("kind") != "phybench-results" or not isinstance(doc.get("provenance"), dict):
-        raise ScoreError(f"{results_path}: not a phybench results file (kind 'phybench-results')")
-    prov = doc["provenance"]
-    bad = [m for m in metrics if m not in METRICS or METRICS.get(m).kind not in RESCORABLE_KINDS
-           or METRICS.get(m).compute is None or METRICS.get(m).weights]
-    if bad:
-        raise ScoreError(f"cannot recompute {', '.join(bad)} alone: only per-video metrics without weights can be "
-                         "(score the submission in full)")
-    missing = [m for m in metrics if m not in doc["metrics"]]
-    # A companion the family gained after the file was scored may be added: a fresh score lists
-    # companions after the requested metrics, in the family's order, so appending them in that
-    # order gives the list a fresh score would.
-    companions = [m for m in family_of(get_task(doc["task"])).metrics if m in METRICS and METRICS.get(m).companion]
-    addable = [m for m in companions if m not in doc["metrics"]]
-    not_addable = [m for m in missing if m not in addable]
-    if not_addable:
-        raise ScoreError(f"{results_path} does not report {', '.join(not_addable)}; score the submission in full")
-    if missing and addable[: len(missing)] != [m for m in addable if m in missing]:
-        raise ScoreError(f"add the family's new companions together ({', '.join(addable)}); "
-                         "or score the submission in full")
-    report = validate(submission, split_dir)
-    if not report.ok:
-        raise _invalid(report, submission, split_dir)
-    if report.submission_hash != prov["submission_hash"]:
-        raise ScoreError(f"{submission} is not the submission {results_path} was scored from (content hash "
-                         f"{report.submission_hash[:12]}, the results say {prov['submission_hash'][:12]})")
-    reader = SplitReader(split_dir)
-    manifest = reader.manifest
-    if manifest["split_hash"] != prov["split_hash"]:
-        raise ScoreError(f"{split_dir} is not the split {results_path} was scored on (split hash "
-                         f"{manifest['split_hash'][:12]}, the results say {prov['split_hash'][:12]})")
-    if missing:
-        doc["metrics"] = [*doc["metrics"], *[m for m in addable if m in missing]]
-        doc["higher_is_better"] = {m: METRICS.get(m).higher_is_better for m in doc["metrics"] if m in METRICS}
-    current = json.loads(json.dumps(settings_blocks([TRACKING_METRIC, *doc["metrics"]])))
-    keys = {METRICS.get(m).settings_key for m in metrics} - {None}
-    stale = sorted(k for k, v in prov["metric_settings"].items() if k not in keys and current.get(k) != v)
-    if stale:
-        raise ScoreError(f"{results_path}: the settings of {', '.join(stale)} differ from this phybench's too; "
-                         "re-score the submission in full")
-    rows = {row["sample_id"]: row for row in reader.rows()}
-    ids = list(rows)
-    details: dict[str, dict[str, Any]] = {}
-    with open_submission(submission, manifest=manifest) as sub:
-        for sample_id, video in tqdm(sub.iter_videos(sub.storage_order(ids)), total=len(ids), unit="video",
-                                     desc=f"rescore {', '.join(metrics)}", disable=not progress):
-            row = rows[sample_id]
-            gt = reader.video(row) if "video" in row else None
-            details[sample_id] = score_sample(row, video, gt, manifest, metrics)
-    ordered = [details[i] for i in ids]
-    levels: dict[str, list[dict[str, Any]]] = {}
-    for d in ordered:
-        levels.setdefault(d["level"], []).append(d)
-    for group, part in [("overall", ordered), *((f"level:{k}", v) for k, v in levels.items())]:
-        block = summarise(part, metrics)
-        target = doc["summary"]["overall"] if group == "overall" else doc["summary"]["levels"][group[len("level:"):]]
-        hooks = sorted(set(block) - {"videos", "untrackable", "excluded"} - set(METRICS))  # e.g. `law`
-        for m in [*metrics, *hooks]:  # the metrics and the blocks their summary hooks add
-            if m in block:
-                target[m] = block[m]
-            else:
-                target.pop(m, None)
-    for k in keys:
-        prov["metric_settings"][k] = current[k]
-    prov["rescored"] = {"metrics": sorted(metrics), "phybench_version": __version__}
-    return doc
