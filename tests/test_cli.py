@@ -114,3 +114,10 @@ def test_quickstart_runs_the_whole_loop_and_reuses_it(tmp_path, capsys):
     assert "leaderboard.md" in text
     code, text, _ = run(capsys, "quickstart", "--out", str(out), "--limit", "4", "--train-limit", "200")
     assert code == 0 and text.count("reused") >= 30
+    # a site folder that is not a phybench site (an older one, or the user's): refused up front, one line
+    (out / "site" / ".phybench-site").unlink()
+    before = sorted(p.name for p in (out / "site").iterdir())
+    code, text, err = run(capsys, "quickstart", "--out", str(out), "--limit", "4", "--train-limit", "200")
+    assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert "error [leaderboard]" in err and "move that folder away" in err and "[1/4]" not in text
+    assert sorted(p.name for p in (out / "site").iterdir()) == before

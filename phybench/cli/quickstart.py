@@ -58,7 +58,7 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
     """The whole loop on a small default: splits -> baselines -> scores -> leaderboard."""
     from ..reference import run_baseline
     from ..data.generate import generate
-    from ..leaderboard import build
+    from ..leaderboard import LeaderboardError, build, check_out_dir
     from ..scoring.score import parse_metrics, score, write_results
     from ..data.split import make_plan, read_manifest
     from ..data.verify import verify
@@ -73,6 +73,11 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
         protocol = PROTOCOLS.get(args.protocol)  # an unknown name: RegistryError, one line, exit 2
     elif args.limit is None:
         args.limit = 64
+    try:  # before an hour of scoring, not after it: a site folder that is not ours is refused
+        check_out_dir(out / "results", out / "site")
+    except LeaderboardError as exc:
+        raise CliError(f"{exc} (quickstart writes its site to {out / 'site'}: move that folder away, "
+                       "or give another --out)") from None
     sizes = (f"protocol {protocol.name} ({protocol.description})" if protocol
              else f"{args.limit} samples per evaluation split")
     print(f"phybench {__version__} quickstart into {out}/: {sizes}, "
