@@ -24,7 +24,8 @@ version must be this installation's, else the re-score could not match and the d
 would say nothing about the submission; that is a refusal, not a "differs".
 
 `verify_one` is the unit the Hub sync calls; `check_one` does the same without writing,
-for callers (the CLI) that write only when every file could be checked.
+for callers (the CLI) that write only when every file could be checked.  Finding the inputs
+and the up-front refusals live in `claims.py`; the sharded LPIPS / FVD passes in `shards.py`.
 """
 from __future__ import annotations
 
