@@ -93,14 +93,20 @@ def law_table_html(board: dict[str, Any]) -> str:
     name, labels, rows = law_rows(board)
     if not rows:
         return ""
+    def cell(text: str) -> str:
+        """The median on the first line, its interquartile range under it (as the main table)."""
+        value, sep, iqr = text.partition(" [")
+        return (f'<td class="num"><span class="v">{escape(value)}</span>'
+                + (f'<span class="ci">[{escape(iqr)}</span>' if sep else "") + "</td>")
+
     head = "".join(f"<th>{escape(label)}</th>" for label in labels)
-    body = "".join(f"<tr><td>{escape(model)}</td>" + "".join(f"<td class=\"num\">{escape(c)}</td>" for c in cells)
-                   + "</tr>" for model, cells in rows)
+    body = "".join(f"<tr><td class=\"who\">{escape(model)}</td>" + "".join(cell(c) for c in cells) + "</tr>"
+                   for model, cells in rows)
     return (f'<h3>Learned law: {escape(name)}</h3><p class="note">The family\'s law fitted to each video with its '
             f'parameters free (docs/results.md, "Law identification"): median [interquartile range] of '
             f'<code>{escape(name)}</code> over videos. A model that learned the law matches the ground truth\'s '
             'row at every level, OOD included.</p>'
-            f'<div class="table-wrap"><table class="law"><thead><tr><th>model</th>{head}</tr></thead>'
+            f'<div class="table-wrap scroll"><table class="law"><thead><tr><th>model</th>{head}</tr></thead>'
             f'<tbody>{body}</tbody></table></div>')
 
 
