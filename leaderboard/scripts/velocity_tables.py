@@ -10,7 +10,7 @@ import json
 import sys
 from pathlib import Path
 
-from phybench.tasks import get_task
+from phybench.tasks import TASKS, get_task
 
 
 def _fmt(x: float | None) -> str:
@@ -20,10 +20,9 @@ def _fmt(x: float | None) -> str:
 def main(folder: str) -> None:
     docs = [json.loads(p.read_text()) for p in sorted(Path(folder).glob("*.json"))
             if not p.name.endswith((".samples.json", ".verified.json"))]
-    for task in ("uniform", "parabola", "collision"):
+    present = {d["task"] for d in docs}
+    for task in [t for t in TASKS if t in present]:  # registration order: uniform, parabola, collision
         mine = [d for d in docs if d["task"] == task]
-        if not mine:
-            continue
         levels = [lv.name for lv in get_task(task).ood_levels]
         rows: dict[str, dict[str, object]] = {}
         for d in mine:
