@@ -108,3 +108,28 @@ def test_bootstrap_interval_is_reproducible_and_covers_the_mean():
     # width close to the normal approximation 2 * 1.96 * sd / sqrt(n)
     assert (hi - lo) == pytest.approx(2 * 1.96 * x.std() / np.sqrt(x.size), rel=0.15)
     assert bootstrap_ci(np.array([2.0])) == (2.0, 2.0)
+
+
+_THREADS_SCRIPT = """
+import numpy as np
+from phybench.scoring.image_metrics import ssim_frames
+rng = np.random.default_rng(7)
+a = rng.integers(0, 256, (4, 128, 128, 3), dtype=np.uint8)
+b = np.clip(a.astype(int) + rng.integers(-30, 31, a.shape), 0, 255).astype(np.uint8)
+print(",".join(float(s).hex() for s in ssim_frames(a, b)))
+"""
+
+
+def test_ssim_bytes_do_not_depend_on_thread_count():
+    """The band-matrix SSIM summed in a BLAS-blocking order: a 2-thread parent and a 1-thread
+    worker disagreed in the 9th digit.  The separable filter must give the same bits."""
+    import os
+    import subprocess
+    import sys
+
+    outs = set()
+    for threads in ("1", "2"):
+        env = {**os.environ, "OMP_NUM_THREADS": threads, "OPENBLAS_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
+        run = subprocess.run([sys.executable, "-c", _THREADS_SCRIPT], env=env, capture_output=True, text=True, check=True)
+        outs.add(run.stdout.strip())
+    assert len(outs) == 1, outs
