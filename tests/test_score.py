@@ -146,3 +146,34 @@ def test_without_weights_lpips_and_fvd_are_skipped_with_instructions(capsys, spl
     assert "lpips" not in res["summary"]["overall"] and "ssim" in res["summary"]["overall"]
     assert any("phybench weights fetch" in w for w in res["warnings"])
     assert not os.listdir(tmp_path / "no-weights") if (tmp_path / "no-weights").exists() else True
+
+
+def test_scoring_decodes_each_video_once_and_still_reports_every_problem(split_dir, gt_sub, tmp_path, monkeypatch):
+    """Validation and scoring share one read: each video file is decoded exactly once by `score`
+    (it was twice: once to validate and hash it, once to score it), and a bad video found while
+    scoring still stops the run with the validator's code, nothing written."""
+    from phybench.scoring.score import ScoreError, score
+    from phybench.submission.format import Submission
+
+    calls: list[str] = []
+    original = Submission._decode_file
+
+    def counting(self, video, data):
+        calls.append(video.sample_id)
+        return original(self, video, data)
+
+    monkeypatch.setattr(Submission, "_decode_file", counting)
+    scored = score(gt_sub, split_dir, "velocity_error,ssim,psnr", progress=False)
+    n = len(SplitReader(split_dir))
+    assert sorted(calls) == sorted(set(calls)) and len(calls) == n
+    from phybench.submission.validation import validate
+
+    assert scored.results["provenance"]["submission_hash"] == validate(gt_sub, split_dir).submission_hash
+
+    bad = tmp_path / "bad"
+    shutil.copytree(gt_sub, bad)
+    victim = sorted((bad / "videos").rglob("*.np*"))[-1]
+    victim.write_bytes(b"not a video")
+    with pytest.raises(ScoreError) as err:
+        score(bad, split_dir, "velocity_error", progress=False)
+    assert err.value.code == validate(bad, split_dir).errors[0].code

@@ -275,8 +275,10 @@ def _score_row(
 
 def _score_ids(
     sub_path: str, split_dir: str, ids: Sequence[str], metrics: Sequence[str]
-) -> dict[str, tuple[dict[str, Any], str]]:
-    """Worker: {sample_id: (detail, sample digest)} for `ids`, read in storage order."""
+) -> dict[str, tuple[dict[str, Any] | None, str, list[Any], dict[str, str]]]:
+    """Worker: {sample_id: (detail or None, sample digest, validation problems, file digests)} for `ids`,
+    read in storage order.  The worker decodes each video once: validating it (its problems and
+    file digests go back to the parent's report) and scoring it."""
     from ..submission.format import open_submission
 
     reader = SplitReader(split_dir)
@@ -284,9 +286,13 @@ def _score_ids(
     rows = {row["sample_id"]: row for row in reader.rows() if row["sample_id"] in wanted}
     out = {}
     with open_submission(sub_path, manifest=reader.manifest) as sub:
-        for sample_id, video in sub.iter_videos(ids):
+        for sample_id in sub.storage_order(ids):
+            video, problems, files = sub.inspect(sample_id)
+            if video is None or any(p.severity == "error" for p in problems):
+                out[sample_id] = (None, "", problems, files)
+                continue
             detail, digest, _ = _score_row(reader, rows[sample_id], video, metrics)
-            out[sample_id] = (detail, digest)
+            out[sample_id] = (detail, digest, problems, files)
     return out
 
 
@@ -347,18 +353,13 @@ def score(
     this loop would compute them (same batches, device and threads): `leaderboard verify`
     shards those passes over processes (`phybench.leaderboard.shards.feature_shard`).
     """
-    from tqdm import tqdm
-
+    from ..submission.archive import SubmissionError
     from ..submission.format import open_submission
-    from ..submission.validation import validate
+    from ..submission.validation import unopenable
 
     asked = metrics is not None  # named by the caller, not the defaults: missing weights are an error
     metrics = parse_metrics(metrics)
     split_dir = Path(split_dir)
-    report = validate(submission, split_dir)
-    if not report.ok:
-        raise _invalid(report, submission, split_dir)
-    warnings = [p.message for p in report.problems if p.severity == "warning"]
     reader = SplitReader(split_dir)
     manifest = reader.manifest
     plan = plan_from_manifest(manifest)
@@ -369,6 +370,7 @@ def score(
             f"(version {__version__}) registers {spec.spec_hash()[:12]}: regenerate the split with this version"
         )
 
+    warnings: list[str] = []
     weights: dict[str, Any] = {}
     torch_metrics = [m for m in metrics if METRICS.get(m).weights]
     if torch_metrics:
@@ -391,19 +393,45 @@ def score(
             torch_metrics = []
             weights = {}
 
-    rows = list(reader.rows())  # the split in stored order (the order of its hash)
+    rows = list(reader.rows())  # the split in stored order (the order of its hash): read once
+    ids = [row["sample_id"] for row in rows]
+    # Validation reads each video where it is scored (decoded once): the header (submission.json,
+    # ids) is checked first, the videos' own problems join the report as they are decoded, and a
+    # submission with any error stops before anything is written.
+    try:
+        sub = open_submission(submission, manifest=manifest)  # opened once; closed when score returns
+    except SubmissionError as exc:
+        raise _invalid(unopenable(submission, split_dir, manifest, ids, exc), submission, split_dir) from None
+    with sub:
+        return _score_open(sub, submission, split_dir, reader, plan, rows, metrics, torch_metrics, weights, warnings,
+                           workers=workers, batch_size=batch_size, device=device, progress=progress, features=features)
+
+
+def _score_open(sub: Any, submission: str | os.PathLike[str], split_dir: Path, reader: SplitReader, plan: Any, rows: list[dict[str, Any]], metrics: Sequence[str],
+                torch_metrics: list[str], weights: dict[str, Any], warnings: list[str], *, workers: int,
+                batch_size: int, device: str, progress: bool,
+                features: Mapping[str, Mapping[str, Any]] | None) -> ScoreOutput:
+    """`score` on an open submission: validate its header, then decode each video once, to check and
+    score it, serially or in worker processes."""
+    from tqdm import tqdm
+
+    from ..submission.validation import check_header, finish, record_video
+
+    manifest, spec = reader.manifest, plan.spec
     ids = [row["sample_id"] for row in rows]
     n = len(rows)
+    report = check_header(sub, manifest, split_dir, ids)
+    if not report.ok:
+        raise _invalid(report, submission, split_dir)
     found: dict[str, tuple[dict[str, Any], str]] = {}
     real_feats: list[np.ndarray] = []
     fake_feats: list[np.ndarray] = []
     fvd_order: list[str] = []  # sample ids of the I3D features, in the order computed
     bar = tqdm(total=n, desc=f"score {manifest['task']}/{manifest['split']}", unit="video", disable=not progress)
-    with open_submission(submission, manifest=manifest) as sub:
-        meta = dict(sub.meta)
-        serial = (workers <= 1 or torch_metrics or sub.kind not in ("folder", "zip") or n < 2 * workers
-                  or not all(seen_by_workers(m) for m in reported(metrics, family_of(spec).metrics)))
-        order = sub.storage_order(ids)  # compressed tars are only cheap to read front to back
+    meta = dict(sub.meta)
+    serial = (workers <= 1 or torch_metrics or sub.kind not in ("folder", "zip") or n < 2 * workers
+              or not all(seen_by_workers(m) for m in reported(metrics, family_of(spec).metrics)))
+    order = sub.storage_order(ids)  # compressed tars are only cheap to read front to back
     if not serial:
         bounds = np.linspace(0, n, workers + 1).round().astype(int)
         # One BLAS thread per worker: spare OpenBLAS threads spin and slow 2 cores 2-3x.
@@ -420,7 +448,9 @@ def score(
                 ]
                 for fut in futures:
                     part = fut.result()
-                    found.update(part)
+                    for sample_id, (detail, digest, problems, files) in part.items():
+                        if record_video(report, problems, files) and detail is not None:
+                            found[sample_id] = (detail, digest)
                     bar.update(len(part))
         finally:
             for k, v in saved.items():
@@ -453,40 +483,47 @@ def score(
                 fake_feats.append(i3d_logits(np.stack([p[1] for p in pending]), batch_size=batch_size, device=device))
             pending.clear()
 
-        with open_submission(submission, manifest=manifest) as sub:
-            for sample_id, video in sub.iter_videos(order):
-                detail, digest, gt = _score_row(reader, by_id[sample_id], video, metrics)
-                if features is not None and gt is not None:  # computed by shards: taken as they are
-                    pre = features[sample_id]
-                    if "lpips" in torch_metrics:
-                        detail["lpips"] = float(pre["lpips"])
-                    if "fvd" in torch_metrics:
-                        fvd_order.append(sample_id)
-                        fake_feats.append(np.asarray(pre["fvd_fake"], np.float64)[None])
-                        if cached is None:
-                            if "fvd_real" not in pre:
-                                raise ScoreError("the FVD reference cache was removed while the shards ran; run again")
-                            real_feats.append(np.asarray(pre["fvd_real"], np.float64)[None])
-                elif lpips_model is not None and gt is not None:
-                    from .lpips import lpips_frames
-
-                    detail["lpips"] = float(
-                        lpips_frames(gt[start:], video[start:], model=lpips_model, batch_size=batch_size,
-                                     device=device).mean()
-                    )
-                if "fvd" in torch_metrics and gt is not None and features is None:
-                    pending.append((gt, video))
-                    fvd_order.append(sample_id)
-                    if len(pending) >= batch_size:
-                        flush()
-                found[sample_id] = (detail, digest)
+        for sample_id in order:
+            video, problems, files = sub.inspect(sample_id)
+            if not record_video(report, problems, files) or video is None:
                 bar.update(1)
+                continue  # reported below, with every other problem
+            detail, digest, gt = _score_row(reader, by_id[sample_id], video, metrics)
+            if features is not None and gt is not None:  # computed by shards: taken as they are
+                pre = features[sample_id]
+                if "lpips" in torch_metrics:
+                    detail["lpips"] = float(pre["lpips"])
+                if "fvd" in torch_metrics:
+                    fvd_order.append(sample_id)
+                    fake_feats.append(np.asarray(pre["fvd_fake"], np.float64)[None])
+                    if cached is None:
+                        if "fvd_real" not in pre:
+                            raise ScoreError("the FVD reference cache was removed while the shards ran; run again")
+                        real_feats.append(np.asarray(pre["fvd_real"], np.float64)[None])
+            elif lpips_model is not None and gt is not None:
+                from .lpips import lpips_frames
+
+                detail["lpips"] = float(
+                    lpips_frames(gt[start:], video[start:], model=lpips_model, batch_size=batch_size,
+                                 device=device).mean()
+                )
+            if "fvd" in torch_metrics and gt is not None and features is None:
+                pending.append((gt, video))
+                fvd_order.append(sample_id)
+                if len(pending) >= batch_size:
+                    flush()
+            found[sample_id] = (detail, digest)
+            bar.update(1)
         flush()
         if cached is not None:
             real_feats[:] = [cached]
         elif cache_file is not None and real_feats:
             atomic_save_npy(cache_file, np.concatenate(real_feats).astype(np.float64))
     bar.close()
+    finish(report)
+    if not report.ok:
+        raise _invalid(report, submission, split_dir)
+    warnings = [p.message for p in report.problems if p.severity == "warning"] + warnings
     missing = [i for i in ids if i not in found]
     if missing:  # validation makes this unreachable; never score a partial set silently
         raise ScoreError(f"{len(missing)} sample(s) were not scored, e.g. {missing[0]}")

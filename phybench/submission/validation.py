@@ -28,6 +28,9 @@ class ValidationReport:
     checked_videos: int = 0
     problems: list[Problem] = field(default_factory=list)
     submission_hash: str | None = None  # set when the submission is valid
+    # filled while the videos are read (check_header / record_video / finish)
+    digests: dict[str, str] = field(default_factory=dict, repr=False)
+    pending: list[str] = field(default_factory=list, repr=False)
 
     @property
     def errors(self) -> list[Problem]:
@@ -127,6 +130,50 @@ def _near_ids(extra: list[str], expected: Iterable[str]) -> dict[str, str]:
     return {x: plain[k] for x in extra if (k := re.sub(r"[^0-9a-z]", "", x.lower())) in plain}
 
 
+def check_header(sub: Submission, manifest: dict[str, Any], split_dir: str | os.PathLike[str],
+                 expected_ids: list[str]) -> ValidationReport:
+    """Everything but the videos' contents: the problems found opening `sub`, submission.json, missing and
+    extra ids.  The videos are checked where they are decoded anyway (`record_video`, then
+    `finish`): `validate` reads them here, `score` while it scores them, so each is decoded once.
+    `report.pending` lists the ids whose videos are still to be checked, in storage order."""
+    report = ValidationReport(str(sub.path), str(split_dir), manifest["task"], manifest["split"],
+                              expected_ids=len(expected_ids))
+    report.problems.extend(sub.problems)
+    report.problems.extend(_check_meta(sub._meta, manifest, str(split_dir)))
+    expected, found = set(expected_ids), set(sub.ids)
+    report.found_ids = len(expected & found)
+    missing = [i for i in expected_ids if i not in found]
+    for n, sample_id in enumerate(missing):
+        where = f" (expected at {VIDEO_DIR}/{sample_id}.npy, .npz, .mp4, or a folder of PNG frames)" if n == 0 else ""
+        report.problems.append(_error("missing_id", f"{sample_id}: no video{where}", sample_id))
+    extra = sorted(found - expected)
+    near = _near_ids(extra, expected_ids)
+    for sample_id in extra:
+        hint = (f"did you mean {near[sample_id]!r}? Ids contain '/', so that video belongs at "
+                f"{VIDEO_DIR}/{near[sample_id]}.npy" if sample_id in near else "remove it")
+        report.problems.append(_error(
+            "extra_id", f"{sample_id}: not a sample of {manifest['task']}/{manifest['split']} "
+            f"({sub._videos[sample_id][0].where}); {hint}", sample_id, sub._videos[sample_id][0].where))
+    report.digests = {META: sub._meta_digest} if sub._meta_digest else {}
+    report.pending = sub.storage_order([i for i in sub.ids if i in expected and len(sub._videos[i]) == 1])
+    return report
+
+
+def record_video(report: ValidationReport, problems: list[Problem], files: dict[str, str]) -> bool:
+    """Add one decoded video's problems and file digests (`Submission.inspect`); True if it has no error."""
+    report.problems.extend(problems)
+    report.digests.update(files)
+    report.checked_videos += 1
+    return not any(p.severity == "error" for p in problems)
+
+
+def finish(report: ValidationReport) -> ValidationReport:
+    """Set the submission hash once every video is recorded and nothing is wrong."""
+    if report.ok and report.checked_videos == len(report.pending):
+        report.submission_hash = hash_lines(report.digests)
+    return report
+
+
 def validate(submission_path: str | os.PathLike[str], split_dir: str | os.PathLike[str], *,
              limits: Limits | None = None) -> ValidationReport:
     """Check a submission against a split and report every problem at once.
@@ -136,37 +183,22 @@ def validate(submission_path: str | os.PathLike[str], split_dir: str | os.PathLi
     not the submission's."""
     manifest = read_manifest(split_dir)
     expected_ids = [row["sample_id"] for row in SplitReader(split_dir).rows(columns=["sample_id"])]
-    report = ValidationReport(str(submission_path), str(split_dir), manifest["task"], manifest["split"],
-                              expected_ids=len(expected_ids))
     try:
         sub = Submission(submission_path, manifest=manifest, limits=limits)
     except SubmissionError as exc:
-        report.problems.extend(exc.problems)
-        return report
+        return unopenable(submission_path, split_dir, manifest, expected_ids, exc)
     with sub:
-        report.problems.extend(sub.problems)
-        report.problems.extend(_check_meta(sub._meta, manifest, str(split_dir)))
-        expected, found = set(expected_ids), set(sub.ids)
-        report.found_ids = len(expected & found)
-        missing = [i for i in expected_ids if i not in found]
-        for n, sample_id in enumerate(missing):
-            where = f" (expected at {VIDEO_DIR}/{sample_id}.npy, .npz, .mp4, or a folder of PNG frames)" if n == 0 else ""
-            report.problems.append(_error("missing_id", f"{sample_id}: no video{where}", sample_id))
-        extra = sorted(found - expected)
-        near = _near_ids(extra, expected_ids)
-        for sample_id in extra:
-            hint = (f"did you mean {near[sample_id]!r}? Ids contain '/', so that video belongs at "
-                    f"{VIDEO_DIR}/{near[sample_id]}.npy" if sample_id in near else "remove it")
-            report.problems.append(_error(
-                "extra_id", f"{sample_id}: not a sample of {manifest['task']}/{manifest['split']} "
-                f"({sub._videos[sample_id][0].where}); {hint}", sample_id, sub._videos[sample_id][0].where))
-        digests = {META: sub._meta_digest} if sub._meta_digest else {}
-        readable = [i for i in sub.ids if i in expected and len(sub._videos[i]) == 1]
-        for sample_id in sub.storage_order(readable):
+        report = check_header(sub, manifest, split_dir, expected_ids)
+        for sample_id in report.pending:
             _, problems, files = sub.inspect(sample_id)
-            report.problems.extend(problems)
-            digests.update(files)
-            report.checked_videos += 1
-        if report.ok:
-            report.submission_hash = hash_lines(digests)
+            record_video(report, problems, files)
+    return finish(report)
+
+
+def unopenable(submission_path: str | os.PathLike[str], split_dir: str | os.PathLike[str], manifest: dict[str, Any],
+               expected_ids: list[str], exc: SubmissionError) -> ValidationReport:
+    """The report of a submission that cannot be opened at all."""
+    report = ValidationReport(str(submission_path), str(split_dir), manifest["task"], manifest["split"],
+                              expected_ids=len(expected_ids))
+    report.problems.extend(exc.problems)
     return report
