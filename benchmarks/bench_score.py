@@ -1,121 +1,150 @@
-"""Scoring throughput: velocity error from pixels, SSIM + PSNR, and torchmetrics' SSIM.
+"""`phybench score` CPU cost per clip, stage by stage, with this machine's limits beside it.
 
-    python benchmarks/bench_score.py            # 300 clips per task, 32x128x128
-    python benchmarks/bench_score.py --n 100 --workers 2
+    python benchmarks/bench_score.py                         # 64 clips per family
+    python benchmarks/bench_score.py --n 200 --families uniform,collision,combinatorial
 
-Velocity error = parse every frame of the generated video + differences + the mean over
-scored pairs, from uint8 arrays in memory (reading the submission is measured separately
-by `phybench score`).  The "generated" videos are the ground truth (clean) and copy-last
-(the ball frozen) for a realistic mix; SSIM is also timed on videos with noise everywhere,
-its worst case.
+For each family an evaluation split is generated (uniform and collision id-eval at 128 px,
+combinatorial in-template-eval at 256 px) and the submission is its ground truth blurred
+(Gaussian, sigma 0.7 px, generated frames only), so that every metric takes the full path a
+real model's output does (nothing is identical to the ground truth).  Scored with the cheap
+metrics (`velocity_error,ssim,psnr` and the companions every run adds, the judge included):
+
+- whole `score()`, one process: CPU-ms per clip (`time.process_time`, the cores are shared);
+- `--workers 2`: the parent's and the workers' CPU together (`RUSAGE_CHILDREN`), as a ratio
+  to one worker's: what a second worker costs;
+- a cProfile of the one-process run split into stages (cumulative time of the stage's entry
+  function, scaled to the unprofiled total; stages may nest a little, "rest" is the remainder);
+- SSIM's worst case (every pixel differs, whole frames filtered) against its memory floor: the
+  bytes a separable float64 filter must move at least (the two uint8 inputs read, the four
+  moment maps written and read once per pass) at this machine's measured memcpy rate.
+
+The limits (fp32 matmul and oneDNN conv GFLOP/s, memcpy GB/s) are measured in the same run
+(`benchmarks/limits.py`).
 """
 
 from __future__ import annotations
 
 import argparse
-import multiprocessing as mp
+import cProfile
 import os
+import pstats
+import resource
+import sys
+import tempfile
 import time
+from pathlib import Path
 
-# One BLAS thread per process (set before numpy loads OpenBLAS): with 2 cores, spare
-# OpenBLAS threads spin and slow the worker processes down 2-3x.  `phybench score
-# --workers N` does the same for its workers.
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
+import numpy as np
+from scipy.ndimage import gaussian_filter
 
-import numpy as np  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import limits  # noqa: E402
 
-from phybench.scoring.image_metrics import psnr_frames, ssim_frames  # noqa: E402
-from phybench.scoring.parse import TILE, parse_video  # noqa: E402
-from phybench.data.split import generate_sample, make_plan  # noqa: E402
+from phybench.data.generate import generate  # noqa: E402
+from phybench.data.split import SplitReader, make_plan  # noqa: E402
+from phybench.scoring.image_metrics import ssim_frames  # noqa: E402
+from phybench.scoring.score import score  # noqa: E402
+from phybench.submission import submission_meta, write_submission  # noqa: E402
 from phybench.tasks import get_task  # noqa: E402
-from phybench.scoring.velocity import video_errors  # noqa: E402
 
-_DATA: list[tuple] = []  # (spec, row, gt, generated) shared with forked workers
+FAMILIES = {"uniform": "id-eval", "collision": "id-eval", "parabola": "id-eval", "combinatorial": "in-template-eval"}
+METRICS = "velocity_error,ssim,psnr"
+# stage -> (module file suffix, function names): cumulative CPU of these entry points
+STAGES = {
+    "decode submission": ("submission/format.py", ("_decode_file",)),
+    "ground truth (decode + re-hash)": ("data/split.py", ("video", "row_digest")),
+    "parse + velocity": ("scoring/parse.py", ("parse_video",)),
+    "judge: segmentation": ("scoring/abnormal.py", ("prepare",)),
+    "judge: rules": ("scoring/abnormal.py", ("judge_prepared",)),
+    "bodies": ("scoring/bodies.py", ("body_tracks",)),
+    "SSIM": ("scoring/image_metrics.py", ("ssim_frames",)),
+    "PSNR": ("scoring/image_metrics.py", ("psnr_frames",)),
+}
 
 
-def _make(task: str, n: int) -> list[tuple]:
-    spec = get_task(task)
-    plan = make_plan(spec, "id-eval", None, n, None)
-    out = []
-    for i in range(n):
-        row, video = generate_sample(plan, i)
-        gen = video if i % 2 == 0 else np.repeat(video[2:3], len(video), axis=0)
-        out.append((spec, row, video, gen))
+def _blurred(video: np.ndarray, start: int) -> np.ndarray:
+    out = video.copy()
+    out[start:] = np.clip(gaussian_filter(video[start:].astype(np.float32), (0, 0.7, 0.7, 0)).round(), 0, 255)
     return out
 
 
-def _velocity(i: int) -> float:
-    spec, row, _, gen = _DATA[i]
-    colours = [tuple(int(c) for c in rgb) for rgb in row["colours"]]
-    e = video_errors(
-        parse_video(gen, colours, TILE),
-        row["positions"],
-        row["radii"],
-        world_size=spec.world_size,
-        frame_interval=spec.frame_interval,
-        condition_frames=spec.condition_frames,
-        contact_time=float(row["contact_time"]),
-    )
-    return e.velocity_error
+def _prepare(task: str, n: int, root: Path) -> tuple[Path, Path]:
+    split_dir = root / f"{task}-{FAMILIES[task]}"
+    generate(make_plan(get_task(task), FAMILIES[task], None, n, None), split_dir, progress=False)
+    reader = SplitReader(split_dir)
+    cf = int(reader.manifest["condition_frames"])
+    videos = ((row["sample_id"], _blurred(reader.video(row), cf)) for row in reader.rows())
+    sub = root / f"{task}-blurred"
+    write_submission(sub, submission_meta(reader.manifest, "blurred-ground-truth"), videos, fmt="npz")
+    return split_dir, sub
 
 
-def _image(i: int) -> float:
-    spec, _, gt, gen = _DATA[i]
-    c = spec.condition_frames
-    return float(ssim_frames(gt[c:], gen[c:]).mean() + psnr_frames(gt[c:], gen[c:]).mean())
+def _cpu_with_children() -> float:
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
-def _rate(fn, n: int, workers: int) -> float:
-    t0 = time.perf_counter()
-    if workers == 1:
-        for i in range(n):
-            fn(i)
-    else:
-        with mp.get_context("fork").Pool(workers) as pool:
-            pool.map(fn, range(n), chunksize=max(1, n // (4 * workers)))
-    return n / (time.perf_counter() - t0)
+def _stages(prof: cProfile.Profile) -> dict[str, float]:
+    stats = pstats.Stats(prof).stats  # type: ignore[attr-defined]
+    out = {name: 0.0 for name in STAGES}
+    for (path, _, func), (_, _, _, cum, _) in stats.items():
+        for stage, (suffix, funcs) in STAGES.items():
+            if path.replace(os.sep, "/").endswith(suffix) and func in funcs:
+                out[stage] += cum
+    return out
+
+
+def bench_family(task: str, n: int, root: Path) -> None:
+    split_dir, sub = _prepare(task, n, root)
+    score(sub, split_dir, METRICS, progress=False)  # warm-up: imports, caches
+    t0 = time.process_time()
+    score(sub, split_dir, METRICS, progress=False)
+    one = time.process_time() - t0
+    c0 = _cpu_with_children()
+    score(sub, split_dir, METRICS, progress=False, workers=2)
+    two = _cpu_with_children() - c0
+    prof = cProfile.Profile()
+    t0 = time.process_time()
+    prof.enable()
+    score(sub, split_dir, METRICS, progress=False)
+    prof.disable()
+    profiled = time.process_time() - t0
+    stages = _stages(prof)
+    res = SplitReader(split_dir).manifest["resolution"]
+    print(f"\n{task} ({n} clips, {res} px, blurred ground truth): {1000 * one / n:.1f} CPU-ms per clip on one process; "
+          f"--workers 2: {1000 * two / n:.1f} CPU-ms per clip ({two / one:.2f}x one worker's CPU)")
+    for stage, cum in stages.items():
+        print(f"  {stage:<34} {1000 * cum / profiled * one / n:7.1f} CPU-ms  ({cum / profiled:5.1%})")
+    rest = 1 - sum(stages.values()) / profiled
+    print(f"  {'rest (validation, hashing, law, I/O)':<34} {1000 * rest * one / n:7.1f} CPU-ms  ({rest:5.1%})")
+
+
+def bench_ssim_floor(lim: limits.Limits, res: int) -> None:
+    rng = np.random.default_rng(0)
+    t = 29  # generated frames of a clip
+    a = rng.integers(0, 256, (t, res, res, 3), dtype=np.uint8)
+    b = rng.integers(0, 256, a.shape, dtype=np.uint8)
+    cpu = limits._best_cpu_seconds(lambda: ssim_frames(a, b), repeats=3)
+    px = a.size
+    floor_bytes = px * (2 + 4 * 8 * 2 * 2)  # inputs; 4 float64 maps written + read, 2 passes
+    floor = floor_bytes / (lim.memcpy_gbs * 1e9)
+    print(f"SSIM worst case, {res} px, {t} frames differing everywhere: {1000 * cpu:.1f} CPU-ms per clip; "
+          f"memory floor {1000 * floor:.1f} ms ({cpu / floor:.1f}x the floor)")
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--n", type=int, default=300, help="clips per task")
-    ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
-    ap.add_argument("--torchmetrics", type=int, default=16, help="clips for the torchmetrics SSIM comparison (0: skip)")
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=64)
+    ap.add_argument("--families", default="uniform,collision,combinatorial")
     args = ap.parse_args()
-
-    print(f"cores: {os.cpu_count()}, clips per task: {args.n}, 32x128x128, ground truth + copy-last\n")
-    print(f"{'task':<10} {'metric':<16} {'1 process':>12} {f'{args.workers} processes':>14}")
-    for task in ("uniform", "parabola", "collision"):
-        _DATA[:] = _make(task, args.n)
-        _velocity(0), _image(0)  # warm caches
-        for name, fn in (("velocity error", _velocity), ("SSIM + PSNR", _image)):
-            one = _rate(fn, args.n, 1)
-            many = _rate(fn, args.n, args.workers) if args.workers > 1 else one
-            print(f"{task:<10} {name:<16} {one:>9.0f}/s {many:>11.0f}/s")
-
-    # Worst case for SSIM: the videos differ everywhere (no identical windows to skip).
-    rng = np.random.default_rng(0)
-    spec, row, gt, _ = _DATA[0]
-    noisy = [(spec, row, g, np.clip(g.astype(np.int16) + rng.integers(-3, 4, g.shape), 0, 255).astype(np.uint8))
-             for _, _, g, _ in _DATA[: max(8, args.n // 10)]]
-    _DATA[:] = noisy
-    n = len(noisy)
-    print(f"{'(noise)':<10} {'SSIM + PSNR':<16} {_rate(_image, n, 1):>9.0f}/s "
-          f"{_rate(_image, n, args.workers):>11.0f}/s   worst case: differs everywhere")
-
-    if args.torchmetrics:
-        import torch
-        from torchmetrics.functional.image import structural_similarity_index_measure as tm_ssim
-
-        torch.set_num_threads(os.cpu_count() or 1)
-        clips = [g for _, _, g, _ in noisy[: args.torchmetrics]]
-        t0 = time.perf_counter()
-        for g in clips:
-            x = torch.from_numpy(g).permute(0, 3, 1, 2).float() / 255
-            tm_ssim(x, x.flip(0), data_range=1.0)
-        rate = len(clips) / (time.perf_counter() - t0)
-        print(f"{'(noise)':<10} {'torchmetrics SSIM':<16} {rate:>9.1f}/s   (all threads, for comparison)")
+    lim = limits.measure()
+    print(lim.line())
+    for res in (128, 256):
+        bench_ssim_floor(lim, res)
+    with tempfile.TemporaryDirectory() as tmp:
+        for task in args.families.split(","):
+            bench_family(task, args.n, Path(tmp))
 
 
 if __name__ == "__main__":

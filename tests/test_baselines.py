@@ -81,7 +81,8 @@ def test_every_baseline_writes_a_valid_submission(name, splits, cache, tmp_path)
     # Every video starts with the split's own condition frames.
     reader = SplitReader(splits["uniform-id-eval"])
     row = next(reader.rows())
-    video = np.load(out / "videos" / f"{row['sample_id']}.npy")
+    with np.load(out / "videos" / f"{row['sample_id']}.npz") as npz:  # compressed by default (issue 38)
+        video = npz[npz.files[0]]
     assert np.array_equal(video[:3], reader.video(row)[:3])
 
 

@@ -26,13 +26,13 @@ done
 for split in in-template-eval out-of-template-eval; do
   for b in ground-truth copy-last physics-oracle; do
     sub="$WORK/sub/$b-$split"
-    [ -d "$sub" ] || phybench baseline "$b" --data "$WORK/$split" --out "$sub" --quiet
+    [ -d "$sub" ] || phybench baseline "$b" --data "$WORK/$split" --out "$sub" --format npy --quiet
     score "$sub" "$WORK/$split" "$OUT/$split-$b.json"
   done
   for t in 6t 60t; do
     sub="$WORK/sub/nn-$t-$split"
     [ -d "$sub" ] || phybench baseline nearest-neighbour --data "$WORK/$split" --train-data "$WORK/train-$t" \
-      --name "nearest-neighbour-$t" --out "$sub" --quiet
+      --name "nearest-neighbour-$t" --out "$sub" --format npy --quiet
     score "$sub" "$WORK/$split" "$OUT/$split-nearest-neighbour-$t.json"
   done
 done

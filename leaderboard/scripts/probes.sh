@@ -33,11 +33,11 @@ for t in $TASKS; do
   [ -f "$WORK/$t-train/manifest.json" ] || phybench generate "$t" --split train --limit $TRAIN --out "$WORK/$t-train" >/dev/null
   for b in ground-truth physics-oracle; do
     sub="$WORK/sub/$b-$t"
-    [ -d "$sub" ] || phybench baseline "$b" --data "$WORK/$t" --out "$sub" --quiet
+    [ -d "$sub" ] || phybench baseline "$b" --data "$WORK/$t" --out "$sub" --format npy --quiet
     phybench analyze priority "$sub" --data "$WORK/$t" --out "$OUT/$t-$b.json" --json >/dev/null
   done
   sub="$WORK/sub/nearest-neighbour-$t"
-  [ -d "$sub" ] || phybench baseline nearest-neighbour --data "$WORK/$t" --train-data "$WORK/$t-train" --out "$sub" --quiet
+  [ -d "$sub" ] || phybench baseline nearest-neighbour --data "$WORK/$t" --train-data "$WORK/$t-train" --out "$sub" --format npy --quiet
   phybench analyze priority "$sub" --data "$WORK/$t" --out "$OUT/$t-nearest-neighbour.json" --json >/dev/null
 done
 N_FLIP=400
@@ -46,14 +46,14 @@ if want flip; then
 [ -f "$WORK/$t/manifest.json" ] || phybench generate $t --split eval --limit $N_FLIP --out "$WORK/$t" >/dev/null
 for b in ground-truth physics-oracle; do
   sub="$WORK/sub/$b-$t"
-  [ -d "$sub" ] || phybench baseline "$b" --data "$WORK/$t" --out "$sub" --quiet
+  [ -d "$sub" ] || phybench baseline "$b" --data "$WORK/$t" --out "$sub" --format npy --quiet
   phybench analyze flip "$sub" --data "$WORK/$t" --out "$OUT/$t-$b.json" --json >/dev/null
 done
 for s in set1 set2; do
   [ -f "$WORK/$t-train-$s/manifest.json" ] || phybench generate $t --split train-$s --limit $TRAIN --out "$WORK/$t-train-$s" >/dev/null
   sub="$WORK/sub/nearest-neighbour-$s-$t"
   [ -d "$sub" ] || phybench baseline nearest-neighbour --data "$WORK/$t" --train-data "$WORK/$t-train-$s" \
-    --name "nearest-neighbour-$s" --out "$sub" --quiet
+    --name "nearest-neighbour-$s" --out "$sub" --format npy --quiet
   phybench analyze flip "$sub" --data "$WORK/$t" --out "$OUT/$t-nearest-neighbour-$s.json" --json >/dev/null
 done
 fi
@@ -62,7 +62,7 @@ g=interpolation-gaps
 if want gaps; then
 [ -f "$WORK/$g/manifest.json" ] || phybench generate $g --split eval --limit $N_GAPS --out "$WORK/$g" >/dev/null
 for b in ground-truth physics-oracle; do
-  [ -d "$WORK/sub/$b-$g" ] || phybench baseline "$b" --data "$WORK/$g" --out "$WORK/sub/$b-$g" --quiet
+  [ -d "$WORK/sub/$b-$g" ] || phybench baseline "$b" --data "$WORK/$g" --out "$WORK/sub/$b-$g" --format npy --quiet
 done
 phybench analyze gaps "$WORK/sub/ground-truth-$g" --data "$WORK/$g" --train-split train-gap1 \
   --out "$OUT/$g-ground-truth-gap1.json" --json >/dev/null
@@ -72,7 +72,7 @@ for k in 1 2 3 4 5; do
   [ -f "$WORK/$g-train-gap$k/manifest.json" ] || phybench generate $g --split train-gap$k --limit $TRAIN --out "$WORK/$g-train-gap$k" >/dev/null
   sub="$WORK/sub/nearest-neighbour-gap$k-$g"
   [ -d "$sub" ] || phybench baseline nearest-neighbour --data "$WORK/$g" --train-data "$WORK/$g-train-gap$k" \
-    --name "nearest-neighbour-gap$k" --out "$sub" --quiet
+    --name "nearest-neighbour-gap$k" --out "$sub" --format npy --quiet
   phybench analyze gaps "$sub" --data "$WORK/$g" --out "$OUT/$g-nearest-neighbour-gap$k.json" --json >/dev/null
 done
 fi
@@ -81,7 +81,7 @@ h=collision-holes
 if want holes; then
 [ -f "$WORK/$h/manifest.json" ] || phybench generate $h --split eval --limit $N_HOLES --out "$WORK/$h" >/dev/null
 for b in ground-truth physics-oracle; do
-  [ -d "$WORK/sub/$b-$h" ] || phybench baseline "$b" --data "$WORK/$h" --out "$WORK/sub/$b-$h" --quiet
+  [ -d "$WORK/sub/$b-$h" ] || phybench baseline "$b" --data "$WORK/$h" --out "$WORK/sub/$b-$h" --format npy --quiet
 done
 phybench analyze holes "$WORK/sub/ground-truth-$h" --data "$WORK/$h" --train-split train-set1 \
   --out "$OUT/$h-ground-truth-set1.json" --json >/dev/null
@@ -91,7 +91,7 @@ for k in 1 2; do
   [ -f "$WORK/$h-train-set$k/manifest.json" ] || phybench generate $h --split train-set$k --limit $TRAIN --out "$WORK/$h-train-set$k" >/dev/null
   sub="$WORK/sub/nearest-neighbour-set$k-$h"
   [ -d "$sub" ] || phybench baseline nearest-neighbour --data "$WORK/$h" --train-data "$WORK/$h-train-set$k" \
-    --name "nearest-neighbour-set$k" --out "$sub" --quiet
+    --name "nearest-neighbour-set$k" --out "$sub" --format npy --quiet
   phybench analyze holes "$sub" --data "$WORK/$h" --out "$OUT/$h-nearest-neighbour-set$k.json" --json >/dev/null
 done
 fi
@@ -103,11 +103,11 @@ for s in eval-spatial eval-temporal; do
   [ -f "$WORK/$c-$s/manifest.json" ] || phybench generate $c --split $s --limit $N_COMP --out "$WORK/$c-$s" >/dev/null
   for b in ground-truth physics-oracle; do
     sub="$WORK/sub/$b-$c-$s"
-    [ -d "$sub" ] || phybench baseline "$b" --data "$WORK/$c-$s" --out "$sub" --quiet
+    [ -d "$sub" ] || phybench baseline "$b" --data "$WORK/$c-$s" --out "$sub" --format npy --quiet
     phybench analyze composition "$sub" --data "$WORK/$c-$s" --out "$OUT/$c-$b-$s.json" --json >/dev/null
   done
   sub="$WORK/sub/nearest-neighbour-$c-$s"
-  [ -d "$sub" ] || phybench baseline nearest-neighbour --data "$WORK/$c-$s" --train-data "$WORK/$c-train" --out "$sub" --quiet
+  [ -d "$sub" ] || phybench baseline nearest-neighbour --data "$WORK/$c-$s" --train-data "$WORK/$c-train" --out "$sub" --format npy --quiet
   phybench analyze composition "$sub" --data "$WORK/$c-$s" --out "$OUT/$c-nearest-neighbour-$s.json" --json >/dev/null
 done
 fi

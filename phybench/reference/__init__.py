@@ -237,7 +237,7 @@ def run_baseline(
     progress: bool = True,
     *,
     cache_dir: str | os.PathLike[str] | None = None,
-    fmt: str = "npy",
+    fmt: str = "npz",
     model_name: str | None = None,
 ) -> Path:
     """Write baseline `name`'s submission for the evaluation split in `split_dir`.
