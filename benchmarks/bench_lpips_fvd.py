@@ -16,26 +16,43 @@ to score with.
 from __future__ import annotations
 
 import argparse
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import torch
 
 from phybench.scoring import fvd, lpips
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import limits  # noqa: E402
+
 
 def _timed(fn, repeats: int) -> float:
-    """Best of `repeats` wall-clock runs (other processes on a shared machine only add time)."""
+    """Best of `repeats` runs: CPU seconds of this process on a CPU (the cores here are shared: wall
+    time would count other jobs), wall seconds on a GPU."""
+    cuda = torch.cuda.is_available()
+    clock = time.perf_counter if cuda else time.process_time
     best = float("inf")
     for _ in range(repeats):
-        if torch.cuda.is_available():
+        if cuda:
             torch.cuda.synchronize()
-        start = time.perf_counter()
+        start = clock()
         fn()
-        if torch.cuda.is_available():
+        if cuda:
             torch.cuda.synchronize()
-        best = min(best, time.perf_counter() - start)
+        best = min(best, clock() - start)
     return best
+
+
+def _gflop(fn) -> float:
+    """GFLOP of one call, counted by torch's flop counter (convolutions and matmuls)."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    with FlopCounterMode(display=False) as counter:
+        fn()
+    return counter.get_total_flops() / 1e9
 
 
 def variants(n: int, repeats: int) -> None:
@@ -67,8 +84,14 @@ def variants(n: int, repeats: int) -> None:
                 out.append(model(x).double())
         return torch.cat(out)
 
-    print(f"{n} clips of 32 x 128 x 128, 1 CPU thread, torch {torch.__version__}")
-    print(f"{'variant':<22} {'LPIPS clips/s/core':>18} {'max |dLPIPS|':>12} {'I3D clips/s/core':>16} {'max dlogit rel':>14}")
+    lim = limits.measure()
+    gl = _gflop(lambda: lpips_run(lp, False, False)) / n
+    gi = _gflop(lambda: i3d_run(i3d, False, False)) / n
+    print(lim.line())
+    print(f"{n} clips of 32 x 128 x 128, 1 CPU thread, torch {torch.__version__}; LPIPS {gl:.1f} GFLOP per clip "
+          f"(32 frame pairs), I3D {gi:.1f} GFLOP per clip; rates in CPU seconds")
+    print(f"{'variant':<22} {'LPIPS clips/s/core':>18} {'max |dLPIPS|':>12} {'I3D clips/s/core':>16} {'max dlogit rel':>14}"
+          f"  implied fp32-equivalent GFLOP/s (LPIPS, I3D) against the {lim.fp32_gflops:.0f} limit")
     ref_l, ref_i = lpips_run(lp, False, False), i3d_run(i3d, False, False)
     for name, cl, bf16 in (("fp32 (used)", False, False), ("fp32 channels-last", True, False),
                            ("bf16 autocast", False, True), ("bf16 channels-last", True, True)):
@@ -80,7 +103,9 @@ def variants(n: int, repeats: int) -> None:
         it = _timed(lambda: i3d_run(im, cl, bf16), repeats)
         dl = float((out_l - ref_l).abs().max())
         di = float((out_i - ref_i).abs().max() / ref_i.abs().max())
-        print(f"{name:<22} {n / lt:>18.2f} {dl:>12.2e} {n / it:>16.2f} {di:>14.2e}")
+        print(f"{name:<22} {n / lt:>18.2f} {dl:>12.2e} {n / it:>16.2f} {di:>14.2e}  "
+              f"{limits.check('LPIPS', gl * n / lt, lim.fp32_gflops, 'GFLOP/s')}; "
+              f"{limits.check('I3D', gi * n / it, lim.fp32_gflops, 'GFLOP/s')}")
 
 
 def main() -> None:
@@ -113,11 +138,20 @@ def main() -> None:
     i3d_s = _timed(lambda: i3d(ref), args.repeats)
 
     threads = torch.get_num_threads()
+    lim = limits.measure()
+    gl = _gflop(lambda: lpips_frames(ref[:1])) if args.device == "cpu" else 0.0
+    gi = _gflop(lambda: i3d(ref[:1])) if args.device == "cpu" else 0.0
+    print(lim.line())
     print(f"{args.n} clips of {args.frames} x {args.resolution} x {args.resolution}, device {args.device}"
           f"{f', {threads} CPU threads' if args.device == 'cpu' else ''}, torch {torch.__version__}")
-    print(f"{'metric':<28} {'batch':>5} {'clips/s':>9} {'s/clip':>8}")
-    print(f"{'LPIPS (AlexNet, per frame)':<28} {args.lpips_batch_size:>5} {args.n / lpips_s:>9.2f} {lpips_s / args.n:>8.3f}")
-    print(f"{'I3D logits (FVD features)':<28} {args.batch_size:>5} {args.n / i3d_s:>9.2f} {i3d_s / args.n:>8.3f}")
+    print(f"{'metric':<28} {'batch':>5} {'clips/CPU-s':>11} {'CPU-s/clip':>10}")
+    print(f"{'LPIPS (AlexNet, per frame)':<28} {args.lpips_batch_size:>5} {args.n / lpips_s:>11.2f} {lpips_s / args.n:>10.3f}")
+    print(f"{'I3D logits (FVD features)':<28} {args.batch_size:>5} {args.n / i3d_s:>11.2f} {i3d_s / args.n:>10.3f}")
+    if args.device == "cpu":  # per CPU-second, all threads together: one core's limit applies
+        print(limits.check(f"LPIPS, {gl:.1f} GFLOP per clip", gl * args.n / lpips_s, lim.fp32_gflops,
+                           "GFLOP per CPU-second"))
+        print(limits.check(f"I3D, {gi:.1f} GFLOP per clip", gi * args.n / i3d_s, lim.fp32_gflops,
+                           "GFLOP per CPU-second"))
 
 
 if __name__ == "__main__":

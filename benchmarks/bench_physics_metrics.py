@@ -48,7 +48,7 @@ def added_seconds(split: Path, sub: Path, repeats: int = 3) -> dict[str, float]:
     from phybench.scoring.law import law_details, law_error, summarise_law
     from phybench.scoring.metrics import Sample, ranked_error
     from phybench.scoring.results import level_details, summarise
-    from phybench.scoring.score import _mapping
+    from phybench.scoring.sample import pixel_mapping
     from phybench.scoring.parse import parse_video
     from phybench.scoring.submission import open_submission
     from phybench.scoring.velocity import VideoErrors, _lost_share_and_tracked_error, scored_pairs, video_errors
@@ -64,7 +64,7 @@ def added_seconds(split: Path, sub: Path, repeats: int = 3) -> dict[str, float]:
         for sid, video in s.iter_videos(list(rows)):
             row = rows[sid]
             colours = [tuple(int(c) for c in b.colour) for b in row_scene(row).bodies]
-            parsed = parse_video(video, colours, _mapping(m))
+            parsed = parse_video(video, colours, pixel_mapping(m))
             errors = video_errors(parsed, row["positions"], row["radii"], world_size=L, frame_interval=dt,
                                   condition_frames=cf)
             items.append((row, parsed, errors))

@@ -56,3 +56,40 @@ def test_a_long_lpips_fvd_run_prints_an_estimate_first(tmp_path, monkeypatch, ca
     assert "estimate: LPIPS" in err and "I3D" in err and "x2 (reference and generated" in err and "for 2 videos" in err
     score(sub, data, ("lpips", "fvd"), progress=True, batch_size=4)
     assert "(reference features cached)" in capsys.readouterr().err
+
+
+def test_workers_and_threads_give_the_same_bytes_with_lpips_and_fvd(tmp_path):
+    """`--workers 2` scores LPIPS and FVD in its workers too (whole I3D batches per worker, I3D on
+    one thread everywhere): the results bytes equal one process's, and do not depend on the
+    torch/BLAS thread count (I3D logits moved by ~7e-6 between 1 and 2 threads)."""
+    import os
+    import subprocess
+    import sys
+
+    data = tmp_path / "split"
+    generate(make_plan(get_task("uniform"), "id-eval", limit=8), data, progress=False)
+    reader = SplitReader(data)
+    cf = reader.spec.condition_frames
+
+    def videos():
+        for row in reader.rows():
+            video = reader.video(row)
+            video[cf:] = video[cf:][:, ::-1]  # flipped upside down: LPIPS and FVD far from 0
+            yield row["sample_id"], video
+
+    sub = tmp_path / "flip"
+    write_submission(sub, submission_meta(reader.manifest, "flip"), videos(), fmt="npz")
+    outs = {}
+    for workers, threads in (("1", "2"), ("2", "2"), ("1", "1")):
+        out = tmp_path / f"w{workers}-t{threads}.json"
+        env = {**os.environ, "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads, "OPENBLAS_NUM_THREADS": threads,
+               "PHYBENCH_FVD_CACHE": "0"}
+        subprocess.run([sys.executable, "-m", "phybench.cli", "score", str(sub), "--data", str(data), "--metrics",
+                        "velocity_error,ssim,lpips,fvd", "--workers", workers, "--batch-size", "2", "--out", str(out),
+                        "--quiet"], env=env, check=True, capture_output=True)
+        outs[(workers, threads)] = out.read_bytes()
+    assert len(set(outs.values())) == 1, [k for k in outs if outs[k] != outs[("1", "2")]]
+    import json
+
+    overall = json.loads(outs[("1", "2")])["summary"]["overall"]
+    assert overall["lpips"]["mean"] > 0.01 and overall["fvd"]["value"] > 0

@@ -62,7 +62,7 @@ def _add_score(add: Callable[..., argparse.ArgumentParser]) -> None:
                     help="exit 1 when the split's mean METRIC is above VALUE (repeatable)")
     sc.add_argument("--fail-below", action="append", default=[], metavar="METRIC=VALUE",
                     help="exit 1 when the split's mean METRIC is below VALUE (repeatable)")
-    sc.add_argument("--workers", type=int, default=1, help="processes for parsing and SSIM/PSNR (default 1)")
+    sc.add_argument("--workers", type=int, default=1, help="processes, for every metric (default 1): the same results bytes as one")
     sc.add_argument("--batch-size", type=int, default=16, help="videos per LPIPS/I3D batch (default 16)")
     sc.add_argument("--device", default="cpu", help="torch device for LPIPS and FVD (default cpu)")
     sc.add_argument("--quiet", action="store_true", help="no progress bar")

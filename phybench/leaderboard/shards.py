@@ -21,11 +21,9 @@ SHARD_WAIT_S = 24 * 3600
 
 def shard_bounds(n: int, batch_size: int, size: int) -> list[tuple[int, int]]:
     """Per rank, [a, b) of the storage order: whole batches of `batch_size`, as even as can be."""
-    import numpy as np
+    from ..scoring.features import share_bounds
 
-    batches = -(-n // batch_size)
-    edges = np.linspace(0, batches, size + 1).round().astype(int) * batch_size
-    return [(min(int(a), n), min(int(b), n)) for a, b in zip(edges[:-1], edges[1:])]
+    return share_bounds(n, batch_size, size)
 
 
 def shard_dir_for(prep: Prepared, batch_size: int, device: str, size: int,
@@ -42,69 +40,35 @@ def shard_dir_for(prep: Prepared, batch_size: int, device: str, size: int,
 
 def feature_shard(prep: Prepared, rank: int, size: int, *, batch_size: int = 16,
                   device: str = "cpu") -> dict[str, Any]:
-    """This rank's LPIPS values and I3D features, computed as `score`'s one-process loop does:
-    {"ids": (k,), "lpips": (k,), "fvd_fake": (k, 400), "fvd_real": (k, 400) when the
-    reference cache is cold}; empty arrays for a metric not recomputed."""
-    import numpy as np
-
+    """This rank's LPIPS values and I3D features, computed as `score`'s pass does (the same
+    `FeaturePass`, whole batches, the same I3D threads): {"ids": (k,), "lpips": (k,),
+    "fvd_fake": (k, 400), "fvd_real": (k, 400) when the reference cache is cold}; empty arrays
+    for a metric not recomputed."""
     from ..data.split import SplitReader
-    from ..scoring.score import _load_reference, _reference_cache
+    from ..scoring.features import FeaturePass, load_reference, reference_cache_path, share_bounds
     from ..submission.format import open_submission
 
     reader = SplitReader(prep.split_dir)
     manifest = reader.manifest
     rows = {row["sample_id"]: row for row in reader.rows()}
     ids = list(rows)
-    lpips, fvd = "lpips" in prep.recomputed, "fvd" in prep.recomputed
+    metrics = [m for m in ("lpips", "fvd") if m in prep.recomputed]
     if not all("video" in row for row in rows.values()):
         raise VerifyInputError(SCORE, f"{prep.claim.path}: the split stores no ground-truth videos; nothing to shard")
     with open_submission(prep.submission, manifest=manifest) as sub:
         order = sub.storage_order(ids)
-        a, b = shard_bounds(len(order), batch_size, size)[rank]
-        mine = order[a:b]
+        a, b = share_bounds(len(order), batch_size, size)[rank]
         cached = False
-        if fvd:
+        if "fvd" in metrics:
             from ..scoring.weights import weight_hashes
 
-            cache = _reference_cache(manifest, {"i3d": weight_hashes()["i3d"]}, batch_size, order, device)
-            cached = _load_reference(cache, len(ids)) is not None
-        model = None
-        if lpips:
-            from ..scoring.lpips import LPIPS
-
-            model = LPIPS().to(device).eval()
-        start = int(manifest["condition_frames"])
-        values: list[float] = []
-        fake: list[Any] = []
-        real: list[Any] = []
-        pending: list[tuple[Any, Any]] = []
-
-        def flush() -> None:
-            if pending:
-                from ..scoring.fvd import i3d_logits
-
-                if not cached:
-                    real.append(i3d_logits(np.stack([p[0] for p in pending]), batch_size=batch_size, device=device))
-                fake.append(i3d_logits(np.stack([p[1] for p in pending]), batch_size=batch_size, device=device))
-            pending.clear()
-
-        for sample_id, video in sub.iter_videos(mine):
-            gt = reader.video(rows[sample_id])
-            if model is not None:
-                from ..scoring.lpips import lpips_frames
-
-                values.append(float(lpips_frames(gt[start:], video[start:], model=model, batch_size=batch_size,
-                                                 device=device).mean()))
-            if fvd:
-                pending.append((gt, video))
-                if len(pending) >= batch_size:
-                    flush()
-        flush()
-    out: dict[str, Any] = {"ids": np.array(mine, dtype=str), "lpips": np.array(values, np.float64),
-                           "fvd_fake": np.concatenate(fake) if fake else np.zeros((0, 400))}
-    if fvd and not cached:
-        out["fvd_real"] = np.concatenate(real) if real else np.zeros((0, 400))
-    return out
+            cache = reference_cache_path(manifest, {"i3d": weight_hashes()["i3d"]}, batch_size, order, device)
+            cached = load_reference(cache, len(ids)) is not None
+        fp = FeaturePass(metrics, condition_frames=int(manifest["condition_frames"]), batch_size=batch_size,
+                         device=device, real_cached=cached)
+        for sample_id, video in sub.iter_videos(order[a:b]):
+            fp.add(sample_id, reader.video(rows[sample_id]), video)
+        return fp.arrays()
 
 
 def _save_shard(path: Path, arrays: Mapping[str, Any]) -> None:
@@ -122,19 +86,10 @@ def _save_shard(path: Path, arrays: Mapping[str, Any]) -> None:
 def _load_shard(path: Path) -> dict[str, dict[str, Any]]:
     import numpy as np
 
+    from ..scoring.features import by_sample
+
     with np.load(path, allow_pickle=False) as z:
-        arrays = {k: z[k] for k in z.files}
-    out: dict[str, dict[str, Any]] = {}
-    for i, sample_id in enumerate(arrays["ids"].tolist()):
-        entry: dict[str, Any] = {}
-        if arrays["lpips"].size:
-            entry["lpips"] = float(arrays["lpips"][i])
-        if arrays["fvd_fake"].size:
-            entry["fvd_fake"] = arrays["fvd_fake"][i]
-        if "fvd_real" in arrays and arrays["fvd_real"].size:
-            entry["fvd_real"] = arrays["fvd_real"][i]
-        out[str(sample_id)] = entry
-    return out
+        return by_sample({k: z[k] for k in z.files})
 
 
 def sharded_features(prep: Prepared, rank: int, size: int, *, batch_size: int, device: str,

@@ -179,7 +179,7 @@ HULL_CLASSES = ("trained", "inside-hull", "outside-hull")
 
 def _holes_analyse(reader: Any, sub: Any, progress: bool, options: dict[str, Any]) -> dict[str, Any]:
     from ..scoring.parse import parse_video
-    from ..scoring.score import _mapping
+    from ..scoring.sample import pixel_mapping
     from ..scoring.velocity import video_errors
 
     spec: TaskSpec = reader.spec
@@ -196,7 +196,7 @@ def _holes_analyse(reader: Any, sub: Any, progress: bool, options: dict[str, Any
     for row, video in split_videos(reader, sub, columns, "holes", progress):
         sample_id = row["sample_id"]
         colours = [tuple(int(c) for c in rgb) for rgb in np.asarray(row["colours"])]
-        parsed = parse_video(np.asarray(video), colours, _mapping(manifest))
+        parsed = parse_video(np.asarray(video), colours, pixel_mapping(manifest))
         err = video_errors(parsed, row["positions"], row["radii"], world_size=spec.world_size,
                            frame_interval=spec.frame_interval, condition_frames=spec.condition_frames,
                            contact_time=family.contact_time(row), colour_names=("red ball", "blue ball"))

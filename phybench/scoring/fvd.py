@@ -308,8 +308,12 @@ class FVD(Metric):
         features = _logits(self.i3d, _as_videos(videos), self.batch_size).to(self.device)  # (N, 400)
         (self.real_features if real else self.fake_features).append(features)
 
-    def compute(self) -> torch.Tensor:
-        def cat(x: Any) -> np.ndarray:
-            return (torch.cat(x) if isinstance(x, list) else x).cpu().numpy()
+    def features(self, real: bool) -> np.ndarray:
+        """float64 (N, 400): the I3D features of one side, in update order."""
+        x: Any = self.real_features if real else self.fake_features
+        if isinstance(x, list):
+            return torch.cat(x).double().cpu().numpy() if x else np.zeros((0, 400))
+        return x.double().cpu().numpy()
 
-        return torch.tensor(frechet_distance(cat(self.real_features), cat(self.fake_features)), dtype=torch.float64)
+    def compute(self) -> torch.Tensor:
+        return torch.tensor(frechet_distance(self.features(real=True), self.features(real=False)), dtype=torch.float64)

@@ -141,6 +141,7 @@ class LPIPSVideo(Metric):
         self.net = LPIPS()
         self.add_state("score_sum", torch.tensor(0.0, dtype=torch.float64), dist_reduce_fx="sum")
         self.add_state("num_videos", torch.tensor(0, dtype=torch.int64), dist_reduce_fx="sum")
+        self.values: list[float] = []  # per video, in update order (not a synced state)
 
     def update(self, reference: Any, generated: Any) -> None:
         ref, gen = torch.as_tensor(reference), torch.as_tensor(generated)
@@ -149,9 +150,23 @@ class LPIPSVideo(Metric):
         if ref.ndim == 4:
             ref, gen = ref[None], gen[None]
         for r, g in zip(ref, gen):
-            frames = _lpips_frames(self.net, _as_video(r, "reference"), _as_video(g, "generated"), self.batch_size)
-            self.score_sum += frames.mean().to(self.score_sum.device)
-            self.num_videos += 1
+            self.update_one(r, g)
+
+    def update_one(self, reference: Any, generated: Any) -> float:
+        """One (T, H, W, 3) uint8 video pair; returns its LPIPS (the mean over frames, float64) and keeps
+        it in `values`, in the order given: `phybench score` reports it per video."""
+        frames = _lpips_frames(self.net, _as_video(torch.as_tensor(np.asarray(reference)), "reference"),
+                               _as_video(torch.as_tensor(np.asarray(generated)), "generated"), self.batch_size)
+        value = float(frames.numpy().mean())  # numpy's pairwise mean: the bytes `lpips_frames(...).mean()` gives
+        self.values.append(value)
+        state: Any = self.score_sum  # a torchmetrics state (typed as a Module attribute)
+        state.add_(value)
+        self.num_videos += 1
+        return value
+
+    def reset(self) -> None:
+        super().reset()
+        self.values = []
 
     def compute(self) -> torch.Tensor:
         return self.score_sum / self.num_videos

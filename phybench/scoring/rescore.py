@@ -15,7 +15,7 @@ from .. import __version__
 from ..data.split import SplitReader
 from ..tasks import family_of, get_task
 from .metrics import METRICS, TRACKING_METRIC, settings_blocks
-from .score import ScoreError, _invalid, score_sample
+from .score import ScoreError, invalid_submission
 
 
 RESCORABLE_KINDS = ("video",)  # per-video metrics with a `compute` (no torch weights): cheap to recompute
@@ -36,9 +36,11 @@ def rescore(results_path: str | os.PathLike[str], submission: str | os.PathLike[
 
     from tqdm import tqdm
 
+    from .loop import PassSettings, run_pass
     from .results import summarise
+    from ..submission.archive import SubmissionError
     from ..submission.format import open_submission
-    from ..submission.validation import validate
+    from ..submission.validation import check_header, finish, record_video, unopenable
 
     try:
         doc = json.loads(Path(results_path).read_text(encoding="utf-8"))
@@ -66,13 +68,6 @@ def rescore(results_path: str | os.PathLike[str], submission: str | os.PathLike[
     if missing and addable[: len(missing)] != [m for m in addable if m in missing]:
         raise ScoreError(f"add the family's new companions together ({', '.join(addable)}); "
                          "or score the submission in full")
-    report = validate(submission, split_dir)
-    if not report.ok:
-        raise _invalid(report, submission, split_dir)
-    got = report.submission_hash or ""  # set whenever the report is ok
-    if got != prov["submission_hash"]:
-        raise ScoreError(f"{submission} is not the submission {results_path} was scored from (content hash "
-                         f"{got[:12]}, the results say {prov['submission_hash'][:12]})")
     reader = SplitReader(split_dir)
     manifest = reader.manifest
     if manifest["split_hash"] != prov["split_hash"]:
@@ -87,15 +82,28 @@ def rescore(results_path: str | os.PathLike[str], submission: str | os.PathLike[
     if stale:
         raise ScoreError(f"{results_path}: the settings of {', '.join(stale)} differ from this phybench's too; "
                          "re-score the submission in full")
-    rows = {row["sample_id"]: row for row in reader.rows()}
-    ids = list(rows)
-    details: dict[str, dict[str, Any]] = {}
-    with open_submission(submission, manifest=manifest) as sub:
-        for sample_id, video in tqdm(sub.iter_videos(sub.storage_order(ids)), total=len(ids), unit="video",
-                                     desc=f"rescore {', '.join(metrics)}", disable=not progress):
-            row = rows[sample_id]
-            gt = reader.video(row) if "video" in row else None
-            details[sample_id] = score_sample(row, video, gt, manifest, metrics)
+    rows = list(reader.rows())
+    ids = [row["sample_id"] for row in rows]
+    try:
+        sub = open_submission(submission, manifest=manifest)
+    except SubmissionError as exc:
+        raise invalid_submission(unopenable(submission, split_dir, manifest, ids, exc), submission, split_dir) from None
+    with sub:  # one pass: each video decoded once, to check it, hash it and recompute the metrics
+        report = check_header(sub, manifest, split_dir, ids)
+        if not report.ok:
+            raise invalid_submission(report, submission, split_dir)
+        order = sub.storage_order(ids)
+        with tqdm(total=len(ids), unit="video", desc=f"rescore {', '.join(metrics)}", disable=not progress) as bar:
+            done = run_pass(sub, reader, rows, order, PassSettings(tuple(metrics)), tick=bar.update)
+    for sample_id in order:
+        record_video(report, *done.checks[sample_id])
+    if not finish(report).ok:
+        raise invalid_submission(report, submission, split_dir)
+    got = report.submission_hash or ""
+    if got != prov["submission_hash"]:
+        raise ScoreError(f"{submission} is not the submission {results_path} was scored from (content hash "
+                         f"{got[:12]}, the results say {prov['submission_hash'][:12]})")
+    details = {i: done.found[i][0] for i in ids}
     ordered = [details[i] for i in ids]
     levels: dict[str, list[dict[str, Any]]] = {}
     for d in ordered:
