@@ -158,6 +158,21 @@ def test_unreadable_results_and_usage_errors(capsys, world, tmp_path):
     assert not record_path(results).exists()
 
 
+@pytest.mark.parametrize("skip", ["velocity_error,velocity_error_penalised,velocity_error_ranked", "velocity_error_ranked",
+                                  "ssim", "abnormal", "summary", "lpips,velocity_error"])
+def test_skip_is_only_for_lpips_and_fvd(capsys, world, tmp_path, skip):
+    """Hostile (issue 36): `--skip velocity_error,velocity_error_penalised,velocity_error_ranked` on
+    copy-last forged to 1e-6 printed `verified`, and the --require-verified board ranked it first."""
+    results = _copy(world, tmp_path)
+    doc = json.loads(results.read_text())
+    for name in ("velocity_error", "velocity_error_penalised", "velocity_error_ranked"):
+        doc["summary"]["overall"][name]["mean"] = 1e-6
+    results.write_text(json.dumps(doc, indent=2, sort_keys=True))
+    code, out, err = run(capsys, results, *_args(world, "--skip", skip))
+    assert code == 2 and "error [verify-usage]" in err and "only lpips, fvd may be skipped" in err, (out, err)
+    assert "verified" not in out and not record_path(results).exists()
+
+
 def test_changed_settings_are_refused_not_reported_as_differences(capsys, world, tmp_path):
     results = _copy(world, tmp_path)
     doc = json.loads(results.read_text())

@@ -241,22 +241,6 @@ def plan_metrics(claim: Claim, skip: Iterable[str]) -> tuple[tuple[str, ...], tu
     return requested, recomputed, skipped
 
 
-def compare_skips(skipped: Sequence[str], recomputed: Sequence[str]) -> tuple[str, ...]:
-    """Keys `compare_results` leaves out for skipped metrics: their names, their weights
-    (``alexnet``, ``alexnet.source``) and settings blocks no recomputed metric shares."""
-    from ..scoring.metrics import METRICS
-
-    kept_settings = {METRICS.get(m).settings_key for m in recomputed}
-    out = set(skipped)
-    for name in skipped:
-        m = METRICS.get(name)
-        if m.weights:
-            out |= {m.weights, f"{m.weights}.source"}
-        if m.settings_key and m.settings_key not in kept_settings:
-            out.add(m.settings_key)
-    return tuple(sorted(out))
-
-
 def check_settings(claim: Claim, recomputed: Sequence[str]) -> None:
     """Refuse a file whose recorded settings this phybench would not reproduce: its version,
     task spec hash, metric settings and (for recomputed metrics with weights) weight hashes."""

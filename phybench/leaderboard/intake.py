@@ -418,7 +418,7 @@ class Syncer:
         from ..submission.card import check_card
         from ..submission.format import Submission
         from ..submission.validation import validate
-        from .verification import Verification, compare_results, write_record
+        from .verification import Verification, claim_differences, write_record
 
         slug, hash12, sizes = self._folder(self._changes(details), head_files, main_files)
         prefix = f"{SUBMISSIONS_DIR}/{slug}/{hash12}/"
@@ -470,13 +470,7 @@ class Syncer:
         results = json.loads(results_bytes(scored.results))
         not_recomputed: list[str] = []
         if claim is not None:
-            # A claim scored with another metric set (no LPIPS/FVD weights on one side) is compared on
-            # the metrics both have; the weight hashes and the "skipping ..." warnings then differ too.
-            claimed = {str(m) for m in claim.get("metrics", [])} if isinstance(claim.get("metrics"), list) else set()
-            not_recomputed = sorted(claimed - set(results["metrics"]))
-            unclaimed = sorted(set(results["metrics"]) - claimed) if claimed else []
-            skip = {*not_recomputed, *unclaimed, *(("weights", "warnings") if not_recomputed or unclaimed else ())}
-            differ = compare_results(claim, results, skip=skip)
+            differ, not_recomputed = claim_differences(claim, results)
             if differ:
                 raise Refused([f"[claim-differs] {d}" for d in differ])
         write_results(out, scored)

@@ -31,9 +31,14 @@ SUFFIX = ".verified.json"
 STATUSES = ("verified",)
 # Record files are tiny; anything bigger is not one of ours.
 MAX_RECORD_BYTES = 64 * 1024
-# Fields a verification may legitimately see change: none today (results carry no clock),
-# listed so that a future provenance field is added here, deliberately.
-UNCOMPARED: tuple[str, ...] = ()
+# The allow-list of fields a claim and its re-score may differ in: none today (results carry
+# no clock), listed (as paths, e.g. ("provenance", "scored_at")) so that a future field is added
+# here, deliberately.  Nothing else is ever left out, except a skipped metric's own fields.
+UNCOMPARED: tuple[tuple[str, ...], ...] = ()
+# The only metrics a verification may leave out (`leaderboard verify --skip`, or a claim scored
+# with them that the sync does not recompute): the expensive set metrics.  Never the ranked
+# column or its inputs (velocity_error, its companions): those are always recomputed.
+SKIPPABLE: tuple[str, ...] = ("lpips", "fvd")
 
 
 class VerificationError(Exception):
@@ -144,7 +149,11 @@ def parse_record(doc: Any) -> Verification:
     samples = doc.get("samples_sha256")
     if samples is not None and not (isinstance(samples, str) and len(samples) == 64 and samples.isalnum()):
         raise VerificationError("verify-malformed", "record field 'samples_sha256' must be a sha256 hex digest")
-    return Verification(recomputed=_strings(doc, "recomputed"), skipped=_strings(doc, "skipped"), extra=extra,
+    skipped = _strings(doc, "skipped")
+    if not set(skipped) <= set(SKIPPABLE):
+        raise VerificationError("verify-malformed", f"record skipped {', '.join(sorted(set(skipped) - set(SKIPPABLE)))}: "
+                                                    f"only {', '.join(SKIPPABLE)} may be skipped")
+    return Verification(recomputed=_strings(doc, "recomputed"), skipped=skipped, extra=extra,
                         samples_sha256=samples, **text)
 
 
@@ -191,8 +200,48 @@ def read_record(results_path: str | Path) -> Verification | None:
     return record
 
 
-def _is_skipped(path: tuple[str, ...], skip: frozenset[str]) -> bool:
-    return any(part in skip for part in path)
+def _skip_rules(skip: Iterable[str]) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    """(metric names, weight keys, settings blocks) that skipping `skip` leaves out of the comparison."""
+    names = frozenset(skip)
+    bad = sorted(names - frozenset(SKIPPABLE))
+    if bad:
+        raise ValueError(f"only {', '.join(SKIPPABLE)} may be left out of a comparison, not {', '.join(bad)}")
+    weights: set[str] = set()
+    settings: set[str] = set()
+    if names:
+        from ..scoring.metrics import METRICS
+
+        for name in names:
+            m = METRICS.get(name) if name in METRICS else None
+            w = m.weights if m is not None and m.weights else {"lpips": "alexnet", "fvd": "i3d"}[name]
+            weights |= {w, f"{w}.source"}
+            settings.add(m.settings_key if m is not None and m.settings_key else name)
+    return names, frozenset(weights), frozenset(settings)
+
+
+def _is_skipped(path: tuple[str, ...], rules: tuple[frozenset[str], frozenset[str], frozenset[str]]) -> bool:
+    """Is this field one the comparison leaves out?  Only the fixed places where a skipped metric
+    (`SKIPPABLE`) is written, and the paths in `UNCOMPARED`: never a whole subtree by a key's
+    name alone, so nothing a claim says can widen it."""
+    if path in UNCOMPARED:
+        return True
+    names, weights, settings = rules
+    if not names:
+        return False
+    n = len(path)
+    return ((n >= 3 and path[:2] == ("summary", "overall") and path[2] in names)
+            or (n >= 4 and path[:2] == ("summary", "levels") and path[3] in names)
+            or (n >= 2 and path[0] == "higher_is_better" and path[1] in names)
+            or (n >= 3 and path[:2] == ("provenance", "weights") and path[2] in weights)
+            or (n >= 3 and path[:2] == ("provenance", "metric_settings") and path[2] in settings))
+
+
+def _skip_warning(text: Any, names: frozenset[str]) -> bool:
+    """A `score` warning that a skipped metric was not computed ("skipping lpips, fvd: ...")."""
+    if not isinstance(text, str) or not text.startswith("skipping ") or ":" not in text:
+        return False
+    said = {m.strip() for m in text[len("skipping "):].split(":", 1)[0].split(",")}
+    return bool(said) and said <= names
 
 
 def _same_number(a: Any, b: Any) -> bool:
@@ -205,45 +254,71 @@ def _same_number(a: Any, b: Any) -> bool:
     return False
 
 
-def compare_results(
-    claimed: Any, recomputed: Any, *, skip: Iterable[str] = (), _path: tuple[str, ...] = (),
-) -> list[str]:
-    """Every field where a claimed results document differs from a recomputed one.
+def compare_results(claimed: Any, recomputed: Any, *, skip: Iterable[str] = ()) -> list[str]:
+    """Every field where a claimed results document (or sidecar) differs from a recomputed one.
 
-    Results are deterministic bytes, so numbers must be exactly equal.  A path is skipped
-    when any of its keys is a skipped metric's name (``fvd`` not recomputed: its summary
-    entries and settings are not compared) or is listed in `UNCOMPARED`.  Each difference is
-    one line: ``summary.overall.velocity_error.mean: claimed 0.1, recomputed 0.2``.
+    The whole document is walked: results are deterministic bytes, so numbers must be exactly
+    equal, and a key on one side only is a difference.  `skip` may name only `SKIPPABLE`
+    metrics (LPIPS, FVD, when they were not recomputed); their fields are left out at the fixed
+    places a results file writes them (``summary.overall.<m>``, ``summary.levels.<level>.<m>``,
+    ``higher_is_better.<m>``, their weights and settings blocks, their name in ``metrics`` and
+    the "skipping ..." warning), and nothing else is, whatever the claim says.  Each
+    difference is one line: ``summary.overall.velocity_error.mean: claimed 0.1, recomputed 0.2``.
     """
-    skipped = frozenset(skip) | frozenset(UNCOMPARED)
-    if _is_skipped(_path, skipped):
-        return []
-    where = ".".join(_path) or "(document)"
+    rules = _skip_rules(skip)
+    if rules[0] and isinstance(claimed, dict) and isinstance(recomputed, dict) and (
+            "warnings" in claimed) != ("warnings" in recomputed):
+        # a score without a skipped metric's weights warns about it; its claim has no warnings
+        claimed, recomputed = {"warnings": [], **claimed}, {"warnings": [], **recomputed}
+    return _compare(claimed, recomputed, rules, ())
+
+
+def _compare(claimed: Any, recomputed: Any, rules: Any, path: tuple[str, ...]) -> list[str]:
+    where = ".".join(path) or "(document)"
     if isinstance(claimed, dict) and isinstance(recomputed, dict):
         out: list[str] = []
         for key in sorted(set(claimed) | set(recomputed), key=str):
-            sub = (*_path, str(key))
-            if _is_skipped(sub, skipped):
+            sub = (*path, str(key))
+            if _is_skipped(sub, rules):
                 continue
             if key not in recomputed:
                 out.append(f"{'.'.join(sub)}: claimed but not recomputed")
             elif key not in claimed:
                 out.append(f"{'.'.join(sub)}: recomputed but missing from the claim")
             else:
-                out += compare_results(claimed[key], recomputed[key], skip=skipped, _path=sub)
+                out += _compare(claimed[key], recomputed[key], rules, sub)
         return out
     if isinstance(claimed, list) and isinstance(recomputed, list):
-        if _path and _path[-1] == "metrics":  # the metric list: skipped names do not count
-            claimed = [m for m in claimed if m not in skipped]
-            recomputed = [m for m in recomputed if m not in skipped]
+        names = rules[0]
+        if path == ("metrics",) and names:  # the metric list: only the skipped names do not count
+            claimed = [m for m in claimed if m not in names]
+            recomputed = [m for m in recomputed if m not in names]
+        if path == ("warnings",) and names:
+            claimed = [w for w in claimed if not _skip_warning(w, names)]
+            recomputed = [w for w in recomputed if not _skip_warning(w, names)]
         if len(claimed) != len(recomputed):
             return [f"{where}: claimed {len(claimed)} items, recomputed {len(recomputed)}"]
         out = []
         for i, (a, b) in enumerate(zip(claimed, recomputed)):
-            out += compare_results(a, b, skip=skipped, _path=(*_path, str(i)))
+            out += _compare(a, b, rules, (*path, str(i)))
         return out
     if _same_number(claimed, recomputed):
         return []
     if type(claimed) is type(recomputed) and claimed == recomputed:
         return []
     return [f"{where}: claimed {json.dumps(claimed)[:60]}, recomputed {json.dumps(recomputed)[:60]}"]
+
+
+def claim_differences(claim: Mapping[str, Any], results: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    """(differences, claimed metrics not recomputed) between a submitter's claim and the sync's score.
+
+    A claim scored with LPIPS/FVD that the sync does not compute (no weights there), or without
+    them when the sync does, is compared on everything else: only those (`SKIPPABLE`) may be
+    one-sided.  Any other metric named by one side only is a difference (the ``metrics`` list),
+    and nothing the claim lists can leave another field out of the comparison."""
+    listed = claim.get("metrics")
+    claimed = {m for m in listed if isinstance(m, str)} if isinstance(listed, list) else set()
+    ours = set(results.get("metrics") or ())
+    one_sided = sorted((claimed ^ ours) & set(SKIPPABLE))
+    not_recomputed = sorted((claimed - ours) & set(SKIPPABLE))
+    return compare_results(claim, results, skip=one_sided), not_recomputed

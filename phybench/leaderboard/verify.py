@@ -41,9 +41,10 @@ from typing import Any
 from .. import __version__
 from .claims import (CODES, NO_SPLIT, NO_SUBMISSION, SAMPLES_SUFFIX, SCORE, SETTINGS, SPLIT_MISMATCH,
                      UNREADABLE, USAGE, Claim, Prepared, SplitIndex, SubmissionIndex, VerifyInputError,
-                     compare_skips, launch_world, prepare, read_claim, results_files)
+                     launch_world, prepare, read_claim, results_files)
 from .shards import sharded_features, shard_bounds
-from .verification import Verification, VerificationError, compare_results, record_path, write_record
+from .verification import (SKIPPABLE, Verification, VerificationError, compare_results, record_path,
+                           write_record)
 
 __all__ = ["CODES", "NO_SPLIT", "NO_SUBMISSION", "SCORE", "SETTINGS", "SPLIT_MISMATCH", "UNREADABLE", "USAGE",
            "Claim", "Prepared", "SplitIndex", "SubmissionIndex", "VerifyInputError", "VerifyOutcome",
@@ -116,7 +117,7 @@ def differences(prep: Prepared, doc: dict[str, Any], samples: Any) -> list[str]:
         # `phybench rescore` notes which metrics it recomputed in place: a note, not a number;
         # a full re-score by this version reproduces every number it left.
         doc["provenance"]["rescored"] = rescored
-    skip = compare_skips(prep.skipped, prep.recomputed)
+    skip = prep.skipped  # SKIPPABLE metrics only (`check_skip`): nothing in the claim widens it
     out = compare_results(claimed, doc, skip=skip)
     sidecar = prep.claim.path.stem + SAMPLES_SUFFIX
     if prep.claim.samples is not None:
@@ -183,14 +184,13 @@ def check_date(text: str) -> str:
 
 
 def check_skip(names: Iterable[str]) -> tuple[str, ...]:
-    """--skip names: metrics with weights (LPIPS, FVD) are the expensive ones; any registered
-    metric may be named, an unknown one is a usage error (a typo would silently recompute it)."""
-    from ..scoring.metrics import METRICS
-
+    """--skip names: only the expensive set metrics (`SKIPPABLE`: LPIPS, FVD) may be left out;
+    anything else (the ranked column, its inputs, a typo) is a usage error."""
     names = tuple(n.strip() for n in names if n.strip())
-    unknown = [n for n in names if n not in METRICS]
-    if unknown:
-        raise VerifyInputError(USAGE, f"--skip {', '.join(unknown)}: not a metric; e.g. --skip lpips,fvd")
+    wrong = [n for n in names if n not in SKIPPABLE]
+    if wrong:
+        raise VerifyInputError(USAGE, f"--skip {', '.join(wrong)}: only {', '.join(SKIPPABLE)} may be skipped "
+                                      "(the expensive set metrics); every other metric is always recomputed")
     return names
 
 
