@@ -52,12 +52,11 @@ def results_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
     from .probes import is_probe_file
 
     out: list[Path] = []
+    from .files import scan
+
     for p in map(Path, paths):
-        if p.is_dir():
-            out += sorted((f for f in p.rglob("*.json")
-                           if f.is_file() and not any(part.startswith(".") for part in f.relative_to(p).parts)
-                           and _is_results_name(f) and not is_probe_file(f)),
-                          key=lambda f: f.relative_to(p).as_posix())
+        if p.is_dir():  # regular files only (links, FIFOs, devices are never opened: `files.scan`)
+            out += [f for f in scan(p)[0] if _is_results_name(f) and not is_probe_file(f)]
         elif p.is_file():
             out.append(p)
         else:
@@ -156,10 +155,12 @@ class SplitIndex:
 
 # ---------------------------------------------------------------- reading a claim
 def _read_json(path: Path, what: str) -> Any:
+    from .files import UnsafeFile, read_regular
+
     try:
-        if path.stat().st_size > MAX_RESULTS_BYTES:
-            raise VerifyInputError(UNREADABLE, f"{path}: {what} larger than {MAX_RESULTS_BYTES} bytes")
-        return json.loads(path.read_bytes().decode("utf-8"))
+        return json.loads(read_regular(path, MAX_RESULTS_BYTES).decode("utf-8"))
+    except UnsafeFile as exc:
+        raise VerifyInputError(UNREADABLE, f"{path}: {what}: {exc}") from None
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise VerifyInputError(UNREADABLE, f"{path}: {what} is not readable JSON ({type(exc).__name__})") from None
 
@@ -181,8 +182,8 @@ class Claim:
 def read_claim(path: str | os.PathLike[str]) -> Claim:
     """A results file and its sidecar, with the fields verify needs checked for type."""
     path = Path(path)
-    sha = file_sha256(path) if path.is_file() else ""
-    doc = _read_json(path, "results file")
+    doc = _read_json(path, "results file")  # a regular file, capped, or refused
+    sha = file_sha256(path)
     if not isinstance(doc, dict) or doc.get("kind") != "phybench-results":
         raise VerifyInputError(UNREADABLE, f"{path}: not a phybench results file (kind must be 'phybench-results')")
     prov = doc.get("provenance")
@@ -197,7 +198,7 @@ def read_claim(path: str | os.PathLike[str]) -> Claim:
     if not isinstance(doc.get("metrics"), list) or not all(isinstance(m, str) for m in doc["metrics"]):
         raise VerifyInputError(UNREADABLE, f"{path}: metrics must be a list of metric names")
     sidecar = path.with_name(path.stem + SAMPLES_SUFFIX)
-    samples = _read_json(sidecar, "samples sidecar") if sidecar.is_file() else None
+    samples = _read_json(sidecar, "samples sidecar") if os.path.lexists(sidecar) else None
     return Claim(path, sha, doc, samples)
 
 

@@ -488,11 +488,15 @@ class Syncer:
         """A row the board already has for this model on this split (the build allows one per model
         and split); `out`, this PR's own file from an interrupted earlier sync, does not count."""
         name, split_hash = meta["model"]["name"], meta["split_hash"]
-        for path in sorted(self.results_dir.rglob("*.json")):
-            if path == out or path.name.endswith((".samples.json", ".verified.json")) or path.stat().st_size > MAX_CLAIM_BYTES:
+        from .files import UnsafeFile, read_regular, scan
+
+        for path in scan(self.results_dir)[0]:  # regular files only: never a link, FIFO or device
+            if path == out or path.name.endswith((".samples.json", ".verified.json")):
                 continue
             try:
-                doc = json.loads(path.read_bytes())
+                doc = json.loads(read_regular(path, MAX_CLAIM_BYTES))
+            except UnsafeFile:
+                continue
                 same = doc["model"]["name"] == name and doc["provenance"]["split_hash"] == split_hash
             except (ValueError, KeyError, TypeError, RecursionError):
                 continue

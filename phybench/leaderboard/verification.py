@@ -167,12 +167,15 @@ def read_record(results_path: str | Path) -> Verification | None:
     path = record_path(results_path)
     if not path.exists() and not path.is_symlink():
         return None
-    if path.is_symlink() or not path.is_file():
-        raise VerificationError("verify-malformed", f"{path.name}: a verification record must be a plain file")
-    if path.stat().st_size > MAX_RECORD_BYTES:
-        raise VerificationError("verify-malformed", f"{path.name}: larger than {MAX_RECORD_BYTES} bytes")
+    from .files import UnsafeFile, read_regular
+
     try:
-        doc = json.loads(path.read_bytes().decode("utf-8"))
+        data = read_regular(path, MAX_RECORD_BYTES)  # lstat'ed, capped: never a link, FIFO or device
+    except UnsafeFile as exc:
+        raise VerificationError("verify-malformed", f"{path.name}: a verification record must be a plain file "
+                                                    f"of at most {MAX_RECORD_BYTES} bytes ({exc})") from None
+    try:
+        doc = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise VerificationError("verify-malformed", f"{path.name}: not valid JSON ({type(exc).__name__})") from None
     record = parse_record(doc)
