@@ -52,6 +52,20 @@ def world(tmp_path_factory):
     return {"root": root, "splits": root / "splits", "split": split, "subs": subs}
 
 
+@pytest.fixture(scope="module", autouse=True)
+def board_key(tmp_path_factory):
+    """The sync signs every record it writes (issue 36): a key pair of the tests' own, and the
+    board's keyring is the repository's keys plus its public key (env_for passes both on)."""
+    from phybench.leaderboard.signing import REPO_KEYS, new_key_pair
+
+    root = tmp_path_factory.mktemp("board-key")
+    new_key_pair(root / "private.pem", root / "keys", note="tests/test_sync.py")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PHYBENCH_SIGNING_KEY", str(root / "private.pem"))
+        mp.setenv("PHYBENCH_BOARD_KEYS", os.pathsep.join([str(REPO_KEYS), str(root / "keys")]))
+        yield root
+
+
 @pytest.fixture(scope="module")
 def hub():
     with HubServer() as server:
@@ -118,7 +132,7 @@ def tree_bytes(folder: Path) -> dict[str, bytes]:
     return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
-def test_sync_admits_the_valid_pr_refuses_the_others_and_a_second_sync_is_a_no_op(world, hub, tmp_path):
+def test_sync_admits_the_valid_pr_refuses_the_others_and_a_second_sync_is_a_no_op(world, hub, tmp_path, board_key):
     repo, home = "tester/board", tmp_path / "hf"
     api(hub, home, "HfApi().create_repo(repo, repo_type='dataset'); result = 1", repo=repo)
     subs, split = world["subs"], world["split"]
@@ -194,6 +208,10 @@ def test_sync_admits_the_valid_pr_refuses_the_others_and_a_second_sync_is_a_no_o
     assert path.name.startswith("uniform-id-eval-linear-extrapolation-")
     record = read_record(path)  # checks the record against the results bytes and submission hash
     assert record is not None and record.extra["pull_request"] == valid and "velocity_error" in record.recomputed
+    from phybench.leaderboard.signing import load_keyring, load_signer
+
+    signed = read_record(path, load_keyring())  # signed by the sync's key (issue 36)
+    assert signed is not None and signed.signed_by == load_signer(board_key / "private.pem").key_id
     doc = json.loads(path.read_bytes())
     assert doc["model"]["name"] == "linear-extrapolation"
     board = json.loads((site / "leaderboard.json").read_bytes())
@@ -303,7 +321,7 @@ def test_a_pr_that_breaks_the_sync_is_left_open_and_the_others_go_on(world, hub,
     assert out.returncode == 0, out.stderr
     out = phybench(hub, home, "leaderboard", "sync", "--repo", repo, "--splits", world["splits"], "--results",
                    tmp_path / "results", "--site", tmp_path / "site", "--metrics", CHEAP, token=WRITE)
-    assert hub.discussion(repo, 3).status == "closed"
+    assert hub.discussion(repo, 3).status == "closed", out.stdout + out.stderr
     [text] = bot_comments(hub, repo, 3)
     assert "[intake-duplicate] model 'linear-extrapolation' already has a row on uniform/id-eval" in text, text
 

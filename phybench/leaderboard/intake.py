@@ -299,6 +299,7 @@ class Syncer:
     me: str = ""
     splits: dict[str, Path] = field(default_factory=dict)
     max_archive: int = 0
+    signer: Any = None
 
     def start(self) -> None:
         from huggingface_hub import HfApi
@@ -313,6 +314,17 @@ class Syncer:
         if not self.splits:
             raise IntakeError(f"--splits {self.splits_dir}: no split folders (manifest.json) found")
         self.max_archive = max(Limits.for_split(read_manifest(p)).total_bytes for p in self.splits.values())
+        # Every admitted row's record is signed: the board (--require-verified) takes no other.
+        from .signing import SigningError, check_signer, default_signer, load_keyring
+
+        try:
+            self.signer = default_signer()
+            if self.signer is None:
+                raise IntakeError("no signing key: set $PHYBENCH_SIGNING_KEY to the maintainers' private key "
+                                  "(the workflow's secret); the board takes only signed verification records")
+            check_signer(self.signer, load_keyring())
+        except SigningError as exc:
+            raise IntakeError(f"[{exc.code}] {exc}") from None
 
     # ------------------------------------------------------------ one pull request
     def _prior(self, details: Any, head: str) -> str | None:
@@ -481,7 +493,7 @@ class Syncer:
             recomputed=tuple(results["metrics"]),
             extra={"pull_request": num, "repo": self.repo, "revision": head,
                    **({"claim_not_recomputed": not_recomputed} if not_recomputed else {})},
-        ))
+        ), self.signer)
         return out, report.submission_hash
 
     def _on_the_board(self, meta: dict[str, Any], out: Path) -> list[str]:
@@ -495,10 +507,8 @@ class Syncer:
                 continue
             try:
                 doc = json.loads(read_regular(path, MAX_CLAIM_BYTES))
-            except UnsafeFile:
-                continue
                 same = doc["model"]["name"] == name and doc["provenance"]["split_hash"] == split_hash
-            except (ValueError, KeyError, TypeError, RecursionError):
+            except (UnsafeFile, ValueError, KeyError, TypeError, RecursionError):
                 continue
             if same:
                 return [f"[intake-duplicate] model {name[:80]!r} already has a row on {meta['task']}/{meta['split']} "

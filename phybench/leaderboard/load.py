@@ -402,8 +402,11 @@ def _split_manifests(splits_dir: Path) -> dict[tuple[str, str, int], dict[str, s
 
 
 def read_all(
-    results_dir: Path, registry_check: bool, splits_dir: Path | None, skip: Path | None = None
+    results_dir: Path, registry_check: bool, splits_dir: Path | None, skip: Path | None = None,
+    keyring: Any = None,
 ) -> tuple[list[Entry], list[Refusal], list[str]]:
+    """Every results file under `results_dir`, checked; `keyring` (`signing.Keyring`): every
+    verification record's signature is checked too (the public board, --require-verified)."""
     refused: dict[str, list[tuple[str, str]]] = {}  # file -> (code, reason), in the order found
     warnings: list[str] = []
     entries: list[Entry] = []
@@ -446,7 +449,7 @@ def read_all(
         reasons += checks.check_file(doc, samples)  # impossible numbers, whatever is trusted
         verification = None
         try:
-            verification = read_record(path)
+            verification = read_record(path, keyring)
         except VerificationError as exc:
             reasons.append((exc.code, str(exc)))
         if reasons:

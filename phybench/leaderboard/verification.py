@@ -16,6 +16,7 @@ results file with a recomputed one (`compare_results`) lives here too, so `verif
 from __future__ import annotations
 
 import dataclasses
+import datetime as _dt
 import json
 import math
 from collections.abc import Iterable, Mapping
@@ -64,6 +65,8 @@ class Verification:
     status: str = "verified"
     extra: Mapping[str, Any] = field(default_factory=dict)  # e.g. {"pull_request": 3}
     samples_sha256: str | None = None  # of the `.samples.json` sidecar beside the results, when there is one
+    signature: Mapping[str, Any] | None = None  # {algorithm, key_id, value}: `signing.py`
+    signed_by: str | None = None  # the key id whose signature `read_record` checked (None: not checked)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -80,6 +83,7 @@ class Verification:
             "skipped": sorted(self.skipped),
             **({"extra": dict(self.extra)} if self.extra else {}),
             **({"samples_sha256": self.samples_sha256} if self.samples_sha256 else {}),
+            **({"signature": dict(self.signature)} if self.signature else {}),
         }
 
     def words(self) -> str:
@@ -105,8 +109,11 @@ def is_record(path: str | Path) -> bool:
     return Path(path).name.endswith(SUFFIX)
 
 
-def write_record(results_path: str | Path, verification: Verification) -> Path:
-    """Write the record beside its results file (atomically); its hash must be the file's."""
+def write_record(results_path: str | Path, verification: Verification, signer: Any = None) -> Path:
+    """Write the record beside its results file (atomically); its hash must be the file's.
+
+    Signed (`signing.Signer`) when `signer` is given, else by the key ``$PHYBENCH_SIGNING_KEY``
+    names when it is set (`signing.default_signer`); ``signer=False``: unsigned."""
     results_path = Path(results_path)
     actual = file_sha256(results_path)
     if actual != verification.results_sha256:
@@ -117,7 +124,14 @@ def write_record(results_path: str | Path, verification: Verification) -> Path:
     if sidecar.is_file():  # the sidecar is part of what was verified: pin it too
         verification = dataclasses.replace(verification, samples_sha256=file_sha256(sidecar))
     out = record_path(results_path)
-    data = json.dumps(verification.to_dict(), indent=2, sort_keys=True, ensure_ascii=True) + "\n"
+    doc = dataclasses.replace(verification, signature=None).to_dict()
+    if signer is None:
+        from .signing import default_signer
+
+        signer = default_signer()
+    if signer:
+        doc = signer.sign(doc)
+    data = json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=True) + "\n"
     atomic_write_bytes(out, data.encode("ascii"))
     return out
 
@@ -129,10 +143,31 @@ def _strings(doc: Mapping[str, Any], key: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+RECORD_KEYS = frozenset({"kind", "schema_version", "status", "results_sha256", "submission_hash", "split_hash",
+                         "phybench_version", "verified_by", "date", "recomputed", "skipped", "extra",
+                         "samples_sha256", "signature"})
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [k for k, _ in pairs]
+    if len(set(keys)) != len(keys):
+        dup = sorted({k for k in keys if keys.count(k) > 1})
+        raise VerificationError("verify-malformed", f"record key(s) {', '.join(map(repr, dup))} given twice")
+    return dict(pairs)
+
+
+def load_record_json(data: bytes) -> Any:
+    """A record's JSON; a key given twice (which one would a reader believe?) is malformed."""
+    return json.loads(data.decode("utf-8"), object_pairs_hook=_no_duplicates)
+
+
 def parse_record(doc: Any) -> Verification:
     """A record from its JSON, every field checked."""
     if not isinstance(doc, dict) or doc.get("kind") != RECORD_KIND:
         raise VerificationError("verify-malformed", f"not a verification record (kind must be {RECORD_KIND!r})")
+    unknown = sorted(set(doc) - RECORD_KEYS)
+    if unknown:
+        raise VerificationError("verify-malformed", f"unknown record field(s) {', '.join(map(repr, unknown[:5]))}")
     if doc.get("schema_version") != RECORD_SCHEMA_VERSION:
         raise VerificationError("verify-malformed", f"unknown record schema_version {doc.get('schema_version')!r}")
     text = {}
@@ -141,6 +176,12 @@ def parse_record(doc: Any) -> Verification:
         if not isinstance(value, str) or not value or len(value) > 200 or not value.isprintable():
             raise VerificationError("verify-malformed", f"record field {key!r} must be a short printable string")
         text[key] = value
+    try:
+        valid_date = _dt.date.fromisoformat(text["date"]).isoformat() == text["date"] and len(text["date"]) == 10
+    except ValueError:
+        valid_date = False
+    if not valid_date:
+        raise VerificationError("verify-malformed", f"record date {text['date'][:20]!r} is not a YYYY-MM-DD date")
     if text["status"] not in STATUSES:
         raise VerificationError("verify-malformed", f"record status {text['status']!r} is not one of {STATUSES}")
     extra = doc.get("extra", {})
@@ -153,15 +194,21 @@ def parse_record(doc: Any) -> Verification:
     if not set(skipped) <= set(SKIPPABLE):
         raise VerificationError("verify-malformed", f"record skipped {', '.join(sorted(set(skipped) - set(SKIPPABLE)))}: "
                                                     f"only {', '.join(SKIPPABLE)} may be skipped")
+    signature = doc.get("signature")
+    if signature is not None and not isinstance(signature, dict):
+        raise VerificationError("verify-malformed", "record field 'signature' must be an object")
     return Verification(recomputed=_strings(doc, "recomputed"), skipped=skipped, extra=extra,
-                        samples_sha256=samples, **text)
+                        samples_sha256=samples, signature=signature, **text)
 
 
-def read_record(results_path: str | Path) -> Verification | None:
+def read_record(results_path: str | Path, keyring: Any = None) -> Verification | None:
     """The record beside a results file, checked against it; None when there is none.
 
     Raises `VerificationError` when a record exists but is unreadable, malformed, or was
-    written for other bytes or another submission than the results file's.
+    written for other bytes, another submission or split, another phybench version or
+    another metric list than the results file's.  With a `keyring` (`signing.Keyring`; the
+    public board's build) its signature must verify by one of the keyring's keys too:
+    ``verify-unsigned``, ``verify-signature``, ``verify-key-revoked`` otherwise.
     """
     results_path = Path(results_path)
     path = record_path(results_path)
@@ -175,7 +222,7 @@ def read_record(results_path: str | Path) -> Verification | None:
         raise VerificationError("verify-malformed", f"{path.name}: a verification record must be a plain file "
                                                     f"of at most {MAX_RECORD_BYTES} bytes ({exc})") from None
     try:
-        doc = json.loads(data.decode("utf-8"))
+        doc = load_record_json(data)
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise VerificationError("verify-malformed", f"{path.name}: not valid JSON ({type(exc).__name__})") from None
     record = parse_record(doc)
@@ -193,13 +240,31 @@ def read_record(results_path: str | Path) -> Verification | None:
                 f"(sha256 {actual[:12]}, record {str(record.samples_sha256)[:12]}): verify it again")
     try:
         results = json.loads(results_path.read_bytes())
-        claimed = results["provenance"]["submission_hash"]
+        prov = results["provenance"]
+        claimed = prov["submission_hash"]
+        said = {"split": prov.get("split_hash"), "phybench version": prov.get("phybench_version"),
+                "metrics": sorted(results.get("metrics") or [])}
     except (ValueError, KeyError, TypeError, RecursionError):
-        claimed = None
+        claimed, said = None, {}
     if claimed != record.submission_hash:
         raise VerificationError(
             "verify-mismatch", f"{path.name} verifies submission {record.submission_hash[:12]}, "
             f"but {results_path.name} names {str(claimed)[:12]}")
+    mine = {"split": record.split_hash, "phybench version": record.phybench_version,
+            "metrics": sorted(record.recomputed + record.skipped)}
+    wrong = [k for k in mine if mine[k] != said.get(k)]
+    if wrong or set(record.recomputed) & set(record.skipped):
+        what = ", ".join(wrong) or "metrics (one both recomputed and skipped)"
+        raise VerificationError("verify-mismatch", f"{path.name} does not describe {results_path.name}: its {what} "
+                                                   "differ from the results file's")
+    if keyring is not None:
+        from .signing import SigningError
+
+        try:
+            signed_by = keyring.check(doc)
+        except SigningError as exc:
+            raise VerificationError(exc.code, f"{path.name}: {exc}") from None
+        record = dataclasses.replace(record, signed_by=signed_by)
     return record
 
 

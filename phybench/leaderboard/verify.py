@@ -63,6 +63,7 @@ class VerifyOutcome:
     skipped: tuple[str, ...] = ()
     record: Path | None = None  # where the record was written by `apply`
     removed: bool = False  # `apply` removed a stale record of a file that now differs
+    signer: Any = None  # `signing.Signer` for the record (None: $PHYBENCH_SIGNING_KEY's, if set)
 
     @property
     def verified(self) -> bool:
@@ -72,7 +73,7 @@ class VerifyOutcome:
         """Write the record of a verified file; remove any record of one that differs."""
         if self.verified:
             assert self.verification is not None
-            self.record = write_record(self.results_path, self.verification)
+            self.record = write_record(self.results_path, self.verification, self.signer)
             return
         old = record_path(self.results_path)
         if old.exists() or old.is_symlink():
@@ -147,7 +148,7 @@ def check_one(prep: Prepared, *, by: str, date: str, workers: int = 1, batch_siz
 def verify_one(results_path: str | os.PathLike[str], submission_path: str | os.PathLike[str] | SubmissionIndex,
                split_dir: str | os.PathLike[str] | SplitIndex, *, skip: Iterable[str] = (), by: str | None = None,
                date: str | None = None, workers: int = 1, batch_size: int = 16, device: str = "cpu",
-               progress: bool = False, extra: Mapping[str, Any] | None = None) -> VerifyOutcome:
+               progress: bool = False, extra: Mapping[str, Any] | None = None, signer: Any = None) -> VerifyOutcome:
     """Verify one results file against its submission and split, and write (or remove) its record.
 
     For the Hub sync: `extra` lands in the record (e.g. ``{"pull_request": 3}``).  Raises
@@ -157,8 +158,24 @@ def verify_one(results_path: str | os.PathLike[str], submission_path: str | os.P
     prep = prepare(results_path, submission_path, split_dir, skip=check_skip(skip))
     outcome = check_one(prep, by=by or default_user(), date=check_date(date) if date else today(), workers=workers,
                         batch_size=batch_size, device=device, progress=progress, extra=extra)
+    outcome.signer = signer
     outcome.apply()
     return outcome
+
+
+def board_signer(path: str | os.PathLike[str] | None = None) -> Any:
+    """The signer for new records (`--signing-key`, else $PHYBENCH_SIGNING_KEY; None: unsigned
+    records, which only a self-reported preview shows), checked to be an active key of the
+    board's keyring first: a record the board would refuse is not worth writing."""
+    from .signing import SigningError, check_signer, default_signer, load_keyring
+
+    try:
+        signer = default_signer(path)
+        if signer is not None:
+            check_signer(signer, load_keyring())
+    except SigningError as exc:
+        raise VerifyInputError(exc.code, str(exc)) from None
+    return signer if signer is not None else False
 
 
 def default_user() -> str:
@@ -217,7 +234,8 @@ def verify_many(results: Sequence[str | os.PathLike[str]], submissions: str | os
                 splits: str | os.PathLike[str], *, skip: Iterable[str] = (), by: str | None = None,
                 date: str | None = None, workers: int = 1, batch_size: int = 16, device: str = "cpu",
                 progress: bool = False, log: Any = None,
-                shard_root: str | os.PathLike[str] | None = None) -> VerifyReport:
+                shard_root: str | os.PathLike[str] | None = None,
+                signing_key: str | os.PathLike[str] | None = None) -> VerifyReport:
     """Verify every results file; write records only when every file could be checked.
 
     Refusals that need no scoring (unreadable file, no submission or split, settings) are
@@ -236,6 +254,7 @@ def verify_many(results: Sequence[str | os.PathLike[str]], submissions: str | os
             raise VerifyInputError(USAGE, f"no results files in {', '.join(map(str, results))}")
         split_index = SplitIndex.build(splits)
         sub_index = SubmissionIndex.build(submissions)
+        signer = board_signer(signing_key) if rank == 0 else False
     except VerifyInputError as exc:
         report.refused.append(("phybench leaderboard verify", exc))
         return report
@@ -266,6 +285,7 @@ def verify_many(results: Sequence[str | os.PathLike[str]], submissions: str | os
         report.outcomes.clear()
         return report
     for outcome in report.outcomes:
+        outcome.signer = signer
         try:
             outcome.apply()
         except VerificationError as exc:  # the file was edited while it was re-scored
