@@ -326,6 +326,35 @@ def test_a_pr_that_breaks_the_sync_is_left_open_and_the_others_go_on(world, hub,
     assert "[intake-duplicate] model 'linear-extrapolation' already has a row on uniform/id-eval" in text, text
 
 
+def test_the_same_videos_under_a_second_name_are_refused(world, hub, tmp_path):
+    """Hostile (issue 36): the same videos under two model names (only model.name changed) were
+    both admitted.  The second is refused with videos_reused (the signed records carry the
+    videos-only hash), and the board keeps one row."""
+    repo, home = "tester/videos", tmp_path / "hf"
+    api(hub, home, "HfApi().create_repo(repo, repo_type='dataset'); result = 1", repo=repo)
+    sync = ["leaderboard", "sync", "--repo", repo, "--splits", world["splits"], "--results", tmp_path / "results",
+            "--site", tmp_path / "site", "--metrics", CHEAP]
+    (tmp_path / "card.json").write_text(json.dumps(card("copy-last")))
+    out = phybench(hub, home, "submit", world["subs"]["copy-last"], "--repo", repo, "--card", tmp_path / "card.json")
+    assert out.returncode == 0, out.stderr
+    out = phybench(hub, home, *sync, token=WRITE)
+    assert out.returncode == 0 and "1 admitted" in out.stdout, out.stdout + out.stderr
+    renamed = tmp_path / "renamed"
+    shutil.copytree(world["subs"]["copy-last"], renamed)
+    meta = json.loads((renamed / "submission.json").read_bytes())
+    meta["model"]["name"] = "copy-last-v2"
+    (renamed / "submission.json").write_text(json.dumps(meta))
+    (tmp_path / "card2.json").write_text(json.dumps(card("copy-last-v2")))
+    out = phybench(hub, home, "submit", renamed, "--repo", repo, "--card", tmp_path / "card2.json")
+    assert out.returncode == 0, out.stderr
+    out = phybench(hub, home, *sync, token=WRITE)
+    assert hub.discussion(repo, 2).status == "closed", out.stdout + out.stderr
+    [text] = bot_comments(hub, repo, 2)
+    assert "[videos_reused] these videos" in text and "one set of videos, one row" in text, text
+    board = json.loads((tmp_path / "site" / "leaderboard.json").read_bytes())
+    assert {r["model"] for b in board["boards"] for r in b["rows"]} == {"copy-last"}
+
+
 SYNC_FLAGS = ["--repo", "--splits", "--results", "--site", "--metrics"]  # what the tests above pass
 
 

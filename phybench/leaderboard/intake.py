@@ -429,6 +429,7 @@ class Syncer:
         from ..submission.archive import SubmissionError
         from ..submission.card import check_card
         from ..submission.format import Submission
+        from ..data.split import read_manifest
         from ..submission.validation import validate
         from .verification import Verification, claim_differences, write_record
 
@@ -463,8 +464,17 @@ class Syncer:
                 problems.append(f"[intake-model] the folder says {slug!r}, submission.json names "
                                 f"{meta['model']['name'][:80]!r} ({model_slug(meta['model']['name'])!r})")
         out = self.results_dir / RESULTS_SUBDIR / f"{meta['task']}-{meta['split']}-{slug}-{hash12}.json"
+        vhash = None
         if report.ok:
             problems += self._on_the_board(meta, out)
+            from ..submission.identity import videos_hash
+
+            try:
+                vhash = videos_hash(archive, manifest=read_manifest(split_dir))
+            except SubmissionError as exc:
+                problems += [f"[{p.code}] {p.message}" for p in exc.problems][:1] or [f"[videos] {exc}"]
+            else:
+                problems += self._videos_on_the_board(vhash, str(report.submission_hash))
         claim = None
         if CLAIM in local:
             try:
@@ -491,7 +501,7 @@ class Syncer:
             split_hash=results["provenance"]["split_hash"], phybench_version=__version__,
             verified_by=str(self.verified_by)[:200], date=datetime.datetime.now(datetime.timezone.utc).date().isoformat(),
             recomputed=tuple(results["metrics"]),
-            extra={"pull_request": num, "repo": self.repo, "revision": head,
+            extra={"pull_request": num, "repo": self.repo, "revision": head, "videos_hash": vhash,
                    **({"claim_not_recomputed": not_recomputed} if not_recomputed else {})},
         ), self.signer)
         return out, report.submission_hash
@@ -514,6 +524,28 @@ class Syncer:
                 return [f"[intake-duplicate] model {name[:80]!r} already has a row on {meta['task']}/{meta['split']} "
                         f"({path.relative_to(self.results_dir).as_posix()}); one row per model and split: submit "
                         "under another model name, or ask the maintainers to replace it"]
+        return []
+
+    def _videos_on_the_board(self, vhash: str, submission: str) -> list[str]:
+        """The same videos already on the board (any board folder) as another submission: a
+        second name for one set of videos (issue 36).  Read from the records' signed
+        ``extra.videos_hash``; a record of this very submission (an interrupted sync) does not count."""
+        from .files import UnsafeFile, read_regular, scan
+        from .verification import MAX_RECORD_BYTES, is_record
+
+        for path in scan(self.results_dir)[0]:
+            if not is_record(path):
+                continue
+            try:
+                doc = json.loads(read_regular(path, MAX_RECORD_BYTES))
+                same = doc["extra"].get("videos_hash") == vhash and doc["submission_hash"] != submission
+            except (UnsafeFile, ValueError, KeyError, TypeError, AttributeError, RecursionError):
+                continue
+            if same:
+                return [f"[videos_reused] these videos (videos hash {vhash[:12]}) are already on the board as "
+                        f"submission {str(doc['submission_hash'])[:12]} "
+                        f"({path.relative_to(self.results_dir).as_posix()}); one set of videos, one row: the same "
+                        "videos under another name or card are not a new entry"]
         return []
 
     def comment(self, num: int, head: str, outcome: str, lines: Sequence[str]) -> None:

@@ -138,6 +138,12 @@ def check_one(prep: Prepared, *, by: str, date: str, workers: int = 1, batch_siz
                             features=features)
     diffs = differences(prep, doc, samples)
     claim = prep.claim
+    if not diffs:  # the videos-only hash goes into the (signed) record: one set of videos, one row
+        from ..data.split import read_manifest
+        from ..submission.identity import videos_hash
+
+        extra = {**dict(extra or {}), "videos_hash": videos_hash(prep.submission,
+                                                                 manifest=read_manifest(prep.split_dir))}
     verification = None if diffs else Verification(
         results_sha256=claim.sha256, submission_hash=claim.provenance["submission_hash"],
         split_hash=claim.provenance["split_hash"], phybench_version=__version__, verified_by=by, date=date,
