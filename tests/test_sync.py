@@ -201,8 +201,9 @@ def test_sync_admits_the_valid_pr_refuses_the_others_and_a_second_sync_is_a_no_o
     assert out.returncode == 0, out.stdout + out.stderr
     assert "6 open pull request(s): 1 admitted, 5 refused, 0 left open" in out.stdout
 
-    # the valid one: merged, results and a verification record written, its row on the site
-    assert hub.discussion(repo, valid).status == "merged"
+    # the valid one: its scored files committed onto main, the PR closed, results and a verification
+    # record written, its row on the site
+    assert hub.discussion(repo, valid).status == "closed"
     files = sorted((results / "hub").glob("*.json"))
     [path] = [p for p in files if not p.name.endswith((".samples.json", ".verified.json"))]
     assert path.name.startswith("uniform-id-eval-linear-extrapolation-")
@@ -283,8 +284,9 @@ def test_only_the_syncs_own_marker_counts(world, hub, tmp_path):
     assert "[card-license]" in bot_comments(hub, repo, forged)[-1]
     assert hub.discussion(repo, stopped).status == "closed"
     assert len(hub.discussion(repo, stopped).events) == events + 1  # the status change only
-    # stopped after commenting "admitted", before merging: re-scored (same bytes), merged, not commented again
-    assert hub.discussion(repo, admitted).status == "merged" and len(bot_comments(hub, repo, admitted)) == 1
+    # marked "admitted" but not on main: re-scored (same bytes), committed, closed, not commented again
+    assert hub.discussion(repo, admitted).status == "closed" and len(bot_comments(hub, repo, admitted)) == 1
+    assert sum(p.startswith("submissions/linear-extrapolation/") for p in hub.files(repo)) == 2
     [path] = [p for p in (tmp_path / "results" / "hub").glob("*.json") if p.name.count(".") == 1]
     assert read_record(path).extra["pull_request"] == admitted
 
@@ -309,7 +311,7 @@ def test_a_pr_that_breaks_the_sync_is_left_open_and_the_others_go_on(world, hub,
     assert out.returncode == 1, out.stdout + out.stderr
     assert "1 admitted, 0 refused, 1 left open after an error" in out.stdout
     assert hub.discussion(repo, first).status == "open" and not bot_comments(hub, repo, first)
-    assert hub.discussion(repo, 2).status == "merged"
+    assert hub.discussion(repo, 2).status == "closed" and "committed onto the board" in bot_comments(hub, repo, 2)[0]
 
     # another submission under the same model name on the same split: the board has one row per model
     again = tmp_path / "again"
@@ -353,6 +355,87 @@ def test_the_same_videos_under_a_second_name_are_refused(world, hub, tmp_path):
     assert "[videos_reused] these videos" in text and "one set of videos, one row" in text, text
     board = json.loads((tmp_path / "site" / "leaderboard.json").read_bytes())
     assert {r["model"] for b in board["boards"] for r in b["rows"]} == {"copy-last"}
+
+
+MAIN_COMMIT = """
+ops = [CommitOperationAdd(path, data.encode()) for path, data in files.items()]
+result = HfApi().create_commit(repo, ops, commit_message="board files", repo_type="dataset").oid
+"""
+
+
+def test_a_push_to_the_pr_while_it_is_scored_never_reaches_main(world, hub, tmp_path):
+    """Hostile (issue 36): a second commit pushed to the PR 12 s into the sync replaced the scored
+    submission.zip with other videos, rewrote the repo's README and deleted another model's card,
+    and the merge took all three.  Now the sync pins the head it scores and commits exactly the
+    scored files onto main itself (parent_commit = the main it read): main ends with exactly them.
+    A change of main while scoring fails that commit instead: main ends with nothing of the PR."""
+    from phybench.leaderboard.intake import pack_zip
+
+    repo, home = "tester/race", tmp_path / "hf"
+    api(hub, home, "HfApi().create_repo(repo, repo_type='dataset'); result = 1", repo=repo)
+    other_card = "submissions/other-model/0123456789ab/card.json"
+    api(hub, home, MAIN_COMMIT, repo=repo, files={"README.md": "# the board\n", other_card: "{}"})
+    main_before = hub.files(repo)
+    (tmp_path / "card.json").write_text(json.dumps(card("linear-extrapolation")))
+    out = phybench(hub, home, "submit", world["subs"]["linear-extrapolation"], "--repo", repo, "--card",
+                   tmp_path / "card.json")
+    assert out.returncode == 0, out.stderr
+    scored_head = hub.discussion(repo, 1).head
+    pr_files = {p: b for p, b in hub.files(repo, scored_head).items() if p.startswith("submissions/linear")}
+    [zip_path] = [p for p in pr_files if p.endswith(".zip")]
+    other_videos = pack_zip(world["subs"]["physics-oracle"])
+    pushed = []
+
+    def push_once(repo_id, path):
+        if repo_id == repo and path.startswith("submissions/") and not pushed:
+            pushed.append(hub.state.push("dataset", repo, 1, {zip_path: other_videos, "README.md": b"# pwned\n",
+                                                              other_card: None}, title="second commit"))
+
+    hub.state.on_download = push_once
+    sync = ["leaderboard", "sync", "--repo", repo, "--splits", world["splits"], "--results", tmp_path / "results",
+            "--site", tmp_path / "site", "--metrics", CHEAP]
+    try:
+        out = phybench(hub, home, *sync, token=WRITE)
+    finally:
+        hub.state.on_download = None
+    assert pushed and hub.discussion(repo, 1).head == pushed[0], "the second commit was pushed mid-sync"
+    assert out.returncode == 0 and "1 admitted" in out.stdout, out.stdout + out.stderr
+    main_after = hub.files(repo)
+    assert main_after == {**main_before, **pr_files}  # exactly the scored files; README and the other card kept
+    assert main_after[zip_path] != other_videos and main_after["README.md"] == b"# the board\n"
+    assert hub.discussion(repo, 1).status == "closed"
+    [path] = [p for p in (tmp_path / "results" / "hub").glob("*.json") if p.name.count(".") == 1]
+    assert read_record(path).extra["revision"] == scored_head
+
+    # main moves while the next PR is scored: the admission commit fails, main holds nothing of it
+    (tmp_path / "card2.json").write_text(json.dumps(card("copy-last")))
+    out = phybench(hub, home, "submit", world["subs"]["copy-last"], "--repo", repo, "--card", tmp_path / "card2.json")
+    assert out.returncode == 0, out.stderr
+    moved = []
+
+    def move_main(repo_id, path):
+        if repo_id == repo and path.startswith("submissions/copy-last") and not moved:
+            with hub.state.lock:
+                r = hub.state.repos[("dataset", repo)]
+                head = r.commits[r.refs["main"]]
+                files = {**head.files, "README.md": type(head.files["README.md"])(b"# edited by a maintainer\n", False)}
+                sha = "f" * 40
+                r.commits[sha] = type(head)(sha, head.sha, "maintainer edit", head.date, files)
+                r.refs["main"] = sha
+                moved.append(sha)
+
+    hub.state.on_download = move_main
+    try:
+        out = phybench(hub, home, *sync, token=WRITE)
+    finally:
+        hub.state.on_download = None
+    assert moved and out.returncode == 1 and "left open after an error" in out.stdout, out.stdout + out.stderr
+    assert not any(p.startswith("submissions/copy-last") for p in hub.files(repo))
+    assert hub.discussion(repo, 2).status == "open" and not bot_comments(hub, repo, 2)
+    assert not list((tmp_path / "results" / "hub").glob("uniform-id-eval-copy-last-*"))  # no row without main
+    out = phybench(hub, home, *sync, token=WRITE)  # the next sync admits it
+    assert out.returncode == 0 and "1 admitted" in out.stdout, out.stdout + out.stderr
+    assert sum(p.startswith("submissions/copy-last") for p in hub.files(repo)) == 2
 
 
 SYNC_FLAGS = ["--repo", "--splits", "--results", "--site", "--metrics"]  # what the tests above pass

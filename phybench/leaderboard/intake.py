@@ -420,8 +420,9 @@ class Syncer:
         return local
 
     def evaluate(self, num: int, head: str, details: Any, head_files: dict[str, Any], main_files: dict[str, Any],
-                 work: Path) -> tuple[Path, str]:
-        """Check, score and compare one pull request; returns (results file, submission hash).
+                 work: Path) -> tuple[Path, str, dict[str, Path]]:
+        """Check, score and compare one pull request at its pinned head; returns (results file,
+        submission hash, {repo path: the local copy that was scored}): exactly what is admitted.
 
         Raises Refused with every problem found."""
         from ..scoring.results import results_bytes
@@ -504,7 +505,7 @@ class Syncer:
             extra={"pull_request": num, "repo": self.repo, "revision": head, "videos_hash": vhash,
                    **({"claim_not_recomputed": not_recomputed} if not_recomputed else {})},
         ), self.signer)
-        return out, report.submission_hash
+        return out, report.submission_hash, {prefix + name: path for name, path in local.items()}
 
     def _on_the_board(self, meta: dict[str, Any], out: Path) -> list[str]:
         """A row the board already has for this model on this split (the build allows one per model
@@ -561,32 +562,91 @@ class Syncer:
         body.append(f"\n<!-- phybench-sync head={head} outcome={outcome} -->")
         self.api.comment_discussion(self.repo, num, "\n".join(body), repo_type="dataset")
 
-    def handle(self, num: int, main_files: dict[str, Any]) -> Outcome:
-        details = self.api.get_discussion_details(self.repo, num, repo_type="dataset")
+    def _pinned(self, num: int) -> tuple[str, dict[str, Any], Any]:
+        """(head sha, {path: sibling} at that head, the discussion details), read so that the diff
+        is the head's: the head is read before and after the details, and a pull request that
+        moved in between is left for the next sync (IntakeError) rather than judged on a mixture."""
         info = self.api.repo_info(self.repo, repo_type="dataset", revision=f"refs/pr/{num}", files_metadata=True)
-        head = str(info.sha)
-        head_files = {s.rfilename: s for s in info.siblings or []}
+        details = self.api.get_discussion_details(self.repo, num, repo_type="dataset")
+        again = self.api.repo_info(self.repo, repo_type="dataset", revision=f"refs/pr/{num}")
+        if str(again.sha) != str(info.sha):
+            raise IntakeError(f"pull request #{num} changed while it was read (head {str(info.sha)[:12]} -> "
+                              f"{str(again.sha)[:12]}); left open for the next sync")
+        return str(info.sha), {s.rfilename: s for s in info.siblings or []}, details
+
+    @staticmethod
+    def _same_file(a: Any, b: Any) -> bool:
+        lfs_a, lfs_b = getattr(a, "lfs", None), getattr(b, "lfs", None)
+        if lfs_a is not None or lfs_b is not None:
+            return lfs_a is not None and lfs_b is not None and str(lfs_a.sha256) == str(lfs_b.sha256)
+        return str(getattr(a, "blob_id", "")) == str(getattr(b, "blob_id", "x"))
+
+    def _already_admitted(self, details: Any, head_files: dict[str, Any], main_files: dict[str, Any]) -> bool:
+        """Every path the PR changes is on main with the PR head's bytes: an earlier sync committed
+        it and stopped before closing the pull request."""
+        try:
+            paths = self._changes(details)
+        except Refused:
+            return False
+        return all(p in head_files and p in main_files and self._same_file(head_files[p], main_files[p])
+                   for p in paths)
+
+    def _commit_admitted(self, num: int, head: str, files: dict[str, Path], main_sha: str) -> str:
+        """Write exactly the scored files onto main in one commit whose parent is the main this
+        sync read (`parent_commit`): a concurrent change of main fails the commit (the PR stays open
+        for the next sync), and nothing pushed to the pull request after `head` rides along."""
+        from huggingface_hub import CommitOperationAdd
+
+        info = self.api.create_commit(
+            self.repo, [CommitOperationAdd(path_in_repo=p, path_or_fileobj=str(local)) for p, local in sorted(files.items())],
+            commit_message=f"Admit pull request #{num} (scored at {head[:12]})",
+            commit_description=f"phybench leaderboard sync {__version__}: the files of pull request #{num} as "
+                               f"re-scored at commit {head}.", repo_type="dataset", parent_commit=main_sha)
+        return str(getattr(info, "oid", "") or "")
+
+    def handle(self, num: int, main: tuple[str, dict[str, Any]]) -> Outcome:
+        main_sha, main_files = main
+        head, head_files, details = self._pinned(num)
         prior = self._prior(details, head)
         if prior == "refused":  # commented by an earlier sync that stopped before closing
             self.api.change_discussion_status(self.repo, num, "closed", repo_type="dataset")
             return Outcome(num, "refused", ["(refused by an earlier sync; closed now)"])
+        if self._already_admitted(details, head_files, main_files):  # committed by a sync that stopped
+            if prior is None:
+                self.comment(num, head, "admitted", [f"Re-scored at commit {head[:12]} and committed onto the board "
+                                                     "by an earlier sync; this pull request is closed."])
+            self.api.change_discussion_status(self.repo, num, "closed", repo_type="dataset")
+            return Outcome(num, "admitted", ["(committed by an earlier sync; closed now)"])
         with tempfile.TemporaryDirectory(prefix=f"phybench-pr{num}-") as tmp:
             try:
-                path, digest = self.evaluate(num, head, details, head_files, main_files, Path(tmp))
+                path, digest, files = self.evaluate(num, head, details, head_files, main_files, Path(tmp))
             except Refused as exc:
                 self.comment(num, head, "refused", exc.problems)
                 self.api.change_discussion_status(self.repo, num, "closed", repo_type="dataset")
                 return Outcome(num, "refused", exc.problems)
+            try:
+                commit = self._commit_admitted(num, head, files, main_sha)
+            except BaseException:
+                # not on main, so not on the board: the next sync scores the PR again from scratch
+                from .verification import record_path, samples_path
+
+                for leftover in (path, samples_path(path), record_path(path)):
+                    leftover.unlink(missing_ok=True)
+                raise
         if prior is None:
             self.comment(num, head, "admitted", [
                 f"Re-scored from submission `{digest}` at commit {head[:12]}: every number is this sync's own "
-                f"(results file `{path.name}`, verification record beside it).", "Merged onto the board."])
-        self.api.merge_pull_request(self.repo, num, repo_type="dataset")
+                f"(results file `{path.name}`, verification record beside it).",
+                f"Exactly those files were committed onto the board's main ({commit[:12]}); this pull request is "
+                "closed."])
+        self.api.change_discussion_status(self.repo, num, "closed", repo_type="dataset")
         return Outcome(num, "admitted", [], path)
 
-    def main_files(self) -> dict[str, Any]:
-        info = self.api.repo_info(self.repo, repo_type="dataset", files_metadata=True)
-        return {s.rfilename: s for s in info.siblings or []}
+    def main_files(self) -> tuple[str, dict[str, Any]]:
+        """(main's head sha, {path: sibling}): what the PR is checked against and the admitted
+        files' parent commit."""
+        info = self.api.repo_info(self.repo, repo_type="dataset", revision="main", files_metadata=True)
+        return str(info.sha), {s.rfilename: s for s in info.siblings or []}
 
     def run(self) -> list[Outcome]:
         self.start()
