@@ -455,7 +455,7 @@ class Syncer:
         if split_dir is None:
             raise Refused(problems + [f"[intake-split] no split {meta.get('task')}/{meta.get('split')} with hash "
                                       f"{str(meta.get('split_hash'))[:12]} on this board; answer one of its splits"])
-        report = validate(archive, split_dir)
+        report = validate(archive, split_dir, board=True)  # condition frames the split's own, too
         problems += [f"[{p.code}] {p.message}" for p in report.errors]
         if report.ok and report.submission_hash is not None:
             if report.submission_hash[:12] != hash12:
