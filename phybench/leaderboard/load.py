@@ -143,7 +143,7 @@ def _load(path: Path) -> tuple[dict[str, Any] | None, list[str]]:
         doc = json.loads(files.read_regular(path).decode("utf-8"))
     except files.UnsafeFile as exc:
         return None, [str(exc)]
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         return None, [f"not valid JSON ({exc})"]
     if not isinstance(doc, dict) or doc.get("kind") != "phybench-results":
         kind = doc.get("kind") if isinstance(doc, dict) else type(doc).__name__
@@ -316,7 +316,7 @@ def _load_samples(path: Path, doc: dict[str, Any]) -> tuple[dict[str, Any] | Non
         side = json.loads(files.read_regular(path).decode("utf-8"))
     except files.UnsafeFile as exc:
         return None, [str(exc)]
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         return None, [f"{name} is not valid JSON ({exc})"]
     if not isinstance(side, dict) or side.get("kind") != SAMPLES_KIND or side.get("schema_version") != 1:
         return None, [f"{name} is not a {SAMPLES_KIND} file with schema_version 1"]
