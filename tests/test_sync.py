@@ -438,6 +438,26 @@ def test_a_push_to_the_pr_while_it_is_scored_never_reaches_main(world, hub, tmp_
     assert sum(p.startswith("submissions/copy-last") for p in hub.files(repo)) == 2
 
 
+def test_the_sync_signs_or_does_not_start(world, hub, tmp_path, board_key):
+    """Issue 36, item 1: without the maintainers' signing key (or with a key that is not an active
+    key of the board's keyring) the sync stops before touching any pull request."""
+    repo, home = "tester/unsigned", tmp_path / "hf"
+    api(hub, home, "HfApi().create_repo(repo, repo_type='dataset'); result = 1", repo=repo)
+    args = ["-m", "phybench.cli", "leaderboard", "sync", "--repo", repo, "--splits", str(world["splits"]),
+            "--results", str(tmp_path / "results"), "--site", str(tmp_path / "site")]
+    env = env_for(hub, home, WRITE)
+    del env["PHYBENCH_SIGNING_KEY"]
+    out = subprocess.run([sys.executable, *args], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 2 and "no signing key" in out.stderr, out.stdout + out.stderr
+    from phybench.leaderboard.signing import new_key_pair
+
+    new_key_pair(tmp_path / "stranger.pem", tmp_path / "elsewhere")
+    env["PHYBENCH_SIGNING_KEY"] = str(tmp_path / "stranger.pem")
+    out = subprocess.run([sys.executable, *args], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 2 and "[verify-key]" in out.stderr, out.stdout + out.stderr
+    assert not (tmp_path / "site").exists()
+
+
 SYNC_FLAGS = ["--repo", "--splits", "--results", "--site", "--metrics"]  # what the tests above pass
 
 
