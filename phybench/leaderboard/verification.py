@@ -7,7 +7,8 @@ Hub pull request) and finds every number equal writes a *verification record* be
 samples sidecar's, the submission and split it was re-scored from, who did it, with which phybench version, on
 which date, and which metrics were recomputed or skipped.  ``leaderboard build`` checks the
 record against the results file it sits beside; ``--require-verified`` refuses any row
-without a valid one.
+without a valid one, and any record not signed by a key of the board's keyring
+(`signing.py`: Ed25519 over the record's canonical bytes).
 
 This module is the one place that knows the record's format; the comparison of a claimed
 results file with a recomputed one (`compare_results`) lives here too, so `verify` and
