@@ -27,7 +27,7 @@ def video_digest(video: np.ndarray) -> str:
     """sha256 of one decoded video: its shape and dtype, then its bytes (C order)."""
     arr = np.ascontiguousarray(video)
     h = hashlib.sha256(f"{VIDEOS_HASH_VERSION} {arr.dtype.str} {'x'.join(map(str, arr.shape))}\n".encode("ascii"))
-    h.update(memoryview(arr).cast("B"))
+    h.update(arr.tobytes())
     return h.hexdigest()
 
 
