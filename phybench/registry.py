@@ -6,7 +6,8 @@ registered ones, so a typo on the command line gets a useful answer.
 from __future__ import annotations
 
 import difflib
-from typing import Generic, Iterator, TypeVar
+import weakref
+from typing import Any, Generic, Iterator, TypeVar
 
 T = TypeVar("T")
 
@@ -18,12 +19,33 @@ class RegistryError(KeyError):
         return str(self.args[0]) if self.args else ""
 
 
+_ALL: "weakref.WeakSet[Registry[Any]]" = weakref.WeakSet()  # every registry, for `snapshot` / `restore`
+
+
+def snapshot() -> list[tuple["Registry[Any]", dict[str, Any]]]:
+    """Every registry's contents now (a plug-in's import is undone with `restore`)."""
+    return [(r, dict(r._items)) for r in list(_ALL)]
+
+
+def restore(saved: list[tuple["Registry[Any]", dict[str, Any]]]) -> list[str]:
+    """Put every registry `snapshot` saw back as it was; returns the "kind name" of each
+    registration undone.  (A registry made since is left alone: its module stays imported,
+    with what it registered itself.)"""
+    undone: list[str] = []
+    for reg, items in saved:
+        undone += [f"{reg.kind} {n!r}" for n in reg._items if n not in items or reg._items[n] is not items[n]]
+        reg._items.clear()
+        reg._items.update(items)
+    return undone
+
+
 class Registry(Generic[T]):
     """Names to objects, in registration order."""
 
     def __init__(self, kind: str) -> None:
         self.kind = kind
         self._items: dict[str, T] = {}
+        _ALL.add(self)
 
     def register(self, name: str, item: T) -> T:
         if name in self._items:
@@ -65,22 +87,29 @@ class Registry(Generic[T]):
 def load_entry_points(group: str, what: str) -> list[str]:
     """Import every entry point of `group`, one at a time; returns the names loaded.
 
-    A plug-in is someone else's code: one that fails to import (or registers a name twice)
-    is skipped with one warning line naming it and the code ``plugin_broken``, so a broken
-    package in the environment never takes every phybench command down; the tasks or metrics
-    it would have added are then unknown, which their own lookups say.
+    A plug-in is someone else's code: one that fails to import (or registers a name twice),
+    raises `SystemExit` or `KeyboardInterrupt` included, is skipped with one warning line
+    naming it and the code ``plugin_broken``, so a broken package in the environment never
+    takes every phybench command down.  Whatever it registered before failing is rolled back
+    (every `Registry` as it was before its import): the tasks or metrics it would have added
+    are then unknown, which their own lookups say.
     """
     import sys
     from importlib.metadata import entry_points
 
     loaded = []
     for ep in sorted(entry_points(group=group), key=lambda e: e.name):
+        saved = snapshot()
         try:
             ep.load()
-        except Exception as exc:  # noqa: BLE001 - any failure of foreign code is the plug-in's
+        # SystemExit and KeyboardInterrupt too: a plug-in that calls sys.exit() at import must not
+        # end every phybench command silently with its status.
+        except (Exception, SystemExit, KeyboardInterrupt) as exc:  # noqa: BLE001 - foreign code's failure
+            undone = restore(saved)  # half a registration is none: what it registered is removed
             reason = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
-            print(f"phybench: warning [plugin_broken]: {what} plug-in {ep.name!r} ({ep.value}) is skipped: {reason}",
-                  file=sys.stderr)
+            rolled = f" (its registrations rolled back: {', '.join(undone)[:200]})" if undone else ""
+            print(f"phybench: warning [plugin_broken]: {what} plug-in {ep.name!r} ({ep.value}) is skipped: "
+                  f"{reason}{rolled}", file=sys.stderr)
             continue
         loaded.append(ep.name)
     return loaded

@@ -161,6 +161,31 @@ class HubState:
         self.drop_commit = False
         self.corrupt: list[str] = []  # fnmatch patterns of repo paths whose downloads get a flipped byte
         self.counter = 0
+        # called as on_download(repo_id, path) before a file download is served (a test's hook:
+        # e.g. `push` a second commit to a pull request while the sync is scoring the first)
+        self.on_download: Any = None
+
+    def push(self, repo_type: str, repo_id: str, num: int, changes: dict[str, bytes | None], title: str = "push") -> str:
+        """A commit on pull request `num` made directly (as its author pushing): `changes` maps a
+        path to its new bytes, or None to delete it.  Returns the new head."""
+        with self.lock:
+            repo = self.repos[(repo_type, repo_id)]
+            d = repo.discussions[num]
+            files = dict(repo.commits[d.head].files)  # type: ignore[index]
+            for path, data in changes.items():
+                if data is None:
+                    files.pop(path, None)
+                else:
+                    files[path] = Blob(data, path.endswith(LFS_SUFFIXES) or len(data) > LFS_MIN_SIZE)
+            self.counter += 1
+            sha = hashlib.sha1(f"{repo_id} {title} {self.counter}".encode()).hexdigest()
+            repo.commits[sha] = Commit(sha, d.head, title, _now(), files)
+            d.head = sha
+            self.counter += 1
+            d.events.append({"id": hashlib.sha1(f"event:{self.counter}".encode()).hexdigest()[:24], "type": "commit",
+                             "createdAt": _now(), "author": {"name": d.author, "type": "user"},
+                             "data": {"subject": title, "oid": sha}})
+            return sha
 
 
 class _Drop(Exception):
@@ -790,6 +815,8 @@ class Handler(BaseHTTPRequestHandler):
     def resolve(self, method: str, repo_type: str, repo_id: str, rev: str, path: str) -> None:
         if method not in ("GET", "HEAD"):
             return self._error(405, "method not allowed")
+        if self.state.on_download is not None and method == "GET":
+            self.state.on_download(repo_id, path)
         repo = self._repo(repo_type, repo_id)
         if repo is None:
             return

@@ -13,6 +13,7 @@ import hashlib
 import io
 import json
 import math
+import os
 import shutil
 from pathlib import Path
 from typing import Any, Callable
@@ -30,6 +31,27 @@ LITE = ROOT / "fundamental" / "lite"
 ID_FILE = "uniform-id-eval-nearest-neighbour.json"  # one level ("id"), 200 videos
 OOD_FILE = "uniform-ood-eval-nearest-neighbour.json"  # levels r, v, r+v; 2 untrackable videos at level r
 COMBINATORIAL = ROOT / "combinatorial" / "in-template-eval-copy-last.json"  # has the `abnormal` share
+
+
+@pytest.fixture(scope="module")
+def test_key(tmp_path_factory) -> Path:
+    """A key pair of the tests' own (the board's private key is not in the repository)."""
+    from phybench.leaderboard.signing import new_key_pair
+
+    root = tmp_path_factory.mktemp("keys")
+    new_key_pair(root / "private.pem", root / "keys", note="tests/test_board_checks.py")
+    return root
+
+
+@pytest.fixture(autouse=True)
+def _sign_with_the_test_key(test_key, monkeypatch):
+    """Records these tests write are signed with the test key (`$PHYBENCH_SIGNING_KEY`), and the
+    board's keyring is the repository's keys plus it (`$PHYBENCH_BOARD_KEYS`): the shipped
+    records verify by the maintainers' key, the planted ones by the test key."""
+    from phybench.leaderboard.signing import REPO_KEYS
+
+    monkeypatch.setenv("PHYBENCH_BOARD_KEYS", os.pathsep.join([str(REPO_KEYS), str(test_key / "keys")]))
+    monkeypatch.setenv("PHYBENCH_SIGNING_KEY", str(test_key / "private.pem"))
 
 
 def side(name: str) -> str:

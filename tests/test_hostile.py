@@ -217,3 +217,80 @@ def test_asking_for_fvd_without_weights_is_an_error_naming_the_fetch(split, tmp_
     assert "phybench weights fetch" in err and "Traceback" not in err, err
     assert not out.exists()
 
+
+
+# ---------------------------------------------------------------- issue 36, item 6
+def _planted_folder(tmp_path: Path) -> Path:
+    """A results folder with one good file and every kind of *.json the build must not open:
+    a link to /dev/zero (git stores symlinks), a FIFO, a FIFO sidecar and record, a link to a
+    FIFO, a sparse 65 MB file, and a probe-looking FIFO name."""
+    import os
+
+    results = tmp_path / "results"
+    (results / "sub").mkdir(parents=True)
+    name = "uniform-id-eval-copy-last"
+    shutil.copy(SHIPPED / f"{name}.json", results / f"{name}.json")
+    (results / "zero.json").symlink_to("/dev/zero")
+    os.mkfifo(results / "fifo.json")
+    os.mkfifo(results / "sub" / "probe-results.json")
+    os.mkfifo(results / f"{name}.samples.json")
+    (results / f"{name}.verified.json").symlink_to("/dev/zero")
+    (results / "sub" / "to-fifo.json").symlink_to(results / "fifo.json")
+    with open(results / "huge.json", "wb") as f:
+        f.truncate(65 * 1024 * 1024)
+    return results
+
+
+def test_build_refuses_dev_zero_fifos_and_huge_files_in_bounded_time(tmp_path):
+    """Hostile (issue 36): `zero.json -> /dev/zero` read until memory ran out (probes.is_probe_file
+    read every *.json first) and a FIFO named *.json hung the build.  Run as a separate process
+    under a timeout: every such file is refused with its code, none is opened, in seconds."""
+    import subprocess
+    import sys
+    import time
+
+    results = _planted_folder(tmp_path)
+    root = Path(__file__).resolve().parents[1]
+    start = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", "phybench.cli", "leaderboard", "build", str(results), "--out",
+                           str(tmp_path / "site")], capture_output=True, text=True, timeout=120,
+                          env={**__import__("os").environ, "PYTHONPATH": str(root)})
+    took = time.monotonic() - start
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert took < 60, took
+    err = proc.stderr
+    for file, code in (("zero.json", "results_link"), ("fifo.json", "results_not_regular"),
+                       ("sub/probe-results.json", "results_not_regular"), ("sub/to-fifo.json", "results_link"),
+                       ("uniform-id-eval-copy-last.samples.json", "results_not_regular"),
+                       ("uniform-id-eval-copy-last.verified.json", "results_link"),
+                       ("huge.json", "results_too_large")):
+        line = [x for x in err.splitlines() if x.strip().startswith(file + ":")]
+        assert line and f"[{code}]" in line[0], (file, code, err)
+    assert "Traceback" not in err and not (tmp_path / "site").exists()
+
+
+def test_verify_and_probe_listing_never_open_a_fifo_or_device(tmp_path):
+    """`leaderboard verify FOLDER` lists results files the same way, and `is_probe_file` (the
+    call that read /dev/zero) answers False for a link, a FIFO and an oversized file unopened."""
+    import threading
+
+    from phybench.leaderboard.claims import results_files
+    from phybench.leaderboard.files import UnsafeFile, read_regular
+    from phybench.leaderboard.probes import is_probe_file
+
+    results = _planted_folder(tmp_path)
+    out: dict = {}
+    worker = threading.Thread(target=lambda: out.update(
+        files=results_files([results]),
+        probes=[is_probe_file(results / n) for n in ("zero.json", "fifo.json", "huge.json", "sub/to-fifo.json")]),
+        daemon=True)
+    worker.start()
+    worker.join(60)
+    assert not worker.is_alive(), "listing the folder blocked on a FIFO or read a device"
+    assert [p.name for p in out["files"]] == ["uniform-id-eval-copy-last.json"]
+    assert out["probes"] == [False, False, False, False]
+    for name, code in (("zero.json", "results_link"), ("fifo.json", "results_not_regular"),
+                       ("huge.json", "results_too_large")):
+        with pytest.raises(UnsafeFile) as exc:
+            read_regular(results / name)
+        assert exc.value.code == code

@@ -52,6 +52,20 @@ def world(tmp_path_factory):
     return {"root": root, "splits": root / "splits", "split": split, "subs": subs}
 
 
+@pytest.fixture(scope="module", autouse=True)
+def board_key(tmp_path_factory):
+    """The sync signs every record it writes (issue 36): a key pair of the tests' own, and the
+    board's keyring is the repository's keys plus its public key (env_for passes both on)."""
+    from phybench.leaderboard.signing import REPO_KEYS, new_key_pair
+
+    root = tmp_path_factory.mktemp("board-key")
+    new_key_pair(root / "private.pem", root / "keys", note="tests/test_sync.py")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PHYBENCH_SIGNING_KEY", str(root / "private.pem"))
+        mp.setenv("PHYBENCH_BOARD_KEYS", os.pathsep.join([str(REPO_KEYS), str(root / "keys")]))
+        yield root
+
+
 @pytest.fixture(scope="module")
 def hub():
     with HubServer() as server:
@@ -118,7 +132,7 @@ def tree_bytes(folder: Path) -> dict[str, bytes]:
     return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
-def test_sync_admits_the_valid_pr_refuses_the_others_and_a_second_sync_is_a_no_op(world, hub, tmp_path):
+def test_sync_admits_the_valid_pr_refuses_the_others_and_a_second_sync_is_a_no_op(world, hub, tmp_path, board_key):
     repo, home = "tester/board", tmp_path / "hf"
     api(hub, home, "HfApi().create_repo(repo, repo_type='dataset'); result = 1", repo=repo)
     subs, split = world["subs"], world["split"]
@@ -187,13 +201,18 @@ def test_sync_admits_the_valid_pr_refuses_the_others_and_a_second_sync_is_a_no_o
     assert out.returncode == 0, out.stdout + out.stderr
     assert "6 open pull request(s): 1 admitted, 5 refused, 0 left open" in out.stdout
 
-    # the valid one: merged, results and a verification record written, its row on the site
-    assert hub.discussion(repo, valid).status == "merged"
+    # the valid one: its scored files committed onto main, the PR closed, results and a verification
+    # record written, its row on the site
+    assert hub.discussion(repo, valid).status == "closed"
     files = sorted((results / "hub").glob("*.json"))
     [path] = [p for p in files if not p.name.endswith((".samples.json", ".verified.json"))]
     assert path.name.startswith("uniform-id-eval-linear-extrapolation-")
     record = read_record(path)  # checks the record against the results bytes and submission hash
     assert record is not None and record.extra["pull_request"] == valid and "velocity_error" in record.recomputed
+    from phybench.leaderboard.signing import load_keyring, load_signer
+
+    signed = read_record(path, load_keyring())  # signed by the sync's key (issue 36)
+    assert signed is not None and signed.signed_by == load_signer(board_key / "private.pem").key_id
     doc = json.loads(path.read_bytes())
     assert doc["model"]["name"] == "linear-extrapolation"
     board = json.loads((site / "leaderboard.json").read_bytes())
@@ -265,8 +284,9 @@ def test_only_the_syncs_own_marker_counts(world, hub, tmp_path):
     assert "[card-license]" in bot_comments(hub, repo, forged)[-1]
     assert hub.discussion(repo, stopped).status == "closed"
     assert len(hub.discussion(repo, stopped).events) == events + 1  # the status change only
-    # stopped after commenting "admitted", before merging: re-scored (same bytes), merged, not commented again
-    assert hub.discussion(repo, admitted).status == "merged" and len(bot_comments(hub, repo, admitted)) == 1
+    # marked "admitted" but not on main: re-scored (same bytes), committed, closed, not commented again
+    assert hub.discussion(repo, admitted).status == "closed" and len(bot_comments(hub, repo, admitted)) == 1
+    assert sum(p.startswith("submissions/linear-extrapolation/") for p in hub.files(repo)) == 2
     [path] = [p for p in (tmp_path / "results" / "hub").glob("*.json") if p.name.count(".") == 1]
     assert read_record(path).extra["pull_request"] == admitted
 
@@ -291,7 +311,7 @@ def test_a_pr_that_breaks_the_sync_is_left_open_and_the_others_go_on(world, hub,
     assert out.returncode == 1, out.stdout + out.stderr
     assert "1 admitted, 0 refused, 1 left open after an error" in out.stdout
     assert hub.discussion(repo, first).status == "open" and not bot_comments(hub, repo, first)
-    assert hub.discussion(repo, 2).status == "merged"
+    assert hub.discussion(repo, 2).status == "closed" and "committed onto the board" in bot_comments(hub, repo, 2)[0]
 
     # another submission under the same model name on the same split: the board has one row per model
     again = tmp_path / "again"
@@ -303,9 +323,139 @@ def test_a_pr_that_breaks_the_sync_is_left_open_and_the_others_go_on(world, hub,
     assert out.returncode == 0, out.stderr
     out = phybench(hub, home, "leaderboard", "sync", "--repo", repo, "--splits", world["splits"], "--results",
                    tmp_path / "results", "--site", tmp_path / "site", "--metrics", CHEAP, token=WRITE)
-    assert hub.discussion(repo, 3).status == "closed"
+    assert hub.discussion(repo, 3).status == "closed", out.stdout + out.stderr
     [text] = bot_comments(hub, repo, 3)
     assert "[intake-duplicate] model 'linear-extrapolation' already has a row on uniform/id-eval" in text, text
+
+
+def test_the_same_videos_under_a_second_name_are_refused(world, hub, tmp_path):
+    """Hostile (issue 36): the same videos under two model names (only model.name changed) were
+    both admitted.  The second is refused with videos_reused (the signed records carry the
+    videos-only hash), and the board keeps one row."""
+    repo, home = "tester/videos", tmp_path / "hf"
+    api(hub, home, "HfApi().create_repo(repo, repo_type='dataset'); result = 1", repo=repo)
+    sync = ["leaderboard", "sync", "--repo", repo, "--splits", world["splits"], "--results", tmp_path / "results",
+            "--site", tmp_path / "site", "--metrics", CHEAP]
+    (tmp_path / "card.json").write_text(json.dumps(card("copy-last")))
+    out = phybench(hub, home, "submit", world["subs"]["copy-last"], "--repo", repo, "--card", tmp_path / "card.json")
+    assert out.returncode == 0, out.stderr
+    out = phybench(hub, home, *sync, token=WRITE)
+    assert out.returncode == 0 and "1 admitted" in out.stdout, out.stdout + out.stderr
+    renamed = tmp_path / "renamed"
+    shutil.copytree(world["subs"]["copy-last"], renamed)
+    meta = json.loads((renamed / "submission.json").read_bytes())
+    meta["model"]["name"] = "copy-last-v2"
+    (renamed / "submission.json").write_text(json.dumps(meta))
+    (tmp_path / "card2.json").write_text(json.dumps(card("copy-last-v2")))
+    out = phybench(hub, home, "submit", renamed, "--repo", repo, "--card", tmp_path / "card2.json")
+    assert out.returncode == 0, out.stderr
+    out = phybench(hub, home, *sync, token=WRITE)
+    assert hub.discussion(repo, 2).status == "closed", out.stdout + out.stderr
+    [text] = bot_comments(hub, repo, 2)
+    assert "[videos_reused] these videos" in text and "one set of videos, one row" in text, text
+    board = json.loads((tmp_path / "site" / "leaderboard.json").read_bytes())
+    assert {r["model"] for b in board["boards"] for r in b["rows"]} == {"copy-last"}
+
+
+MAIN_COMMIT = """
+ops = [CommitOperationAdd(path, data.encode()) for path, data in files.items()]
+result = HfApi().create_commit(repo, ops, commit_message="board files", repo_type="dataset").oid
+"""
+
+
+def test_a_push_to_the_pr_while_it_is_scored_never_reaches_main(world, hub, tmp_path):
+    """Hostile (issue 36): a second commit pushed to the PR 12 s into the sync replaced the scored
+    submission.zip with other videos, rewrote the repo's README and deleted another model's card,
+    and the merge took all three.  Now the sync pins the head it scores and commits exactly the
+    scored files onto main itself (parent_commit = the main it read): main ends with exactly them.
+    A change of main while scoring fails that commit instead: main ends with nothing of the PR."""
+    from phybench.leaderboard.intake import pack_zip
+
+    repo, home = "tester/race", tmp_path / "hf"
+    api(hub, home, "HfApi().create_repo(repo, repo_type='dataset'); result = 1", repo=repo)
+    other_card = "submissions/other-model/0123456789ab/card.json"
+    api(hub, home, MAIN_COMMIT, repo=repo, files={"README.md": "# the board\n", other_card: "{}"})
+    main_before = hub.files(repo)
+    (tmp_path / "card.json").write_text(json.dumps(card("linear-extrapolation")))
+    out = phybench(hub, home, "submit", world["subs"]["linear-extrapolation"], "--repo", repo, "--card",
+                   tmp_path / "card.json")
+    assert out.returncode == 0, out.stderr
+    scored_head = hub.discussion(repo, 1).head
+    pr_files = {p: b for p, b in hub.files(repo, scored_head).items() if p.startswith("submissions/linear")}
+    [zip_path] = [p for p in pr_files if p.endswith(".zip")]
+    other_videos = pack_zip(world["subs"]["physics-oracle"])
+    pushed = []
+
+    def push_once(repo_id, path):
+        if repo_id == repo and path.startswith("submissions/") and not pushed:
+            pushed.append(hub.state.push("dataset", repo, 1, {zip_path: other_videos, "README.md": b"# pwned\n",
+                                                              other_card: None}, title="second commit"))
+
+    hub.state.on_download = push_once
+    sync = ["leaderboard", "sync", "--repo", repo, "--splits", world["splits"], "--results", tmp_path / "results",
+            "--site", tmp_path / "site", "--metrics", CHEAP]
+    try:
+        out = phybench(hub, home, *sync, token=WRITE)
+    finally:
+        hub.state.on_download = None
+    assert pushed and hub.discussion(repo, 1).head == pushed[0], "the second commit was pushed mid-sync"
+    assert out.returncode == 0 and "1 admitted" in out.stdout, out.stdout + out.stderr
+    main_after = hub.files(repo)
+    assert main_after == {**main_before, **pr_files}  # exactly the scored files; README and the other card kept
+    assert main_after[zip_path] != other_videos and main_after["README.md"] == b"# the board\n"
+    assert hub.discussion(repo, 1).status == "closed"
+    [path] = [p for p in (tmp_path / "results" / "hub").glob("*.json") if p.name.count(".") == 1]
+    assert read_record(path).extra["revision"] == scored_head
+
+    # main moves while the next PR is scored: the admission commit fails, main holds nothing of it
+    (tmp_path / "card2.json").write_text(json.dumps(card("copy-last")))
+    out = phybench(hub, home, "submit", world["subs"]["copy-last"], "--repo", repo, "--card", tmp_path / "card2.json")
+    assert out.returncode == 0, out.stderr
+    moved = []
+
+    def move_main(repo_id, path):
+        if repo_id == repo and path.startswith("submissions/copy-last") and not moved:
+            with hub.state.lock:
+                r = hub.state.repos[("dataset", repo)]
+                head = r.commits[r.refs["main"]]
+                files = {**head.files, "README.md": type(head.files["README.md"])(b"# edited by a maintainer\n", False)}
+                sha = "f" * 40
+                r.commits[sha] = type(head)(sha, head.sha, "maintainer edit", head.date, files)
+                r.refs["main"] = sha
+                moved.append(sha)
+
+    hub.state.on_download = move_main
+    try:
+        out = phybench(hub, home, *sync, token=WRITE)
+    finally:
+        hub.state.on_download = None
+    assert moved and out.returncode == 1 and "left open after an error" in out.stdout, out.stdout + out.stderr
+    assert not any(p.startswith("submissions/copy-last") for p in hub.files(repo))
+    assert hub.discussion(repo, 2).status == "open" and not bot_comments(hub, repo, 2)
+    assert not list((tmp_path / "results" / "hub").glob("uniform-id-eval-copy-last-*"))  # no row without main
+    out = phybench(hub, home, *sync, token=WRITE)  # the next sync admits it
+    assert out.returncode == 0 and "1 admitted" in out.stdout, out.stdout + out.stderr
+    assert sum(p.startswith("submissions/copy-last") for p in hub.files(repo)) == 2
+
+
+def test_the_sync_signs_or_does_not_start(world, hub, tmp_path, board_key):
+    """Issue 36, item 1: without the maintainers' signing key (or with a key that is not an active
+    key of the board's keyring) the sync stops before touching any pull request."""
+    repo, home = "tester/unsigned", tmp_path / "hf"
+    api(hub, home, "HfApi().create_repo(repo, repo_type='dataset'); result = 1", repo=repo)
+    args = ["-m", "phybench.cli", "leaderboard", "sync", "--repo", repo, "--splits", str(world["splits"]),
+            "--results", str(tmp_path / "results"), "--site", str(tmp_path / "site")]
+    env = env_for(hub, home, WRITE)
+    del env["PHYBENCH_SIGNING_KEY"]
+    out = subprocess.run([sys.executable, *args], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 2 and "no signing key" in out.stderr, out.stdout + out.stderr
+    from phybench.leaderboard.signing import new_key_pair
+
+    new_key_pair(tmp_path / "stranger.pem", tmp_path / "elsewhere")
+    env["PHYBENCH_SIGNING_KEY"] = str(tmp_path / "stranger.pem")
+    out = subprocess.run([sys.executable, *args], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 2 and "[verify-key]" in out.stderr, out.stdout + out.stderr
+    assert not (tmp_path / "site").exists()
 
 
 SYNC_FLAGS = ["--repo", "--splits", "--results", "--site", "--metrics"]  # what the tests above pass

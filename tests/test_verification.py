@@ -9,7 +9,7 @@ import pytest
 
 from phybench.io import file_sha256
 from phybench.leaderboard.verification import (
-    Verification, VerificationError, compare_results, read_record, record_path, write_record,
+    Verification, VerificationError, claim_differences, compare_results, read_record, record_path, write_record,
 )
 
 RESULTS = Path(__file__).resolve().parents[1] / "leaderboard/results/fundamental/lite/uniform-id-eval-copy-last.json"
@@ -20,7 +20,7 @@ def _record(path: Path) -> Verification:
     return Verification(
         results_sha256=file_sha256(path), submission_hash=doc["provenance"]["submission_hash"],
         split_hash=doc["provenance"]["split_hash"], phybench_version="0.1.0", verified_by="test",
-        date="2026-11-25", recomputed=("velocity_error", "ssim"), skipped=("fvd",))
+        date="2026-11-25", recomputed=tuple(doc["metrics"]))
 
 
 def test_record_round_trip_and_edit_detected(tmp_path: Path) -> None:
@@ -30,7 +30,7 @@ def test_record_round_trip_and_edit_detected(tmp_path: Path) -> None:
     out = write_record(results, _record(results))
     assert out == record_path(results) == tmp_path / "r.verified.json"
     got = read_record(results)
-    assert got is not None and got.skipped == ("fvd",) and "verified" in got.words()
+    assert got is not None and got.skipped == () and "verified" in got.words()
     results.write_bytes(results.read_bytes().replace(b'"copy-last"', b'"copy-lost"', 1))
     with pytest.raises(VerificationError) as err:
         read_record(results)
@@ -70,8 +70,10 @@ def test_compare_results_names_each_field() -> None:
     assert len(diffs) == 2
     assert diffs[0].startswith("summary.overall.velocity_error.mean: claimed 1e-06")
     assert diffs[1].startswith("untrackable: claimed 1 items")
-    # A skipped metric's entries are not compared.
-    assert compare_results(forged, claimed, skip=("velocity_error", "untrackable")) == []
+    # Only LPIPS and FVD may be left out: the ranked column, its inputs, or any other key never.
+    for skip in (("velocity_error", "untrackable"), ("summary",), ("velocity_error_ranked",)):
+        with pytest.raises(ValueError, match="only lpips, fvd"):
+            compare_results(forged, claimed, skip=skip)
 
 
 def test_sidecar_is_pinned_too(tmp_path: Path) -> None:
@@ -89,3 +91,76 @@ def test_sidecar_is_pinned_too(tmp_path: Path) -> None:
     side.unlink()
     with pytest.raises(VerificationError, match="edited, added or removed"):
         read_record(results)
+
+
+# ---------------------------------------------------------------- issue 36, item 3: compare everything
+def _forge_every_mean(doc: dict) -> dict:
+    def walk(x):
+        if isinstance(x, dict):
+            for k, v in x.items():
+                if k in ("mean", "median") and isinstance(v, float):
+                    x[k] = 1e-6
+                else:
+                    walk(v)
+    walk(doc["summary"])
+    return doc
+
+
+@pytest.mark.parametrize("hide", [["summary"], ["provenance"], ["model"], ["summary", "provenance", "model"]])
+def test_a_claim_cannot_exclude_fields_from_the_comparison(hide: list) -> None:
+    """Hostile (issue 36): a claim whose `metrics` list also names summary / provenance / model,
+    every mean forged to 1e-6, was admitted by the sync ("every number is this sync's own")."""
+    honest = json.loads(RESULTS.read_bytes())
+    forged = _forge_every_mean(json.loads(RESULTS.read_bytes()))
+    forged["metrics"] = forged["metrics"] + hide
+    forged["model"]["name"] = "someone else"
+    forged["provenance"]["submission_hash"] = "f" * 64
+    differ, not_recomputed = claim_differences(forged, honest)
+    assert not_recomputed == []
+    assert any(d.startswith("summary.overall.velocity_error_ranked.mean: claimed 1e-06") for d in differ), differ
+    assert any(d.startswith("metrics: claimed") for d in differ), differ
+    assert any(d.startswith("model.name: claimed") for d in differ), differ
+    assert any(d.startswith("provenance.submission_hash: claimed") for d in differ), differ
+
+
+def _with_lpips(doc: dict, value: float) -> dict:
+    """A results document as scored with LPIPS too (its fixed places), and the warning a scorer
+    without the weights writes."""
+    doc["metrics"] = doc["metrics"] + ["lpips"]
+    doc["higher_is_better"]["lpips"] = False
+    doc["summary"]["overall"]["lpips"] = {"mean": value, "count": 200, "ci95": [value, value]}
+    for level in doc["summary"]["levels"].values():
+        level["lpips"] = {"mean": value, "count": 200, "ci95": [value, value]}
+    doc["provenance"]["metric_settings"]["lpips"] = {"net": "alex"}
+    doc["provenance"]["weights"] = {"alexnet": "a" * 64, "alexnet.source": "url"}
+    return doc
+
+
+def test_a_skipped_metric_leaves_out_only_its_own_fields() -> None:
+    honest = json.loads(RESULTS.read_bytes())
+    claimed = _with_lpips(json.loads(RESULTS.read_bytes()), 0.01)  # LPIPS claimed, not recomputed here
+    assert compare_results(claimed, honest, skip=("lpips",)) == []
+    assert claim_differences(claimed, honest) == ([], ["lpips"])
+    rescored = json.loads(RESULTS.read_bytes())
+    rescored["warnings"] = ["skipping lpips: the alexnet weights are not installed"]
+    assert compare_results(claimed, rescored, skip=("lpips",)) == []
+    # ... but not a forged number beside it, nor a key the claim adds under a skipped name elsewhere
+    claimed["summary"]["overall"]["velocity_error"]["mean"] = 1e-6
+    claimed["provenance"]["lpips"] = "anything"
+    claimed["model"]["lpips"] = "anything"
+    rescored["warnings"].append("skipping ssim: no")
+    diffs = compare_results(claimed, rescored, skip=("lpips",))
+    assert [d.split(":")[0] for d in diffs] == [
+        "model.lpips", "provenance.lpips", "summary.overall.velocity_error.mean", "warnings"], diffs
+    # without the skip every LPIPS field is a difference
+    assert len(compare_results(_with_lpips(json.loads(RESULTS.read_bytes()), 0.01), honest)) > 5
+
+
+def test_a_record_skipping_anything_but_lpips_fvd_is_malformed(tmp_path: Path) -> None:
+    results = tmp_path / "r.json"
+    shutil.copy(RESULTS, results)
+    record = {**_record(results).to_dict(), "skipped": ["velocity_error_ranked"]}
+    record_path(results).write_text(json.dumps(record))
+    with pytest.raises(VerificationError, match="only lpips, fvd") as err:
+        read_record(results)
+    assert err.value.code == "verify-malformed"

@@ -158,6 +158,21 @@ def test_unreadable_results_and_usage_errors(capsys, world, tmp_path):
     assert not record_path(results).exists()
 
 
+@pytest.mark.parametrize("skip", ["velocity_error,velocity_error_penalised,velocity_error_ranked", "velocity_error_ranked",
+                                  "ssim", "abnormal", "summary", "lpips,velocity_error"])
+def test_skip_is_only_for_lpips_and_fvd(capsys, world, tmp_path, skip):
+    """Hostile (issue 36): `--skip velocity_error,velocity_error_penalised,velocity_error_ranked` on
+    copy-last forged to 1e-6 printed `verified`, and the --require-verified board ranked it first."""
+    results = _copy(world, tmp_path)
+    doc = json.loads(results.read_text())
+    for name in ("velocity_error", "velocity_error_penalised", "velocity_error_ranked"):
+        doc["summary"]["overall"][name]["mean"] = 1e-6
+    results.write_text(json.dumps(doc, indent=2, sort_keys=True))
+    code, out, err = run(capsys, results, *_args(world, "--skip", skip))
+    assert code == 2 and "error [verify-usage]" in err and "only lpips, fvd may be skipped" in err, (out, err)
+    assert "verified" not in out and not record_path(results).exists()
+
+
 def test_changed_settings_are_refused_not_reported_as_differences(capsys, world, tmp_path):
     results = _copy(world, tmp_path)
     doc = json.loads(results.read_text())
@@ -280,3 +295,22 @@ def test_lpips_and_fvd_sharded_over_two_processes_give_the_one_process_bytes(tmp
     assert record is not None and {"lpips", "fvd"} <= set(record.recomputed)
     assert (shards / "phybench-verify-shards").is_dir()  # the shards went through files there
     assert not any(shards.rglob("*.npz"))  # and process 0 removed them
+
+
+def test_verify_signs_its_records_with_an_active_board_key(capsys, world, tmp_path, monkeypatch):
+    """Issue 36, item 1: `--signing-key` signs the record (the board's --require-verified takes no
+    other); a key that is not an active key of the board's keyring is refused before any work."""
+    from phybench.leaderboard.signing import load_keyring, new_key_pair
+
+    kid = new_key_pair(tmp_path / "board.pem", tmp_path / "keys")
+    new_key_pair(tmp_path / "stranger.pem", tmp_path / "elsewhere")
+    monkeypatch.setenv("PHYBENCH_BOARD_KEYS", str(tmp_path / "keys"))
+    monkeypatch.delenv("PHYBENCH_SIGNING_KEY", raising=False)
+    results = _copy(world, tmp_path)
+    code, _, err = run(capsys, results, *_args(world, "--signing-key", tmp_path / "stranger.pem"))
+    assert code == 2 and "error [verify-key]" in err and "not in the board's keyring" in err
+    assert not record_path(results).exists()
+    code, _, err = run(capsys, results, *_args(world, "--signing-key", tmp_path / "board.pem"))
+    assert code == 0, err
+    record = read_record(results, load_keyring())
+    assert record is not None and record.signed_by == kid

@@ -115,10 +115,14 @@ def add_verify_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--batch-size", type=int, default=16, help="verify: videos per LPIPS/I3D batch (default 16, "
                                                                   "as `phybench score`: FVD features depend on it)")
     parser.add_argument("--device", default="cpu", help="verify: torch device for LPIPS and FVD (default cpu)")
+    parser.add_argument("--signing-key", metavar="PEM", help="verify: sign the records with this private key (default: "
+                                                              "$PHYBENCH_SIGNING_KEY; neither: unsigned records, which "
+                                                              "--require-verified refuses)")
 
 
 VERIFY_ONLY = {"more_results": "more RESULTS", "submissions": "--submissions", "skip": "--skip", "by": "--by",
-               "date": "--date", "workers": "--workers", "batch_size": "--batch-size", "device": "--device"}
+               "date": "--date", "workers": "--workers", "batch_size": "--batch-size", "device": "--device",
+               "signing_key": "--signing-key"}
 
 
 def verify_only_flags(args: argparse.Namespace) -> list[str]:
@@ -142,7 +146,7 @@ def cmd_verify(args: argparse.Namespace, log: Any = print) -> int:
     report = verify_many([args.results_dir, *args.more_results], args.submissions, args.splits,
                          skip=args.skip.split(","), by=args.by, date=args.date, workers=args.workers,
                          batch_size=args.batch_size, device=args.device,
-                         log=lambda line: print(line, file=sys.stderr))
+                         log=lambda line: print(line, file=sys.stderr), signing_key=args.signing_key)
     for line in report.lines():
         if report.refused:
             print(line, file=sys.stderr)

@@ -40,6 +40,8 @@ def _add_validate(add: Callable[..., argparse.ArgumentParser]) -> None:
     va.add_argument("submission", help="submission folder, .zip or .tar (see docs/submission.md)")
     va.add_argument("--data", required=True, metavar="SPLIT_DIR", help="the split folder it answers")
     va.add_argument("--json", action="store_true", help="machine-readable output")
+    va.add_argument("--board", action="store_true", help="also check what the leaderboard requires: every video's "
+                                                          "condition frames are the split's own (decodes the split)")
     va.epilog = textwrap.dedent(EXAMPLES["validate"])
     va.set_defaults(func=cmd_validate)
 
@@ -87,7 +89,7 @@ PARSERS = {"validate": _add_validate, "score": _add_score, "weights": _add_weigh
 def cmd_validate(args: argparse.Namespace) -> int:
     from ..submission.validation import validate
 
-    report = validate(args.submission, args.data)
+    report = validate(args.submission, args.data, board=args.board)
     print(report.to_json() if args.json else report.to_text())
     return 0 if report.ok else 2
 

@@ -35,6 +35,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from .. import __version__
 from . import probes as probe_page
@@ -111,13 +112,17 @@ def build(
     splits_dir: str | Path | None = None,
     allow_partial: bool = False,
     require_verified: bool = False,
+    keys: Any = None,
 ) -> BuildReport:
     """Read the results files under `results_dir`; write the site into `out_dir`.
 
     Raises `LeaderboardError` listing every refused file, unless `allow_partial`: then the
     site is built from the accepted files and the page lists the refused ones.
     `require_verified`: a results file without a valid verification record beside it
-    (`verification.read_record`) is refused (code ``not_verified``).  `out_dir` must not be
+    (`verification.read_record`) is refused (code ``not_verified``), and so is one whose record
+    is not signed by a key of the board's keyring (`signing`: ``verify-unsigned``,
+    ``verify-signature``, ``verify-key-revoked``); `keys`: a `signing.Keyring` or keyring
+    folders (default ``$PHYBENCH_BOARD_KEYS``, else ``leaderboard/keys/``).  `out_dir` must not be
     in or around `results_dir`, and an existing non-empty one must be a site built before
     (`SITE_MARKER`); the site is swapped in whole (`_write_site`).
     """
@@ -127,7 +132,16 @@ def build(
     if splits_dir is not None and not Path(splits_dir).is_dir():
         raise LeaderboardError(f"--splits {splits_dir} is not a folder")
     check_out_dir(results_dir, out_dir)
-    entries, refused, warnings = read_all(results_dir, registry_check, Path(splits_dir) if splits_dir else None)
+    keyring = None
+    if require_verified:  # the public board: every record's signature, by the board's keys
+        from .signing import Keyring, SigningError, load_keyring
+
+        try:
+            keyring = keys if isinstance(keys, Keyring) else load_keyring(keys)
+        except SigningError as exc:
+            raise LeaderboardError(f"the board's keyring cannot be read: {exc}") from None
+    entries, refused, warnings = read_all(results_dir, registry_check, Path(splits_dir) if splits_dir else None,
+                                          keyring=keyring)
     if require_verified:
         unverified = [e for e in entries if e.verification is None]
         refused += [Refusal(e.file, "no verification record (run `phybench leaderboard verify`); "

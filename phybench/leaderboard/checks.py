@@ -33,6 +33,7 @@ UNTRACKABLE_INCONSISTENT = "untrackable_inconsistent"  # untrackable/excluded li
 SIDECAR_INCONSISTENT = "sidecar_inconsistent"  # the per-video sidecar disagrees with the summary
 UNKNOWN_LEVEL = "unknown_level"  # a level name the task's split does not have
 SUBMISSION_REUSED = "submission_reused"  # one submission hash under two model names
+VIDEOS_REUSED = "videos_reused"  # one set of videos (the records' videos hash) in two submissions
 
 # Each metric's possible values, [low, high] (None: unbounded).  Physics errors are norms or
 # relative errors (>= 0); shares are in [0, 1]; SSIM is a correlation-like index in [-1, 1];
@@ -450,7 +451,32 @@ def check_submission_names(entries: Sequence[Any]) -> dict[str, list[tuple[str, 
     return out
 
 
-ACROSS_CHECKS: list[Callable[[Sequence[Any]], dict[str, list[tuple[str, str]]]]] = [check_submission_names]
+def check_videos_reused(entries: Sequence[Any]) -> dict[str, list[tuple[str, str]]]:
+    """One set of videos, one row: two submissions (different submission hashes: e.g. only
+    `model.name` changed) whose verification records carry the same videos-only hash
+    (``extra.videos_hash``, `phybench.submission.identity`) are both refused, wherever they lie
+    under the results folder."""
+    groups: dict[str, dict[str, list[tuple[str, str]]]] = {}
+    for e in entries:
+        extra = getattr(getattr(e, "verification", None), "extra", None) or {}
+        vh = extra.get("videos_hash") if isinstance(extra, dict) else None
+        if isinstance(vh, str) and vh:
+            sub = str(e.results["provenance"].get("submission_hash"))
+            groups.setdefault(vh, {}).setdefault(sub, []).append((e.file, e.model))
+    out: dict[str, list[tuple[str, str]]] = {}
+    for vh, by_sub in groups.items():
+        if len(by_sub) > 1:
+            for sub, files in by_sub.items():
+                others = ", ".join(f"{m!r} ({f})" for s, fs in sorted(by_sub.items()) if s != sub for f, m in fs)
+                for f, model in files:
+                    out.setdefault(f, []).append((VIDEOS_REUSED, f"the videos of {model!r} (videos hash {vh[:12]}) "
+                                                                 f"are also submitted as {others}: one set of videos, "
+                                                                 "one row"))
+    return out
+
+
+ACROSS_CHECKS: list[Callable[[Sequence[Any]], dict[str, list[tuple[str, str]]]]] = [
+    check_submission_names, check_videos_reused]
 
 
 def check_across(entries: Sequence[Any]) -> dict[str, list[tuple[str, str]]]:

@@ -52,12 +52,11 @@ def results_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
     from .probes import is_probe_file
 
     out: list[Path] = []
+    from .files import scan
+
     for p in map(Path, paths):
-        if p.is_dir():
-            out += sorted((f for f in p.rglob("*.json")
-                           if f.is_file() and not any(part.startswith(".") for part in f.relative_to(p).parts)
-                           and _is_results_name(f) and not is_probe_file(f)),
-                          key=lambda f: f.relative_to(p).as_posix())
+        if p.is_dir():  # regular files only (links, FIFOs, devices are never opened: `files.scan`)
+            out += [f for f in scan(p)[0] if _is_results_name(f) and not is_probe_file(f)]
         elif p.is_file():
             out.append(p)
         else:
@@ -156,10 +155,12 @@ class SplitIndex:
 
 # ---------------------------------------------------------------- reading a claim
 def _read_json(path: Path, what: str) -> Any:
+    from .files import UnsafeFile, read_regular
+
     try:
-        if path.stat().st_size > MAX_RESULTS_BYTES:
-            raise VerifyInputError(UNREADABLE, f"{path}: {what} larger than {MAX_RESULTS_BYTES} bytes")
-        return json.loads(path.read_bytes().decode("utf-8"))
+        return json.loads(read_regular(path, MAX_RESULTS_BYTES).decode("utf-8"))
+    except UnsafeFile as exc:
+        raise VerifyInputError(UNREADABLE, f"{path}: {what}: {exc}") from None
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise VerifyInputError(UNREADABLE, f"{path}: {what} is not readable JSON ({type(exc).__name__})") from None
 
@@ -181,8 +182,8 @@ class Claim:
 def read_claim(path: str | os.PathLike[str]) -> Claim:
     """A results file and its sidecar, with the fields verify needs checked for type."""
     path = Path(path)
-    sha = file_sha256(path) if path.is_file() else ""
-    doc = _read_json(path, "results file")
+    doc = _read_json(path, "results file")  # a regular file, capped, or refused
+    sha = file_sha256(path)
     if not isinstance(doc, dict) or doc.get("kind") != "phybench-results":
         raise VerifyInputError(UNREADABLE, f"{path}: not a phybench results file (kind must be 'phybench-results')")
     prov = doc.get("provenance")
@@ -197,7 +198,7 @@ def read_claim(path: str | os.PathLike[str]) -> Claim:
     if not isinstance(doc.get("metrics"), list) or not all(isinstance(m, str) for m in doc["metrics"]):
         raise VerifyInputError(UNREADABLE, f"{path}: metrics must be a list of metric names")
     sidecar = path.with_name(path.stem + SAMPLES_SUFFIX)
-    samples = _read_json(sidecar, "samples sidecar") if sidecar.is_file() else None
+    samples = _read_json(sidecar, "samples sidecar") if os.path.lexists(sidecar) else None
     return Claim(path, sha, doc, samples)
 
 
@@ -239,22 +240,6 @@ def plan_metrics(claim: Claim, skip: Iterable[str]) -> tuple[tuple[str, ...], tu
     if not requested:
         raise VerifyInputError(USAGE, f"{claim.path}: nothing left to recompute once {', '.join(skipped)} are skipped")
     return requested, recomputed, skipped
-
-
-def compare_skips(skipped: Sequence[str], recomputed: Sequence[str]) -> tuple[str, ...]:
-    """Keys `compare_results` leaves out for skipped metrics: their names, their weights
-    (``alexnet``, ``alexnet.source``) and settings blocks no recomputed metric shares."""
-    from ..scoring.metrics import METRICS
-
-    kept_settings = {METRICS.get(m).settings_key for m in recomputed}
-    out = set(skipped)
-    for name in skipped:
-        m = METRICS.get(name)
-        if m.weights:
-            out |= {m.weights, f"{m.weights}.source"}
-        if m.settings_key and m.settings_key not in kept_settings:
-            out.add(m.settings_key)
-    return tuple(sorted(out))
 
 
 def check_settings(claim: Claim, recomputed: Sequence[str]) -> None:

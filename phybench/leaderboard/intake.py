@@ -299,6 +299,7 @@ class Syncer:
     me: str = ""
     splits: dict[str, Path] = field(default_factory=dict)
     max_archive: int = 0
+    signer: Any = None
 
     def start(self) -> None:
         from huggingface_hub import HfApi
@@ -313,6 +314,17 @@ class Syncer:
         if not self.splits:
             raise IntakeError(f"--splits {self.splits_dir}: no split folders (manifest.json) found")
         self.max_archive = max(Limits.for_split(read_manifest(p)).total_bytes for p in self.splits.values())
+        # Every admitted row's record is signed: the board (--require-verified) takes no other.
+        from .signing import SigningError, check_signer, default_signer, load_keyring
+
+        try:
+            self.signer = default_signer()
+            if self.signer is None:
+                raise IntakeError("no signing key: set $PHYBENCH_SIGNING_KEY to the maintainers' private key "
+                                  "(the workflow's secret); the board takes only signed verification records")
+            check_signer(self.signer, load_keyring())
+        except SigningError as exc:
+            raise IntakeError(f"[{exc.code}] {exc}") from None
 
     # ------------------------------------------------------------ one pull request
     def _prior(self, details: Any, head: str) -> str | None:
@@ -408,8 +420,9 @@ class Syncer:
         return local
 
     def evaluate(self, num: int, head: str, details: Any, head_files: dict[str, Any], main_files: dict[str, Any],
-                 work: Path) -> tuple[Path, str]:
-        """Check, score and compare one pull request; returns (results file, submission hash).
+                 work: Path) -> tuple[Path, str, dict[str, Path]]:
+        """Check, score and compare one pull request at its pinned head; returns (results file,
+        submission hash, {repo path: the local copy that was scored}): exactly what is admitted.
 
         Raises Refused with every problem found."""
         from ..scoring.results import results_bytes
@@ -417,8 +430,9 @@ class Syncer:
         from ..submission.archive import SubmissionError
         from ..submission.card import check_card
         from ..submission.format import Submission
+        from ..data.split import read_manifest
         from ..submission.validation import validate
-        from .verification import Verification, compare_results, write_record
+        from .verification import Verification, claim_differences, write_record
 
         slug, hash12, sizes = self._folder(self._changes(details), head_files, main_files)
         prefix = f"{SUBMISSIONS_DIR}/{slug}/{hash12}/"
@@ -441,7 +455,7 @@ class Syncer:
         if split_dir is None:
             raise Refused(problems + [f"[intake-split] no split {meta.get('task')}/{meta.get('split')} with hash "
                                       f"{str(meta.get('split_hash'))[:12]} on this board; answer one of its splits"])
-        report = validate(archive, split_dir)
+        report = validate(archive, split_dir, board=True)  # condition frames the split's own, too
         problems += [f"[{p.code}] {p.message}" for p in report.errors]
         if report.ok and report.submission_hash is not None:
             if report.submission_hash[:12] != hash12:
@@ -451,8 +465,17 @@ class Syncer:
                 problems.append(f"[intake-model] the folder says {slug!r}, submission.json names "
                                 f"{meta['model']['name'][:80]!r} ({model_slug(meta['model']['name'])!r})")
         out = self.results_dir / RESULTS_SUBDIR / f"{meta['task']}-{meta['split']}-{slug}-{hash12}.json"
+        vhash = None
         if report.ok:
             problems += self._on_the_board(meta, out)
+            from ..submission.identity import videos_hash
+
+            try:
+                vhash = videos_hash(archive, manifest=read_manifest(split_dir))
+            except SubmissionError as exc:
+                problems += [f"[{p.code}] {p.message}" for p in exc.problems][:1] or [f"[videos] {exc}"]
+            else:
+                problems += self._videos_on_the_board(vhash, str(report.submission_hash))
         claim = None
         if CLAIM in local:
             try:
@@ -470,13 +493,7 @@ class Syncer:
         results = json.loads(results_bytes(scored.results))
         not_recomputed: list[str] = []
         if claim is not None:
-            # A claim scored with another metric set (no LPIPS/FVD weights on one side) is compared on
-            # the metrics both have; the weight hashes and the "skipping ..." warnings then differ too.
-            claimed = {str(m) for m in claim.get("metrics", [])} if isinstance(claim.get("metrics"), list) else set()
-            not_recomputed = sorted(claimed - set(results["metrics"]))
-            unclaimed = sorted(set(results["metrics"]) - claimed) if claimed else []
-            skip = {*not_recomputed, *unclaimed, *(("weights", "warnings") if not_recomputed or unclaimed else ())}
-            differ = compare_results(claim, results, skip=skip)
+            differ, not_recomputed = claim_differences(claim, results)
             if differ:
                 raise Refused([f"[claim-differs] {d}" for d in differ])
         write_results(out, scored)
@@ -485,27 +502,51 @@ class Syncer:
             split_hash=results["provenance"]["split_hash"], phybench_version=__version__,
             verified_by=str(self.verified_by)[:200], date=datetime.datetime.now(datetime.timezone.utc).date().isoformat(),
             recomputed=tuple(results["metrics"]),
-            extra={"pull_request": num, "repo": self.repo, "revision": head,
+            extra={"pull_request": num, "repo": self.repo, "revision": head, "videos_hash": vhash,
                    **({"claim_not_recomputed": not_recomputed} if not_recomputed else {})},
-        ))
-        return out, report.submission_hash
+        ), self.signer)
+        return out, report.submission_hash, {prefix + name: path for name, path in local.items()}
 
     def _on_the_board(self, meta: dict[str, Any], out: Path) -> list[str]:
         """A row the board already has for this model on this split (the build allows one per model
         and split); `out`, this PR's own file from an interrupted earlier sync, does not count."""
         name, split_hash = meta["model"]["name"], meta["split_hash"]
-        for path in sorted(self.results_dir.rglob("*.json")):
-            if path == out or path.name.endswith((".samples.json", ".verified.json")) or path.stat().st_size > MAX_CLAIM_BYTES:
+        from .files import UnsafeFile, read_regular, scan
+
+        for path in scan(self.results_dir)[0]:  # regular files only: never a link, FIFO or device
+            if path == out or path.name.endswith((".samples.json", ".verified.json")):
                 continue
             try:
-                doc = json.loads(path.read_bytes())
+                doc = json.loads(read_regular(path, MAX_CLAIM_BYTES))
                 same = doc["model"]["name"] == name and doc["provenance"]["split_hash"] == split_hash
-            except (ValueError, KeyError, TypeError, RecursionError):
+            except (UnsafeFile, ValueError, KeyError, TypeError, RecursionError):
                 continue
             if same:
                 return [f"[intake-duplicate] model {name[:80]!r} already has a row on {meta['task']}/{meta['split']} "
                         f"({path.relative_to(self.results_dir).as_posix()}); one row per model and split: submit "
                         "under another model name, or ask the maintainers to replace it"]
+        return []
+
+    def _videos_on_the_board(self, vhash: str, submission: str) -> list[str]:
+        """The same videos already on the board (any board folder) as another submission: a
+        second name for one set of videos (issue 36).  Read from the records' signed
+        ``extra.videos_hash``; a record of this very submission (an interrupted sync) does not count."""
+        from .files import UnsafeFile, read_regular, scan
+        from .verification import MAX_RECORD_BYTES, is_record
+
+        for path in scan(self.results_dir)[0]:
+            if not is_record(path):
+                continue
+            try:
+                doc = json.loads(read_regular(path, MAX_RECORD_BYTES))
+                same = doc["extra"].get("videos_hash") == vhash and doc["submission_hash"] != submission
+            except (UnsafeFile, ValueError, KeyError, TypeError, AttributeError, RecursionError):
+                continue
+            if same:
+                return [f"[videos_reused] these videos (videos hash {vhash[:12]}) are already on the board as "
+                        f"submission {str(doc['submission_hash'])[:12]} "
+                        f"({path.relative_to(self.results_dir).as_posix()}); one set of videos, one row: the same "
+                        "videos under another name or card are not a new entry"]
         return []
 
     def comment(self, num: int, head: str, outcome: str, lines: Sequence[str]) -> None:
@@ -521,32 +562,91 @@ class Syncer:
         body.append(f"\n<!-- phybench-sync head={head} outcome={outcome} -->")
         self.api.comment_discussion(self.repo, num, "\n".join(body), repo_type="dataset")
 
-    def handle(self, num: int, main_files: dict[str, Any]) -> Outcome:
-        details = self.api.get_discussion_details(self.repo, num, repo_type="dataset")
+    def _pinned(self, num: int) -> tuple[str, dict[str, Any], Any]:
+        """(head sha, {path: sibling} at that head, the discussion details), read so that the diff
+        is the head's: the head is read before and after the details, and a pull request that
+        moved in between is left for the next sync (IntakeError) rather than judged on a mixture."""
         info = self.api.repo_info(self.repo, repo_type="dataset", revision=f"refs/pr/{num}", files_metadata=True)
-        head = str(info.sha)
-        head_files = {s.rfilename: s for s in info.siblings or []}
+        details = self.api.get_discussion_details(self.repo, num, repo_type="dataset")
+        again = self.api.repo_info(self.repo, repo_type="dataset", revision=f"refs/pr/{num}")
+        if str(again.sha) != str(info.sha):
+            raise IntakeError(f"pull request #{num} changed while it was read (head {str(info.sha)[:12]} -> "
+                              f"{str(again.sha)[:12]}); left open for the next sync")
+        return str(info.sha), {s.rfilename: s for s in info.siblings or []}, details
+
+    @staticmethod
+    def _same_file(a: Any, b: Any) -> bool:
+        lfs_a, lfs_b = getattr(a, "lfs", None), getattr(b, "lfs", None)
+        if lfs_a is not None or lfs_b is not None:
+            return lfs_a is not None and lfs_b is not None and str(lfs_a.sha256) == str(lfs_b.sha256)
+        return str(getattr(a, "blob_id", "")) == str(getattr(b, "blob_id", "x"))
+
+    def _already_admitted(self, details: Any, head_files: dict[str, Any], main_files: dict[str, Any]) -> bool:
+        """Every path the PR changes is on main with the PR head's bytes: an earlier sync committed
+        it and stopped before closing the pull request."""
+        try:
+            paths = self._changes(details)
+        except Refused:
+            return False
+        return all(p in head_files and p in main_files and self._same_file(head_files[p], main_files[p])
+                   for p in paths)
+
+    def _commit_admitted(self, num: int, head: str, files: dict[str, Path], main_sha: str) -> str:
+        """Write exactly the scored files onto main in one commit whose parent is the main this
+        sync read (`parent_commit`): a concurrent change of main fails the commit (the PR stays open
+        for the next sync), and nothing pushed to the pull request after `head` rides along."""
+        from huggingface_hub import CommitOperationAdd
+
+        info = self.api.create_commit(
+            self.repo, [CommitOperationAdd(path_in_repo=p, path_or_fileobj=str(local)) for p, local in sorted(files.items())],
+            commit_message=f"Admit pull request #{num} (scored at {head[:12]})",
+            commit_description=f"phybench leaderboard sync {__version__}: the files of pull request #{num} as "
+                               f"re-scored at commit {head}.", repo_type="dataset", parent_commit=main_sha)
+        return str(getattr(info, "oid", "") or "")
+
+    def handle(self, num: int, main: tuple[str, dict[str, Any]]) -> Outcome:
+        main_sha, main_files = main
+        head, head_files, details = self._pinned(num)
         prior = self._prior(details, head)
         if prior == "refused":  # commented by an earlier sync that stopped before closing
             self.api.change_discussion_status(self.repo, num, "closed", repo_type="dataset")
             return Outcome(num, "refused", ["(refused by an earlier sync; closed now)"])
+        if self._already_admitted(details, head_files, main_files):  # committed by a sync that stopped
+            if prior is None:
+                self.comment(num, head, "admitted", [f"Re-scored at commit {head[:12]} and committed onto the board "
+                                                     "by an earlier sync; this pull request is closed."])
+            self.api.change_discussion_status(self.repo, num, "closed", repo_type="dataset")
+            return Outcome(num, "admitted", ["(committed by an earlier sync; closed now)"])
         with tempfile.TemporaryDirectory(prefix=f"phybench-pr{num}-") as tmp:
             try:
-                path, digest = self.evaluate(num, head, details, head_files, main_files, Path(tmp))
+                path, digest, files = self.evaluate(num, head, details, head_files, main_files, Path(tmp))
             except Refused as exc:
                 self.comment(num, head, "refused", exc.problems)
                 self.api.change_discussion_status(self.repo, num, "closed", repo_type="dataset")
                 return Outcome(num, "refused", exc.problems)
+            try:
+                commit = self._commit_admitted(num, head, files, main_sha)
+            except BaseException:
+                # not on main, so not on the board: the next sync scores the PR again from scratch
+                from .verification import record_path, samples_path
+
+                for leftover in (path, samples_path(path), record_path(path)):
+                    leftover.unlink(missing_ok=True)
+                raise
         if prior is None:
             self.comment(num, head, "admitted", [
                 f"Re-scored from submission `{digest}` at commit {head[:12]}: every number is this sync's own "
-                f"(results file `{path.name}`, verification record beside it).", "Merged onto the board."])
-        self.api.merge_pull_request(self.repo, num, repo_type="dataset")
+                f"(results file `{path.name}`, verification record beside it).",
+                f"Exactly those files were committed onto the board's main ({commit[:12]}); this pull request is "
+                "closed."])
+        self.api.change_discussion_status(self.repo, num, "closed", repo_type="dataset")
         return Outcome(num, "admitted", [], path)
 
-    def main_files(self) -> dict[str, Any]:
-        info = self.api.repo_info(self.repo, repo_type="dataset", files_metadata=True)
-        return {s.rfilename: s for s in info.siblings or []}
+    def main_files(self) -> tuple[str, dict[str, Any]]:
+        """(main's head sha, {path: sibling}): what the PR is checked against and the admitted
+        files' parent commit."""
+        info = self.api.repo_info(self.repo, repo_type="dataset", revision="main", files_metadata=True)
+        return str(info.sha), {s.rfilename: s for s in info.siblings or []}
 
     def run(self) -> list[Outcome]:
         self.start()

@@ -15,7 +15,7 @@ from .. import __version__
 from ..problems import Problem
 from ..scoring.metrics import METRICS, all_metrics, metric_names
 from ..scoring.results import SCHEMA_VERSION, results_bytes
-from . import checks
+from . import checks, files
 from . import probes as probe_page
 from .verification import Verification, VerificationError, is_record, read_record
 
@@ -47,6 +47,8 @@ class LeaderboardError(Exception):
 # for several reasons carries the first one's code; its reason lists them all.
 RESULTS_FORMAT = "results_format"  # not JSON, wrong kind or schema version, missing or mistyped keys
 RESULTS_LINK = "results_link"  # a results file (or its sidecar) that is a link, or resolves outside the folder
+RESULTS_NOT_REGULAR = files.NOT_REGULAR  # a FIFO, device or socket named *.json: never opened
+RESULTS_TOO_LARGE = files.TOO_LARGE  # a *.json larger than files.MAX_FILE_BYTES: never read
 RESULTS_REGISTRY = "results_registry"  # task, spec, metric settings, directions or weights not this phybench's
 RESULTS_SIDECAR = "results_sidecar"  # the .samples.json beside it is malformed or quotes another file
 SPLIT_HASH_DISAGREES = "split_hash_disagrees"  # files on one split quote different split hashes
@@ -138,7 +140,9 @@ class Entry:
 def _load(path: Path) -> tuple[dict[str, Any] | None, list[str]]:
     """A results document and the structural problems that stop it being read at all."""
     try:
-        doc = json.loads(path.read_bytes().decode("utf-8"))
+        doc = json.loads(files.read_regular(path).decode("utf-8"))
+    except files.UnsafeFile as exc:
+        return None, [str(exc)]
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         return None, [f"not valid JSON ({exc})"]
     if not isinstance(doc, dict) or doc.get("kind") != "phybench-results":
@@ -309,7 +313,9 @@ def _load_samples(path: Path, doc: dict[str, Any]) -> tuple[dict[str, Any] | Non
     """The per-sample velocity sidecar of a results file (see leaderboard/README.md)."""
     name = path.name
     try:
-        side = json.loads(path.read_bytes().decode("utf-8"))
+        side = json.loads(files.read_regular(path).decode("utf-8"))
+    except files.UnsafeFile as exc:
+        return None, [str(exc)]
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         return None, [f"{name} is not valid JSON ({exc})"]
     if not isinstance(side, dict) or side.get("kind") != SAMPLES_KIND or side.get("schema_version") != 1:
@@ -396,22 +402,24 @@ def _split_manifests(splits_dir: Path) -> dict[tuple[str, str, int], dict[str, s
 
 
 def read_all(
-    results_dir: Path, registry_check: bool, splits_dir: Path | None, skip: Path | None = None
+    results_dir: Path, registry_check: bool, splits_dir: Path | None, skip: Path | None = None,
+    keyring: Any = None,
 ) -> tuple[list[Entry], list[Refusal], list[str]]:
+    """Every results file under `results_dir`, checked; `keyring` (`signing.Keyring`): every
+    verification record's signature is checked too (the public board, --require-verified)."""
     refused: dict[str, list[tuple[str, str]]] = {}  # file -> (code, reason), in the order found
     warnings: list[str] = []
     entries: list[Entry] = []
     registry = _Registry()
-    files = sorted(
-        (p for p in results_dir.rglob("*.json")
-         if not any(part.startswith(".") for part in p.relative_to(results_dir).parts)
-         and not (skip is not None and p.resolve().is_relative_to(skip))),  # a site built inside the folder
-        key=lambda p: p.relative_to(results_dir).as_posix(),
-    )
-    results_files = [p for p in files if not p.name.endswith(SAMPLES_SUFFIX) and not is_record(p)
+    # Every *.json is lstat'ed first: links, FIFOs, devices and oversized files are refused
+    # without being opened (`files.scan`); only regular files are read, each up to its cap.
+    found, unsafe = files.scan(results_dir, skip)
+    for path, code, reason in unsafe:
+        refused[path.relative_to(results_dir).as_posix()] = [(code, reason)]
+    results_files = [p for p in found if not p.name.endswith(SAMPLES_SUFFIX) and not is_record(p)
                      and not probe_page.is_probe_file(p)]  # probe results: the Probes page's own check
     stems = {p.with_suffix("") for p in results_files}
-    for p in files:
+    for p in found:
         if p.name.endswith(SAMPLES_SUFFIX) and p.with_name(p.name[: -len(SAMPLES_SUFFIX)]) not in stems:
             warnings.append(f"{p.relative_to(results_dir).as_posix()}: sidecar without a results file beside it; ignored")
         if is_record(p) and p.with_name(p.name[: -len(".verified.json")] + ".json") not in results_files:
@@ -441,7 +449,7 @@ def read_all(
         reasons += checks.check_file(doc, samples)  # impossible numbers, whatever is trusted
         verification = None
         try:
-            verification = read_record(path)
+            verification = read_record(path, keyring)
         except VerificationError as exc:
             reasons.append((exc.code, str(exc)))
         if reasons:

@@ -18,20 +18,24 @@ PAGE = "probes.html"
 
 
 def is_probe_file(path: Path) -> bool:
-    """True for a JSON file that says it is a probe results file (checked later, in `read`)."""
+    """True for a regular JSON file that says it is a probe results file (checked later, in
+    `read`).  A link, a FIFO, a device or an oversized file is never opened (`files.read_regular`):
+    not a probe file (the board refuses it with its own code)."""
+    from .files import UnsafeFile, read_regular
+
     try:
-        doc = json.loads(path.read_bytes().decode("utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        doc = json.loads(read_regular(path).decode("utf-8"))
+    except (UnsafeFile, OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         return False
     return isinstance(doc, dict) and doc.get("schema") == probes.SCHEMA
 
 
 def files(results_dir: Path, skip: Path | None = None) -> list[Path]:
-    """The probe results files under `results_dir` (hidden folders and a site inside skipped)."""
-    return sorted((p for p in results_dir.rglob("*.json")
-                   if not any(part.startswith(".") for part in p.relative_to(results_dir).parts)
-                   and not (skip is not None and p.resolve().is_relative_to(skip)) and is_probe_file(p)),
-                  key=lambda p: p.relative_to(results_dir).as_posix())
+    """The probe results files under `results_dir` (hidden folders and a site inside skipped;
+    regular files only, `files.scan`)."""
+    from .files import scan
+
+    return [p for p in scan(results_dir, skip)[0] if is_probe_file(p)]
 
 
 def read(results_dir: Path, files: list[Path]) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:

@@ -41,9 +41,10 @@ from typing import Any
 from .. import __version__
 from .claims import (CODES, NO_SPLIT, NO_SUBMISSION, SAMPLES_SUFFIX, SCORE, SETTINGS, SPLIT_MISMATCH,
                      UNREADABLE, USAGE, Claim, Prepared, SplitIndex, SubmissionIndex, VerifyInputError,
-                     compare_skips, launch_world, prepare, read_claim, results_files)
+                     launch_world, prepare, read_claim, results_files)
 from .shards import sharded_features, shard_bounds
-from .verification import Verification, VerificationError, compare_results, record_path, write_record
+from .verification import (SKIPPABLE, Verification, VerificationError, compare_results, record_path,
+                           write_record)
 
 __all__ = ["CODES", "NO_SPLIT", "NO_SUBMISSION", "SCORE", "SETTINGS", "SPLIT_MISMATCH", "UNREADABLE", "USAGE",
            "Claim", "Prepared", "SplitIndex", "SubmissionIndex", "VerifyInputError", "VerifyOutcome",
@@ -62,6 +63,7 @@ class VerifyOutcome:
     skipped: tuple[str, ...] = ()
     record: Path | None = None  # where the record was written by `apply`
     removed: bool = False  # `apply` removed a stale record of a file that now differs
+    signer: Any = None  # `signing.Signer` for the record (None: $PHYBENCH_SIGNING_KEY's, if set)
 
     @property
     def verified(self) -> bool:
@@ -71,7 +73,7 @@ class VerifyOutcome:
         """Write the record of a verified file; remove any record of one that differs."""
         if self.verified:
             assert self.verification is not None
-            self.record = write_record(self.results_path, self.verification)
+            self.record = write_record(self.results_path, self.verification, self.signer)
             return
         old = record_path(self.results_path)
         if old.exists() or old.is_symlink():
@@ -116,7 +118,7 @@ def differences(prep: Prepared, doc: dict[str, Any], samples: Any) -> list[str]:
         # `phybench rescore` notes which metrics it recomputed in place: a note, not a number;
         # a full re-score by this version reproduces every number it left.
         doc["provenance"]["rescored"] = rescored
-    skip = compare_skips(prep.skipped, prep.recomputed)
+    skip = prep.skipped  # SKIPPABLE metrics only (`check_skip`): nothing in the claim widens it
     out = compare_results(claimed, doc, skip=skip)
     sidecar = prep.claim.path.stem + SAMPLES_SUFFIX
     if prep.claim.samples is not None:
@@ -136,6 +138,12 @@ def check_one(prep: Prepared, *, by: str, date: str, workers: int = 1, batch_siz
                             features=features)
     diffs = differences(prep, doc, samples)
     claim = prep.claim
+    if not diffs:  # the videos-only hash goes into the (signed) record: one set of videos, one row
+        from ..data.split import read_manifest
+        from ..submission.identity import videos_hash
+
+        extra = {**dict(extra or {}), "videos_hash": videos_hash(prep.submission,
+                                                                 manifest=read_manifest(prep.split_dir))}
     verification = None if diffs else Verification(
         results_sha256=claim.sha256, submission_hash=claim.provenance["submission_hash"],
         split_hash=claim.provenance["split_hash"], phybench_version=__version__, verified_by=by, date=date,
@@ -146,7 +154,7 @@ def check_one(prep: Prepared, *, by: str, date: str, workers: int = 1, batch_siz
 def verify_one(results_path: str | os.PathLike[str], submission_path: str | os.PathLike[str] | SubmissionIndex,
                split_dir: str | os.PathLike[str] | SplitIndex, *, skip: Iterable[str] = (), by: str | None = None,
                date: str | None = None, workers: int = 1, batch_size: int = 16, device: str = "cpu",
-               progress: bool = False, extra: Mapping[str, Any] | None = None) -> VerifyOutcome:
+               progress: bool = False, extra: Mapping[str, Any] | None = None, signer: Any = None) -> VerifyOutcome:
     """Verify one results file against its submission and split, and write (or remove) its record.
 
     For the Hub sync: `extra` lands in the record (e.g. ``{"pull_request": 3}``).  Raises
@@ -156,8 +164,24 @@ def verify_one(results_path: str | os.PathLike[str], submission_path: str | os.P
     prep = prepare(results_path, submission_path, split_dir, skip=check_skip(skip))
     outcome = check_one(prep, by=by or default_user(), date=check_date(date) if date else today(), workers=workers,
                         batch_size=batch_size, device=device, progress=progress, extra=extra)
+    outcome.signer = signer
     outcome.apply()
     return outcome
+
+
+def board_signer(path: str | os.PathLike[str] | None = None) -> Any:
+    """The signer for new records (`--signing-key`, else $PHYBENCH_SIGNING_KEY; None: unsigned
+    records, which only a self-reported preview shows), checked to be an active key of the
+    board's keyring first: a record the board would refuse is not worth writing."""
+    from .signing import SigningError, check_signer, default_signer, load_keyring
+
+    try:
+        signer = default_signer(path)
+        if signer is not None:
+            check_signer(signer, load_keyring())
+    except SigningError as exc:
+        raise VerifyInputError(exc.code, str(exc)) from None
+    return signer if signer is not None else False
 
 
 def default_user() -> str:
@@ -183,14 +207,13 @@ def check_date(text: str) -> str:
 
 
 def check_skip(names: Iterable[str]) -> tuple[str, ...]:
-    """--skip names: metrics with weights (LPIPS, FVD) are the expensive ones; any registered
-    metric may be named, an unknown one is a usage error (a typo would silently recompute it)."""
-    from ..scoring.metrics import METRICS
-
+    """--skip names: only the expensive set metrics (`SKIPPABLE`: LPIPS, FVD) may be left out;
+    anything else (the ranked column, its inputs, a typo) is a usage error."""
     names = tuple(n.strip() for n in names if n.strip())
-    unknown = [n for n in names if n not in METRICS]
-    if unknown:
-        raise VerifyInputError(USAGE, f"--skip {', '.join(unknown)}: not a metric; e.g. --skip lpips,fvd")
+    wrong = [n for n in names if n not in SKIPPABLE]
+    if wrong:
+        raise VerifyInputError(USAGE, f"--skip {', '.join(wrong)}: only {', '.join(SKIPPABLE)} may be skipped "
+                                      "(the expensive set metrics); every other metric is always recomputed")
     return names
 
 
@@ -217,7 +240,8 @@ def verify_many(results: Sequence[str | os.PathLike[str]], submissions: str | os
                 splits: str | os.PathLike[str], *, skip: Iterable[str] = (), by: str | None = None,
                 date: str | None = None, workers: int = 1, batch_size: int = 16, device: str = "cpu",
                 progress: bool = False, log: Any = None,
-                shard_root: str | os.PathLike[str] | None = None) -> VerifyReport:
+                shard_root: str | os.PathLike[str] | None = None,
+                signing_key: str | os.PathLike[str] | None = None) -> VerifyReport:
     """Verify every results file; write records only when every file could be checked.
 
     Refusals that need no scoring (unreadable file, no submission or split, settings) are
@@ -236,6 +260,7 @@ def verify_many(results: Sequence[str | os.PathLike[str]], submissions: str | os
             raise VerifyInputError(USAGE, f"no results files in {', '.join(map(str, results))}")
         split_index = SplitIndex.build(splits)
         sub_index = SubmissionIndex.build(submissions)
+        signer = board_signer(signing_key) if rank == 0 else False
     except VerifyInputError as exc:
         report.refused.append(("phybench leaderboard verify", exc))
         return report
@@ -266,6 +291,7 @@ def verify_many(results: Sequence[str | os.PathLike[str]], submissions: str | os
         report.outcomes.clear()
         return report
     for outcome in report.outcomes:
+        outcome.signer = signer
         try:
             outcome.apply()
         except VerificationError as exc:  # the file was edited while it was re-scored

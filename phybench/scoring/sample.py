@@ -13,6 +13,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..data.split import SplitReader, row_digest, row_scene
+from ..submission.format import CONDITION_TOLERANCE
 from ..tasks import family_of, get_task
 from .metrics import METRICS, Sample, reported
 from .parse import TILE, PixelMapping, parse_video
@@ -25,9 +26,6 @@ def pixel_mapping(manifest: dict[str, Any]) -> PixelMapping:
     return TILE if kind == "tile" else PixelMapping(kind, float(manifest.get("world_size", 10.0)))
 
 
-# Mean absolute difference (grey levels) allowed between a submission's condition frames and
-# the split's: lossy mp4 of our frames measures ~0.2; a channel swap or a blank frame tens.
-CONDITION_TOLERANCE = 2.0
 
 
 def score_sample(

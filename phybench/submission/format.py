@@ -135,6 +135,11 @@ def _unencodable(value: Any, where: str = "the document") -> str | None:
                 return found
     return None
 
+# Mean absolute difference (grey levels) allowed between a submission's condition frames and
+# the split's: lossy mp4 of our frames measures ~0.2; a channel swap or a blank frame tens.
+# `score` warns above it; the board refuses (`validate(board=True)`).
+CONDITION_TOLERANCE = 2.0
+
 
 class Submission:
     """A submission folder or archive, opened for reading; nothing is extracted.

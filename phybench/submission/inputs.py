@@ -321,7 +321,7 @@ def pack(generated: str | os.PathLike[str], inputs_dir: str | os.PathLike[str], 
     conditioning: the submission's record of the conditions the model used (`phybench.conditioning`).
     warnings: if given, gets a line when full-length videos' condition frames differ from the exported
     ones by more than `score`'s tolerance (zeroed frames, another sample's video, a colour swap)."""
-    from ..scoring.score import CONDITION_TOLERANCE
+    from .format import CONDITION_TOLERANCE
 
     from tqdm import tqdm
 

@@ -175,14 +175,17 @@ def finish(report: ValidationReport) -> ValidationReport:
 
 
 def validate(submission_path: str | os.PathLike[str], split_dir: str | os.PathLike[str], *,
-             limits: Limits | None = None) -> ValidationReport:
+             limits: Limits | None = None, board: bool = False) -> ValidationReport:
     """Check a submission against a split and report every problem at once.
 
     Reads the submission (folder or archive) without writing anything anywhere.
     A split folder that cannot be read raises SplitError: that is the caller's mistake,
-    not the submission's."""
+    not the submission's.  `board`: also for the leaderboard (`validate --board`, the sync):
+    every video's condition frames must be the split's own, within the codec tolerance
+    (`condition_frames_differ`, an error there; `score` only warns, for local use)."""
     manifest = read_manifest(split_dir)
     expected_ids = [row["sample_id"] for row in SplitReader(split_dir).rows(columns=["sample_id"])]
+    truth = _ConditionFrames(split_dir, manifest) if board else None
     try:
         sub = Submission(submission_path, manifest=manifest, limits=limits)
     except SubmissionError as exc:
@@ -190,7 +193,9 @@ def validate(submission_path: str | os.PathLike[str], split_dir: str | os.PathLi
     with sub:
         report = check_header(sub, manifest, split_dir, expected_ids)
         for sample_id in report.pending:
-            _, problems, files = sub.inspect(sample_id)
+            video, problems, files = sub.inspect(sample_id)
+            if truth is not None and video is not None and not any(p.severity == "error" for p in problems):
+                problems = [*problems, *truth.check(sample_id, video)]
             record_video(report, problems, files)
     return finish(report)
 
@@ -202,3 +207,35 @@ def unopenable(submission_path: str | os.PathLike[str], split_dir: str | os.Path
                               expected_ids=len(expected_ids))
     report.problems.extend(exc.problems)
     return report
+
+
+class _ConditionFrames:
+    """The split's condition frames, to hold a submission's against (`validate(board=True)`).
+
+    The abnormality judge reads the generated frames after the condition frames; a video whose
+    condition frames are black, mirrored or another sample's games it (issue 36), so the board
+    takes only videos that start with the split's own frames (mean absolute difference at most
+    `CONDITION_TOLERANCE` grey levels: lossy mp4 of the split's frames measures about 0.2)."""
+
+    def __init__(self, split_dir: str | os.PathLike[str], manifest: dict[str, Any]) -> None:
+        self.reader = SplitReader(split_dir)
+        self.rows = {row["sample_id"]: row for row in self.reader.rows()}
+        self.cf = int(manifest["condition_frames"])
+
+    def check(self, sample_id: str, video: Any) -> list[Problem]:
+        import numpy as np
+
+        from .format import CONDITION_TOLERANCE
+
+        gt = self.reader.video(self.rows[sample_id])[: self.cf]
+        own = video[: self.cf]
+        if own.shape != gt.shape:
+            return []  # the shape problems are reported by `inspect`
+        diff = float(np.abs(own.astype(np.int16) - gt.astype(np.int16)).mean())
+        if diff <= CONDITION_TOLERANCE:
+            return []
+        return [_error("condition_frames_differ",
+                       f"{sample_id}: its first {self.cf} frames differ from the split's condition frames (mean "
+                       f"absolute difference {diff:.1f} grey levels, at most {CONDITION_TOLERANCE} for the board): "
+                       "every video must start with the split's own condition frames (blank, mirrored, shifted or "
+                       "another sample's frames are refused for the board)", sample_id)]
