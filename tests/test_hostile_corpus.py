@@ -1172,11 +1172,11 @@ def test_score_workers_leave_no_child_process(four, monkeypatch):
                 found.append(int(pid))
         return found
 
-    import phybench.scoring.score as score_module
+    import phybench.scoring.loop as loop_module  # the pass that owns the pool
 
     pools = []
-    real = score_module.ProcessPoolExecutor
-    monkeypatch.setattr(score_module, "ProcessPoolExecutor", lambda *a, **k: pools.append(1) or real(*a, **k))
+    real = loop_module.ProcessPoolExecutor
+    monkeypatch.setattr(loop_module, "ProcessPoolExecutor", lambda *a, **k: pools.append(1) or real(*a, **k))
     split, sub = four
     before = children()
     rc, err = _main(["score", str(sub), "--data", str(split), "--metrics", "ssim", "--workers", "2", "--quiet"])
