@@ -2,6 +2,7 @@
 
     python benchmarks/bench_score.py                         # 64 clips per family
     python benchmarks/bench_score.py --n 200 --families uniform,collision,combinatorial
+    python benchmarks/bench_score.py --families "" --torch 32   # LPIPS + FVD, 1 process vs --workers 2
 
 For each family an evaluation split is generated (uniform and collision id-eval at 128 px,
 combinatorial in-template-eval at 256 px) and the submission is its ground truth blurred
@@ -133,18 +134,40 @@ def bench_ssim_floor(lim: limits.Limits, res: int) -> None:
           f"memory floor {1000 * floor:.1f} ms ({cpu / floor:.1f}x the floor)")
 
 
+def bench_torch(n: int, root: Path) -> None:
+    """A default run's expensive half: LPIPS and FVD (reference cache off) on `n` uniform clips,
+    one process against --workers 2: CPU seconds of all processes, and wall seconds."""
+    os.environ["PHYBENCH_FVD_CACHE"] = "0"
+    split_dir, sub = _prepare("uniform", n, root)
+    metrics = "velocity_error,ssim,psnr,lpips,fvd"
+    rows = []
+    for workers in (1, 2):
+        c0, w0 = _cpu_with_children(), time.perf_counter()
+        out = score(sub, split_dir, metrics, progress=False, workers=workers)
+        rows.append((workers, _cpu_with_children() - c0, time.perf_counter() - w0, out.results["summary"]["overall"]))
+    (_, cpu1, wall1, s1), (_, cpu2, wall2, s2) = rows
+    same = s1 == s2
+    print(f"\nuniform, {n} clips, {metrics} (FVD cache off): one process {cpu1 / n:.2f} CPU-s per clip, "
+          f"{wall1:.1f} s wall; --workers 2 {cpu2 / n:.2f} CPU-s per clip ({cpu2 / cpu1:.2f}x), {wall2:.1f} s wall "
+          f"({wall1 / wall2:.2f}x faster); summaries identical: {same}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=64)
     ap.add_argument("--families", default="uniform,collision,combinatorial")
+    ap.add_argument("--torch", type=int, default=0, metavar="N",
+                    help="also score N uniform clips with LPIPS and FVD, one process against --workers 2")
     args = ap.parse_args()
-    lim = limits.measure()
+    lim = limits.measure_in_child()  # this process stays free of torch, as `phybench score` is
     print(lim.line())
     for res in (128, 256):
         bench_ssim_floor(lim, res)
     with tempfile.TemporaryDirectory() as tmp:
-        for task in args.families.split(","):
+        for task in filter(None, args.families.split(",")):
             bench_family(task, args.n, Path(tmp))
+        if args.torch:
+            bench_torch(args.torch, Path(tmp))
 
 
 if __name__ == "__main__":

@@ -87,6 +87,17 @@ def measure() -> Limits:
     return Limits(matmul, conv_rate, memcpy, _cpu_name())
 
 
+def measure_in_child() -> Limits:
+    """`measure()` in a child process: the caller stays free of torch (a scorer that has not loaded
+    torch forks its workers instead of spawning them, so loading it here would change what is timed)."""
+    import json
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, __file__, "--json"], check=True, capture_output=True, text=True).stdout
+    return Limits(**json.loads(out))
+
+
 def check(name: str, implied: float, limit: float, unit: str) -> str:
     """'name: implied unit (x% of limit)' and a loud mark where a figure exceeds its limit."""
     share = implied / limit
@@ -95,4 +106,9 @@ def check(name: str, implied: float, limit: float, unit: str) -> str:
 
 
 if __name__ == "__main__":
-    print(measure().line())
+    import dataclasses
+    import json
+    import sys
+
+    lim = measure()
+    print(json.dumps(dataclasses.asdict(lim)) if "--json" in sys.argv else lim.line())
