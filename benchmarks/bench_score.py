@@ -138,7 +138,8 @@ def bench_torch(n: int, root: Path) -> None:
     """A default run's expensive half: LPIPS and FVD (reference cache off) on `n` uniform clips,
     one process against --workers 2: CPU seconds of all processes, and wall seconds."""
     os.environ["PHYBENCH_FVD_CACHE"] = "0"
-    split_dir, sub = _prepare("uniform", n, root)
+    (root / "torch").mkdir()
+    split_dir, sub = _prepare("uniform", n, root / "torch")
     metrics = "velocity_error,ssim,psnr,lpips,fvd"
     rows = []
     for workers in (1, 2):

@@ -8,6 +8,7 @@ touched) beside these, measured on the same machine in the same run:
 - fp32 direct convolution through oneDNN (torch's CPU conv kernels): on some CPUs oneDNN
   uses wider vectors than the BLAS does (AMD Zen 4/5: oneDNN runs AVX-512, MKL's sgemm AVX2),
   so the conv rate, not the matmul rate, is the FMA limit that LPIPS and I3D run against.
+- bf16 convolution: the same under `torch.autocast` (the limit of the bf16 variants).
 - memcpy: numpy copy of a 256 MB buffer, bytes read + written per CPU-second.
 
 All on one thread and timed in CPU seconds (`time.process_time`): the cores here are shared.
@@ -36,6 +37,7 @@ def _best_cpu_seconds(fn: Callable[[], object], repeats: int = 5) -> float:
 class Limits:
     matmul_gflops: float  # fp32 GEMM, GFLOP per CPU-second, one thread
     conv_gflops: float  # fp32 3x3 direct convolution (oneDNN), GFLOP per CPU-second, one thread
+    bf16_conv_gflops: float  # the same convolution under bf16 autocast (AVX512-BF16 where the CPU has it)
     memcpy_gbs: float  # GB (read + written) per CPU-second, one thread
     cpu: str
 
@@ -46,7 +48,7 @@ class Limits:
 
     def line(self) -> str:
         return (f"limits ({self.cpu}, 1 thread, per CPU-second): fp32 matmul {self.matmul_gflops:.0f} GFLOP/s, "
-                f"fp32 conv (oneDNN) {self.conv_gflops:.0f} GFLOP/s, memcpy {self.memcpy_gbs:.1f} GB/s")
+                f"fp32 conv (oneDNN) {self.conv_gflops:.0f} GFLOP/s, bf16 conv {self.bf16_conv_gflops:.0f} GFLOP/s, memcpy {self.memcpy_gbs:.1f} GB/s")
 
 
 def _cpu_name() -> str:
@@ -77,14 +79,17 @@ def measure() -> Limits:
         matmul = 2 * n**3 / _best_cpu_seconds(lambda: a @ b) / 1e9
         conv = torch.nn.Conv2d(256, 256, 3, padding=1, bias=False).eval()
         x = torch.randn(8, 256, 28, 28)
+        flops = 2 * 8 * 256 * 256 * 9 * 28 * 28
         with torch.inference_mode():
-            conv_rate = 2 * 8 * 256 * 256 * 9 * 28 * 28 / _best_cpu_seconds(lambda: conv(x)) / 1e9
+            conv_rate = flops / _best_cpu_seconds(lambda: conv(x)) / 1e9
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                bf16_rate = flops / _best_cpu_seconds(lambda: conv(x)) / 1e9
     finally:
         torch.set_num_threads(threads)
     src = np.ones(32 * 2**20, np.float64)  # 256 MB
     dst = np.empty_like(src)
     memcpy = 2 * src.nbytes / _best_cpu_seconds(lambda: np.copyto(dst, src), repeats=3) / 1e9
-    return Limits(matmul, conv_rate, memcpy, _cpu_name())
+    return Limits(matmul, conv_rate, bf16_rate, memcpy, _cpu_name())
 
 
 def measure_in_child() -> Limits:
