@@ -1,0 +1,315 @@
+"""`phybench view`: the static per-submission viewer (issue 37): folder, media, gallery, compare, refusals, browser."""
+from __future__ import annotations
+
+import html
+import json
+import re
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from phybench.cli import main
+from phybench.data.generate import generate
+from phybench.data.split import SplitReader, make_plan
+from phybench.leaderboard.viewer import VIEWER_MARKER, ViewerError, write_folder
+from phybench.submission import submission_meta, write_submission
+from phybench.tasks import get_task
+
+EVIL = '<script>alert("x")</script>&amp;'
+SVG_NAMESPACE = "http://www.w3.org/2000/svg"  # createElementNS's name for SVG: never fetched
+
+
+def run(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture(scope="module")
+def split_dir(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("split") / "uniform-id-eval"
+    generate(make_plan(get_task("uniform"), "id-eval", None, 6, None), out, progress=False)
+    return out
+
+
+def _submission(split_dir: Path, out: Path, name: str, edit=None, drop: int = 0) -> Path:
+    reader = SplitReader(split_dir)
+
+    def videos():
+        for row in list(reader.rows())[drop:]:
+            video = reader.video(row)
+            yield row["sample_id"], (edit(video) if edit else video)
+
+    write_submission(out, submission_meta(reader.manifest, name), videos())
+    return out
+
+
+@pytest.fixture(scope="module")
+def gt_sub(split_dir, tmp_path_factory) -> Path:
+    return _submission(split_dir, tmp_path_factory.mktemp("sub") / "gt", "ground-truth")
+
+
+@pytest.fixture(scope="module")
+def frozen_sub(split_dir, tmp_path_factory) -> Path:
+    """Copy-last under a hostile model name: every video freezes after the condition frames."""
+    return _submission(split_dir, tmp_path_factory.mktemp("sub") / "frozen", EVIL,
+                       lambda v: np.repeat(v[2:3], len(v), axis=0))
+
+
+@pytest.fixture(scope="module")
+def viewer(split_dir, gt_sub, frozen_sub, tmp_path_factory) -> Path:
+    """The copy-last model compared with the ground truth, through the CLI."""
+    out = tmp_path_factory.mktemp("view") / "viewer"
+    code = main(["view", str(frozen_sub), "--data", str(split_dir), "--compare", str(gt_sub), "--out", str(out),
+                 "--quiet"])
+    assert code == 0
+    return out
+
+
+def page_data(out: Path) -> dict:
+    text = (out / "index.html").read_text(encoding="utf-8")
+    m = re.search(r'<script type="application/json" id="viewer-data">(.*?)</script>', text, flags=re.S)
+    assert m, "no inline data"
+    return json.loads(m.group(1))
+
+
+def test_the_folder_is_self_contained_and_every_row_has_its_media(viewer, split_dir):
+    names = sorted(str(p.relative_to(viewer)) for p in viewer.rglob("*") if p.is_file())
+    assert {"index.html", "viewer.css", "viewer.js", VIEWER_MARKER} <= set(names)
+    media = [n for n in names if n.startswith("media/")]
+    assert media and all(re.fullmatch(r"media/v\d{6}\.png", n) for n in media)  # named by position, never by id
+    for name in ("index.html", "viewer.css", "viewer.js"):
+        text = (viewer / name).read_text(encoding="utf-8")
+        urls = [u for u in re.findall(r"https?://[^\s\"'<>)]+", text) if u != SVG_NAMESPACE]
+        assert urls == [], (name, urls)
+        assert "@import" not in text and "url(" not in text.replace("url(data:", "")
+    index = (viewer / "index.html").read_text(encoding="utf-8")
+    assert "default-src 'none'" in index  # the CSP: nothing but the folder itself
+    data = page_data(viewer)
+    ids = [r["sample_id"] for r in SplitReader(split_dir).rows()]
+    assert [v["id"] for v in data["videos"]] == ids
+    for v in data["videos"]:
+        assert v["media"] is not None and (viewer / v["media"]["src"]).is_file()
+        m = v["media"]
+        assert m["panels"] == 5  # ground truth, then generated | difference per model
+        assert len(m["gt"][0]) == data["frames"] and len(m["tracks"]) == 2
+    assert data["media"] == {"videos": 6, "total": 6, "cap": 300,
+                             "bytes": sum((viewer / n).stat().st_size for n in media)}
+    assert data["media"]["bytes"] < 6 * 150_000  # small: a sprite per video, not raw frames
+
+
+def test_the_hostile_model_name_is_escaped_in_the_page(viewer):
+    index = (viewer / "index.html").read_text(encoding="utf-8")
+    assert EVIL not in index and "<script>alert" not in index
+    assert html.escape(EVIL) in index  # the title and h1, escaped
+    assert page_data(viewer)["models"][0]["name"] == EVIL  # the JSON keeps it, as text
+
+
+def test_the_ground_truth_track_lines_up_with_the_ball(viewer, split_dir):
+    """The drawn ground-truth path is where the ball's pixels are (its coverage-weighted centre), within a pixel."""
+    data = page_data(viewer)
+    reader = SplitReader(split_dir)
+    row = next(iter(reader.rows()))
+    video = reader.video(row).astype(np.float64)
+    track = data["videos"][0]["media"]["gt"][0]
+    checked = 0
+    for t, point in enumerate(track):
+        ink = (255.0 - video[t].min(axis=-1)) / 255.0  # coverage of the (red on white) ball
+        if point is None or ink.sum() < 20:
+            continue
+        rows, cols = np.mgrid[0:ink.shape[0], 0:ink.shape[1]]
+        touches_border = ink[0].any() or ink[-1].any() or ink[:, 0].any() or ink[:, -1].any()
+        if touches_border:
+            continue
+        c = ((cols + 0.5) * ink).sum() / ink.sum()
+        r = ((rows + 0.5) * ink).sum() / ink.sum()
+        assert abs(c - point[0]) < 1.0 and abs(r - point[1]) < 1.0, (t, point, (c, r))
+        checked += 1
+    assert checked >= 5
+    # the copy-last model's parsed track stands still after the condition frames
+    model = data["videos"][0]["media"]["tracks"][0][0]
+    cf = data["condition_frames"]
+    after = [p for p in model[cf:] if p is not None]
+    assert after and all(p == after[0] for p in after)
+
+
+def test_the_gallery_names_the_rule_on_the_frames_it_fired(viewer):
+    data = page_data(viewer)
+    kinds = {k["kind"]: k for k in data["gallery"]}
+    assert "rule:freeze" in kinds  # copy-last freezes the ball in mid-air
+    cells = {v["id"]: v["cells"] for v in data["videos"]}
+    for sid in kinds["rule:freeze"]["ids"]:
+        findings = cells[sid][0]["findings"]
+        frozen = [f for f in findings if f["rule"] == "freeze"]
+        assert frozen and all(t >= data["condition_frames"] for f in frozen for t in f["frames"])
+        assert cells[sid][1]["findings"] == []  # the ground truth breaks no rule
+    worst = [cells[s][0]["velocity_error"] for s in kinds["velocity_error"]["ids"]]
+    assert worst == sorted(worst, reverse=True)
+    headline = {m["name"]: m for m in data["headline"][0]}
+    assert headline["velocity_error"]["ci95"][0] <= headline["velocity_error"]["value"] <= headline["velocity_error"]["ci95"][1]
+
+
+def test_the_compare_table_is_ordered_by_disagreement(viewer):
+    data = page_data(viewer)
+    (comp,) = data["compare"]
+    assert comp["a"] == EVIL and comp["b"] == "ground-truth"
+    diffs = [r["diff"] for r in comp["rows"]]
+    assert len(diffs) == 6 and diffs == sorted(diffs, reverse=True)
+    for r in comp["rows"]:
+        assert r["diff"] == pytest.approx(abs(r["a"] - r["b"]), rel=1e-5)
+
+
+def test_media_are_capped_gallery_first(capsys, split_dir, frozen_sub, tmp_path):
+    out = tmp_path / "capped"
+    code, stdout, err = run(capsys, "view", frozen_sub, "--data", split_dir, "--out", out, "--max-videos", "2",
+                            "--per-kind", "1", "--quiet")
+    assert code == 0, err
+    assert "media for 2 of 6 videos" in stdout
+    data = page_data(out)
+    with_media = [v["id"] for v in data["videos"] if v["media"]]
+    assert len(with_media) == 2 and data["media"]["cap"] == 2
+    first_of_gallery = {k["ids"][0] for k in data["gallery"]}
+    assert first_of_gallery <= set(with_media) or len(first_of_gallery) > 2
+    assert len(list((out / "media").iterdir())) == 2
+
+
+def test_results_of_another_submission_are_refused_and_nothing_is_written(capsys, split_dir, gt_sub, frozen_sub,
+                                                                           tmp_path):
+    results = tmp_path / "gt.json"
+    code, _, err = run(capsys, "score", gt_sub, "--data", split_dir, "--metrics", "velocity_error,ssim,psnr",
+                       "--out", results, "--quiet")
+    assert code == 0, err
+    out = tmp_path / "v"
+    code, _, err = run(capsys, "view", frozen_sub, "--data", split_dir, "--results", results, "--out", out, "--quiet")
+    assert code == 2 and "[results_mismatch]" in err and "another submission" in err
+    assert not out.exists()
+    code, stdout, err = run(capsys, "view", gt_sub, "--data", split_dir, "--results", results, "--out", out, "--quiet")
+    assert code == 0, err
+    assert page_data(out)["results_file"] == str(results)
+
+
+def test_a_submission_that_does_not_match_the_split_is_refused(capsys, split_dir, tmp_path):
+    short = _submission(split_dir, tmp_path / "short", "short", drop=1)
+    out = tmp_path / "v"
+    code, _, err = run(capsys, "view", short, "--data", split_dir, "--out", out, "--quiet")
+    assert code == 2 and "phybench view: error [" in err and "validate" in err
+    assert not out.exists()
+
+
+def test_the_out_folder_must_be_a_viewer(capsys, split_dir, gt_sub, tmp_path):
+    someone = tmp_path / "theirs"
+    someone.mkdir()
+    (someone / "thesis.tex").write_text("keep me")
+    code, _, err = run(capsys, "view", gt_sub, "--data", split_dir, "--out", someone, "--quiet")
+    assert code == 2 and "[out_not_viewer]" in err
+    assert [p.name for p in someone.iterdir()] == ["thesis.tex"]
+    code, _, err = run(capsys, "view", gt_sub, "--data", split_dir, "--out", split_dir / "view", "--quiet")
+    assert code == 2 and "[out_in_input]" in err and not (split_dir / "view").exists()
+    out = tmp_path / "mine"
+    assert run(capsys, "view", gt_sub, "--data", split_dir, "--out", out, "--quiet")[0] == 0
+    (out / "stale.txt").write_text("from before")
+    assert run(capsys, "view", gt_sub, "--data", split_dir, "--out", out, "--quiet")[0] == 0  # a viewer: rebuilt
+    assert not (out / "stale.txt").exists() and (out / VIEWER_MARKER).is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mine", "theirs"]  # no temporary folder left beside it
+
+
+@pytest.mark.parametrize("name", ["../escape.png", "media/../../escape.png", "/tmp/escape.png", "media/a/b.png",
+                                  "..", "media/..", "", "media/x\\..\\y.png", "con/../x"])
+def test_no_file_name_can_leave_the_folder(tmp_path, name):
+    out = tmp_path / "site" / "v"
+    with pytest.raises(ViewerError) as err:
+        write_folder(out, {"index.html": b"ok", name: b"x"})
+    assert err.value.code == "unsafe_name"
+    assert not (tmp_path / "site").exists() and not (tmp_path / "escape.png").exists()
+
+
+def test_viewer_in_headless_chromium(viewer, tmp_path):
+    from test_leaderboard import chromium_or_skip, open_tab
+
+    data = page_data(viewer)
+    browser = chromium_or_skip(tmp_path)
+    try:
+        cdp, js = open_tab(browser)
+
+        def click(selector: str) -> None:
+            box = js(f"(() => {{ const e = document.querySelector({json.dumps(selector)}); e.scrollIntoView({{block: 'center'}});"
+                     " const r = e.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()")
+            for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
+                cdp("Input.dispatchMouseEvent", {"type": kind, "x": box[0], "y": box[1], "button": "left", "clickCount": 1})
+
+        def wait(expression: str, timeout: float = 10.0) -> None:
+            deadline = time.monotonic() + timeout
+            while not js(expression):
+                assert time.monotonic() < deadline, f"timed out waiting for {expression}"
+                time.sleep(0.05)
+
+        for domain in ("Page", "Runtime", "Log", "Network"):
+            cdp(f"{domain}.enable")
+        cdp("Emulation.setDeviceMetricsOverride", {"width": 1280, "height": 900, "deviceScaleFactor": 1, "mobile": False})
+        cdp("Page.navigate", {"url": (viewer / "index.html").as_uri()})
+        browser.wait_for("Page.loadEventFired")
+        wait("document.getElementById('player').dataset.loaded === 'yes'")
+
+        assert js("document.querySelector('h1 .model').textContent") == EVIL
+        assert js("document.querySelectorAll('#videos tbody tr').length") == 6
+        assert js("document.querySelectorAll('#gallery .g-kind[data-kind=\"rule:freeze\"] .g-item').length") >= 1
+
+        # A table row opens that video in the player: panels drawn from its sprite, tracks over them.
+        target = data["videos"][4]
+        click(f'#videos tbody tr[data-id="{target["id"]}"] td')
+        wait(f"document.getElementById('player').dataset.sample === {json.dumps(target['id'])}"
+             " && document.getElementById('player').dataset.loaded === 'yes'")
+        assert js("document.querySelectorAll('#panels figure.panel').length") == 5
+        assert js("document.querySelector('#videos tbody tr.current').dataset.id") == target["id"]
+        gt_path = js("document.querySelector('#panels svg.overlay[data-panel=\"1\"] path.track.gt').getAttribute('d')")
+        first = next(p for p in target["media"]["gt"][0] if p)
+        assert gt_path.startswith(f"M{first[0]:g},{first[1]:g}") or gt_path.startswith(f"M{first[0]},{first[1]}")
+        assert js("document.querySelectorAll('#panels svg.overlay[data-panel=\"1\"] path.track.model').length") == 1
+
+        # The timeline marks the frames the judge named, under the rule's name; condition frames are marked.
+        fired = js("[...document.querySelectorAll('#timeline .tl-row.fired')].map(r => [r.dataset.rule, r.dataset.frames,"
+                   " [...r.querySelectorAll('.tick.fired')].map(t => Number(t.dataset.t))])")
+        expected = {}
+        for f in target["cells"][0]["findings"]:
+            expected.setdefault(f["rule"], set()).update(f["frames"])
+        assert {r: set(ticks) for r, _, ticks in fired} == expected and "freeze" in expected
+        assert js("document.querySelectorAll('#timeline .tl-row.frames .tick.cond').length") == data["condition_frames"]
+
+        # Playing advances the frame; every panel follows the one slider.
+        click("#play")
+        wait("Number(document.getElementById('player').dataset.frame) >= 3")
+        click("#play")
+
+        # Sorting by a metric column orders the rows by it; the filter narrows them.
+        click('#videos th[data-key="0:velocity_error"] button')
+        vals = js("[...document.querySelectorAll('#videos tbody tr')].map(r => Number(r.children["
+                  "[...document.querySelectorAll('#videos thead th')].findIndex(th => th.dataset.key === '0:velocity_error')"
+                  "].dataset.value))")
+        assert vals == sorted(vals) and len(vals) == 6
+        js("(() => { const f = document.getElementById('filter'); f.value = '0000003'; f.dispatchEvent(new Event('input')); })()")
+        assert js("[...document.querySelectorAll('#videos tbody tr')].map(r => r.dataset.id)") == [data["videos"][3]["id"]]
+
+        # The compare table opens its rows too, largest difference first.
+        diffs = js("[...document.querySelectorAll('table.compare tbody tr')].map(r => Number(r.dataset.diff))")
+        assert diffs == sorted(diffs, reverse=True) and len(diffs) == 6
+        click("table.compare tbody tr td")
+        wait(f"document.getElementById('player').dataset.sample === {json.dumps(data['compare'][0]['rows'][0]['id'])}")
+
+        # Nothing outside the folder was requested, and nothing went wrong.
+        urls = [e["params"]["request"]["url"] for e in browser.events if e.get("method") == "Network.requestWillBeSent"]
+        root = viewer.as_uri()
+        assert urls and all(u.startswith(root) or u.startswith("data:") for u in urls), urls
+        problems = [e for e in browser.events if (
+            e.get("method") == "Runtime.exceptionThrown"
+            or (e.get("method") == "Runtime.consoleAPICalled" and e["params"]["type"] in ("error", "assert", "warning"))
+            or (e.get("method") == "Log.entryAdded" and e["params"]["entry"]["level"] in ("error", "warning")))]
+        assert not problems, problems
+
+        # A phone's width: no horizontal scroll of the page (wide tables scroll inside their own box).
+        cdp("Emulation.setDeviceMetricsOverride", {"width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True})
+        time.sleep(0.2)
+        assert js("document.documentElement.scrollWidth") <= 390
+    finally:
+        browser.close()
