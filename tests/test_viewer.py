@@ -100,6 +100,33 @@ def test_the_folder_is_self_contained_and_every_row_has_its_media(viewer, split_
     assert data["media"]["bytes"] < 6 * 150_000  # small: a sprite per video, not raw frames
 
 
+def test_the_sprites_hold_the_exact_frames(viewer, split_dir, frozen_sub):
+    """Panel p of frame t is at cell (t % rows, (t // rows) * panels + p), lossless (a palette PNG where it fits)."""
+    from PIL import Image
+
+    from phybench.submission import open_submission
+
+    data = page_data(viewer)
+    reader = SplitReader(split_dir)
+    rows = list(reader.rows())
+    v = data["videos"][1]
+    m = v["media"]
+    sprite = np.asarray(Image.open(viewer / m["src"]).convert("RGB"))
+    gt = reader.video(rows[1])
+    with open_submission(frozen_sub, manifest=reader.manifest) as sub:
+        gen = sub.read(v["id"])
+    for t in (0, 2, 3, 17, data["frames"] - 1):
+        r, c = t % m["rows"], t // m["rows"]
+
+        def cell(p):
+            x = (c * m["panels"] + p) * m["w"]
+            return sprite[r * m["h"]:(r + 1) * m["h"], x:x + m["w"]]
+
+        assert np.array_equal(cell(0), gt[t]) and np.array_equal(cell(1), gen[t])
+        diff = 255 - np.clip(2 * np.abs(gen[t].astype(int) - gt[t].astype(int)), 0, 255)
+        assert np.array_equal(cell(2), diff)
+
+
 def test_the_hostile_model_name_is_escaped_in_the_page(viewer):
     index = (viewer / "index.html").read_text(encoding="utf-8")
     assert EVIL not in index and "<script>alert" not in index
@@ -149,6 +176,25 @@ def test_the_gallery_names_the_rule_on_the_frames_it_fired(viewer):
     assert worst == sorted(worst, reverse=True)
     headline = {m["name"]: m for m in data["headline"][0]}
     assert headline["velocity_error"]["ci95"][0] <= headline["velocity_error"]["value"] <= headline["velocity_error"]["ci95"][1]
+
+
+@pytest.mark.parametrize("kind, rule", [("vanish", "area"), ("teleport", "teleport")])
+def test_planted_violations_are_in_the_gallery_under_their_rule_at_their_onset(split_dir, tmp_path, kind, rule):
+    from phybench.leaderboard.viewer import build_viewer
+    from phybench.violations import write_violations
+
+    labels = write_violations(split_dir, tmp_path / "planted", [kind], progress=False)
+    report = build_viewer(tmp_path / "planted" / kind, split_dir, tmp_path / "view")
+    data = page_data(tmp_path / "view")
+    planted = {lab["sample_id"]: lab["onset"] for lab in labels["labels"][kind] if "skipped" not in lab}
+    assert planted and report.gallery[f"rule:{rule}"] == min(len(planted), 6)
+    (card,) = [k for k in data["gallery"] if k["kind"] == f"rule:{rule}"]
+    assert set(card["ids"]) <= set(planted)
+    cells = {v["id"]: v["cells"][0] for v in data["videos"]}
+    for sid, onset in planted.items():
+        frames = {t for f in cells[sid]["findings"] if f["rule"] == rule for t in f["frames"]}
+        assert onset in frames, (sid, onset, cells[sid]["findings"])
+        assert cells[sid]["abnormal"] == 1.0
 
 
 def test_the_compare_table_is_ordered_by_disagreement(viewer):
