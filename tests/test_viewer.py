@@ -174,6 +174,7 @@ def test_the_gallery_names_the_rule_on_the_frames_it_fired(viewer):
         assert cells[sid][1]["findings"] == []  # the ground truth breaks no rule
     worst = [cells[s][0]["velocity_error"] for s in kinds["velocity_error"]["ids"]]
     assert worst == sorted(worst, reverse=True)
+    assert [(lv["level"], lv["videos"]) for lv in data["levels"][0]] == [("id", 6)]  # per level, from the summary
     headline = {m["name"]: m for m in data["headline"][0]}
     assert headline["velocity_error"]["ci95"][0] <= headline["velocity_error"]["value"] <= headline["velocity_error"]["ci95"][1]
 

@@ -272,6 +272,16 @@ def _read_results(path: Path, scored: _Model) -> dict[str, Any]:
     return doc
 
 
+def _levels(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per level (ID, then each OOD level as the results file orders them): the header's metrics."""
+    levels = results.get("summary", {}).get("levels", {})
+    if not isinstance(levels, dict):
+        return []
+    return [{"level": str(name), "videos": entry.get("videos"),
+             "metrics": _headline({**results, "summary": {"overall": entry}})}
+            for name, entry in levels.items() if isinstance(entry, dict)]
+
+
 def _headline(results: dict[str, Any]) -> list[dict[str, Any]]:
     from ..scoring.metrics import METRICS
 
@@ -382,6 +392,9 @@ def build_viewer(
     except SplitError as exc:
         raise ViewerError(str(exc), "split") from None
     manifest = reader.manifest
+    if not manifest.get("with_video", True):
+        raise ViewerError(f"{split_dir} holds no videos (states only): the viewer shows the ground truth's frames; "
+                          "use a split generated with its videos", "split_without_video")
     spec = get_task(manifest["task"])
     family = family_of(spec)
     headline_param = getattr(family, "law_headline", None)
@@ -490,6 +503,7 @@ def build_viewer(
                                                   "submission_hash", "split_num_samples", "split_full_size")},
         "results_file": str(results) if results is not None else None,
         "headline": [_headline(results_doc)] + [_headline(m.results) for m in models[1:]],
+        "levels": [_levels(results_doc)] + [_levels(m.results) for m in models[1:]],
         "metrics": present,
         "videos": videos,
         "gallery": gallery,

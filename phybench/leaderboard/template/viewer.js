@@ -49,6 +49,26 @@
       }
       box.append(row);
     });
+    // Per level: one row per model and level, the header's metrics with their intervals (ID against each OOD level).
+    if (DATA.levels.some((ls) => ls.length > 1)) {
+      const names = DATA.headline[0].map((m) => m.name).filter((n) => n !== "untrackable");
+      const head = el("tr", {}, el("th", { scope: "col", text: "model" }), el("th", { scope: "col", text: "level" }),
+        el("th", { scope: "col", text: "videos" }), ...names.map((n) => el("th", { scope: "col", text: DATA.headline[0].find((m) => m.name === n).label })));
+      const body = el("tbody");
+      DATA.levels.forEach((levels, i) => {
+        for (const lv of levels) {
+          const tr = el("tr", { "data-level": lv.level }, el("td", { text: NAMES.length > 1 ? LETTERS[i] : NAMES[i] }),
+            el("td", { text: lv.level }), el("td", { class: "num mono", text: String(lv.videos ?? "") }));
+          for (const n of names) {
+            const m = lv.metrics.find((x) => x.name === n);
+            tr.append(el("td", { class: "num mono", text: m ? fmt(m.value) + (m.ci95 ? ` [${fmt(m.ci95[0])}, ${fmt(m.ci95[1])}]` : "") : "–" }));
+          }
+          body.append(tr);
+        }
+      });
+      box.append(el("details", { class: "levels", open: true }, el("summary", { text: "Per level (mean [95% interval])" }),
+        el("div", { class: "table-wrap" }, el("table", { class: "levels" }, el("thead", {}, head), body))));
+    }
     const dl = document.getElementById("provenance");
     const items = Object.assign({ task: DATA.task, split: DATA.split, resolution: `${W} px, ${T} frames (${CF} condition)`,
       "results file": DATA.results_file || "(scored here, cheap metrics)", "viewer built by": `phybench ${DATA.phybench_version}` }, DATA.provenance);
@@ -117,6 +137,7 @@
     } else {
       none.hidden = true;
       const m = v.media;
+      panels.style.setProperty("--panels", String(m.panels));  // CSSOM, which the CSP allows (no inline style)
       panelNames().slice(0, m.panels).forEach((name, p) => {
         const canvas = el("canvas", { width: m.w, height: m.h });
         const overlay = svg("svg", { viewBox: `0 0 ${W} ${W}`, class: "overlay", "data-panel": p });
@@ -290,6 +311,8 @@
     const X = (t) => L + t * dx, Y = (p) => Tp + (p / W) * (h - Tp - B);
     s.append(svg("rect", { x: L, y: Tp, width: X(CF - 1) - L, height: h - Tp - B, class: "cond-band" }));
     s.append(svg("rect", { x: L, y: Tp, width: w - L - R, height: h - Tp - B, class: "frame-box" }));
+    // The lines in a nested <svg> over the plot area: it clips them (a ball leaving the view runs off the axis).
+    const area = svg("svg", { x: L, y: Tp, width: w - L - R, height: h - Tp - B, viewBox: `${L} ${Tp} ${w - L - R} ${h - Tp - B}` });
     const lines = [["gt", m.gt]];
     m.tracks.forEach((tr, mi) => { if (tr) lines.push([`model m${mi}`, tr]); });
     for (const [who, tracks] of lines) {
@@ -298,10 +321,11 @@
           const pts = track.map((pt, t) => (pt ? [X(t), Y(pt[axis])] : null));
           let d = "", pen = false;
           pts.forEach((pt) => { if (!pt) { pen = false; return; } d += `${pen ? "L" : "M"}${pt[0].toFixed(1)},${pt[1].toFixed(1)} `; pen = true; });
-          s.append(svg("path", { d: d.trim(), class: `pline ${who} ${axis ? "y" : "x"}`, stroke: m.colours[k] }));
+          area.append(svg("path", { d: d.trim(), class: `pline ${who} ${axis ? "y" : "x"}`, stroke: m.colours[k] }));
         }
       });
     }
+    s.append(area);
     const now = svg("line", { x1: X(0), x2: X(0), y1: Tp, y2: h - B, class: "now", "data-x0": L, "data-dx": dx });
     s.append(now);
     const lab = (x, y, text, anchor) => { const t = svg("text", { x, y, "text-anchor": anchor || "middle" }); t.textContent = text; s.append(t); };
