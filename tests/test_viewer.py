@@ -95,7 +95,7 @@ def test_the_folder_is_self_contained_and_every_row_has_its_media(viewer, split_
         m = v["media"]
         assert m["panels"] == 5  # ground truth, then generated | difference per model
         assert len(m["gt"][0]) == data["frames"] and len(m["tracks"]) == 2
-    assert data["media"] == {"videos": 6, "total": 6, "cap": 300,
+    assert data["media"] == {"videos": 6, "total": 6, "cap": 300, "max_bytes": 15_000_000,
                              "bytes": sum((viewer / n).stat().st_size for n in media)}
     assert data["media"]["bytes"] < 6 * 150_000  # small: a sprite per video, not raw frames
 
@@ -220,6 +220,13 @@ def test_media_are_capped_gallery_first(capsys, split_dir, frozen_sub, tmp_path)
     first_of_gallery = {k["ids"][0] for k in data["gallery"]}
     assert first_of_gallery <= set(with_media) or len(first_of_gallery) > 2
     assert len(list((out / "media").iterdir())) == 2
+    out = tmp_path / "budget"  # a byte budget smaller than one sprite: the first wanted video only
+    code, stdout, err = run(capsys, "view", frozen_sub, "--data", split_dir, "--out", out, "--max-mb", "0.001",
+                            "--quiet")
+    assert code == 0, err
+    data = page_data(out)
+    assert [v["id"] for v in data["videos"] if v["media"]] == [data["gallery"][0]["ids"][0]]
+    assert "media for 1 of 6 videos" in stdout and "--max-mb 0.001" in stdout
 
 
 def test_results_of_another_submission_are_refused_and_nothing_is_written(capsys, split_dir, gt_sub, frozen_sub,

@@ -21,7 +21,7 @@ EXAMPLES = """
 
 
 def _add_view(add: Callable[..., argparse.ArgumentParser]) -> None:
-    from ..leaderboard.viewer import MAX_VIDEOS, PER_KIND
+    from ..leaderboard.viewer import MAX_BYTES, MAX_VIDEOS, PER_KIND
 
     v = add("view", "Write a static viewer of one submission (or several on the same split): every video beside "
                     "its ground truth, the tracked trajectories, where the judge fired, a sortable table.")
@@ -35,6 +35,8 @@ def _add_view(add: Callable[..., argparse.ArgumentParser]) -> None:
                                                               "before: rebuilt in place)")
     v.add_argument("--max-videos", type=int, default=MAX_VIDEOS,
                    help=f"videos with media, the gallery's first (default {MAX_VIDEOS}); the table lists every video")
+    v.add_argument("--max-mb", type=float, default=MAX_BYTES / 1e6,
+                   help=f"media budget in MB (default {MAX_BYTES / 1e6:g}): no further video gets media once reached")
     v.add_argument("--per-kind", type=int, default=PER_KIND,
                    help=f"gallery videos per kind of failure (default {PER_KIND})")
     v.add_argument("--quiet", action="store_true", help="no progress output")
@@ -50,7 +52,8 @@ def cmd_view(args: argparse.Namespace) -> int:
 
     try:
         report = build_viewer(args.submission, args.data, args.out, results=args.results, compare=args.compare,
-                              per_kind=args.per_kind, max_videos=args.max_videos, progress=not args.quiet,
+                              per_kind=args.per_kind, max_videos=args.max_videos,
+                              max_bytes=int(args.max_mb * 1e6), progress=not args.quiet,
                               log=None if args.quiet else (lambda line: print(line, file=sys.stderr)))
     except ViewerError as exc:
         raise CliError(str(exc), exc.code) from None

@@ -16,7 +16,7 @@ What the page shows (docs/viewer.md):
   `phybench.scoring.parse.parse_video` and the row's simulated states), the frames where a
   judge rule fired marked on a timeline with the rule's name, and position against time;
 * a sortable, filterable table of every video whose rows open that video in the player
-  (media for at most ``max_videos`` videos: the gallery's first, then in split order);
+  (media for at most ``max_videos`` videos and about ``max_bytes``: the gallery's first, then in split order);
 * with ``compare``: the samples where the models' velocity errors differ most.
 
 The per-video numbers come from `phybench.scoring.score.score` with the cheap metrics
@@ -51,6 +51,7 @@ TEMPLATE_DIR = "template"
 STATIC_FILES = ("viewer.css", "viewer.js")
 CHEAP_METRICS = ("velocity_error", "ssim", "psnr")
 MAX_VIDEOS = 300  # videos with media (the gallery's first)
+MAX_BYTES = 15_000_000  # media bytes: no further sprite once the media reach this
 PER_KIND = 6  # gallery videos per kind of failure
 MAX_SIDE = 256  # px: larger frames are subsampled in the sprites (the tracks keep full-resolution coordinates)
 SPRITE_ROWS = 64  # frames per sprite column, so no sprite is taller than 64 frames
@@ -360,6 +361,7 @@ def build_viewer(
     compare: Sequence[str | os.PathLike[str]] = (),
     per_kind: int = PER_KIND,
     max_videos: int = MAX_VIDEOS,
+    max_bytes: int = MAX_BYTES,
     progress: bool = False,
     log: Callable[[str], None] | None = None,
 ) -> ViewerReport:
@@ -448,12 +450,15 @@ def build_viewer(
     step = max(1, math.ceil(width / MAX_SIDE))
     files: dict[str, bytes] = {}
     media: dict[str, dict[str, Any]] = {}
+    position = {sid: i for i, sid in enumerate(order)}
+    used = 0
     subs = [videos_of(m, media_set) for m in models]
     try:
-        for index, row in enumerate(rows):
-            sid = row["sample_id"]
-            if sid not in media_set:
-                continue
+        for sid in media_ids:  # gallery first: the byte budget cuts the least wanted
+            if used >= max_bytes:
+                break
+            index = position[sid]
+            row = rows[index]
             gt = reader.video(row)
             bodies = row_scene(row).bodies
             colours = [(int(b.colour[0]), int(b.colour[1]), int(b.colour[2])) for b in bodies]
@@ -471,6 +476,7 @@ def build_viewer(
             data, layout = sprite_png(panels, step)
             name = f"media/v{index:06d}.png"
             files[name] = data
+            used += len(data)
             media[sid] = {"src": name, "bytes": len(data), **layout,
                           "gt": _pixel_tracks(row["positions"], mapping, width), "tracks": tracks,
                           "colours": [_hex(c) for c in colours]}
@@ -508,7 +514,7 @@ def build_viewer(
         "videos": videos,
         "gallery": gallery,
         "compare": compares,
-        "media": {"videos": len(media), "total": len(rows), "cap": max_videos,
+        "media": {"videos": len(media), "total": len(rows), "cap": max_videos, "max_bytes": max_bytes,
                   "bytes": sum(m["bytes"] for m in media.values())},
     }
     files["index.html"] = page_html(data_doc).encode("utf-8")
@@ -518,8 +524,8 @@ def build_viewer(
     write_folder(out, files)
     warnings = []
     if len(media) < len(rows):
-        warnings.append(f"media for {len(media)} of {len(rows)} videos (--max-videos {max_videos}); the table lists "
-                        "every video")
+        warnings.append(f"media for {len(media)} of {len(rows)} videos (--max-videos {max_videos}, --max-mb "
+                        f"{max_bytes / 1e6:g}); the table lists every video")
     return ViewerReport(out, len(rows), len(media), data_doc["media"]["bytes"],
                         {k["kind"]: len(k["ids"]) for k in gallery}, warnings)
 

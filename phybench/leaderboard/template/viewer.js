@@ -132,7 +132,7 @@
     if (!v.media) {
       none.hidden = false;
       none.textContent = `No media for ${sid}: this viewer has media for ${DATA.media.videos} of ${DATA.media.total} videos ` +
-        `(--max-videos ${DATA.media.cap}); its numbers are in the table.`;
+        `(--max-videos ${DATA.media.cap}, --max-mb ${DATA.media.max_bytes / 1e6}); its numbers are in the table.`;
       root.dataset.loaded = "none";
     } else {
       none.hidden = true;
@@ -421,7 +421,7 @@
   tableBody();
   const media = DATA.media;
   document.getElementById("media-note").textContent = media.videos < media.total
-    ? `Media for ${media.videos} of ${media.total} videos (capped by --max-videos ${media.cap}: the gallery's first); every video's numbers are in the table. Click a row to play it.`
+    ? `Media for ${media.videos} of ${media.total} videos (capped by --max-videos ${media.cap} and --max-mb ${media.max_bytes / 1e6}: the gallery's first); every video's numbers are in the table. Click a row to play it.`
     : `Media for all ${media.total} videos (${(media.bytes / 1e6).toFixed(1)} MB). Click a row to play it.`;
   document.getElementById("filter").addEventListener("input", tableBody);
   document.getElementById("only").addEventListener("change", tableBody);
