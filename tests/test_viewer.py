@@ -367,3 +367,15 @@ def test_viewer_in_headless_chromium(viewer, tmp_path):
         assert js("document.documentElement.scrollWidth") <= 390
     finally:
         browser.close()
+
+
+def test_run_view_ends_by_printing_a_viewer_path(capsys, split_dir, tmp_path):
+    """`phybench run ... --view`: the author's first look at the model is a page beside the results."""
+    code, stdout, err = run(capsys, "run", "--model", "phybench.examples.shift:Model", "--data", split_dir,
+                            "--out", tmp_path / "runs", "--metrics", "velocity_error,ssim,psnr", "--view", "--quiet")
+    assert code == 0, err
+    index = tmp_path / "runs" / "uniform-id-eval" / "view" / "index.html"
+    assert f"viewer: {index.resolve()}" in stdout or f"viewer: {index}" in stdout
+    data = page_data(index.parent)
+    assert data["results_file"] and data["results_file"].endswith(".json")
+    assert len(data["videos"]) == 6 and all(v["media"] for v in data["videos"])
