@@ -84,7 +84,11 @@ def test_the_folder_is_self_contained_and_every_row_has_its_media(viewer, split_
         text = (viewer / name).read_text(encoding="utf-8")
         urls = [u for u in re.findall(r"https?://[^\s\"'<>)]+", text) if u != SVG_NAMESPACE]
         assert urls == [], (name, urls)
-        assert "@import" not in text and "url(" not in text.replace("url(data:", "")
+        assert "@import" not in text
+        # CSS url() only for the gallery's stills, cut from the folder's own sprites
+        assert re.findall(r"url\(", text) == ([] if name != "viewer.js" else ["url("]), name
+        if name == "viewer.js":
+            assert 'url("${m.src}")' in text
     index = (viewer / "index.html").read_text(encoding="utf-8")
     assert "default-src 'none'" in index  # the CSP: nothing but the folder itself
     data = page_data(viewer)
@@ -239,6 +243,11 @@ def test_results_of_another_submission_are_refused_and_nothing_is_written(capsys
     code, _, err = run(capsys, "view", frozen_sub, "--data", split_dir, "--results", results, "--out", out, "--quiet")
     assert code == 2 and "[results_mismatch]" in err and "another submission" in err
     assert not out.exists()
+    for bad in ('{"provenance": {}, "summary": []}', "[1, 2]", "{not json", '{"provenance": 1}'):
+        (tmp_path / "bad.json").write_text(bad)
+        code, _, err = run(capsys, "view", gt_sub, "--data", split_dir, "--results", tmp_path / "bad.json",
+                           "--out", out, "--quiet")
+        assert code == 2 and "[results_unreadable]" in err and not out.exists(), (bad, err)
     code, stdout, err = run(capsys, "view", gt_sub, "--data", split_dir, "--results", results, "--out", out, "--quiet")
     assert code == 0, err
     assert page_data(out)["results_file"] == str(results)
@@ -331,6 +340,14 @@ def test_viewer_in_headless_chromium(viewer, tmp_path):
         assert {r: set(ticks) for r, _, ticks in fired} == expected and "freeze" in expected
         assert js("document.querySelectorAll('#timeline .tl-row.frames .tick.cond').length") == data["condition_frames"]
 
+        # The keyboard steps a frame; the gallery shows a still of the generated panel at the rule's first frame.
+        js("(() => { const p = document.getElementById('player'); p.focus(); "
+           "p.dispatchEvent(new KeyboardEvent('keydown', {key: 'ArrowRight', bubbles: true})); })()")
+        assert js("document.getElementById('player').dataset.frame") == "1"
+        thumb = js("(() => { const t = document.querySelector('#gallery .g-kind[data-kind=\"rule:freeze\"] .thumb');"
+                   " return [getComputedStyle(t).backgroundImage, t.dataset.frame]; })()")
+        assert "media/v" in thumb[0] and int(thumb[1]) >= data["condition_frames"]
+
         # Playing advances the frame; every panel follows the one slider.
         click("#play")
         wait("Number(document.getElementById('player').dataset.frame) >= 3")
@@ -379,3 +396,41 @@ def test_run_view_ends_by_printing_a_viewer_path(capsys, split_dir, tmp_path):
     data = page_data(index.parent)
     assert data["results_file"] and data["results_file"].endswith(".json")
     assert len(data["videos"]) == 6 and all(v["media"] for v in data["videos"])
+
+
+def test_a_family_without_tracked_objects_has_ground_truth_tracks_only(tmp_path):
+    """Combinatorial scenes share colours between bodies: no parsed track, the simulator's per body, and the page
+    still plays them without an error."""
+    from phybench.leaderboard.viewer import build_viewer
+    from test_leaderboard import chromium_or_skip, open_tab
+
+    split = tmp_path / "combinatorial"
+    generate(make_plan(get_task("combinatorial"), "in-template-eval", None, 2, None), split, progress=False)
+    sub = _submission(split, tmp_path / "gt", "ground-truth")
+    build_viewer(sub, split, tmp_path / "view")
+    data = page_data(tmp_path / "view")
+    rows = list(SplitReader(split).rows())
+    for v, row in zip(data["videos"], rows):
+        assert v["media"]["tracks"] == [None]
+        assert len(v["media"]["gt"]) == np.asarray(row["positions"]).shape[1]
+        assert v["cells"][0]["findings"] == []  # the ground truth breaks no rule
+    browser = chromium_or_skip(tmp_path)
+    try:
+        cdp, js = open_tab(browser)
+        for domain in ("Page", "Runtime", "Log"):
+            cdp(f"{domain}.enable")
+        cdp("Page.navigate", {"url": (tmp_path / "view" / "index.html").as_uri()})
+        browser.wait_for("Page.loadEventFired")
+        deadline = time.monotonic() + 10
+        while js("document.getElementById('player').dataset.loaded") != "yes":
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert js("document.querySelectorAll('#panels path.track.model').length") == 0
+        assert js("document.querySelectorAll('#panels svg.overlay[data-panel=\"0\"] path.track.gt').length") == len(
+            data["videos"][0]["media"]["gt"])
+        problems = [e for e in browser.events if e.get("method") == "Runtime.exceptionThrown"
+                    or (e.get("method") == "Runtime.consoleAPICalled" and e["params"]["type"] in ("error", "warning"))
+                    or (e.get("method") == "Log.entryAdded" and e["params"]["entry"]["level"] in ("error", "warning"))]
+        assert not problems, problems
+    finally:
+        browser.close()

@@ -262,8 +262,11 @@ def _read_results(path: Path, scored: _Model) -> dict[str, Any]:
     except (OSError, ValueError) as exc:
         raise ViewerError(f"--results {path}: cannot be read as JSON ({exc})", "results_unreadable") from None
     prov = doc.get("provenance") if isinstance(doc, dict) else None
-    if not isinstance(prov, dict) or not isinstance(doc.get("summary"), dict):
-        raise ViewerError(f"--results {path} is not a phybench results file (no provenance or summary)",
+    summary = doc.get("summary") if isinstance(doc, dict) else None
+    if not (isinstance(prov, dict) and isinstance(summary, dict) and isinstance(summary.get("overall"), dict)
+            and isinstance(summary.get("levels", {}), dict) and isinstance(doc.get("metrics"), list)
+            and isinstance(doc.get("higher_is_better", {}), dict)):
+        raise ViewerError(f"--results {path} is not a phybench results file (no provenance, summary or metrics)",
                           "results_unreadable")
     mine = scored.results["provenance"]
     for key, what in (("split_hash", "split"), ("submission_hash", "submission")):

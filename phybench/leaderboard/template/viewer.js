@@ -94,12 +94,27 @@
         const v = byId.get(sid);
         const metric = kind.kind.startsWith("rule:") ? `frames ${framesOf(v.cells[0], kind.kind.slice(5)).slice(0, 6).join(", ")}`
           : kind.kind === "untrackable" ? (v.cells[0].untrackable || "") : fmt(v.cells[0][kind.kind]);
+        const at = kind.kind.startsWith("rule:") ? (framesOf(v.cells[0], kind.kind.slice(5))[0] ?? T - 1) : T - 1;
         list.append(el("button", { type: "button", class: "g-item", "data-id": sid, onclick: () => openVideo(sid, true) },
-          el("span", { class: "sid", text: sid }), el("span", { class: "g-val mono", text: `${v.level} · ${metric}` })));
+          thumb(v, 1, at), el("span", { class: "g-text" }, el("span", { class: "sid", text: sid }),
+            el("span", { class: "g-val mono", text: `${v.level} · ${metric}` }))));
       }
       box.append(el("div", { class: "g-kind", "data-kind": kind.kind }, el("h3", { text: kind.title }),
         el("p", { class: "note", text: kind.note }), list));
     }
+  }
+  // A still of one panel at frame t, cut from the video's sprite by CSS (no extra file).
+  function thumb(v, panel, t, size) {
+    const box = el("span", { class: "thumb" });
+    const m = v.media;
+    if (!m) return box;
+    const px = size || 56, k = px / m.w;
+    const cols = Math.ceil(T / m.rows);
+    box.style.backgroundImage = `url("${m.src}")`;  // CSSOM: allowed by the page's CSP, unlike a style attribute
+    box.style.backgroundSize = `${cols * m.panels * m.w * k}px ${m.rows * m.h * k}px`;
+    box.style.backgroundPosition = `-${(Math.floor(t / m.rows) * m.panels + panel) * m.w * k}px -${(t % m.rows) * m.h * k}px`;
+    box.dataset.frame = String(t);
+    return box;
   }
   function framesOf(cell, rule) {
     const out = new Set();
@@ -426,6 +441,11 @@
   document.getElementById("filter").addEventListener("input", tableBody);
   document.getElementById("only").addEventListener("change", tableBody);
   document.getElementById("play").addEventListener("click", play);
+  document.getElementById("player").addEventListener("keydown", (e) => {  // ←/→ a frame, space plays or pauses
+    if (e.target.closest("select, input[type=checkbox]")) return;
+    if (e.key === "ArrowRight" || e.key === "ArrowLeft") { stop(); setFrame(player.frame + (e.key === "ArrowRight" ? 1 : -1)); e.preventDefault(); }
+    else if (e.key === " " && e.target.tagName !== "BUTTON") { play(); e.preventDefault(); }
+  });
   document.getElementById("frame").addEventListener("input", (e) => { stop(); setFrame(Number(e.target.value)); });
   document.getElementById("speed").addEventListener("change", () => { if (player.timer) { stop(); play(); } });
   document.getElementById("show-tracks").addEventListener("change", (e) => document.getElementById("player").classList.toggle("no-tracks", !e.target.checked));
