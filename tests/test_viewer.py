@@ -212,6 +212,17 @@ def test_the_compare_table_is_ordered_by_disagreement(viewer):
         assert r["diff"] == pytest.approx(abs(r["a"] - r["b"]), rel=1e-5)
 
 
+def test_a_compared_models_failures_get_their_own_cards(split_dir, gt_sub, frozen_sub, tmp_path):
+    from phybench.leaderboard.viewer import build_viewer
+
+    build_viewer(gt_sub, split_dir, tmp_path / "v", compare=[frozen_sub])
+    data = page_data(tmp_path / "v")
+    kinds = {k["kind"]: k for k in data["gallery"]}
+    assert "rule:freeze" not in kinds and kinds["B:rule:freeze"]["model"] == 1
+    assert kinds["B:rule:freeze"]["title"].startswith("B: ") and len(kinds["B:rule:freeze"]["ids"]) == 6
+    assert "B:velocity_error" not in kinds  # only failures (rules, untrackable) of a compared model are carded
+
+
 def test_media_are_capped_gallery_first(capsys, split_dir, frozen_sub, tmp_path):
     out = tmp_path / "capped"
     code, stdout, err = run(capsys, "view", frozen_sub, "--data", split_dir, "--out", out, "--max-videos", "2",
@@ -414,6 +425,7 @@ def test_a_family_without_tracked_objects_has_ground_truth_tracks_only(tmp_path)
         assert v["media"]["tracks"] == [None]
         assert len(v["media"]["gt"]) == np.asarray(row["positions"]).shape[1]
         assert v["cells"][0]["findings"] == []  # the ground truth breaks no rule
+    assert "body_position_error" in {k["kind"] for k in data["gallery"]}
     browser = chromium_or_skip(tmp_path)
     try:
         cdp, js = open_tab(browser)

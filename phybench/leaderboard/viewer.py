@@ -338,7 +338,23 @@ def _gallery(model: _Model, order: list[str], per_kind: int) -> list[dict[str, A
         kinds.append({"kind": "law_error", "title": "Largest law errors",
                       "note": "the law fitted to the model's track against the one fitted to the ground truth",
                       "ids": law[:per_kind]})
+    body = worst("body_position_error")
+    if body:
+        kinds.append({"kind": "body_position_error", "title": "Largest body errors",
+                      "note": "every body followed from pixels against the simulator's, worst first",
+                      "ids": body[:per_kind]})
     return kinds
+
+
+def gallery_of(models: Sequence[_Model], order: list[str], per_kind: int) -> list[dict[str, Any]]:
+    """The first model's cards, then each compared model's failures (rules fired, untrackable) under its letter."""
+    cards = [dict(k, model=0) for k in _gallery(models[0], order, per_kind)]
+    for mi, other in enumerate(models[1:], start=1):
+        letter = chr(65 + mi % 26)
+        for k in _gallery(other, order, per_kind):
+            if k["kind"].startswith("rule:") or k["kind"] == "untrackable":
+                cards.append(dict(k, model=mi, kind=f"{letter}:{k['kind']}", title=f"{letter}: {k['title']}"))
+    return cards
 
 
 def _disagreement(a: _Model, b: _Model, order: list[str], metric: str = "velocity_error") -> dict[str, Any]:
@@ -438,7 +454,7 @@ def build_viewer(
                                 [not b.dynamic for b in bodies], cf)
                 m.findings[sid] = [f.to_dict() for f in verdict.findings]
 
-    gallery = _gallery(main, order, per_kind)
+    gallery = gallery_of(models, order, per_kind)
     compares = [_disagreement(main, other, order) for other in models[1:]]
     wanted: list[str] = []
     for kind in gallery:

@@ -90,13 +90,16 @@
     if (!DATA.gallery.length) box.append(el("p", { class: "note", text: "No failure: every video is tracked and no judge rule fired." }));
     for (const kind of DATA.gallery) {
       const list = el("div", { class: "g-items" });
+      const mi = kind.model || 0;
+      const what = kind.kind.replace(/^[A-Z]:/, "");  // a compared model's card: "B:rule:freeze"
       for (const sid of kind.ids) {
         const v = byId.get(sid);
-        const metric = kind.kind.startsWith("rule:") ? `frames ${framesOf(v.cells[0], kind.kind.slice(5)).slice(0, 6).join(", ")}`
-          : kind.kind === "untrackable" ? (v.cells[0].untrackable || "") : fmt(v.cells[0][kind.kind]);
-        const at = kind.kind.startsWith("rule:") ? (framesOf(v.cells[0], kind.kind.slice(5))[0] ?? T - 1) : T - 1;
+        const cell = v.cells[mi];
+        const metric = what.startsWith("rule:") ? `frames ${framesOf(cell, what.slice(5)).slice(0, 6).join(", ")}`
+          : what === "untrackable" ? (cell.untrackable || "") : fmt(cell[what]);
+        const at = what.startsWith("rule:") ? (framesOf(cell, what.slice(5))[0] ?? T - 1) : T - 1;
         list.append(el("button", { type: "button", class: "g-item", "data-id": sid, onclick: () => openVideo(sid, true) },
-          thumb(v, 1, at), el("span", { class: "g-text" }, el("span", { class: "sid", text: sid }),
+          thumb(v, 1 + 2 * mi, at), el("span", { class: "g-text" }, el("span", { class: "sid", text: sid }),
             el("span", { class: "g-val mono", text: `${v.level} · ${metric}` }))));
       }
       box.append(el("div", { class: "g-kind", "data-kind": kind.kind }, el("h3", { text: kind.title }),
