@@ -223,6 +223,27 @@ def test_a_compared_models_failures_get_their_own_cards(split_dir, gt_sub, froze
     assert "B:velocity_error" not in kinds  # only failures (rules, untrackable) of a compared model are carded
 
 
+def test_board_ranks_the_model_among_results_on_the_same_split(capsys, split_dir, gt_sub, frozen_sub, tmp_path):
+    board = tmp_path / "board"
+    for sub, name in ((gt_sub, "gt.json"), (frozen_sub, "frozen.json")):
+        code, _, err = run(capsys, "score", sub, "--data", split_dir, "--metrics", "velocity_error,ssim,psnr",
+                           "--out", board / name, "--quiet")
+        assert code == 0, err
+    other = json.loads((board / "gt.json").read_text())
+    other["provenance"]["split_hash"] = "ab" * 32  # another split: not ranked against
+    other["model"]["name"] = "elsewhere"
+    (board / "sub").mkdir()
+    (board / "sub" / "other.json").write_text(json.dumps(other))
+    (board / "junk.json").write_text("{not json")
+    out = tmp_path / "v"
+    code, _, err = run(capsys, "view", frozen_sub, "--data", split_dir, "--board", board, "--out", out, "--quiet")
+    assert code == 0, err
+    rank = page_data(out)["rank"]
+    assert rank["metric"] == "velocity_error_ranked" and rank["files"] == 1  # itself and the other split left out
+    assert [(r["model"], r["this"]) for r in rank["rows"]] == [("ground-truth", False), (EVIL, True)]
+    assert rank["rank"] == 2
+
+
 def test_media_are_capped_gallery_first(capsys, split_dir, frozen_sub, tmp_path):
     out = tmp_path / "capped"
     code, stdout, err = run(capsys, "view", frozen_sub, "--data", split_dir, "--out", out, "--max-videos", "2",

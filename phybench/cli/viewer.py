@@ -13,6 +13,7 @@ EXAMPLES = """
       phybench view runs/m/uniform-id-eval/submission --data data/uniform-id-eval --out view/
       phybench view sub/ --data data/uniform-id-eval --results results.json --out view/
       phybench view a/ --data data/uniform-id-eval --compare b/ --out view-a-vs-b/ --max-videos 50
+      phybench view sub/ --data data/uniform-id-eval --results r.json --board leaderboard/results --out view/
 
     The folder opens from file:// (index.html) or any static host; no network, no server.
     exit codes: 0 written, 2 refused (nothing written): a submission that does not match the
@@ -29,6 +30,8 @@ def _add_view(add: Callable[..., argparse.ArgumentParser]) -> None:
     v.add_argument("--data", required=True, metavar="SPLIT_DIR", help="the split it answers")
     v.add_argument("--results", metavar="RESULTS_JSON", help="its results file (the header's numbers; must be of "
                                                              "this submission and split)")
+    v.add_argument("--board", metavar="RESULTS_DIR", help="results files of other models (e.g. leaderboard/results): "
+                                                          "where this one would rank on the same split")
     v.add_argument("--compare", nargs="+", default=[], metavar="SUB2", help="further submissions on the same split, "
                                                                           "side by side in the player")
     v.add_argument("--out", required=True, metavar="DIR", help="the viewer folder (new, empty, or a viewer built "
@@ -51,7 +54,7 @@ def cmd_view(args: argparse.Namespace) -> int:
     from ..leaderboard.viewer import ViewerError, build_viewer
 
     try:
-        report = build_viewer(args.submission, args.data, args.out, results=args.results, compare=args.compare,
+        report = build_viewer(args.submission, args.data, args.out, results=args.results, board=args.board, compare=args.compare,
                               per_kind=args.per_kind, max_videos=args.max_videos,
                               max_bytes=int(args.max_mb * 1e6), progress=not args.quiet,
                               log=None if args.quiet else (lambda line: print(line, file=sys.stderr)))

@@ -309,6 +309,55 @@ def _headline(results: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+BOARD_FILE_BYTES = 50_000_000  # a results file larger than this is skipped when ranking
+
+
+def _rank(board_dir: Path, results: dict[str, Any]) -> dict[str, Any]:
+    """Where this model would rank among the results files under `board_dir` on the same split (same split hash):
+    by the ranked velocity error where scored, else the velocity error; reference baselines marked."""
+    overall = results["summary"]["overall"]
+    metric = next((m for m in ("velocity_error_ranked", "velocity_error") if isinstance(overall.get(m), dict)), None)
+    out: dict[str, Any] = {"metric": metric, "rows": [], "files": 0}
+    if metric is None:
+        return out
+    higher = bool(results.get("higher_is_better", {}).get(metric, False))
+    mine = results["provenance"]
+    rows = [{"model": str((results.get("model") or {}).get("name", "this model")), "this": True, "baseline": False,
+             "value": _num(overall[metric].get("mean")), "ci95": overall[metric].get("ci95")}]
+    for path in sorted(board_dir.rglob("*.json")):
+        if path.name.endswith((".samples.json", ".verified.json")) or not path.is_file() or path.is_symlink():
+            continue
+        if path.stat().st_size > BOARD_FILE_BYTES:
+            continue
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError, RecursionError):
+            continue
+        if not isinstance(doc, dict) or doc.get("kind") != "phybench-results":
+            continue
+        prov, summary = doc.get("provenance"), doc.get("summary")
+        if not (isinstance(prov, dict) and isinstance(summary, dict) and isinstance(summary.get("overall"), dict)):
+            continue
+        if prov.get("split_hash") != mine["split_hash"] or prov.get("submission_hash") == mine["submission_hash"]:
+            continue
+        entry = summary["overall"].get(metric)
+        if not isinstance(entry, dict) or _num(entry.get("mean")) is None:
+            continue
+        got = doc.get("model")
+        model: dict[str, Any] = got if isinstance(got, dict) else {}
+        got = model.get("sampler")
+        sampler: dict[str, Any] = got if isinstance(got, dict) else {}
+        ci = entry.get("ci95") if isinstance(entry.get("ci95"), list) and len(entry["ci95"]) == 2 else None
+        rows.append({"model": str(model.get("name", path.stem)), "this": False,
+                     "baseline": str(sampler.get("name", "")).startswith("baseline:"),
+                     "value": _num(entry.get("mean")), "ci95": [_num(c) for c in ci] if ci else None})
+        out["files"] += 1
+    rows.sort(key=lambda r: (r["value"] is None, -(r["value"] or 0.0) if higher else (r["value"] or 0.0)))
+    out["rows"] = rows
+    out["rank"] = next(i + 1 for i, r in enumerate(rows) if r["this"])
+    return out
+
+
 def _gallery(model: _Model, order: list[str], per_kind: int) -> list[dict[str, Any]]:
     """Kinds of failure of one model, each with up to `per_kind` sample ids (worst first)."""
     kinds: list[dict[str, Any]] = []
@@ -377,6 +426,7 @@ def build_viewer(
     out_dir: str | os.PathLike[str],
     *,
     results: str | os.PathLike[str] | None = None,
+    board: str | os.PathLike[str] | None = None,
     compare: Sequence[str | os.PathLike[str]] = (),
     per_kind: int = PER_KIND,
     max_videos: int = MAX_VIDEOS,
@@ -405,6 +455,8 @@ def build_viewer(
             raise ViewerError(f"{p}: no such submission", "not_found")
     if len({p.resolve() for p in paths}) != len(paths):
         raise ViewerError("the same submission is given twice", "usage")
+    if board is not None and not Path(board).is_dir():
+        raise ViewerError(f"--board {board}: not a folder of results files", "not_found")
     if results is not None and not Path(results).is_file():
         raise ViewerError(f"--results {results}: no such file", "not_found")
     check_out_dir(out, [split_dir, *paths] + ([Path(results)] if results else []))
@@ -528,6 +580,7 @@ def build_viewer(
                                                   "submission_hash", "split_num_samples", "split_full_size")},
         "results_file": str(results) if results is not None else None,
         "headline": [_headline(results_doc)] + [_headline(m.results) for m in models[1:]],
+        "rank": _rank(Path(board), results_doc) if board is not None else None,
         "levels": [_levels(results_doc)] + [_levels(m.results) for m in models[1:]],
         "metrics": present,
         "videos": videos,

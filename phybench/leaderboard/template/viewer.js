@@ -69,6 +69,21 @@
       box.append(el("details", { class: "levels", open: true }, el("summary", { text: "Per level (mean [95% interval])" }),
         el("div", { class: "table-wrap" }, el("table", { class: "levels" }, el("thead", {}, head), body))));
     }
+    // --board: where this model would rank among the given results files on the same split.
+    if (DATA.rank) {
+      const r = DATA.rank;
+      const body = el("tbody");
+      r.rows.forEach((row, i) => {
+        body.append(el("tr", { class: `${row.this ? "this" : ""}${row.baseline ? " baseline" : ""}` },
+          el("td", { class: "num mono", text: String(i + 1) }), el("td", { text: row.model + (row.baseline ? " (reference baseline)" : "") }),
+          el("td", { class: "num mono", text: fmt(row.value) + (row.ci95 ? ` [${fmt(row.ci95[0])}, ${fmt(row.ci95[1])}]` : "") })));
+      });
+      const title = r.metric ? `Rank ${r.rank} of ${r.rows.length} by ${r.metric} among the results files on this split (${r.files} found)`
+        : "No ranked metric in the results";
+      box.append(el("details", { class: "rank", id: "rank" }, el("summary", { text: title }),
+        el("div", { class: "table-wrap" }, el("table", { class: "rank" }, el("thead", {}, el("tr", {},
+          el("th", { scope: "col", text: "#" }), el("th", { scope: "col", text: "model" }), el("th", { scope: "col", text: `${r.metric || ""} (mean [95% interval])` }))), body))));
+    }
     const dl = document.getElementById("provenance");
     const items = Object.assign({ task: DATA.task, split: DATA.split, resolution: `${W} px, ${T} frames (${CF} condition)`,
       "results file": DATA.results_file || "(scored here, cheap metrics)", "viewer built by": `phybench ${DATA.phybench_version}` }, DATA.provenance);
