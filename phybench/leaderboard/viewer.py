@@ -459,7 +459,7 @@ def build_viewer(
         raise ViewerError(f"--board {board}: not a folder of results files", "not_found")
     if results is not None and not Path(results).is_file():
         raise ViewerError(f"--results {results}: no such file", "not_found")
-    check_out_dir(out, [split_dir, *paths] + ([Path(results)] if results else []))
+    check_out_dir(out, [split_dir, *paths] + ([Path(results)] if results else []) + ([Path(board)] if board else []))
     try:
         reader = SplitReader(split_dir)
     except SplitError as exc:
@@ -487,7 +487,7 @@ def build_viewer(
         if set(m.details) != set(order):
             raise ViewerError(f"{m.path} does not answer this split's sample ids", "ids_mismatch")
 
-    def videos_of(model: _Model, ids: set[str]) -> Any:
+    def videos_of(model: _Model) -> Any:
         try:
             return open_submission(model.path, manifest=manifest)
         except SubmissionError as exc:
@@ -499,7 +499,7 @@ def build_viewer(
         if not bad:
             continue
         by_id = {r["sample_id"]: r for r in rows}
-        with videos_of(m, set(bad)) as sub:
+        with videos_of(m) as sub:
             for sid in bad:
                 bodies = row_scene(by_id[sid]).bodies
                 verdict = judge(sub.read(sid), reader.video(by_id[sid]), [b.colour for b in bodies],
@@ -515,7 +515,6 @@ def build_viewer(
         wanted += [r["id"] for r in comp["rows"][:per_kind]] + comp["one_sided"][:per_kind]
     wanted += order
     media_ids = list(dict.fromkeys(wanted))[:max_videos]
-    media_set = set(media_ids)
 
     # Pass 2: sprites and tracks for the videos with media.
     step = max(1, math.ceil(width / MAX_SIDE))
@@ -523,8 +522,10 @@ def build_viewer(
     media: dict[str, dict[str, Any]] = {}
     position = {sid: i for i, sid in enumerate(order)}
     used = 0
-    subs = [videos_of(m, media_set) for m in models]
+    subs: list[Any] = []
     try:
+        for m in models:
+            subs.append(videos_of(m))
         for sid in media_ids:  # gallery first: the byte budget cuts the least wanted
             if used >= max_bytes:
                 break
