@@ -400,6 +400,15 @@ def test_viewer_in_headless_chromium(viewer, tmp_path):
         click("table.compare tbody tr td")
         wait(f"document.getElementById('player').dataset.sample === {json.dumps(data['compare'][0]['rows'][0]['id'])}")
 
+        # The learned-law scatter: a point per video and model with a fit; a point opens its video.
+        fits = sum(1 for v in data["videos"] for c in v["cells"] if c["law"] and c["law"]["fit"] is not None
+                   and c["law"]["truth"] is not None)
+        assert fits == 12 and js("document.querySelectorAll('#law-plot circle').length") == fits
+        sid = data["videos"][2]["id"]
+        js(f"document.querySelector('#law-plot circle[data-id=\"{sid}\"]').dispatchEvent(new MouseEvent('click'))")
+        assert js("document.getElementById('player').dataset.sample") == sid
+        assert js("document.getElementById('level-plot')") is None  # one level (id-eval): no per-level plot
+
         # Nothing outside the folder was requested, and nothing went wrong.
         urls = [e["params"]["request"]["url"] for e in browser.events if e.get("method") == "Network.requestWillBeSent"]
         root = viewer.as_uri()

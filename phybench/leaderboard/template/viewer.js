@@ -446,8 +446,85 @@
     }
   }
 
+  /* ------------------------------------------------------------ plots */
+  const COLOURS = ["#4269d0", "#ff725c", "#3ca951", "#a463f2", "#efb118", "#9c6b4e"];
+  function text(s, x, y, t, anchor) { const e = svg("text", { x, y, "text-anchor": anchor || "middle" }); e.textContent = t; s.append(e); }
+
+  // Per level: the ranked metric's mean and 95% interval, per model (a model that learned the law stays flat).
+  function levelPlot() {
+    const levels = DATA.levels[0].map((l) => l.level);
+    if (levels.length < 2) return null;
+    const name = ["velocity_error_ranked", "velocity_error"].find((n) => DATA.headline[0].some((m) => m.name === n));
+    if (!name) return null;
+    const pts = DATA.levels.map((ls) => ls.map((l) => l.metrics.find((m) => m.name === name)).map((m) => (m && m.value !== null ? m : null)));
+    const vals = pts.flat().filter(Boolean).flatMap((m) => [m.value, ...(m.ci95 || [])]).filter((v) => v !== null && v > 0);
+    if (!vals.length) return null;
+    const lo = Math.log10(Math.min(...vals)), hi = Math.log10(Math.max(...vals)) + 1e-9;
+    const w = 360, h = 200, L = 50, R = 10, Tp = 10, B = 30;
+    const s = svg("svg", { viewBox: `0 0 ${w} ${h}`, class: "mini-plot", id: "level-plot", role: "img", "aria-label": `${name} per level` });
+    const X = (i) => L + (i + 0.5) * (w - L - R) / levels.length;
+    const Y = (v) => Tp + (h - Tp - B) * (1 - (Math.log10(Math.max(v, 10 ** lo)) - lo) / Math.max(hi - lo, 1e-9));
+    s.append(svg("rect", { x: L, y: Tp, width: w - L - R, height: h - Tp - B, class: "frame-box" }));
+    levels.forEach((lv, i) => text(s, X(i), h - 12, lv));
+    text(s, L - 4, Tp + 8, fmt(10 ** hi, 2), "end"); text(s, L - 4, h - B, fmt(10 ** lo, 2), "end");
+    pts.forEach((series, mi) => {
+      const c = COLOURS[mi % COLOURS.length], dx = (mi - (pts.length - 1) / 2) * 6;
+      let d = "";
+      series.forEach((m, i) => {
+        if (!m) return;
+        if (m.ci95 && m.ci95[0] !== null && m.ci95[1] !== null) s.append(svg("line", { x1: X(i) + dx, x2: X(i) + dx, y1: Y(m.ci95[0]), y2: Y(m.ci95[1]), stroke: c, class: "ci" }));
+        s.append(svg("circle", { cx: X(i) + dx, cy: Y(m.value), r: 3.5, fill: c, "data-level": levels[i], "data-model": mi }));
+        d += `${d ? "L" : "M"}${(X(i) + dx).toFixed(1)},${Y(m.value).toFixed(1)} `;
+      });
+      s.append(svg("path", { d: d.trim(), stroke: c, class: "series" }));
+    });
+    return figure(s, `${name} per level (log scale; mean and 95% interval)${NAMES.length > 1 ? ": " + NAMES.map((n, i) => `${LETTERS[i]} ${COLOURS[i % COLOURS.length]}`).join(", ") : ""}`);
+  }
+
+  // The learned law: each video's fitted parameter against the ground truth's fit of the same scene; a point opens the video.
+  function lawPlot() {
+    const pts = [];
+    DATA.videos.forEach((v) => v.cells.forEach((c, mi) => {
+      if (c.law && c.law.fit !== null && c.law.truth !== null) pts.push([c.law.truth, c.law.fit, v.id, mi, c.law.param]);
+    }));
+    if (pts.length < 2) return null;
+    const xs = pts.map((p) => p[0]).sort((a, b) => a - b);
+    const q = (f) => xs[Math.min(xs.length - 1, Math.max(0, Math.round(f * (xs.length - 1))))];
+    const span = Math.max(q(1) - q(0), 1e-9);
+    const lo = q(0) - 0.5 * span, hi = q(1) + 0.5 * span;  // the truth's range, widened: fits beyond it are clipped to the edge
+    const w = 300, h = 300, L = 50, R = 10, Tp = 10, B = 30;
+    const s = svg("svg", { viewBox: `0 0 ${w} ${h}`, class: "mini-plot", id: "law-plot", role: "img", "aria-label": "fitted against true law parameter" });
+    const X = (v) => L + (w - L - R) * (v - lo) / (hi - lo);
+    const Y = (v) => Tp + (h - Tp - B) * (1 - (v - lo) / (hi - lo));
+    const clip = (v) => Math.min(hi, Math.max(lo, v));
+    s.append(svg("rect", { x: L, y: Tp, width: w - L - R, height: h - Tp - B, class: "frame-box" }));
+    s.append(svg("line", { x1: X(lo), y1: Y(lo), x2: X(hi), y2: Y(hi), class: "diag" }));
+    for (const [truth, fit, sid, mi, param] of pts) {
+      const out = fit < lo || fit > hi;
+      const dot = svg("circle", { cx: X(truth), cy: Y(clip(fit)), r: 3, fill: COLOURS[mi % COLOURS.length], class: `pt${out ? " clipped" : ""}`, "data-id": sid });
+      const title = svg("title", {});
+      title.textContent = `${sid} (${NAMES[mi]}): ${param} fit ${fmt(fit)}, truth ${fmt(truth)}${out ? " (off the plot)" : ""}`;
+      dot.append(title);
+      dot.addEventListener("click", () => openVideo(sid, true));
+      s.append(dot);
+    }
+    text(s, (L + w - R) / 2, h - 6, `true ${pts[0][4]}`);
+    text(s, L - 4, Tp + 8, fmt(hi, 2), "end"); text(s, L - 4, h - B, fmt(lo, 2), "end");
+    return figure(s, "Learned law: each video's fitted parameter (y) against the ground truth's fit (x); on the diagonal the model follows the law; hollow points are off the plot; click one to play it.");
+  }
+
+  function figure(s, caption) { return el("figure", { class: "plot-card" }, s, el("figcaption", { text: caption })); }
+
+  function plots() {
+    const figs = [levelPlot(), lawPlot()].filter(Boolean);
+    if (!figs.length) return;
+    document.getElementById("plots-section").hidden = false;
+    document.getElementById("plots").append(...figs);
+  }
+
   /* ------------------------------------------------------------ start */
   header();
+  plots();
   gallery();
   compare();
   tableHead();
