@@ -66,7 +66,7 @@ SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,100}$")
 class ViewerError(Exception):
     """Bad input for a viewer; nothing was written.  `code` names the case."""
 
-    def __init__(self, message: str, code: str = "viewer") -> None:
+    def __init__(self, message: str, code: str = "usage") -> None:
         super().__init__(message)
         self.code = code
 
@@ -463,7 +463,7 @@ def build_viewer(
     try:
         reader = SplitReader(split_dir)
     except SplitError as exc:
-        raise ViewerError(str(exc), "split") from None
+        raise ViewerError(str(exc), "split_invalid") from None
     manifest = reader.manifest
     if not manifest.get("with_video", True):
         raise ViewerError(f"{split_dir} holds no videos (states only): the viewer shows the ground truth's frames; "
@@ -491,7 +491,7 @@ def build_viewer(
         try:
             return open_submission(model.path, manifest=manifest)
         except SubmissionError as exc:
-            raise ViewerError(f"{model.path}: {exc}", "submission") from None
+            raise ViewerError(f"{model.path}: {exc}", "score_error") from None
 
     # Pass 1: the judge's findings where it called a video abnormal (the details keep only the verdict).
     for m in models:
@@ -553,7 +553,7 @@ def build_viewer(
                           "gt": _pixel_tracks(row["positions"], mapping, width), "tracks": tracks,
                           "colours": [_hex(c) for c in colours]}
     except SubmissionError as exc:
-        raise ViewerError(f"{exc}", "submission") from None
+        raise ViewerError(f"{exc}", "score_error") from None
     finally:
         for sub in subs:
             sub.close()
