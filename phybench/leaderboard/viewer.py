@@ -502,7 +502,11 @@ def build_viewer(
         with videos_of(m) as sub:
             for sid in bad:
                 bodies = row_scene(by_id[sid]).bodies
-                verdict = judge(sub.read(sid), reader.video(by_id[sid]), [b.colour for b in bodies],
+                try:
+                    video = sub.read(sid)
+                except SubmissionError as exc:
+                    raise ViewerError(f"{m.path}: {exc}", "score_error") from None
+                verdict = judge(video, reader.video(by_id[sid]), [b.colour for b in bodies],
                                 [not b.dynamic for b in bodies], cf)
                 m.findings[sid] = [f.to_dict() for f in verdict.findings]
 
