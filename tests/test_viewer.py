@@ -476,3 +476,44 @@ def test_a_family_without_tracked_objects_has_ground_truth_tracks_only(tmp_path)
         assert not problems, problems
     finally:
         browser.close()
+
+
+def test_a_planted_violation_in_chromium(split_dir, tmp_path):
+    """The issue's "done when": a planted teleport at frame 12 is in the gallery under its rule; its gallery item
+    plays it with the rule's row on the timeline marking frame 12 and both tracks drawn."""
+    from phybench.leaderboard.viewer import build_viewer
+    from phybench.violations import write_violations
+    from test_leaderboard import chromium_or_skip, open_tab
+
+    labels = write_violations(split_dir, tmp_path / "planted", ["teleport"], progress=False)
+    onset = {lab["sample_id"]: lab["onset"] for lab in labels["labels"]["teleport"] if "skipped" not in lab}
+    build_viewer(tmp_path / "planted" / "teleport", split_dir, tmp_path / "view")
+    browser = chromium_or_skip(tmp_path)
+    try:
+        cdp, js = open_tab(browser)
+        for domain in ("Page", "Runtime", "Log"):
+            cdp(f"{domain}.enable")
+        cdp("Page.navigate", {"url": (tmp_path / "view" / "index.html").as_uri()})
+        browser.wait_for("Page.loadEventFired")
+        items = js("[...document.querySelectorAll('#gallery .g-kind[data-kind=\"rule:teleport\"] .g-item')]"
+                   ".map(b => b.dataset.id)")
+        assert items and set(items) <= set(onset)
+        sid = items[-1]
+        js(f"document.querySelector('#gallery .g-kind[data-kind=\"rule:teleport\"] .g-item[data-id=\"{sid}\"]').click()")
+        deadline = time.monotonic() + 10
+        while js("document.getElementById('player').dataset.loaded") != "yes" or \
+                js("document.getElementById('player').dataset.sample") != sid:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        rows = js("[...document.querySelectorAll('#timeline .tl-row.fired')].map(r => [r.dataset.rule,"
+                  " [...r.querySelectorAll('.tick.fired')].map(t => Number(t.dataset.t))])")
+        assert ["teleport", [onset[sid]]] in rows
+        paths = js("[...document.querySelectorAll('#panels svg.overlay[data-panel=\"1\"] path.track')]"
+                   ".map(p => [p.dataset.who, p.getAttribute('d').split(/[ML]/).filter(Boolean).length])")
+        assert {who for who, _ in paths} == {"gt", "model"} and all(n >= 10 for _, n in paths)
+        problems = [e for e in browser.events if e.get("method") == "Runtime.exceptionThrown"
+                    or (e.get("method") == "Runtime.consoleAPICalled" and e["params"]["type"] in ("error", "warning"))
+                    or (e.get("method") == "Log.entryAdded" and e["params"]["entry"]["level"] in ("error", "warning"))]
+        assert not problems, problems
+    finally:
+        browser.close()
