@@ -15,6 +15,7 @@ EXAMPLES = {
         examples:
           phybench run --model phybench.examples.shift:Model --tasks uniform,parabola,collision --protocol lite --out runs/shift --site site/
           phybench run --model my_pkg.model:Model --model-args ckpt=runs/m.pt,steps=50 --data data/uniform-id-eval --out runs/m
+          phybench run --model phybench.examples.shift:Model --tasks uniform --out runs/shift --view   # then open the printed viewer
           phybench run --model baseline:nearest-neighbour --model-args train=data/uniform-train-30k --tasks uniform --out runs/nn
           accelerate launch --num_processes 4 -m phybench.cli run --model my_pkg.model:Model --tasks uniform --out runs/m
 
@@ -58,6 +59,8 @@ def _add_run(add: Callable[..., argparse.ArgumentParser]) -> None:
                        "(generated under OUT/data/, reused on a re-run)")
     rn.add_argument("--protocol", default="lite", help="with --tasks: full or lite (default lite)")
     rn.add_argument("--site", metavar="DIR", help="then build a leaderboard site from OUT/results into DIR")
+    rn.add_argument("--view", action="store_true", help="then write a viewer of each split's videos "
+                                                        "(OUT/<task>-<split>/view/index.html; docs/viewer.md)")
     rn.add_argument("--out", metavar="DIR", required=True, help="work folder (re-run the same model to resume)")
     rn.add_argument("--restart", action="store_true",
                     help="delete what another model (or other --model-args, checkpoint, --name) left in OUT's split "
@@ -103,6 +106,22 @@ def cmd_pack(args: argparse.Namespace) -> int:
     return 0
 
 
+def _views(split_dirs: Any, results: list[Path], out: Path, quiet: bool) -> None:
+    """`run --view`: a viewer per split beside its submission, from the results just written."""
+    from ..data.split import read_manifest
+    from ..leaderboard.viewer import ViewerError, build_viewer
+
+    for split_dir, result in zip(split_dirs, results):
+        m = read_manifest(split_dir)
+        work = out / f"{m['task']}-{m['split']}"
+        try:
+            report = build_viewer(work / "submission", split_dir, work / "view", results=result, progress=not quiet)
+        except ViewerError as exc:
+            raise CliError(f"the results were written, but the viewer was not: {exc}", exc.code) from None
+        print(f"viewer: {report.out_dir / 'index.html'} ({report.with_media} videos, "
+              f"{report.media_bytes / 1e6:.1f} MB)")
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     import os
     import sys as _sys
@@ -143,6 +162,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 0
     for f in files:
         print(f"results: {f}")
+    if args.view:
+        _views(data, files, Path(args.out), quiet=args.quiet)
     results_dir = Path(args.out) / "results"
     if args.site:
         from ..leaderboard import build

@@ -1,0 +1,64 @@
+"""`phybench view SUB --data SPLIT_DIR --out DIR`: a static per-submission viewer (docs/viewer.md)."""
+from __future__ import annotations
+
+import argparse
+import sys
+import textwrap
+from typing import Callable
+
+from . import CliError
+
+EXAMPLES = """
+    examples:
+      phybench view runs/m/uniform-id-eval/submission --data data/uniform-id-eval --out view/
+      phybench view sub/ --data data/uniform-id-eval --results results.json --out view/
+      phybench view a/ --data data/uniform-id-eval --compare b/ --out view-a-vs-b/ --max-videos 50
+      phybench view sub/ --data data/uniform-id-eval --results r.json --board leaderboard/results --out view/
+
+    The folder opens from file:// (index.html) or any static host; no network, no server.
+    exit codes: 0 written, 2 refused (nothing written): a submission that does not match the
+    split, a results file of another submission, an --out that is not a viewer folder.
+"""
+
+
+def _add_view(add: Callable[..., argparse.ArgumentParser]) -> None:
+    from ..leaderboard.viewer import MAX_BYTES, MAX_VIDEOS, PER_KIND
+
+    v = add("view", "Write a static viewer of one submission (or several on the same split): every video beside "
+                    "its ground truth, the tracked trajectories, where the judge fired, a sortable table.")
+    v.add_argument("submission", metavar="SUB", help="submission folder or archive")
+    v.add_argument("--data", required=True, metavar="SPLIT_DIR", help="the split it answers")
+    v.add_argument("--results", metavar="RESULTS_JSON", help="its results file (the header's numbers; must be of "
+                                                             "this submission and split)")
+    v.add_argument("--board", metavar="RESULTS_DIR", help="results files of other models (e.g. leaderboard/results): "
+                                                          "where this one would rank on the same split")
+    v.add_argument("--compare", nargs="+", default=[], metavar="SUB2", help="further submissions on the same split, "
+                                                                          "side by side in the player")
+    v.add_argument("--out", required=True, metavar="DIR", help="the viewer folder (new, empty, or a viewer built "
+                                                              "before: rebuilt in place)")
+    v.add_argument("--max-videos", type=int, default=MAX_VIDEOS,
+                   help=f"videos with media, the gallery's first (default {MAX_VIDEOS}); the table lists every video")
+    v.add_argument("--max-mb", type=float, default=MAX_BYTES / 1e6,
+                   help=f"media budget in MB (default {MAX_BYTES / 1e6:g}): no further video gets media once reached")
+    v.add_argument("--per-kind", type=int, default=PER_KIND,
+                   help=f"gallery videos per kind of failure (default {PER_KIND})")
+    v.add_argument("--quiet", action="store_true", help="no progress output")
+    v.epilog = textwrap.dedent(EXAMPLES)
+    v.set_defaults(func=cmd_view)
+
+
+PARSERS = {"view": _add_view}
+
+
+def cmd_view(args: argparse.Namespace) -> int:
+    from ..leaderboard.viewer import ViewerError, build_viewer
+
+    try:
+        report = build_viewer(args.submission, args.data, args.out, results=args.results, board=args.board, compare=args.compare,
+                              per_kind=args.per_kind, max_videos=args.max_videos,
+                              max_bytes=int(args.max_mb * 1e6), progress=not args.quiet,
+                              log=None if args.quiet else (lambda line: print(line, file=sys.stderr)))
+    except ViewerError as exc:
+        raise CliError(str(exc), exc.code) from None
+    print(report.to_text())
+    return 0

@@ -1,0 +1,624 @@
+"""`phybench view SUB --data SPLIT --out DIR`: a static per-submission viewer (issue 37).
+
+One folder that opens from ``file://`` or any static host, with no request outside itself:
+``index.html`` (the data inline as JSON), ``viewer.css``, ``viewer.js`` and ``media/``, one PNG
+sprite per video holding every frame of ground truth | generated | difference (and, with
+``--compare``, generated | difference of each further submission), animated by the page.
+
+What the page shows (docs/viewer.md):
+
+* a header: model, split, protocol, provenance and the headline metrics with their 95%
+  intervals (from ``--results`` when given, else from the cheap scoring this module runs);
+* a gallery: per kind of failure (each judge rule that fired, the largest velocity errors,
+  the untrackable videos, the largest law errors) up to ``per_kind`` videos;
+* a player: the panels side by side and synchronised, condition frames marked, the ground
+  truth's and the model's tracked positions drawn over the frames (SVG, from
+  `phybench.scoring.parse.parse_video` and the row's simulated states), the frames where a
+  judge rule fired marked on a timeline with the rule's name, and position against time;
+* a sortable, filterable table of every video whose rows open that video in the player
+  (media for at most ``max_videos`` videos and about ``max_bytes``: the gallery's first, then in split order);
+* with ``compare``: the samples where the models' velocity errors differ most.
+
+The per-video numbers come from `phybench.scoring.score.score` with the cheap metrics
+(``velocity_error,ssim,psnr`` and their companions: the judge, the law fit); the judge's
+findings (rule, colour, frames) from `phybench.scoring.abnormal.judge`, re-run on the videos
+it called abnormal.  Media files are named by the row's position in the split, never by a
+sample id, and the folder is built beside ``out`` and swapped in whole.
+"""
+from __future__ import annotations
+
+import io
+import json
+import math
+import os
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from .. import __version__
+from .export import script_json
+from .plots import escape
+
+VIEWER_MARKER = ".phybench-viewer"
+VIEWER_MARKER_TEXT = "A phybench per-submission viewer (phybench view); rebuilt in place.\n"
+TEMPLATE_DIR = "template"
+STATIC_FILES = ("viewer.css", "viewer.js")
+CHEAP_METRICS = ("velocity_error", "ssim", "psnr")
+MAX_VIDEOS = 300  # videos with media (the gallery's first)
+MAX_BYTES = 15_000_000  # media bytes: no further sprite once the media reach this
+PER_KIND = 6  # gallery videos per kind of failure
+MAX_SIDE = 256  # px: larger frames are subsampled in the sprites (the tracks keep full-resolution coordinates)
+SPRITE_ROWS = 64  # frames per sprite column, so no sprite is taller than 64 frames
+# The table's metric columns, in order, where the details have them.
+TABLE_METRICS = ("velocity_error", "velocity_error_ranked", "ssim", "psnr", "law_error", "body_position_error")
+# The header's metrics, in order, where the results have them (the rest are in the table or the results file).
+HEADLINE_METRICS = ("velocity_error_ranked", "velocity_error", "ssim", "psnr", "lpips", "fvd", "abnormal", "law_error",
+                    "body_position_error")
+SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,100}$")
+
+
+class ViewerError(Exception):
+    """Bad input for a viewer; nothing was written.  `code` names the case."""
+
+    def __init__(self, message: str, code: str = "usage") -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass
+class ViewerReport:
+    out_dir: Path
+    videos: int
+    with_media: int
+    media_bytes: int
+    gallery: dict[str, int] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+    def to_text(self) -> str:
+        kinds = ", ".join(f"{k} {n}" for k, n in self.gallery.items()) or "nothing failed"
+        lines = [f"viewer: {self.out_dir / 'index.html'}",
+                 f"{self.videos} videos, media for {self.with_media} ({self.media_bytes / 1e6:.1f} MB, "
+                 f"{self.media_bytes / max(self.with_media, 1) / 1e3:.0f} kB per video); gallery: {kinds}"]
+        return "\n".join(lines + [f"warning: {w}" for w in self.warnings])
+
+
+# ================================================================ the output folder
+def check_out_dir(out_dir: Path, inputs: Sequence[Path]) -> None:
+    """Refuse an --out that is someone else's folder, a file, or inside / around an input."""
+    if out_dir.is_symlink() or (out_dir.exists() and not out_dir.is_dir()):
+        raise ViewerError(f"--out {out_dir} exists and is not a folder", "out_not_viewer")
+    if out_dir.is_dir() and any(out_dir.iterdir()) and not (out_dir / VIEWER_MARKER).is_file():
+        raise ViewerError(f"--out {out_dir} is a non-empty folder that is not a phybench viewer (no {VIEWER_MARKER}); "
+                          "choose an empty or new folder", "out_not_viewer")
+    out = out_dir.resolve()
+    for path in inputs:
+        p = path.resolve()
+        if out == p or out.is_relative_to(p) or p.is_relative_to(out):
+            raise ViewerError(f"--out {out_dir} is inside or around the input {path}; write the viewer elsewhere",
+                              "out_in_input")
+
+
+def write_folder(out_dir: Path, files: dict[str, bytes]) -> None:
+    """Write `files` ({relative name: bytes}) into a fresh folder beside `out_dir`, then swap it in.
+
+    Every name is checked first: one or two plain components (``media/v0001.png``), nothing
+    that could climb out of the folder or name a device."""
+    for name in files:
+        parts = name.split("/")
+        if not 1 <= len(parts) <= 2 or not all(SAFE_NAME.match(p) or p == VIEWER_MARKER for p in parts):
+            raise ViewerError(f"refusing to write {name!r}: not a plain file name inside the viewer", "unsafe_name")
+    out_dir = out_dir.resolve()
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.building-", dir=out_dir.parent))
+    old = None
+    try:
+        for name, data in sorted(files.items()):
+            target = tmp / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+        os.chmod(tmp, 0o755)
+        if out_dir.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.old-", dir=out_dir.parent))
+            os.rename(out_dir, old / "viewer")
+        try:
+            os.rename(tmp, out_dir)
+        except OSError:
+            if old is not None:
+                os.rename(old / "viewer", out_dir)
+            raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+        if old is not None and out_dir.exists():
+            shutil.rmtree(old, ignore_errors=True)
+
+
+# ================================================================ numbers
+def _num(x: Any, digits: int = 6) -> float | None:
+    """A JSON-safe number: None for NaN, inf, None and non-numbers."""
+    if isinstance(x, bool) or not isinstance(x, (int, float, np.floating, np.integer)):
+        return None
+    x = float(x)
+    return float(f"{x:.{digits}g}") if math.isfinite(x) else None
+
+
+def _hex(colour: Sequence[int]) -> str:
+    return "#" + "".join(f"{int(c):02x}" for c in colour[:3])
+
+
+def _params(row: dict[str, Any]) -> dict[str, Any]:
+    """The row's scalar parameters (radius, velocity, ...)."""
+    out: dict[str, Any] = {}
+    for key, value in row.items():
+        if key in ("sample_id", "index", "level") or isinstance(value, bool):
+            continue
+        if isinstance(value, (int, float, np.integer, np.floating)):
+            out[key] = _num(value, 4)
+    return out
+
+
+def _law_cell(detail: dict[str, Any], headline: str | None) -> dict[str, Any] | None:
+    law = detail.get("law")
+    if not isinstance(law, dict):
+        return None
+    name = headline if headline and headline in law.get("fit", {}) else next(iter(law.get("fit", {})), None)
+    if name is None:
+        return None
+    return {"law": law.get("law"), "param": name, "fit": _num(law["fit"].get(name)),
+            "truth": _num(law.get("truth", {}).get(name))}
+
+
+def _video_cell(detail: dict[str, Any], headline: str | None) -> dict[str, Any]:
+    """One submission's numbers for one video, as the page shows them."""
+    cell: dict[str, Any] = {m: _num(detail.get(m)) for m in TABLE_METRICS if m in detail}
+    cell["abnormal"] = _num(detail.get("abnormal"))  # the judge's verdict (its findings are added beside)
+    cell["untrackable"] = detail.get("untrackable") if isinstance(detail.get("untrackable"), str) else None
+    cell["law"] = _law_cell(detail, headline)
+    if "condition_frames_differ" in detail:
+        cell["condition_frames_differ"] = _num(detail["condition_frames_differ"])
+    return cell
+
+
+# ================================================================ media
+def _difference(gen: np.ndarray, gt: np.ndarray) -> np.ndarray:
+    """|generated - ground truth|, amplified and shown dark on white (identical pixels are white)."""
+    d = np.abs(gen.astype(np.int16) - gt.astype(np.int16))
+    return (255 - np.clip(d * 2, 0, 255)).astype(np.uint8)
+
+
+def sprite_png(panels: Sequence[np.ndarray], step: int = 1) -> tuple[bytes, dict[str, int]]:
+    """One PNG holding every frame of every panel: frame t of panel p at column (t // rows) * P + p,
+    row t % rows (each cell one frame).  Returns the bytes and the layout the page needs."""
+    from PIL import Image
+
+    panels = [np.asarray(p)[:, ::step, ::step, :3] for p in panels]
+    t, h, w, _ = panels[0].shape
+    rows = min(t, SPRITE_ROWS)
+    cols = math.ceil(t / rows)
+    canvas = np.full((rows * h, cols * len(panels) * w, 3), 255, np.uint8)
+    for k in range(t):
+        r, c = k % rows, k // rows
+        for p, video in enumerate(panels):
+            x = (c * len(panels) + p) * w
+            canvas[r * h:(r + 1) * h, x:x + w] = video[k]
+    buf = io.BytesIO()
+    packed = (canvas[..., 0].astype(np.uint32) << 16) | (canvas[..., 1].astype(np.uint32) << 8) | canvas[..., 2]
+    colours, index = np.unique(packed.ravel(), return_inverse=True)
+    if len(colours) <= 256:  # a palette PNG, exactly the same pixels: about half the bytes for rendered scenes
+        image = Image.fromarray(index.reshape(canvas.shape[:2]).astype(np.uint8), mode="P")
+        rgb = np.stack([(colours >> 16) & 255, (colours >> 8) & 255, colours & 255], axis=-1)
+        image.putpalette(rgb.astype(np.uint8).tobytes())
+    else:
+        image = Image.fromarray(canvas)
+    image.save(buf, format="PNG", optimize=True)
+    return buf.getvalue(), {"rows": rows, "w": w, "h": h, "panels": len(panels)}
+
+
+def _pixel_tracks(positions: np.ndarray, mapping: Any, width: int) -> list[list[list[float] | None]]:
+    """World positions (T, K, 2) -> per body, per frame, [col, row] in full-resolution pixels (None if lost)."""
+    positions = np.asarray(positions, dtype=np.float64)
+    col, row = mapping.to_pixel(positions[..., 0], positions[..., 1], width)
+    tracks = []
+    for k in range(positions.shape[1]):
+        track: list[list[float] | None] = []
+        for t in range(positions.shape[0]):
+            c, r = col[t, k], row[t, k]
+            track.append([round(float(c), 2), round(float(r), 2)] if np.isfinite(c) and np.isfinite(r) else None)
+        tracks.append(track)
+    return tracks
+
+
+# ================================================================ the build
+@dataclass
+class _Model:
+    path: Path
+    name: str
+    results: dict[str, Any]
+    details: dict[str, dict[str, Any]]
+    findings: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+
+def _score(path: Path, split_dir: Path, progress: bool) -> _Model:
+    from ..scoring.score import ScoreError, score
+
+    try:
+        out = score(path, split_dir, list(CHEAP_METRICS), progress=progress)
+    except ScoreError as exc:
+        raise ViewerError(f"{path}: {exc}", exc.code) from None
+    model = out.results.get("model") or {}
+    name = model.get("name") if isinstance(model, dict) else None
+    return _Model(path, str(name or path.name), out.results, {d["sample_id"]: d for d in out.details})
+
+
+def _read_results(path: Path, scored: _Model) -> dict[str, Any]:
+    """A results file given with --results: it must be of this submission on this split."""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ViewerError(f"--results {path}: cannot be read as JSON ({exc})", "results_unreadable") from None
+    prov = doc.get("provenance") if isinstance(doc, dict) else None
+    summary = doc.get("summary") if isinstance(doc, dict) else None
+    if not (isinstance(prov, dict) and isinstance(summary, dict) and isinstance(summary.get("overall"), dict)
+            and isinstance(summary.get("levels", {}), dict) and isinstance(doc.get("metrics"), list)
+            and isinstance(doc.get("higher_is_better", {}), dict)):
+        raise ViewerError(f"--results {path} is not a phybench results file (no provenance, summary or metrics)",
+                          "results_unreadable")
+    mine = scored.results["provenance"]
+    for key, what in (("split_hash", "split"), ("submission_hash", "submission")):
+        if prov.get(key) != mine[key]:
+            raise ViewerError(f"--results {path} is of another {what} ({key} {str(prov.get(key))[:12]}..., this "
+                              f"one's is {mine[key][:12]}...)", "results_mismatch")
+    return doc
+
+
+def _levels(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per level (ID, then each OOD level as the results file orders them): the header's metrics."""
+    levels = results.get("summary", {}).get("levels", {})
+    if not isinstance(levels, dict):
+        return []
+    return [{"level": str(name), "videos": entry.get("videos"),
+             "metrics": _headline({**results, "summary": {"overall": entry}})}
+            for name, entry in levels.items() if isinstance(entry, dict)]
+
+
+def _headline(results: dict[str, Any]) -> list[dict[str, Any]]:
+    from ..scoring.metrics import METRICS
+
+    overall = results.get("summary", {}).get("overall", {})
+    out = []
+    for name in [m for m in HEADLINE_METRICS if m in results.get("metrics", [])]:
+        entry = overall.get(name)
+        if not isinstance(entry, dict):
+            continue
+        value = entry.get("mean", entry.get("value"))
+        ci = entry.get("ci95") if isinstance(entry.get("ci95"), list) else None
+        metric = METRICS.get(name) if name in METRICS else None
+        out.append({"name": name, "label": metric.label if metric else name,
+                    "higher": bool(results.get("higher_is_better", {}).get(name, False)),
+                    "value": _num(value), "ci95": [_num(c) for c in ci] if ci else None,
+                    "count": entry.get("count")})
+    untr = overall.get("untrackable")
+    if isinstance(untr, dict):
+        out.append({"name": "untrackable", "label": "Untrackable", "higher": False,
+                    "value": _num(untr.get("rate")), "ci95": None, "count": untr.get("count")})
+    return out
+
+
+BOARD_FILE_BYTES = 50_000_000  # a results file larger than this is skipped when ranking
+
+
+def _rank(board_dir: Path, results: dict[str, Any]) -> dict[str, Any]:
+    """Where this model would rank among the results files under `board_dir` on the same split (same split hash):
+    by the ranked velocity error where scored, else the velocity error; reference baselines marked."""
+    overall = results["summary"]["overall"]
+    metric = next((m for m in ("velocity_error_ranked", "velocity_error") if isinstance(overall.get(m), dict)), None)
+    out: dict[str, Any] = {"metric": metric, "rows": [], "files": 0}
+    if metric is None:
+        return out
+    higher = bool(results.get("higher_is_better", {}).get(metric, False))
+    mine = results["provenance"]
+    rows = [{"model": str((results.get("model") or {}).get("name", "this model")), "this": True, "baseline": False,
+             "value": _num(overall[metric].get("mean")), "ci95": overall[metric].get("ci95")}]
+    for path in sorted(board_dir.rglob("*.json")):
+        if path.name.endswith((".samples.json", ".verified.json")) or not path.is_file() or path.is_symlink():
+            continue
+        if path.stat().st_size > BOARD_FILE_BYTES:
+            continue
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError, RecursionError):
+            continue
+        if not isinstance(doc, dict) or doc.get("kind") != "phybench-results":
+            continue
+        prov, summary = doc.get("provenance"), doc.get("summary")
+        if not (isinstance(prov, dict) and isinstance(summary, dict) and isinstance(summary.get("overall"), dict)):
+            continue
+        if prov.get("split_hash") != mine["split_hash"] or prov.get("submission_hash") == mine["submission_hash"]:
+            continue
+        entry = summary["overall"].get(metric)
+        if not isinstance(entry, dict) or _num(entry.get("mean")) is None:
+            continue
+        got = doc.get("model")
+        model: dict[str, Any] = got if isinstance(got, dict) else {}
+        got = model.get("sampler")
+        sampler: dict[str, Any] = got if isinstance(got, dict) else {}
+        ci = entry.get("ci95") if isinstance(entry.get("ci95"), list) and len(entry["ci95"]) == 2 else None
+        rows.append({"model": str(model.get("name", path.stem)), "this": False,
+                     "baseline": str(sampler.get("name", "")).startswith("baseline:"),
+                     "value": _num(entry.get("mean")), "ci95": [_num(c) for c in ci] if ci else None})
+        out["files"] += 1
+    rows.sort(key=lambda r: (r["value"] is None, -(r["value"] or 0.0) if higher else (r["value"] or 0.0)))
+    out["rows"] = rows
+    out["rank"] = next(i + 1 for i, r in enumerate(rows) if r["this"])
+    return out
+
+
+def _gallery(model: _Model, order: list[str], per_kind: int) -> list[dict[str, Any]]:
+    """Kinds of failure of one model, each with up to `per_kind` sample ids (worst first)."""
+    kinds: list[dict[str, Any]] = []
+    rules: dict[str, list[str]] = {}
+    for sid in order:
+        for rule in dict.fromkeys(f["rule"] for f in model.findings.get(sid, [])):
+            rules.setdefault(rule, []).append(sid)
+    for rule, ids in sorted(rules.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        kinds.append({"kind": f"rule:{rule}", "title": f"Judge rule “{rule}”",
+                      "note": f"{len(ids)} video(s) where the judge's {rule} rule fired", "ids": ids[:per_kind]})
+
+    def worst(metric: str) -> list[str]:
+        vals = [(_num(model.details[s].get(metric), 17), s) for s in order]
+        good = [(v, s) for v, s in vals if v is not None]
+        return [s for _, s in sorted(good, key=lambda p: -p[0])]
+
+    ve = worst("velocity_error")
+    if ve:
+        kinds.append({"kind": "velocity_error", "title": "Largest velocity errors",
+                      "note": "the tracked ball's velocity against the simulator's, worst first", "ids": ve[:per_kind]})
+    untr = [s for s in order if isinstance(model.details[s].get("untrackable"), str)]
+    if untr:
+        kinds.append({"kind": "untrackable", "title": "Untrackable",
+                      "note": f"{len(untr)} video(s) where a ball was lost in a scored frame", "ids": untr[:per_kind]})
+    law = worst("law_error")
+    if law:
+        kinds.append({"kind": "law_error", "title": "Largest law errors",
+                      "note": "the law fitted to the model's track against the one fitted to the ground truth",
+                      "ids": law[:per_kind]})
+    body = worst("body_position_error")
+    if body:
+        kinds.append({"kind": "body_position_error", "title": "Largest body errors",
+                      "note": "every body followed from pixels against the simulator's, worst first",
+                      "ids": body[:per_kind]})
+    return kinds
+
+
+def gallery_of(models: Sequence[_Model], order: list[str], per_kind: int) -> list[dict[str, Any]]:
+    """The first model's cards, then each compared model's failures (rules fired, untrackable) under its letter."""
+    cards = [dict(k, model=0) for k in _gallery(models[0], order, per_kind)]
+    for mi, other in enumerate(models[1:], start=1):
+        letter = chr(65 + mi % 26)
+        for k in _gallery(other, order, per_kind):
+            if k["kind"].startswith("rule:") or k["kind"] == "untrackable":
+                cards.append(dict(k, model=mi, kind=f"{letter}:{k['kind']}", title=f"{letter}: {k['title']}"))
+    return cards
+
+
+def _disagreement(a: _Model, b: _Model, order: list[str], metric: str = "velocity_error") -> dict[str, Any]:
+    """Samples ordered by |a - b| of the per-video metric, largest first; videos one model could not track listed apart."""
+    pairs: list[tuple[float, dict[str, Any]]] = []
+    one_sided = []
+    for sid in order:
+        va, vb = _num(a.details[sid].get(metric), 17), _num(b.details[sid].get(metric), 17)
+        if va is not None and vb is not None:
+            pairs.append((abs(va - vb), {"id": sid, "a": _num(va), "b": _num(vb), "diff": _num(abs(va - vb))}))
+        elif (va is None) != (vb is None):
+            one_sided.append(sid)
+    pairs.sort(key=lambda p: -p[0])  # stable: ties keep the split's order
+    return {"a": a.name, "b": b.name, "metric": metric, "rows": [p[1] for p in pairs], "one_sided": one_sided}
+
+
+def build_viewer(
+    submission: str | os.PathLike[str],
+    split_dir: str | os.PathLike[str],
+    out_dir: str | os.PathLike[str],
+    *,
+    results: str | os.PathLike[str] | None = None,
+    board: str | os.PathLike[str] | None = None,
+    compare: Sequence[str | os.PathLike[str]] = (),
+    per_kind: int = PER_KIND,
+    max_videos: int = MAX_VIDEOS,
+    max_bytes: int = MAX_BYTES,
+    progress: bool = False,
+    log: Callable[[str], None] | None = None,
+) -> ViewerReport:
+    """Score `submission` (and each of `compare`) cheaply on `split_dir` and write the viewer into `out_dir`.
+
+    Raises `ViewerError` (nothing written) for an --out that is not a viewer, a submission that
+    does not match the split, or a results file of another submission or split."""
+    from ..data.split import SplitError, SplitReader, row_scene
+    from ..scoring.abnormal import judge
+    from ..scoring.parse import parse_video
+    from ..scoring.sample import pixel_mapping
+    from ..submission import SubmissionError, open_submission
+    from ..tasks import family_of, get_task
+
+    say = log or (lambda _line: None)
+    split_dir, out = Path(split_dir), Path(out_dir)
+    paths = [Path(submission), *(Path(c) for c in compare)]
+    if per_kind < 1 or max_videos < 0:
+        raise ViewerError("--per-kind must be at least 1 and --max-videos at least 0", "usage")
+    for p in paths:
+        if not p.exists():
+            raise ViewerError(f"{p}: no such submission", "not_found")
+    if len({p.resolve() for p in paths}) != len(paths):
+        raise ViewerError("the same submission is given twice", "usage")
+    if board is not None and not Path(board).is_dir():
+        raise ViewerError(f"--board {board}: not a folder of results files", "not_found")
+    if results is not None and not Path(results).is_file():
+        raise ViewerError(f"--results {results}: no such file", "not_found")
+    check_out_dir(out, [split_dir, *paths] + ([Path(results)] if results else []) + ([Path(board)] if board else []))
+    try:
+        reader = SplitReader(split_dir)
+    except SplitError as exc:
+        raise ViewerError(str(exc), "split_invalid") from None
+    manifest = reader.manifest
+    if not manifest.get("with_video", True):
+        raise ViewerError(f"{split_dir} holds no videos (states only): the viewer shows the ground truth's frames; "
+                          "use a split generated with its videos", "split_without_video")
+    spec = get_task(manifest["task"])
+    family = family_of(spec)
+    headline_param = getattr(family, "law_headline", None)
+    mapping = pixel_mapping(manifest)
+    width = int(manifest["resolution"])
+    cf = int(manifest["condition_frames"])
+
+    models = []
+    for p in paths:
+        say(f"scoring {p} (cheap metrics: {', '.join(CHEAP_METRICS)})")
+        models.append(_score(p, split_dir, progress))
+    main = models[0]
+    results_doc = _read_results(Path(results), main) if results is not None else main.results
+    rows = list(reader.rows())
+    order = [r["sample_id"] for r in rows]
+    for m in models:
+        if set(m.details) != set(order):
+            raise ViewerError(f"{m.path} does not answer this split's sample ids", "ids_mismatch")
+
+    def videos_of(model: _Model) -> Any:
+        try:
+            return open_submission(model.path, manifest=manifest)
+        except SubmissionError as exc:
+            raise ViewerError(f"{model.path}: {exc}", "score_error") from None
+
+    # Pass 1: the judge's findings where it called a video abnormal (the details keep only the verdict).
+    for m in models:
+        bad = [s for s in order if (m.details[s].get("abnormal") or 0) >= 1]
+        if not bad:
+            continue
+        by_id = {r["sample_id"]: r for r in rows}
+        with videos_of(m) as sub:
+            for sid in bad:
+                bodies = row_scene(by_id[sid]).bodies
+                try:
+                    video = sub.read(sid)
+                except SubmissionError as exc:
+                    raise ViewerError(f"{m.path}: {exc}", "score_error") from None
+                verdict = judge(video, reader.video(by_id[sid]), [b.colour for b in bodies],
+                                [not b.dynamic for b in bodies], cf)
+                m.findings[sid] = [f.to_dict() for f in verdict.findings]
+
+    gallery = gallery_of(models, order, per_kind)
+    compares = [_disagreement(main, other, order) for other in models[1:]]
+    wanted: list[str] = []
+    for kind in gallery:
+        wanted += kind["ids"]
+    for comp in compares:
+        wanted += [r["id"] for r in comp["rows"][:per_kind]] + comp["one_sided"][:per_kind]
+    wanted += order
+    media_ids = list(dict.fromkeys(wanted))[:max_videos]
+
+    # Pass 2: sprites and tracks for the videos with media.
+    step = max(1, math.ceil(width / MAX_SIDE))
+    files: dict[str, bytes] = {}
+    media: dict[str, dict[str, Any]] = {}
+    position = {sid: i for i, sid in enumerate(order)}
+    used = 0
+    subs: list[Any] = []
+    try:
+        for m in models:
+            subs.append(videos_of(m))
+        for sid in media_ids:  # gallery first: the byte budget cuts the least wanted
+            if used >= max_bytes:
+                break
+            index = position[sid]
+            row = rows[index]
+            gt = reader.video(row)
+            bodies = row_scene(row).bodies
+            colours = [(int(b.colour[0]), int(b.colour[1]), int(b.colour[2])) for b in bodies]
+            panels: list[np.ndarray] = [gt]
+            tracks: list[Any] = []
+            for sub in subs:
+                video = sub.read(sid)
+                panels += [video, _difference(video, gt)]
+                if family.object_reader == "none":
+                    tracks.append(None)
+                else:
+                    refine = None if family.object_reader == "discs" else False
+                    parsed = parse_video(video, colours, mapping, refine=refine)
+                    tracks.append(_pixel_tracks(parsed.positions, mapping, width))
+            data, layout = sprite_png(panels, step)
+            name = f"media/v{index:06d}.png"
+            files[name] = data
+            used += len(data)
+            media[sid] = {"src": name, "bytes": len(data), **layout,
+                          "gt": _pixel_tracks(row["positions"], mapping, width), "tracks": tracks,
+                          "colours": [_hex(c) for c in colours]}
+    except SubmissionError as exc:
+        raise ViewerError(f"{exc}", "score_error") from None
+    finally:
+        for sub in subs:
+            sub.close()
+
+    videos = []
+    for row in rows:
+        sid = row["sample_id"]
+        videos.append({"id": sid, "level": row["level"], "params": _params(row),
+                       "cells": [dict(_video_cell(m.details[sid], headline_param), findings=m.findings.get(sid, []))
+                                 for m in models],
+                       "media": media.get(sid)})
+    present = [m for m in TABLE_METRICS if any(m in d for mdl in models for d in mdl.details.values())]
+    prov = results_doc.get("provenance", {})
+    data_doc = {
+        "kind": "phybench-viewer",
+        "phybench_version": __version__,
+        "task": manifest["task"],
+        "split": manifest["split"],
+        "resolution": width,
+        "frames": int(manifest["frames"]),
+        "condition_frames": cf,
+        "frame_interval": float(manifest["frame_interval"]),
+        "models": [{"name": m.name, "submission_hash": m.results["provenance"]["submission_hash"]} for m in models],
+        "provenance": {k: prov.get(k) for k in ("phybench_version", "protocol", "split_hash", "task_spec_hash",
+                                                  "submission_hash", "split_num_samples", "split_full_size")},
+        "results_file": str(results) if results is not None else None,
+        "headline": [_headline(results_doc)] + [_headline(m.results) for m in models[1:]],
+        "rank": _rank(Path(board), results_doc) if board is not None else None,
+        "levels": [_levels(results_doc)] + [_levels(m.results) for m in models[1:]],
+        "metrics": present,
+        "videos": videos,
+        "gallery": gallery,
+        "compare": compares,
+        "media": {"videos": len(media), "total": len(rows), "cap": max_videos, "max_bytes": max_bytes,
+                  "bytes": sum(m["bytes"] for m in media.values())},
+    }
+    files["index.html"] = page_html(data_doc).encode("utf-8")
+    for name in STATIC_FILES:
+        files[name] = template_bytes(name)
+    files[VIEWER_MARKER] = VIEWER_MARKER_TEXT.encode()
+    write_folder(out, files)
+    warnings = []
+    if len(media) < len(rows):
+        warnings.append(f"media for {len(media)} of {len(rows)} videos (--max-videos {max_videos}, --max-mb "
+                        f"{max_bytes / 1e6:g}); the table lists every video")
+    return ViewerReport(out, len(rows), len(media), data_doc["media"]["bytes"],
+                        {k["kind"]: len(k["ids"]) for k in gallery}, warnings)
+
+
+# ================================================================ the page
+def template_bytes(name: str) -> bytes:
+    return (resources.files("phybench.leaderboard") / TEMPLATE_DIR / name).read_bytes()
+
+
+def page_html(data: dict[str, Any]) -> str:
+    """index.html: the static frame; viewer.js builds the rest from the inline JSON."""
+    main = data["models"][0]["name"]
+    title = f"{main} on {data['task']} {data['split']}"
+    others = "".join(f" vs {escape(m['name'])}" for m in data["models"][1:])
+    template = template_bytes("viewer.html").decode("utf-8")
+    values = {"title": escape(title), "model": escape(main), "others": others, "task": escape(data["task"]),
+              "split": escape(data["split"]), "version": escape(data["phybench_version"]),
+              "data": script_json(data)}
+    return re.sub(r"\{\{(\w+)\}\}", lambda m: values[m.group(1)], template)
