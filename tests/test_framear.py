@@ -63,7 +63,8 @@ def test_tiny_run_trains_samples_scores(splits, tmp_path, capsys):
     report = validate(sub, eval_dir)
     assert report.ok, report.to_text()
     meta = json.loads((sub / "submission.json").read_text())
-    assert meta["model"]["family"] == "framear" and meta["model"]["train_steps"] == 4
+    assert meta["model"]["family"] == "framear" and meta["model"]["version"] == "step 4"
+    assert meta["model"]["train_split"] == "train-30k" and meta["model"]["train_size"] == 12
     assert meta["model"]["params"] == sum(p.numel() for p in fa_sample.load_run(run)[1].parameters())
     results = tmp_path / "results.json"
     capsys.readouterr()

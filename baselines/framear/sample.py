@@ -167,7 +167,11 @@ def main(argv=None) -> Path:
                                     "space": f"pixels {cfg.resolution} px", "rollout": f"frame by frame, {cfg.context} frames of context"},
                            seeds=[args.seed])
     meta["model"].update(family="framear", size=f"w{cfg.width}", params=sum(p.numel() for p in model.parameters()),
-                         checkpoint_sha256=file_sha256(weights), train_steps=int(step) if step else None)
+                         checkpoint_sha256=file_sha256(weights))
+    if step:
+        meta["model"]["version"] = f"step {int(step)}"  # the EMA snapshot's training step
+    if trained.get("split"):
+        meta["model"]["train_split"] = str(trained["split"])
     if "num_samples" in trained:
         meta["model"]["train_size"] = int(trained.get("rows_trained", trained["num_samples"]))
     return write_submission(args.out, meta, videos(), fmt=args.format)
