@@ -89,3 +89,17 @@ def test_fixed_seed_gives_same_weight_bytes(splits, tmp_path):
     assert a == b and a != c
     with pytest.raises(SystemExit, match="already holds a run"):
         fa_train.main(["--train-data", train, "--out", str(tmp_path / "a"), *settings])
+
+
+def test_cases_counts_where_out_of_range_fits_land():
+    from phybench_baselines.framear.cases import landing, velocity_range
+
+    assert velocity_range("uniform") == (1.0, 4.0)
+
+    def s(true, fit):
+        return {"true_velocity": true, "law": {"fit": {"velocity_x": fit, "velocity_y": 0.0},
+                                               "truth": {"velocity_x": true, "velocity_y": 0.0}}}
+
+    r = landing([s(2.0, 2.0), s(5.0, 3.9), s(5.5, 5.5), s(0.5, float("nan"))], 1.0, 4.0)
+    assert r["videos_out_of_range"] == 3 and r["with_fit"] == 2
+    assert r["share_inside_training_range"] == 0.5 and r["median_distance_true_to_range"] == 1.25
