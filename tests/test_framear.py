@@ -100,6 +100,6 @@ def test_cases_counts_where_out_of_range_fits_land():
         return {"true_velocity": true, "law": {"fit": {"velocity_x": fit, "velocity_y": 0.0},
                                                "truth": {"velocity_x": true, "velocity_y": 0.0}}}
 
-    r = landing([s(2.0, 2.0), s(5.0, 3.9), s(5.5, 5.5), s(0.5, float("nan"))], 1.0, 4.0)
+    r = landing([s(2.0, 2.0), s(5.0, 3.9), s(5.5, 5.5), s(0.5, None)], 1.0, 4.0)  # a sidecar writes null for no fit
     assert r["videos_out_of_range"] == 3 and r["with_fit"] == 2
     assert r["share_inside_training_range"] == 0.5 and r["median_distance_true_to_range"] == 1.25

@@ -18,7 +18,7 @@ import json
 
 import numpy as np
 
-from .sample import law_within
+from .sample import fitted_speed, law_within
 from phybench.tasks import get_task
 
 
@@ -35,8 +35,7 @@ def landing(samples: list[dict], lo: float, hi: float) -> dict:
         v = float(s["true_velocity"])
         if lo <= v <= hi:
             continue
-        f = (s.get("law") or {}).get("fit") or {}
-        fv = float(np.hypot(f.get("velocity_x", np.nan), f.get("velocity_y", np.nan)))
+        fv = fitted_speed((s.get("law") or {}).get("fit"))
         true.append(v)
         fit.append(fv)
     true, fit = np.asarray(true), np.asarray(fit)

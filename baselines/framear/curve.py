@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .sample import generate_videos, law_within, load_run
+from .sample import fitted_speed, generate_videos, law_within, load_run
 from phybench.data.split import SplitReader
 
 
@@ -46,8 +46,7 @@ def score_split(model, cfg, split: str, limit: int | None, steps: int | None = N
                 continue
             scored += 1
             law = d.get("law") or {}
-            fit = law.get("fit") or {}
-            fits.append([float(row["velocity"]), float(np.hypot(fit.get("velocity_x", np.nan), fit.get("velocity_y", np.nan)))])
+            fits.append([float(row["velocity"]), fitted_speed(law.get("fit"))])
             within.append(law_within(law, 0.1))
             if d["untrackable"]:
                 untrackable += 1

@@ -104,12 +104,18 @@ def validate_rows(model, cfg: FrameConfig, rows: list[dict], manifest: dict, see
             "val/law_within_10pct": float(np.mean(within)) if within else 0.0}
 
 
+def fitted_speed(fit: dict | None) -> float:
+    """|(velocity_x, velocity_y)| of a free-flight fit; NaN where there is none (a samples sidecar writes null)."""
+    fit = fit or {}
+    vx, vy = (fit.get(k) for k in ("velocity_x", "velocity_y"))
+    return float("nan") if vx is None or vy is None else float(np.hypot(float(vx), float(vy)))
+
+
 def law_within(law: dict | None, tol: float) -> bool:
     """The fitted speed (free flight: |(velocity_x, velocity_y)| at t = 0) within tol of the truth's own fit."""
     if not law or not law.get("fit") or not law.get("truth"):
         return False
-    f, t = law["fit"], law["truth"]
-    fs, ts = np.hypot(f["velocity_x"], f["velocity_y"]), np.hypot(t["velocity_x"], t["velocity_y"])
+    fs, ts = fitted_speed(law["fit"]), fitted_speed(law["truth"])
     return bool(np.isfinite(fs) and np.isfinite(ts) and ts > 0 and abs(fs / ts - 1) <= tol)
 
 
