@@ -1,0 +1,187 @@
+"""Roll out the frame-autoregressive model and write a submission.
+
+    python -m phybench_baselines.framear.sample --checkpoint RUN --data SPLIT_DIR --out SUB
+
+or, as a `phybench run` model:
+
+    phybench run --model phybench_baselines.framear.sample:FrameAR --model-args checkpoint=RUN \
+        --tasks uniform --protocol lite --out runs/framear
+
+Each frame is generated from the last `context` frames (the condition frames first, then the
+model's own, kept as floats at the model's resolution) by `sample_steps` Euler steps of the
+rectified flow from Gaussian noise; frames are upsampled bilinearly to the split's size and the
+condition frames are copied in as given.  Noise is seeded per batch from (seed, the batch's
+condition frames), so videos do not depend on batching order or resumption.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from .model import FrameNet
+from .train import FrameConfig, downsample, make_model, upsample
+from phybench.data.split import SplitReader, render_row
+
+
+def load_run(run: Path, device: str = "cpu") -> tuple[FrameConfig, FrameNet]:
+    """The run's config and EMA weights (safetensors: no pickle)."""
+    from safetensors.torch import load_file
+
+    run = Path(run)
+    weights = run / "ema.safetensors" if run.is_dir() else run
+    folder = weights.parent if weights.parent.name != "snapshots" else weights.parent.parent
+    for p in (folder / "config.json", weights):
+        if not p.is_file():
+            raise FileNotFoundError(f"{p} is missing: not a finished framear run")
+    cfg = FrameConfig(**json.loads((folder / "config.json").read_text()))
+    model = make_model(cfg)
+    model.load_state_dict(load_file(str(weights)))
+    return cfg, model.to(device).eval()
+
+
+@torch.inference_mode()
+def rollout(model: FrameNet, cfg: FrameConfig, first: torch.Tensor, total: int, generator: torch.Generator,
+            steps: int | None = None) -> torch.Tensor:
+    """(N, c, 3, r, r) condition frames in [-1, 1] -> (N, total, 3, r, r): frame by frame."""
+    steps = int(steps or cfg.sample_steps)
+    frames = list(first.unbind(1))
+    N = first.shape[0]
+    grid = torch.linspace(1, 0, steps + 1)
+    while len(frames) < total:
+        context = torch.stack(frames[-cfg.context:], dim=1)
+        x = torch.randn(frames[-1].shape, generator=generator)
+        for s, s_next in zip(grid[:-1], grid[1:]):
+            x0 = model(x, context, s.expand(N))
+            x = x0 + (s_next / s) * (x - x0)  # the straight path through (x0, x) at level s_next
+        frames.append(x0.clamp(-1, 1))
+    return torch.stack(frames[:total], dim=1)
+
+
+def generate_videos(model, cfg: FrameConfig, condition: np.ndarray, num_frames: int, seed: int = 0,
+                    steps: int | None = None) -> np.ndarray:
+    """uint8 (B, c, H, W, 3) -> uint8 (B, num_frames, H, W, 3), the condition frames kept as given."""
+    condition = np.asarray(condition)
+    B, c, R = condition.shape[:3]
+    digest = hashlib.sha256(condition.tobytes()).digest()
+    generator = torch.Generator().manual_seed(seed * 2**32 + int.from_bytes(digest[:4], "little"))
+    first = torch.stack([downsample(v, cfg.resolution) for v in condition])  # (B, c, 3, r, r)
+    clips = rollout(model, cfg, first, num_frames, generator, steps)
+    out = np.stack([upsample(x, R) for x in clips])
+    out[:, :c] = condition
+    return np.ascontiguousarray(out)
+
+
+def validate_rows(model, cfg: FrameConfig, rows: list[dict], manifest: dict, seed: int = 0,
+                  batch: int = 64) -> dict[str, float]:
+    """Velocity error, untrackable share and learned-law fit on held-out training rows (pixels parsed as the scorer does)."""
+    from phybench.scoring.score import score_sample
+
+    was_training = model.training
+    model.eval()
+    T, c, R = int(manifest["frames"]), int(manifest["condition_frames"]), int(manifest["resolution"])
+    errors, within, untrackable = [], [], 0
+    for i in range(0, len(rows), batch):
+        chunk = rows[i:i + batch]
+        cond = np.stack([render_row(row, R, slice(0, c)) for row in chunk])
+        videos = generate_videos(model, cfg, cond, T, seed)
+        for row, video in zip(chunk, videos):
+            d = score_sample(row, video, None, manifest, ("velocity_error", "law_error"))
+            if d["excluded"]:
+                continue
+            if d["untrackable"]:
+                untrackable += 1
+                continue
+            errors.append(d["velocity_error"])
+            within.append(law_within(d.get("law"), 0.1))
+    model.train(was_training)
+    return {"val/velocity_error": float(np.mean(errors)) if errors else float("nan"),
+            "val/untrackable": untrackable / max(1, len(rows)),
+            "val/law_within_10pct": float(np.mean(within)) if within else 0.0}
+
+
+def fitted_speed(fit: dict | None) -> float:
+    """|(velocity_x, velocity_y)| of a free-flight fit; NaN where there is none (a samples sidecar writes null)."""
+    fit = fit or {}
+    vx, vy = (fit.get(k) for k in ("velocity_x", "velocity_y"))
+    return float("nan") if vx is None or vy is None else float(np.hypot(float(vx), float(vy)))
+
+
+def law_within(law: dict | None, tol: float) -> bool:
+    """The fitted speed (free flight: |(velocity_x, velocity_y)| at t = 0) within tol of the truth's own fit."""
+    if not law or not law.get("fit") or not law.get("truth"):
+        return False
+    fs, ts = fitted_speed(law["fit"]), fitted_speed(law["truth"])
+    return bool(np.isfinite(fs) and np.isfinite(ts) and ts > 0 and abs(fs / ts - 1) <= tol)
+
+
+class FrameAR:
+    """A `phybench run` model: generate(condition, num_frames)."""
+
+    def __init__(self, checkpoint: str, steps: int | None = None, seed: int = 0) -> None:
+        self.cfg, self.model = load_run(Path(checkpoint))
+        self.steps, self.seed = steps, int(seed)
+
+    def generate(self, condition: np.ndarray, num_frames: int) -> np.ndarray:
+        return generate_videos(self.model, self.cfg, condition, num_frames, self.seed, self.steps)
+
+
+def main(argv=None) -> Path:
+    from phybench.io import file_sha256
+    from phybench.submission import submission_meta, write_submission
+
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--checkpoint", required=True, help="a run folder of phybench_baselines.framear.train, or a "
+                                                        "snapshot's .safetensors in it")
+    p.add_argument("--data", required=True, help="an evaluation split folder")
+    p.add_argument("--out", required=True, help="the submission folder to write (must not exist)")
+    p.add_argument("--batch-size", type=int, default=50)
+    p.add_argument("--steps", type=int, default=None, help="sampler steps (default: the config's)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--limit", type=int, default=None, help="only the first N samples")
+    p.add_argument("--format", default="npz", choices=["npy", "npz", "png"])
+    p.add_argument("--name", default="framear-flow", help="model name in the submission")
+    args = p.parse_args(argv)
+
+    path = Path(args.checkpoint)
+    cfg, model = load_run(path)
+    weights = path / "ema.safetensors" if path.is_dir() else path
+    folder = weights.parent.parent if weights.parent.name == "snapshots" else weights.parent
+    reader = SplitReader(args.data)
+    trained = json.loads((folder / "train_split.json").read_text()) if (folder / "train_split.json").is_file() else {}
+    if trained.get("task") not in (None, reader.manifest["task"]):
+        raise ValueError(f"{folder} was trained on {trained['task']!r}, not {reader.manifest['task']!r}")
+    rows = list(reader.rows(columns=["sample_id", "video"]))[:args.limit]
+    c, T = int(reader.manifest["condition_frames"]), int(reader.manifest["frames"])
+
+    def videos():
+        for i in range(0, len(rows), args.batch_size):
+            batch = rows[i:i + args.batch_size]
+            cond = np.stack([reader.video(row)[:c] for row in batch])
+            done = generate_videos(model, cfg, cond, T, args.seed, args.steps)
+            yield from ((row["sample_id"], v) for row, v in zip(batch, done))
+
+    from safetensors import safe_open
+    with safe_open(str(weights), "pt") as f:
+        step = (f.metadata() or {}).get("step")
+    meta = submission_meta(reader.manifest, args.name,
+                           sampler={"objective": "flow", "steps": int(args.steps or cfg.sample_steps),
+                                    "space": f"pixels {cfg.resolution} px", "rollout": f"frame by frame, {cfg.context} frames of context"},
+                           seeds=[args.seed])
+    meta["model"].update(family="framear", size=f"w{cfg.width}", params=sum(p.numel() for p in model.parameters()),
+                         checkpoint_sha256=file_sha256(weights))
+    if step:
+        meta["model"]["version"] = f"step {int(step)}"  # the EMA snapshot's training step
+    if trained.get("split"):
+        meta["model"]["train_split"] = str(trained["split"])
+    if "num_samples" in trained:
+        meta["model"]["train_size"] = int(trained.get("rows_trained", trained["num_samples"]))
+    return write_submission(args.out, meta, videos(), fmt=args.format)
+
+
+if __name__ == "__main__":
+    main()

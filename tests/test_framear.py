@@ -1,0 +1,105 @@
+"""The frame-autoregressive flow-matching baseline: trains, samples, scores end to end; a seed fixes the weights."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+pytest.importorskip("accelerate")
+
+from phybench_baselines.framear import sample as fa_sample  # noqa: E402
+from phybench_baselines.framear import train as fa_train  # noqa: E402
+from phybench_baselines.framear.model import FrameNet  # noqa: E402
+from phybench.data.generate import generate  # noqa: E402
+from phybench.data.split import make_plan  # noqa: E402
+from phybench.submission import validate  # noqa: E402
+from phybench.tasks import get_task  # noqa: E402
+
+TINY = ["resolution=16", "width=8", "dilations=[1,2]", "train_rows=12", "val_rows=2", "batch_size=4",
+        "steps=4", "eval_every=2", "log_every=1", "sample_steps=2", "warmup_steps=1"]
+
+
+@pytest.fixture(scope="module")
+def splits(tmp_path_factory):
+    root = tmp_path_factory.mktemp("framear")
+    generate(make_plan(get_task("uniform"), "train-30k", None, 16, None), root / "train", progress=False)
+    generate(make_plan(get_task("uniform"), "id-eval", None, 3, None), root / "eval", progress=False)
+    return root / "train", root / "eval"
+
+
+def test_model_starts_as_copy_last_and_sees_its_context():
+    torch.manual_seed(0)
+    net = FrameNet(context=3, width=8, dilations=(1, 2))
+    ctx = torch.rand(2, 3, 3, 16, 16) * 2 - 1
+    out = net(torch.randn(2, 3, 16, 16), ctx, torch.tensor([0.3, 1.0]))
+    assert torch.equal(out, ctx[:, -1])  # the zero-initialised output layer: a still scene
+    assert net.receptive_field() == 1 + 2 * (2 + 3)
+
+
+def test_rows_split_disjoint_and_spread():
+    train, val = fa_train.split_rows(100, 10, 5)
+    assert len(set(train)) == 10 and len(set(val)) == 5 and not set(train) & set(val)
+    assert min(train) == 0 and max(train) == 99 and max(val) > 80
+    with pytest.raises(SystemExit):
+        fa_train.split_rows(10, 8, 3)
+
+
+def test_tiny_run_trains_samples_scores(splits, tmp_path, capsys):
+    """End to end: train (with validation on held-out training rows), sample a split, validate and score it."""
+    from phybench.cli import main as cli
+
+    train, eval_dir = splits
+    run = tmp_path / "run"
+    history = fa_train.main(["--train-data", str(train), "--out", str(run), "--set", *TINY])
+    evals = [e for e in history if "val/velocity_error" in e]
+    assert [e["step"] for e in evals] == [2, 4] and all(0 <= e["val/untrackable"] <= 1 for e in evals)
+    assert sorted(p.name for p in (run / "snapshots").iterdir()) == ["ema_0000002.safetensors", "ema_0000004.safetensors"]
+    assert (run / "snapshots" / "ema_0000004.safetensors").read_bytes() == (run / "ema.safetensors").read_bytes()
+    sub = fa_sample.main(["--checkpoint", str(run), "--data", str(eval_dir), "--out", str(tmp_path / "sub"),
+                          "--batch-size", "2"])
+    report = validate(sub, eval_dir)
+    assert report.ok, report.to_text()
+    meta = json.loads((sub / "submission.json").read_text())
+    assert meta["model"]["family"] == "framear" and meta["model"]["version"] == "step 4"
+    assert meta["model"]["train_split"] == "train-30k" and meta["model"]["train_size"] == 12
+    assert meta["model"]["params"] == sum(p.numel() for p in fa_sample.load_run(run)[1].parameters())
+    results = tmp_path / "results.json"
+    capsys.readouterr()
+    assert cli(["score", str(sub), "--data", str(eval_dir), "--metrics", "velocity_error,law_error",
+                "--out", str(results), "--quiet"]) == 0
+    assert json.loads(results.read_text())["model"]["name"] == "framear-flow"
+    # a snapshot samples too, and sampling is deterministic: the same videos from the same weights
+    snap = run / "snapshots" / "ema_0000002.safetensors"
+    cfg, model = fa_sample.load_run(snap)
+    cond = np.zeros((1, 3, 128, 128, 3), np.uint8) + 255
+    a = fa_sample.generate_videos(model, cfg, cond, 6)
+    assert a.shape == (1, 6, 128, 128, 3) and np.array_equal(a, fa_sample.generate_videos(model, cfg, cond, 6))
+
+
+def test_fixed_seed_gives_same_weight_bytes(splits, tmp_path):
+    train = str(splits[0])
+    settings = ["--set", *TINY, "val_rows=0"]
+    fa_train.main(["--train-data", train, "--out", str(tmp_path / "a"), *settings])
+    fa_train.main(["--train-data", train, "--out", str(tmp_path / "b"), *settings])
+    fa_train.main(["--train-data", train, "--out", str(tmp_path / "c"), *settings[:-1], "seed=1", "val_rows=0"])
+    a, b, c = ((tmp_path / x / "ema.safetensors").read_bytes() for x in "abc")
+    assert a == b and a != c
+    with pytest.raises(SystemExit, match="already holds a run"):
+        fa_train.main(["--train-data", train, "--out", str(tmp_path / "a"), *settings])
+
+
+def test_cases_counts_where_out_of_range_fits_land():
+    from phybench_baselines.framear.cases import landing, velocity_range
+
+    assert velocity_range("uniform") == (1.0, 4.0)
+
+    def s(true, fit):
+        return {"true_velocity": true, "law": {"fit": {"velocity_x": fit, "velocity_y": 0.0},
+                                               "truth": {"velocity_x": true, "velocity_y": 0.0}}}
+
+    r = landing([s(2.0, 2.0), s(5.0, 3.9), s(5.5, 5.5), s(0.5, None)], 1.0, 4.0)  # a sidecar writes null for no fit
+    assert r["videos_out_of_range"] == 3 and r["with_fit"] == 2
+    assert r["share_inside_training_range"] == 0.5 and r["median_distance_true_to_range"] == 1.25
