@@ -177,3 +177,23 @@ def test_scoring_decodes_each_video_once_and_still_reports_every_problem(split_d
     with pytest.raises(ScoreError) as err:
         score(bad, split_dir, "velocity_error", progress=False)
     assert err.value.code == validate(bad, split_dir).errors[0].code
+
+
+def test_forked_workers_give_the_same_bytes(split_dir, frozen_sub, tmp_path):
+    """`phybench score` from the command line does not load torch for the cheap metrics, so its
+    workers are forked (no re-import); their results bytes equal one process's."""
+    import subprocess
+    import sys
+
+    probe = subprocess.run([sys.executable, "-c", "import phybench.cli, sys; from phybench.scoring.loop import _context; "
+                            "print(_context().get_start_method(), 'torch' in sys.modules)"],
+                           capture_output=True, text=True, check=True)
+    assert probe.stdout.split() == ["fork", "False"]
+    outs = []
+    for workers in ("1", "2"):
+        out = tmp_path / f"w{workers}.json"
+        subprocess.run([sys.executable, "-m", "phybench.cli", "score", str(frozen_sub), "--data", str(split_dir),
+                        "--metrics", FAST, "--workers", workers, "--out", str(out), "--quiet"],
+                       capture_output=True, check=True)
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1]
