@@ -55,7 +55,7 @@ def landing(samples: list[dict], lo: float, hi: float) -> dict:
 def main(argv=None) -> list[dict]:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("samples", nargs="+", help="samples.json sidecars of `phybench score` on an OOD split")
-    p.add_argument("--task", default="uniform")
+    p.add_argument("--task", required=True, help="the task the samples answer (its training velocity range)")
     args = p.parse_args(argv)
     lo, hi = velocity_range(args.task)
     out = []
