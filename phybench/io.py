@@ -14,7 +14,7 @@ import shutil
 import socket
 import tempfile
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 CACHE_ENV = "PHYBENCH_CACHE_DIR"
 _HOST = hashlib.sha256(socket.gethostname().encode()).hexdigest()[:6]
@@ -172,3 +172,34 @@ def cache_dir(kind: str = "", override_env: str | None = None) -> Path:
         xdg = os.environ.get("XDG_CACHE_HOME")
         base = (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "phybench"
     return base / kind if kind else base
+
+
+def replace_folder(out_dir: str | os.PathLike[str], files: Mapping[str, bytes]) -> None:
+    """Write `files` ({relative name: bytes}) into a fresh folder beside `out_dir`, then swap it in
+    for `out_dir`: a failure leaves the previous folder (or nothing), never a partial one.  Used by
+    the leaderboard site and the viewer; callers check the names they pass."""
+    out = Path(out_dir).resolve()  # "." has no name and is its own parent: work on the absolute path
+    out.parent.mkdir(parents=True, exist_ok=True)
+    inside = Path.cwd().is_relative_to(out)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.building-", dir=out.parent))
+    old = None
+    try:
+        for name, data in sorted(files.items()):
+            (tmp / name).parent.mkdir(parents=True, exist_ok=True)
+            (tmp / name).write_bytes(data)
+        os.chmod(tmp, 0o755)  # mkdtemp makes it private; these folders are for reading
+        if out.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+            os.rename(out, old / "previous")
+        try:
+            os.rename(tmp, out)
+        except OSError:
+            if old is not None:
+                os.rename(old / "previous", out)
+            raise
+        if inside:  # the process stood in the old folder: stand in the new one
+            os.chdir(out)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+        if old is not None and out.exists():  # never delete the old folder while nothing replaced it
+            shutil.rmtree(old, ignore_errors=True)

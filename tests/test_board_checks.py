@@ -435,20 +435,22 @@ def test_out_must_be_empty_new_or_a_site(tmp_path, capsys):
 
 
 def test_a_failed_build_leaves_the_old_site(tmp_path, monkeypatch):
+    import os
+
     import phybench.leaderboard as lb
 
     results = copy_shipped(tmp_path / "results", (ID_FILE,))
     out = tmp_path / "site"
     build(results, out)
     before = {p.name: p.read_bytes() for p in out.iterdir()}
-    real = lb.os.rename
+    real = os.rename
 
     def failing(src, dst):  # the swap of the new site into place fails (putting the old one back works)
         if Path(dst) == out and ".building-" in Path(src).name:
             raise OSError("disk full")
         return real(src, dst)
 
-    monkeypatch.setattr(lb.os, "rename", failing)
+    monkeypatch.setattr(os, "rename", failing)  # phybench.io.replace_folder swaps the site in
     with pytest.raises(OSError, match="disk full"):
         build(results, out)
     monkeypatch.undo()

@@ -31,9 +31,6 @@ and `probes` the Probes page; `build` here runs them in that order.  The command
 """
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -77,31 +74,9 @@ def check_out_dir(results_dir: Path, out_dir: Path) -> None:
 def _write_site(out_dir: Path, files: dict[str, str]) -> None:
     """Build the site in a temporary folder beside `out_dir`, then swap it in: a failure
     leaves the previous site (or nothing), never a partial one."""
-    out_dir = out_dir.resolve()  # "." has no name and is its own parent: work on the absolute path
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    inside = Path.cwd().is_relative_to(out_dir)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.building-", dir=out_dir.parent))
-    old = None
-    try:
-        for name, text in sorted(files.items()):
-            (tmp / name).parent.mkdir(parents=True, exist_ok=True)
-            (tmp / name).write_bytes(text.encode("utf-8"))
-        os.chmod(tmp, 0o755)  # mkdtemp makes it private; a site is for reading
-        if out_dir.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.old-", dir=out_dir.parent))
-            os.rename(out_dir, old / "site")
-        try:
-            os.rename(tmp, out_dir)
-        except OSError:
-            if old is not None:
-                os.rename(old / "site", out_dir)
-            raise
-        if inside:  # the process stood in the old site: stand in the new one
-            os.chdir(out_dir)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-        if old is not None and out_dir.exists():  # never delete the old site while nothing replaced it
-            shutil.rmtree(old, ignore_errors=True)
+    from ..io import replace_folder
+
+    replace_folder(out_dir, {name: text.encode("utf-8") for name, text in files.items()})
 
 
 def build(

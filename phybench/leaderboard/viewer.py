@@ -32,8 +32,6 @@ import json
 import math
 import os
 import re
-import shutil
-import tempfile
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -113,29 +111,9 @@ def write_folder(out_dir: Path, files: dict[str, bytes]) -> None:
         parts = name.split("/")
         if not 1 <= len(parts) <= 2 or not all(SAFE_NAME.match(p) or p == VIEWER_MARKER for p in parts):
             raise ViewerError(f"refusing to write {name!r}: not a plain file name inside the viewer", "unsafe_name")
-    out_dir = out_dir.resolve()
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.building-", dir=out_dir.parent))
-    old = None
-    try:
-        for name, data in sorted(files.items()):
-            target = tmp / name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
-        os.chmod(tmp, 0o755)
-        if out_dir.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.old-", dir=out_dir.parent))
-            os.rename(out_dir, old / "viewer")
-        try:
-            os.rename(tmp, out_dir)
-        except OSError:
-            if old is not None:
-                os.rename(old / "viewer", out_dir)
-            raise
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-        if old is not None and out_dir.exists():
-            shutil.rmtree(old, ignore_errors=True)
+    from ..io import replace_folder
+
+    replace_folder(out_dir, files)
 
 
 # ================================================================ numbers

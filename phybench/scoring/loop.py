@@ -26,6 +26,7 @@ import numpy as np
 
 from ..data.split import SplitReader
 from .features import FeaturePass, share_bounds
+from .sample import score_row
 
 _BLAS_ENV = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
@@ -66,8 +67,6 @@ def score_share(sub: Any, reader: SplitReader, rows: Mapping[str, dict[str, Any]
 
     features: LPIPS values and I3D features computed elsewhere (`leaderboard verify`'s shards):
     the LPIPS values are taken as they are and no torch metric runs here."""
-    from .score import score_row
-
     out = PassResult()
     fp = None
     if settings.torch_metrics and features is None:
