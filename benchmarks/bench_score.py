@@ -4,8 +4,8 @@
     python benchmarks/bench_score.py --n 200 --families uniform,collision,combinatorial
     python benchmarks/bench_score.py --families "" --torch 32   # LPIPS + FVD, 1 process vs --workers 2
 
-For each family an evaluation split is generated (uniform and collision id-eval at 128 px,
-combinatorial in-template-eval at 256 px) and the submission is its ground truth blurred
+For each task its first evaluation split is generated at its own resolution (uniform and collision
+id-eval at 128 px, combinatorial in-template-eval at 256 px) and the submission is its ground truth blurred
 (Gaussian, sigma 0.7 px, generated frames only), so that every metric takes the full path a
 real model's output does (nothing is identical to the ground truth).  Scored with the cheap
 metrics (`velocity_error,ssim,psnr` and the companions every run adds, the judge included):
@@ -48,7 +48,6 @@ from phybench.scoring.score import score  # noqa: E402
 from phybench.submission import submission_meta, write_submission  # noqa: E402
 from phybench.tasks import get_task  # noqa: E402
 
-FAMILIES = {"uniform": "id-eval", "collision": "id-eval", "parabola": "id-eval", "combinatorial": "in-template-eval"}
 METRICS = "velocity_error,ssim,psnr"
 # stage -> (module file suffix, function names): cumulative CPU of these entry points
 STAGES = {
@@ -70,8 +69,9 @@ def _blurred(video: np.ndarray, start: int) -> np.ndarray:
 
 
 def _prepare(task: str, n: int, root: Path) -> tuple[Path, Path]:
-    split_dir = root / f"{task}-{FAMILIES[task]}"
-    generate(make_plan(get_task(task), FAMILIES[task], None, n, None), split_dir, progress=False)
+    split = get_task(task).eval_splits[0]  # the in-distribution evaluation split, as the family lists it
+    split_dir = root / f"{task}-{split}"
+    generate(make_plan(get_task(task), split, None, n, None), split_dir, progress=False)
     reader = SplitReader(split_dir)
     cf = int(reader.manifest["condition_frames"])
     videos = ((row["sample_id"], _blurred(reader.video(row), cf)) for row in reader.rows())
