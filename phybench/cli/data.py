@@ -17,6 +17,13 @@ EXAMPLES = {
           phybench tasks
           phybench tasks show collision
           phybench tasks show uniform --json
+          phybench tasks check sliding-square
+          phybench tasks check probe-priority --samples 32
+
+        `tasks check NAME` (a task, or every task of a family) makes samples of every split and
+        checks each promise its rows make: every body in view for the frames the row claims,
+        positions that follow the family's closed form, the same sample twice from the same key,
+        a stable spec hash.  Exit code 1 when one is broken (docs/adding-a-task.md).
     """,
     "generate": """
         examples:
@@ -49,9 +56,11 @@ EXAMPLES = {
 
 
 def _add_tasks(add: Callable[..., argparse.ArgumentParser]) -> None:
-    t = add("tasks", "List the registered tasks, or show one task's spec.")
-    t.add_argument("action", nargs="?", choices=["show"], help="show one task")
-    t.add_argument("name", nargs="?", help="task name (with 'show')")
+    t = add("tasks", "List the registered tasks, show one task's spec, or check a family's rows.")
+    t.add_argument("action", nargs="?", choices=["show", "check"], help="show one task; check a task or family")
+    t.add_argument("name", nargs="?", help="task name (with 'show'); task or family name (with 'check')")
+    t.add_argument("--samples", type=int, default=8, metavar="N",
+                   help="check: samples per split, spread over it (default 8)")
     t.add_argument("--json", action="store_true", help="machine-readable output")
     t.epilog = textwrap.dedent(EXAMPLES["tasks"])
     t.set_defaults(func=cmd_tasks)
@@ -117,9 +126,44 @@ def _fmt_range(r: tuple[float, float]) -> str:
     return f"[{r[0]:g}, {r[1]:g}]"
 
 
+def cmd_tasks_check(args: argparse.Namespace) -> int:
+    """`phybench tasks check NAME`: the family checker on samples of every split (exit 1 on a finding)."""
+    from ..tasks.check import check_spec_hashes_elsewhere, check_task, tasks_named
+
+    if not args.name:
+        raise CliError("`phybench tasks check` needs a task or family name, e.g. `phybench tasks check uniform`")
+    if args.samples < 1:
+        raise CliError(f"--samples must be at least 1, got {args.samples}")
+    specs = tasks_named(args.name)
+    reports = [check_task(spec, per_split=args.samples) for spec in specs]
+    elsewhere, unknown = check_spec_hashes_elsewhere(specs)
+    for report in reports:
+        report.findings += [f for f in elsewhere if f.task == report.task]
+        if report.task in unknown:
+            report.skipped.append("spec hash in a fresh interpreter: the task is registered in this process only")
+    if args.json:
+        print(json.dumps([{"task": r.task, "ok": r.ok, "samples": r.samples, "skipped": r.skipped,
+                           "findings": [{"check": f.check, "sample_id": f.sample_id, "message": f.message}
+                                        for f in r.findings]} for r in reports], indent=2))
+        return 0 if all(r.ok for r in reports) else 1
+    for spec, r in zip(specs, reports, strict=True):
+        print(f"{r.task} v{spec.version} (family {spec.scenario}): {r.samples} samples of {len(spec.split_names)} "
+              f"split(s) checked: frames in view, closed form, determinism, spec hash")
+        for note in r.skipped:
+            print(f"  skipped: {note}")
+        print("  OK" if r.ok else f"  FAILED: {len(r.findings)} finding(s)")
+        for f in r.findings[:20]:
+            print(textwrap.fill(str(f), 100, initial_indent="  - ", subsequent_indent="    "))
+        if len(r.findings) > 20:
+            print(f"  ... and {len(r.findings) - 20} more (--json lists them all)")
+    return 0 if all(r.ok for r in reports) else 1
+
+
 def cmd_tasks(args: argparse.Namespace) -> int:
     from ..tasks import TASKS, get_task
 
+    if args.action == "check":
+        return cmd_tasks_check(args)
     if args.action == "show":
         if not args.name:
             raise CliError("`phybench tasks show` needs a task name, e.g. `phybench tasks show uniform`")

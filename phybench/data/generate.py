@@ -3,6 +3,10 @@
 Each shard is written to a temporary file and renamed into place, then its sidecar
 (hashes) is written the same way: a killed run leaves only finished shards behind,
 and the next run skips them.  The manifest is written last, once every shard exists.
+Every row is run through the family checker (`phybench.tasks.check`) before its shard is
+written: a family whose rows break a promise (a body out of view in a frame the row
+claims, a trajectory off its closed form, a sample that does not regenerate) is refused
+with the row and the check named, and that shard is never written.
 A folder that holds another task, split, spec hash or layout is refused, never mixed.
 """
 from __future__ import annotations
@@ -18,6 +22,7 @@ from typing import Any
 from tqdm import tqdm
 
 from ..io import mkdirs, rmdirs
+from ..tasks.check import FamilyCheckError, check_spec_hash
 from .split import (
     DATA_DIR,
     MANIFEST,
@@ -125,6 +130,9 @@ def generate(
     if workers < 1:
         raise SplitError(f"--workers must be at least 1, got {workers}")
     out = Path(out)
+    found = check_spec_hash(plan.spec)  # the family checker's task-level check; rows are checked per shard
+    if found:
+        raise SplitError(str(FamilyCheckError(found, plan.spec.name)), code="family_check")
     done = scan_existing(plan, out, clean_temp=shard is None)
     made = mkdirs(out / DATA_DIR)
     try:

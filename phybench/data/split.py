@@ -39,6 +39,7 @@ from ..io import atomic_write_bytes, file_sha256
 from .frames import decode_video, encode_video
 from ..world.render import render
 from ..tasks import family_of
+from ..tasks.check import Finding, FamilyCheckError, check_deterministic, check_trajectory
 from ..tasks.sampling import make_sample, simulate_sample
 from ..tasks.spec import TaskSpec
 from ..world.scene import Body, Scene
@@ -276,6 +277,30 @@ def sample_video(plan: SplitPlan, index: int, frames: slice | None = None, resol
     return render_row(scene_row(spec, simulate_sample(spec, sample)), resolution or plan.resolution, frames)
 
 
+def row_findings(spec: TaskSpec, row: dict[str, Any], closed_form: bool = True) -> list[Finding]:
+    """The family checker's row-level checks on a stored row (`phybench.tasks.check`).
+
+    Rows without states (parameter-only training rows) have no trajectory to check."""
+    if row.get("positions") is None:
+        return []
+    scene = row_scene(row)
+    return check_trajectory(spec, str(row["sample_id"]), int(row["frames_in_view"]), scene, closed_form=closed_form)
+
+
+def refuse_failing_rows(plan: SplitPlan, rows: list[dict[str, Any]], start: int) -> None:
+    """Raise `SplitError` (code ``family_check``) before a shard whose rows break the family's promises is written.
+
+    Every row's claims are checked, and the shard's first sample is made twice (determinism)."""
+    findings = [f for row in rows for f in row_findings(plan.spec, row)]
+    if rows:
+        findings += check_deterministic(plan.spec, plan.split, start)[1]
+    if findings:
+        bad = len({f.sample_id for f in findings})
+        where = f"{plan.spec.name}/{plan.split}: {bad} of the {len(rows)} rows from index {start}"
+        raise SplitError(f"{FamilyCheckError(findings, where)}; this shard was not written (fix the family, "
+                         "then generate again)", code="family_check")
+
+
 # ------------------------------------------------------------------ files
 def write_shard(plan: SplitPlan, out: Path, shard: int) -> dict[str, Any]:
     """Generate and write one shard atomically; returns its sidecar record."""
@@ -289,6 +314,7 @@ def write_shard(plan: SplitPlan, out: Path, shard: int) -> dict[str, Any]:
         rows.append(row)
         if video is not None:
             pngs.append(encode_video(video))
+    refuse_failing_rows(plan, rows, start)
     table = rows_to_table(plan.spec, rows, pngs, plan.with_states)
     data_dir = out / DATA_DIR
     name = plan.shard_name(shard)

@@ -1,4 +1,9 @@
-"""`verify`: recompute a split folder's hashes and say what differs (and, on request, re-simulate samples)."""
+"""`verify`: recompute a split folder's hashes and say what differs (and, on request, re-simulate samples).
+
+Every row with states also goes through the family checker's row checks
+(`phybench.tasks.check`: frames in view, closed form), so a split whose hashes are
+consistent but whose rows lie about themselves is reported (code ``family_check``).
+"""
 from __future__ import annotations
 
 import hashlib
@@ -11,7 +16,7 @@ from ..io import file_sha256
 from ..problems import Problem, error
 from .frames import decode_video
 from .arrow import table_rows
-from .split import generate_sample, plan_from_manifest, read_manifest, row_digest, split_hash
+from .split import generate_sample, plan_from_manifest, read_manifest, row_digest, row_findings, split_hash
 
 
 # ------------------------------------------------------------------ verify
@@ -91,6 +96,8 @@ def verify(folder: str | os.PathLike[str], regenerate: int = 0, progress: bool =
                 problems.append(error("video_undecodable", f"{entry['file']}: {row['sample_id']}: video does not decode ({exc})",
                                       row["sample_id"], entry["file"]))
                 video = np.zeros((0,), np.uint8)  # digest of nothing: the split hash will differ
+            for finding in row_findings(spec, row, closed_form=not manifest.get("imported")):
+                problems.append(error("family_check", f"{entry['file']}: {finding}", row["sample_id"], entry["file"]))
             d = row_digest(spec, row, video).hex()
             shard_digests.append(d)
             if row["index"] in regen_at:

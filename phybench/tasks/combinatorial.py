@@ -266,6 +266,7 @@ class CombinatorialFamily(TaskFamily):
     stores_training_states = False  # 6M scenes: rows keep parameters, the loader simulates and renders
     frames_in_view_doc = ("at least this many frames have every body in view (here: exactly this many, with half "
                           "a pixel of tolerance at 256 px for bodies resting on the floor)")
+    in_view_tolerance = _IN_VIEW_TOLERANCE  # the half pixel its frames_in_view counts with
 
     def draw(self, spec: TaskSpec, decl: SplitDecl, index: int, u: np.ndarray) -> tuple[str, dict[str, Any]]:
         if decl.draw != "templates":

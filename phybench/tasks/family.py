@@ -87,6 +87,9 @@ class TaskFamily:
     # One meaning everywhere: at least this many frames have every body fully in view (a
     # lower bound, checked by tests/test_simulate.py); a family says when it is exact.
     frames_in_view_doc: ClassVar[str] = "at least this many frames have every body fully in view"
+    # world units a body may reach past the view's edge and still count as in view for that
+    # claim (`phybench.tasks.check`): float32 storage and Box2D's rounding, not a margin
+    in_view_tolerance: ClassVar[float] = 1e-3
     # the generalisation probe that analyses this family's tasks (`phybench.probes`), if any
     probe: ClassVar[str | None] = None
 
