@@ -13,6 +13,18 @@ def golden() -> dict:
     return json.loads(GOLDEN.read_text())
 
 
+@pytest.fixture(scope="session")
+def fetched() -> dict:
+    """The pinned metric weights (LPIPS's AlexNet, FVD's I3D), fetched once into the default cache.
+
+    The one fixture that fetches weights: every test that computes LPIPS or FVD requests it,
+    so it passes run alone on an empty cache (`phybench weights fetch` is idempotent: a no-op
+    when the files verify, phybench/scoring/weights.py)."""
+    from phybench.scoring import weights
+
+    return weights.fetch(progress=False)
+
+
 def golden_keys(section: str) -> list[str]:
     """The keys of one section of golden.json, to parametrize over: one test per pinned value."""
     return list(json.loads(GOLDEN.read_text())[section])

@@ -219,3 +219,23 @@ def test_a_spec_that_is_not_plain_json_has_no_stable_hash():
     found = check_spec_hash(spec)
     assert [f.check for f in found] == ["spec_hash"] and "not plain JSON" in found[0].message
     assert check_spec_hash(OLD) == []
+
+
+def test_generate_checks_every_disc_row_at_once(tmp_path):
+    """Rows of plain discs are checked a shard at a time; a lying row is still named."""
+    from phybench.tasks import get_task
+    from phybench.tasks.uniform import UniformFamily
+
+    class Lying(UniformFamily):
+        name = "lying-uniform"
+
+        def place(self, spec, params, u):
+            placed = super().place(spec, params, u)
+            return dataclasses.replace(placed, frames_in_view=spec.frames if params["velocity"] > 3.0 else placed.frames_in_view)
+
+    spec = dataclasses.replace(get_task("uniform"), name="lying-uniform", scenario="lying-uniform")
+    with temporary_task(spec, Lying):
+        with pytest.raises(SplitError, match=r"\d of the 12 rows .*lying-uniform/ood-eval/\d+: frames_in_view: "
+                                             r"the row claims frames_in_view = 32, but only \d+ of 32") as err:
+            generate(make_plan(spec, "ood-eval", limit=12), tmp_path / "t", progress=False)
+        assert "outside the view" in str(err.value) and not (tmp_path / "t").exists()

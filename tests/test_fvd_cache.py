@@ -1,4 +1,6 @@
-"""FVD: the split's own I3D features are cached, and a cached run gives the same bytes as a fresh one."""
+"""FVD: the split's own I3D features are cached, and a cached run gives the same bytes as a fresh one.
+
+Every test requests `fetched` (tests/conftest.py): it passes run alone on an empty weights cache."""
 from __future__ import annotations
 
 import time
@@ -11,7 +13,7 @@ from phybench.submission import submission_meta, write_submission
 from phybench.tasks import get_task
 
 
-def test_reference_features_are_cached_and_change_nothing(tmp_path, monkeypatch):
+def test_reference_features_are_cached_and_change_nothing(tmp_path, monkeypatch, fetched):
     monkeypatch.setenv("PHYBENCH_FVD_CACHE_DIR", str(tmp_path / "cache"))
     data = tmp_path / "split"
     generate(make_plan(get_task("uniform"), "id-eval", limit=4), data, progress=False)
@@ -41,7 +43,7 @@ def test_reference_features_are_cached_and_change_nothing(tmp_path, monkeypatch)
     assert results_bytes(third.results) == results_bytes(first.results)
 
 
-def test_a_long_lpips_fvd_run_prints_an_estimate_first(tmp_path, monkeypatch, capsys):
+def test_a_long_lpips_fvd_run_prints_an_estimate_first(tmp_path, monkeypatch, capsys, fetched):
     import phybench.scoring.score as score_module
 
     monkeypatch.setenv("PHYBENCH_FVD_CACHE_DIR", str(tmp_path / "cache"))
@@ -58,7 +60,7 @@ def test_a_long_lpips_fvd_run_prints_an_estimate_first(tmp_path, monkeypatch, ca
     assert "(reference features cached)" in capsys.readouterr().err
 
 
-def test_workers_and_threads_give_the_same_bytes_with_lpips_and_fvd(tmp_path):
+def test_workers_and_threads_give_the_same_bytes_with_lpips_and_fvd(tmp_path, fetched):
     """`--workers 2` scores LPIPS and FVD in its workers too (whole I3D batches per worker, I3D on
     one thread everywhere): the results bytes equal one process's, and do not depend on the
     torch/BLAS thread count (I3D logits moved by ~7e-6 between 1 and 2 threads)."""

@@ -5,15 +5,9 @@ import numpy as np
 import pytest
 import torch
 
-from phybench.scoring import fvd, weights
+from phybench.scoring import fvd
 from phybench.scoring.fvd import FVD, frechet_distance, i3d_logits
 from phybench.scoring.lpips import LPIPS, LPIPSVideo, lpips_frames
-
-
-@pytest.fixture(scope="session")
-def fetched():
-    """Fetch once into the default cache (idempotent: a no-op when the files verify)."""
-    return weights.fetch(progress=False)
 
 
 def _random_videos(n: int, frames: int, size: int, seed: int) -> np.ndarray:

@@ -203,12 +203,9 @@ def test_skip_lpips_and_fvd_lists_them_as_skipped(world, tmp_path):
 
 
 @pytest.mark.slow
-def test_lpips_and_fvd_are_recomputed_unless_skipped(capsys, tmp_path, monkeypatch):
+def test_lpips_and_fvd_are_recomputed_unless_skipped(capsys, tmp_path, monkeypatch, fetched):
     """Scored for real with LPIPS and FVD (pinned weights), on 2 videos: verify recomputes
     both; a forged LPIPS is named when FVD is skipped (and listed as skipped)."""
-    from phybench.scoring import weights
-
-    weights.fetch(progress=False)  # a no-op when the files verify (as tests/test_lpips_fvd.py)
     monkeypatch.setenv("PHYBENCH_FVD_CACHE_DIR", str(tmp_path / "fvd-cache"))
     splits, subs = tmp_path / "data", tmp_path / "subs"
     generate(make_plan(get_task("uniform"), "id-eval", None, 2, None), splits / "u2", progress=False)
@@ -261,7 +258,7 @@ def test_shard_bounds_are_whole_batches_covering_every_video():
 
 
 @pytest.mark.slow
-def test_lpips_and_fvd_sharded_over_two_processes_give_the_one_process_bytes(tmp_path):
+def test_lpips_and_fvd_sharded_over_two_processes_give_the_one_process_bytes(tmp_path, fetched):
     """Two processes as `accelerate launch` starts them (RANK / WORLD_SIZE), one video each,
     reproduce a one-process score with LPIPS and FVD exactly (every process with one torch
     thread, as the one-process run: CPU kernels sum in a thread-dependent order)."""
@@ -269,9 +266,6 @@ def test_lpips_and_fvd_sharded_over_two_processes_give_the_one_process_bytes(tmp
     import subprocess
     import sys
 
-    from phybench.scoring import weights
-
-    weights.fetch(progress=False)
     splits, subs = tmp_path / "data", tmp_path / "subs"
     generate(make_plan(get_task("uniform"), "id-eval", None, 2, None), splits / "u2", progress=False)
     _submission(splits / "u2", subs / "copy-last", "copy-last", lambda v: np.repeat(v[2:3], len(v), axis=0))

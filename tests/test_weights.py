@@ -17,12 +17,6 @@ from safetensors.torch import load as load_safetensors
 from phybench.scoring import weights
 
 
-@pytest.fixture(scope="session")
-def fetched():
-    """Fetch once into the default cache (idempotent: a no-op when the files verify)."""
-    return weights.fetch(progress=False)
-
-
 def test_cache_dir_follows_env_and_xdg(monkeypatch, tmp_path):
     monkeypatch.delenv(weights.ENV_VAR, raising=False)
     monkeypatch.delenv("PHYBENCH_CACHE_DIR", raising=False)  # it would win over XDG_CACHE_HOME
