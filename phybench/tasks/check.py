@@ -303,5 +303,5 @@ def tasks_named(name: str) -> list[TaskSpec]:
     """A task's spec, or every task of a family (a family name that is not a task name)."""
     if name in TASKS:
         return [TASKS.get(name)]
-    specs = [s for _, s in TASKS.items() if s.scenario == name]
+    specs = [s for _, s in TASKS.items() if family_of(s).name == name]
     return specs if specs else [TASKS.get(name)]  # the registry's error, with suggestions
