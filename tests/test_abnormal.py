@@ -46,12 +46,14 @@ def _verdicts(split_dir, videos=None):
     return out
 
 
+@pytest.mark.slow
 def test_ground_truth_is_never_abnormal(splits):
     for key, folder in splits.items():
         bad = [v.to_dict() for v in _verdicts(folder) if v.abnormal]
         assert not bad, (key, bad[:1])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["vanish", "appear", "break", "teleport", "colour", "deform", "reshape"])
 def test_planted_object_faults_are_seen(splits, kind):
     """Recall on the small splits here; docs/judge.md's table has it on 100-sample splits."""
@@ -155,6 +157,7 @@ def test_a_static_body_that_moves_is_seen(splits):
             assert any(f.rule == "static" for f in verdict.findings), label
 
 
+@pytest.mark.slow
 def test_every_metric_moves_the_right_way_on_every_planted_kind(splits, tmp_path):
     """Scored like any submission: no planted kind improves any metric over the ground truth."""
     folder = splits[("uniform", "ood-eval")]
@@ -174,6 +177,7 @@ def test_every_metric_moves_the_right_way_on_every_planted_kind(splits, tmp_path
     assert vanished["abnormal"]["mean"] >= 0.5
 
 
+@pytest.mark.slow
 def test_abnormal_is_in_every_results_file_with_its_settings(splits, tmp_path):
     folder = splits[("combinatorial", "in-template-eval")]
     assert main(["baseline", "copy-last", "--data", str(folder), "--out", str(tmp_path / "cl"), "--quiet"]) == 0
@@ -212,6 +216,7 @@ def test_kinds_are_documented_and_deterministic(splits):
         assert la == lb and (a is None) == (b is None) and (a is None or np.array_equal(a, b))
 
 
+@pytest.mark.slow
 def test_rescore_recomputes_the_judge_and_keeps_the_rest(splits, tmp_path, capsys):
     """A results file scored under other judge settings, rescored from the same submission,
     equals a fresh full score (but for the `rescored` note); anything else is refused."""

@@ -37,7 +37,8 @@ def randomised(cfg: AEConfig, seed: int = 0) -> VideoAutoencoder:
     return model
 
 
-@pytest.mark.parametrize("spatial,temporal,norm", [(8, 4, "group"), (4, 2, "channel"), (2, 1, "group")])
+@pytest.mark.parametrize("spatial,temporal,norm", [pytest.param(8, 4, "group", marks=pytest.mark.slow),
+                                                   pytest.param(4, 2, "channel", marks=pytest.mark.slow), (2, 1, "group")])
 def test_shapes_and_compression(spatial, temporal, norm):
     model = VideoAutoencoder(micro(spatial=spatial, temporal=temporal, norm=norm, latent_channels=4))
     x = torch.rand(2, 3, 8, 32, 32) * 2 - 1
@@ -87,6 +88,7 @@ def test_upsampler_starts_as_nearest_interpolation():
     assert torch.equal(model.dec_up[0].space.nearest(z[:, :, 0]), F.interpolate(z[:, :, 0], scale_factor=2))
 
 
+@pytest.mark.slow
 def test_save_load_round_trip_and_tamper(tmp_path):
     model = randomised(micro())
     model.scale.fill_(0.37)
@@ -106,6 +108,7 @@ def test_save_load_round_trip_and_tamper(tmp_path):
         load_autoencoder(tmp_path / "ae")
 
 
+@pytest.mark.slow
 def test_training_lowers_the_loss(tmp_path):
     train = tmp_path / "train"
     generate(make_plan(get_task("uniform"), "train-30k", None, 64, None), train, progress=False)

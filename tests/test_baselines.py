@@ -86,12 +86,14 @@ def test_every_baseline_writes_a_valid_submission(name, splits, cache, tmp_path)
     assert np.array_equal(video[:3], reader.video(row)[:3])
 
 
+@pytest.mark.slow
 def test_ground_truth_scores_at_the_floor(splits, cache, tmp_path):
     for split in ("collision-ood-eval", "parabola-id-eval"):
         error, _ = _velocity_error(_run("ground-truth", split, tmp_path / split, splits, cache), splits[split])
         assert error <= 0.001
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("task", ["uniform", "parabola", "collision"])
 def test_physics_oracle_scores_near_the_floor_in_and_out_of_distribution(task, splits, cache, tmp_path):
     for split in ("id-eval", "ood-eval"):
@@ -103,6 +105,7 @@ def test_physics_oracle_scores_near_the_floor_in_and_out_of_distribution(task, s
             assert entry["velocity_error"]["mean"] <= 0.003, (key, level)
 
 
+@pytest.mark.slow
 def test_linear_extrapolation_beats_copy_last_on_parabola_and_is_exact_on_uniform(splits, cache, tmp_path):
     copy, _ = _velocity_error(_run("copy-last", "parabola-id-eval", tmp_path / "c", splits, cache),
                               splits["parabola-id-eval"])
@@ -114,6 +117,7 @@ def test_linear_extrapolation_beats_copy_last_on_parabola_and_is_exact_on_unifor
     assert uniform <= 0.002  # constant velocity is uniform motion's law
 
 
+@pytest.mark.slow
 def test_nearest_neighbour_is_case_based_small_id_error_large_ood_error(splits, cache, tmp_path):
     id_error, _ = _velocity_error(_run("nearest-neighbour", "uniform-id-eval", tmp_path / "i", splits, cache),
                                   splits["uniform-id-eval"])
@@ -122,6 +126,7 @@ def test_nearest_neighbour_is_case_based_small_id_error_large_ood_error(splits, 
     assert id_error < ood_error, (id_error, ood_error)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, split", [("physics-oracle", "collision-ood-eval"),
                                          ("nearest-neighbour", "uniform-ood-eval")])
 def test_two_runs_give_the_same_submission(name, split, splits, tmp_path):
@@ -131,6 +136,7 @@ def test_two_runs_give_the_same_submission(name, split, splits, tmp_path):
     assert submission_hash(a) == submission_hash(b)
 
 
+@pytest.mark.slow
 def test_baselines_never_read_the_test_states(splits, tmp_path):
     """Garbage in every state and parameter column changes no byte of their answers."""
     src = splits["collision-ood-eval"]
@@ -173,6 +179,7 @@ def test_estimate_initial_recovers_a_ball_cut_by_the_image_edge():
     assert abs(est.radii[0] - radius) < 2e-3
 
 
+@pytest.mark.slow
 def test_nearest_neighbour_search_is_exact(splits, cache):
     index = NearestNeighbourIndex(splits["uniform-train"], cache_dir=cache, progress=False)
     reader = index.reader

@@ -90,6 +90,7 @@ def assert_refused(tmp_path: Path, file: str, code: str, capsys) -> None:
     assert not out.exists()
 
 
+@pytest.mark.slow
 def test_shipped_results_still_build(tmp_path):
     """The public board: every shipped results file verified (a record pinning its bytes), as
     the workflow builds it."""
@@ -467,6 +468,7 @@ def test_a_failed_build_leaves_the_old_site(tmp_path, monkeypatch):
 
 
 # ------------------------------------------------------------------ the page
+@pytest.mark.slow
 def test_page_plots_follow_the_metric_and_lite_rows_are_labelled(tmp_path):
     """In a real browser: the plots under a table are the table's metric (switching the metric switches
     them, each caption names its metric); lite rows carry the lite-protocol label, not "subset"; each row

@@ -1,6 +1,7 @@
 """The board's learned-law table and scatter (`phybench.leaderboard.law`, issue 24 item 3)."""
 from __future__ import annotations
 
+import pytest
 import json
 from pathlib import Path
 
@@ -41,6 +42,7 @@ def test_hostile_law_blocks_show_nothing(tmp_path: Path) -> None:
     assert json.dumps(cell)
 
 
+@pytest.mark.slow
 def test_law_table_fits_the_page_in_chromium(tmp_path: Path) -> None:
     """Every level's column of long numbers (linear extrapolation fits gravity ~1e-05) in a
     1400 px window: the page never scrolls sideways, each cell shows its median over its

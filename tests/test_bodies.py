@@ -72,6 +72,7 @@ def test_family_reports_the_body_metrics():
     assert family.law_fit == "tracked" and family.law_headline == "gravity"
 
 
+@pytest.mark.slow
 def test_pose_error_orders_truth_degraded_and_copy_last(split, tmp_path):
     truth, rows = _scored(tmp_path, split, None)
     assert _overall(truth, "body_position_error") == 0.0
@@ -96,6 +97,7 @@ def test_pose_error_orders_truth_degraded_and_copy_last(split, tmp_path):
         assert _overall(out, "law_error") < 0.05, kind
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("factor", [0.8, 1.2])
 def test_planted_gravity_is_recovered(split, tmp_path, factor):
     out, rows = _scored(tmp_path, split, factor)
@@ -107,6 +109,7 @@ def test_planted_gravity_is_recovered(split, tmp_path, factor):
     assert _overall(out, "body_position_error") > 0.0
 
 
+@pytest.mark.slow
 def test_results_and_sidecar_are_deterministic(split, tmp_path):
     from phybench.scoring.results import results_bytes
 
@@ -117,6 +120,7 @@ def test_results_and_sidecar_are_deterministic(split, tmp_path):
 
 
 
+@pytest.mark.slow
 def test_rescore_adds_the_new_companions_as_a_fresh_score_would(split, tmp_path):
     """Shipped results scored before these metrics existed gain them from the same submission
     (`phybench rescore`), LPIPS/FVD kept: the file equals a fresh score but for the `rescored` note."""

@@ -1,4 +1,5 @@
 """Under CI a skipped test fails the run (tests/conftest.py), so the suite cannot shrink silently."""
+import pytest
 from pathlib import Path
 
 pytest_plugins = ["pytester"]
@@ -14,11 +15,13 @@ def _run(pytester, monkeypatch, ci: str | None):
     return pytester.runpytest_subprocess("-p", "no:cacheprovider")
 
 
+@pytest.mark.slow
 def test_a_skip_fails_a_ci_run(pytester, monkeypatch):
     result = _run(pytester, monkeypatch, "true")
     assert result.ret == 1
     result.stdout.fnmatch_lines(["*skipped tests fail a CI run*", "*test_a: Skipped: no thing*"])
 
 
+@pytest.mark.slow
 def test_a_skip_passes_locally(pytester, monkeypatch):
     assert _run(pytester, monkeypatch, None).ret == 0

@@ -101,6 +101,7 @@ def test_help_ends_with_examples(capsys):
     assert "examples:" in out and "phybench generate uniform" in out
 
 
+@pytest.mark.slow
 def test_quickstart_runs_the_whole_loop_and_reuses_it(tmp_path, capsys):
     out = tmp_path / "qs"
     code, text, err = run(capsys, "quickstart", "--out", str(out), "--limit", "4", "--train-limit", "200")

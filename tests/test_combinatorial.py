@@ -54,6 +54,7 @@ def test_template_sets_nest_cover_and_hold_out():
     assert pairs_of(t6) == ALL_PAIRS  # the minimal set covers all 28 pairs of object types
 
 
+@pytest.mark.slow
 def test_six_is_the_minimum_cover():
     # the search that found the 6-cover finds no 5-cover among all 70 templates
     assert _minimal_cover(tuple(range(70)), 5) is None
@@ -119,6 +120,7 @@ def _coverage(body: Body, poses: np.ndarray, resolution: int) -> np.ndarray:
     return (255.0 - render(alone, resolution)[..., 0]) / 255.0
 
 
+@pytest.mark.slow
 def test_rigid_bodies_stay_rigid_static_stay_put_and_barely_overlap():
     """Areas constant frame to frame; no two bodies overlap by more than a few pixels.
 
@@ -188,6 +190,7 @@ def test_eval_rows_round_trip_ragged_bodies(tmp_path):
     assert len(counts) > 1  # scenes with different numbers of bodies share a shard
 
 
+@pytest.mark.slow
 def test_workers_give_the_same_split(tmp_path):
     plan = make_plan(SPEC, "out-of-template-eval", resolution=128, limit=8, shard_size=2)
     one = generate(plan, tmp_path / "one", progress=False).manifest["split_hash"]
@@ -196,6 +199,7 @@ def test_workers_give_the_same_split(tmp_path):
 
 
 # ------------------------------------------------------------------ baselines, scoring, board
+@pytest.mark.slow
 def test_baselines_score_and_show_as_table_two(tmp_path):
     from phybench.reference import BaselineError, run_baseline
     from phybench.leaderboard import build

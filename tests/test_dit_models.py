@@ -38,6 +38,7 @@ def test_per_block_adaln_is_the_larger_original_dit():
     assert abs(count_params("XL", shared_adaln=False) / 674e6 - 1) < 0.01
 
 
+@pytest.mark.slow
 def test_loss_falls_on_fixed_batch():
     torch.manual_seed(0)
     model = DiT(TINY, **SETUP)

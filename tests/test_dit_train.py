@@ -21,6 +21,8 @@ from phybench.data.split import SplitReader, make_plan, render_row  # noqa: E402
 from phybench.submission import validate  # noqa: E402
 from phybench.tasks import get_task  # noqa: E402
 
+pytestmark = pytest.mark.slow  # the fast tier (pytest -m "not slow") leaves this file out: docs/testing.md
+
 TINY = ["depth=2", "width=32", "heads=2", "frames=4", "resolution=16", "batch_size=2",
         "lr=0.001", "log_every=1", "sample_steps=2"]
 

@@ -47,6 +47,7 @@ def test_rows_split_disjoint_and_spread():
         fa_train.split_rows(10, 8, 3)
 
 
+@pytest.mark.slow
 def test_tiny_run_trains_samples_scores(splits, tmp_path, capsys):
     """End to end: train (with validation on held-out training rows), sample a split, validate and score it."""
     from phybench.cli import main as cli
@@ -79,6 +80,7 @@ def test_tiny_run_trains_samples_scores(splits, tmp_path, capsys):
     assert a.shape == (1, 6, 128, 128, 3) and np.array_equal(a, fa_sample.generate_videos(model, cfg, cond, 6))
 
 
+@pytest.mark.slow
 def test_fixed_seed_gives_same_weight_bytes(splits, tmp_path):
     train = str(splits[0])
     settings = ["--set", *TINY, "val_rows=0"]

@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from phybench.data.generate import generate
 from phybench.data.split import SplitReader, make_plan
 from phybench.scoring.results import results_bytes
 from phybench.scoring.score import score
 from phybench.submission import submission_meta, write_submission
 from phybench.tasks import get_task
+
+pytestmark = pytest.mark.slow  # the fast tier (pytest -m "not slow") leaves this file out: docs/testing.md
 
 
 def test_reference_features_are_cached_and_change_nothing(tmp_path, monkeypatch, fetched):

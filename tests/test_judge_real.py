@@ -55,6 +55,7 @@ def _flagged(folder, kind):
     return bad, n
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["blur-1.0", "h264-28"])
 def test_blur_and_h264_are_never_flagged(splits, kind):
     """The issue's two named cases: at most 2% on every family (0 of the few videos here)."""
@@ -63,6 +64,7 @@ def test_blur_and_h264_are_never_flagged(splits, kind):
         assert bad <= 0.02 * n, (key, kind, bad, n)
 
 
+@pytest.mark.slow
 def test_every_benign_kind_is_rarely_flagged(splits):
     """All 14 benign kinds on every family: at most one video in all of them."""
     total = {kind: [0, 0] for kind in BENIGN}
@@ -75,6 +77,7 @@ def test_every_benign_kind_is_rarely_flagged(splits):
     assert all(bad <= 1 for bad, _ in total.values()), total
 
 
+@pytest.mark.slow
 def test_benign_kinds_are_deterministic_and_keep_the_condition_frames(splits):
     reader, row, gt, _, _ = next(_rows(splits[("collision", "id-eval", 128)]))
     cf = reader.spec.condition_frames
@@ -102,6 +105,7 @@ def _recall(splits, kind, tasks):
     return hits, n
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind,tasks,least", [
     ("drift", ("uniform",), 0.7),  # sideways 0.5 units over the clip, no cause
     ("stutter", ("uniform", "parabola", "collision"), 0.7),  # stop-go: every generated frame twice
@@ -120,6 +124,7 @@ def test_motion_without_cause_is_seen(splits, kind, tasks, least):
     assert hits / n >= least, (kind, hits, n)
 
 
+@pytest.mark.slow
 def test_imported_reference_videos_are_not_flagged(tmp_path):
     """The reference authors' own H.264 renders (imported fixtures): small balls whose
     thresholded area jumped under their codec are no longer flagged."""
@@ -134,6 +139,7 @@ def test_imported_reference_videos_are_not_flagged(tmp_path):
     assert all(bad == 0 for bad, _ in cal["false_positives"]["exact"].values()), cal["false_positives"]
 
 
+@pytest.mark.slow
 def test_degrade_and_calibrate_commands(splits, tmp_path, capsys):
     folder = splits[("uniform", "ood-eval", 128)]
     out = tmp_path / "deg"

@@ -531,6 +531,7 @@ def open_tab(browser: Chromium) -> tuple[Callable[..., dict[str, Any]], Callable
     return cdp, js
 
 
+@pytest.mark.slow
 def test_page_in_headless_chromium(site, tmp_path):
     out = site[0]
     browser = chromium_or_skip(tmp_path)

@@ -25,6 +25,7 @@ def probe_site(tmp_path_factory):
     return root / "site", sorted({probes.load_results(p)["probe"] for p in RESULTS.glob("*.json")})
 
 
+@pytest.mark.slow
 def test_probes_page_in_headless_chromium(probe_site, tmp_path):
     site, probe_names = probe_site
     assert {"priority", "flip", "gaps", "holes", "composition"} <= set(probe_names)
@@ -76,6 +77,7 @@ def test_probes_page_in_headless_chromium(probe_site, tmp_path):
         browser.close()
 
 
+@pytest.mark.slow
 def test_probes_page_shares_the_main_style_and_its_figures_are_readable(probe_site, tmp_path):
     """At a 1400 px window every figure is at least 500 px wide; the page has the main page's margins,
     masthead and bordered tables (it links the same style.css)."""

@@ -320,6 +320,7 @@ def test_no_file_name_can_leave_the_folder(tmp_path, name):
     assert not (tmp_path / "site").exists() and not (tmp_path / "escape.png").exists()
 
 
+@pytest.mark.slow
 def test_viewer_in_headless_chromium(viewer, tmp_path):
     from test_leaderboard import chromium_or_skip, open_tab
 
@@ -439,6 +440,7 @@ def test_run_view_ends_by_printing_a_viewer_path(capsys, split_dir, tmp_path):
     assert len(data["videos"]) == 6 and all(v["media"] for v in data["videos"])
 
 
+@pytest.mark.slow
 def test_a_family_without_tracked_objects_has_ground_truth_tracks_only(tmp_path):
     """Combinatorial scenes share colours between bodies: no parsed track, the simulator's per body, and the page
     still plays them without an error."""
@@ -478,6 +480,7 @@ def test_a_family_without_tracked_objects_has_ground_truth_tracks_only(tmp_path)
         browser.close()
 
 
+@pytest.mark.slow
 def test_a_planted_violation_in_chromium(split_dir, tmp_path):
     """The issue's "done when": a planted teleport at frame 12 is in the gallery under its rule; its gallery item
     plays it with the rule's row on the timeline marking frame 12 and both tracks drawn."""
