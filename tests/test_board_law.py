@@ -1,9 +1,10 @@
 """The board's learned-law table and scatter (`phybench.leaderboard.law`, issue 24 item 3)."""
 from __future__ import annotations
 
-import pytest
 import json
 from pathlib import Path
+
+import pytest
 
 from phybench.data.generate import generate
 from phybench.data.split import make_plan

@@ -1,6 +1,7 @@
 """Under CI a skipped test fails the run (tests/conftest.py), so the suite cannot shrink silently."""
-import pytest
 from pathlib import Path
+
+import pytest
 
 pytest_plugins = ["pytester"]
 
