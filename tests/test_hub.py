@@ -124,6 +124,7 @@ def files_of(folder: Path) -> dict[str, bytes]:
 
 
 # ------------------------------------------------------------------ round trip
+@pytest.mark.slow
 def test_round_trip_revisions_and_datasets(hub, home, splits):
     uniform = [splits[k] for k in ("uniform/id-eval", "uniform/ood-eval", "uniform/train-30k")]
     if "uniform/phyworld-eval" in splits:
@@ -224,6 +225,7 @@ def test_load_from_local_folders(splits, tmp_path):
 
 
 # ------------------------------------------------------------------ faults
+@pytest.mark.slow
 def test_unknown_repo_revision_and_split(hub, home, splits):
     got = load(hub, home, "uniform", "id-eval", source="nobody/missing")
     assert got["error"] == "HubError" and "'nobody/missing' was not found" in got["message"], got
@@ -237,6 +239,7 @@ def test_unknown_repo_revision_and_split(hub, home, splits):
     assert "it has: collision/id-eval" in got["message"]
 
 
+@pytest.mark.slow
 def test_publish_needs_a_write_token(hub, home, splits):
     before = dict(hub.state.repos)
     got = publish(hub, home, "collision", [splits["collision/id-eval"]], repo="phybench/notoken", token=None)
@@ -246,6 +249,7 @@ def test_publish_needs_a_write_token(hub, home, splits):
     assert hub.state.repos.keys() == before.keys()
 
 
+@pytest.mark.slow
 def test_card_missing_fields_is_refused_before_upload(hub, home, splits, tmp_path):
     requests = len(hub.state.requests)
     broken = shutil.copytree(CARD_DIR, tmp_path / "cards")
@@ -264,6 +268,7 @@ def test_card_missing_fields_is_refused_before_upload(hub, home, splits, tmp_pat
     assert len(hub.revisions("phybench/badcard")) == 1  # the repo's initial commit only
 
 
+@pytest.mark.slow
 def test_split_that_does_not_verify_is_refused(hub, home, splits, tmp_path):
     bad = shutil.copytree(splits["collision/id-eval"], tmp_path / "bad")
     shard = bad / read_manifest(bad)["shards"][0]["file"]
@@ -279,6 +284,7 @@ def test_split_that_does_not_verify_is_refused(hub, home, splits, tmp_path):
     assert got["error"] == "HubError" and "holds task 'collision', not 'uniform'" in got["message"], got
 
 
+@pytest.mark.slow
 def test_download_corrupted_in_transit(hub, home, splits):
     repo = "phybench/corrupt"
     rev = publish(hub, home, "uniform", [splits["uniform/id-eval"]], repo=repo)["revision"]
@@ -309,6 +315,7 @@ def test_download_corrupted_in_transit(hub, home, splits):
     assert got.get("error") == "HubError" and "does not verify" in got["message"], got
 
 
+@pytest.mark.slow
 def test_upload_interrupted_half_way(hub, home, splits):
     repo = "phybench/interrupted"
     rev = publish(hub, home, "uniform", [splits["uniform/id-eval"]], repo=repo)["revision"]

@@ -72,6 +72,7 @@ def test_families_declare_their_law_fit():
         assert "law_error" in family_of(get_task(task)).metrics
 
 
+@pytest.mark.slow
 def test_free_flight_law_of_the_ground_truth_and_of_planted_changes(splits, tmp_path):
     dt, T = get_task("uniform").frame_interval, get_task("uniform").frames
     out, truth = _scored(tmp_path, splits["uniform"], None)
@@ -103,6 +104,7 @@ def test_free_flight_law_of_the_ground_truth_and_of_planted_changes(splits, tmp_
         assert out.results["summary"]["overall"]["law_error"]["mean"] == pytest.approx(abs(factor - 1), abs=0.03)
 
 
+@pytest.mark.slow
 def test_collision_law_of_the_ground_truth_and_of_planted_restitution(splits, tmp_path):
     from phybench.world.laws import disc_mass, elastic_1d
 

@@ -81,6 +81,7 @@ def test_frechet_distance_matches_direct_formula():
     assert frechet_distance(a, a) == pytest.approx(0.0, abs=1e-9)
 
 
+@pytest.mark.slow
 def test_frechet_distance_of_identical_rank_deficient_sets_is_zero():
     features = np.random.default_rng(1).normal(size=(20, 400))  # N < D as with few videos
     # sqrtm of a singular product is only accurate to ~1e-4 here: tiny next to FVD values

@@ -104,6 +104,7 @@ def _two_outputs(model: DiT, y_a: torch.Tensor, y_b: torch.Tensor) -> tuple[torc
         return model(x, t, y_a), model(x, t, y_b), model(x, t, y_a.clone())
 
 
+@pytest.mark.slow
 def test_state_conditioning_changes_the_output_deterministically():
     a, b = _state(2.0, 1.5), _state(2.0, 3.5)  # only the speed differs
     ya, yb = (torch.from_numpy(cond.state_features(s, 1))[None] for s in (a, b))
@@ -153,6 +154,7 @@ def study(tmp_path_factory):
     return out
 
 
+@pytest.mark.slow
 def test_the_study_records_each_track_and_the_board_shows_it(study, tmp_path, capsys):
     files = sorted(p for p in (study / "results").glob("*.json") if not p.name.endswith(".samples.json"))
     names = [p.name for p in files]
@@ -172,6 +174,7 @@ def test_the_study_records_each_track_and_the_board_shows_it(study, tmp_path, ca
     assert "frames+state, video-to-video" in html and "frames+text, video-to-video" in html
 
 
+@pytest.mark.slow
 def test_phybench_run_hands_a_conditioned_dit_its_states_and_prompts(study, tmp_path, monkeypatch):
     import phybench_baselines.dit.runner as runner
 

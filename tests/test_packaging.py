@@ -30,6 +30,7 @@ def wheel(tmp_path_factory) -> Path:
     return found
 
 
+@pytest.mark.slow
 def test_wheel_contents(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     tops = {n.split("/")[0] for n in names}
@@ -47,6 +48,7 @@ def test_wheel_contents(wheel):
             assert member in names, f"{module.relative_to(ROOT)} is not in the wheel (pyproject.toml packages)"
 
 
+@pytest.mark.slow
 def test_installed_wheel_finds_its_cards(wheel, tmp_path):
     """From the unpacked wheel (not the checkout), the card template resolves inside the package."""
     site = tmp_path / "site"

@@ -79,6 +79,7 @@ def _overall(tmp_path, split_dir, name, plant):
     return score(sub, split_dir, METRICS, progress=False).results["summary"]["overall"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("task", ["uniform", "collision"])
 def test_vanish_colour_switch_and_growth_are_flagged(task, splits, tmp_path):
     truth = _overall(tmp_path, splits[task], "truth", None)
@@ -99,6 +100,7 @@ def test_vanish_colour_switch_and_growth_are_flagged(task, splits, tmp_path):
     assert grown["size_error"]["mean"] > 0.1 > truth["size_error"]["mean"]
 
 
+@pytest.mark.slow
 def test_pre_contact_wobble_moves_the_trajectory_error(splits, tmp_path):
     truth = _overall(tmp_path, splits["collision"], "truth", None)
     wobble = _overall(tmp_path, splits["collision"], "wobble", _wobble)
@@ -113,6 +115,7 @@ def _faster(scene: Scene, spec) -> list[Scene]:
     return [dataclasses.replace(scene, poses=poses)]
 
 
+@pytest.mark.slow
 def test_losing_a_ball_on_the_hardest_videos_never_improves_the_primary_column(splits, tmp_path):
     """The leaderboard ranks by velocity_error_penalised: a lost ball counts as the worst error."""
     reader = SplitReader(splits["uniform"])

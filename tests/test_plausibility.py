@@ -37,6 +37,7 @@ def negative_smoothness(video, condition_frames):
     return -smoothness(video, condition_frames)
 
 
+@pytest.mark.slow
 def test_preference_error_is_paired_and_flips_with_the_score(pairs):
     """A constant scorer ties every pair (0.5); negating a scorer turns e into 1 - e, per kind."""
     for task, (p, split) in pairs.items():
@@ -59,6 +60,7 @@ def test_smoothness_sees_a_jump(pairs):
     assert doc["kinds"]["teleport"]["preference_error"] <= 0.34
 
 
+@pytest.mark.slow
 def test_results_bytes_are_deterministic_and_carry_provenance(pairs, tmp_path):
     p, split = pairs["collision"]
     for name in ("a.json", "b.json"):
@@ -99,6 +101,7 @@ def test_bad_inputs_are_explained(pairs, tmp_path):
         load_scorer("phybench.plausibility:nothing")
 
 
+@pytest.mark.slow
 def test_command_end_to_end(pairs, tmp_path, capsys):
     p, split = pairs["combinatorial"]
     out = tmp_path / "r.json"
@@ -110,6 +113,7 @@ def test_command_end_to_end(pairs, tmp_path, capsys):
     assert "MODULE:NAME" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_the_dit_denoising_loss_is_a_paired_deterministic_score(pairs, tmp_path):
     """DenoisingLoss on a 2-step run: same video, same score; the noise is shared across a pair."""
     pytest.importorskip("diffusers")

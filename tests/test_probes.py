@@ -45,6 +45,7 @@ def test_seven_tasks_six_pairs_and_the_ring_variant():
         assert {make_sample(spec, "train", i).level for i in range(4)} == {"+".join(c) for c in train}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", PRIORITY)
 def test_ground_truth_keeps_both_on_every_video(name):
     """The readers' check: every ground-truth video, both splits and resolutions, "kept both"."""

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from phybench.cli import main
 from phybench.tasks import get_task
 from phybench.tasks.protocols import PROTOCOLS, protocol_of
@@ -19,6 +21,7 @@ def test_protocol_sizes_per_family():
     assert protocol_of("combinatorial", 64, 1000) == "lite"
 
 
+@pytest.mark.slow
 def test_generate_with_a_protocol(tmp_path, capsys):
     out = tmp_path / "lite"
     assert main(["generate", "uniform", "--split", "id-eval", "--protocol", "lite", "--out", str(out), "--quiet"]) == 0

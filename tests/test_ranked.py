@@ -87,6 +87,7 @@ def _score(tmp_path, split_dir, name, videos):
     return score(sub, split_dir, ("velocity_error",), progress=False)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("task", ["uniform", "collision"])
 def test_the_ranked_column_orders_planted_submissions_by_physics(task, splits, tmp_path):
     reader = SplitReader(splits[task])
@@ -108,6 +109,7 @@ def test_the_ranked_column_orders_planted_submissions_by_physics(task, splits, t
     assert means["blink"] - means["truth"] < 0.5 * (means["copy-last"] - means["truth"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("task", ["uniform", "collision"])
 def test_dropping_hard_videos_never_improves_the_ranked_column(task, splits, tmp_path):
     reader = SplitReader(splits[task])

@@ -73,6 +73,7 @@ def test_tasks_on_a_protocol_from_nothing_to_a_site(tmp_path, monkeypatch):
     assert board["protocols"] == ["lite"] and board["rows"][0]["model"] == "shift"
 
 
+@pytest.mark.slow
 def test_sharded_run_gives_the_same_bytes(splits, tmp_path):
     """Two processes (RANK 0 and 1 of WORLD_SIZE 2, as accelerate launch sets them) = one process."""
     import os

@@ -56,6 +56,7 @@ def frozen_sub(split_dir, tmp_path_factory) -> Path:
                        lambda v: np.repeat(v[2:3], len(v), axis=0))
 
 
+@pytest.mark.slow
 def test_ground_truth_scores_at_the_floor_and_twice_gives_the_same_bytes(capsys, split_dir, gt_sub, tmp_path):
     a, b, details = tmp_path / "a.json", tmp_path / "b.json", tmp_path / "d.parquet"
     code, out, err = run(capsys, "score", gt_sub, "--data", split_dir, "--metrics", FAST, "--out", a,
@@ -83,6 +84,7 @@ def test_ground_truth_scores_at_the_floor_and_twice_gives_the_same_bytes(capsys,
     assert table.num_rows == 12 and "velocity_error" in table.column_names
 
 
+@pytest.mark.slow
 def test_copy_last_is_worse_and_fail_above_fails_the_job(capsys, split_dir, frozen_sub, tmp_path):
     out_file = tmp_path / "r.json"
     code, out, err = run(capsys, "score", frozen_sub, "--data", split_dir, "--metrics", FAST, "--out", out_file,
@@ -179,6 +181,7 @@ def test_scoring_decodes_each_video_once_and_still_reports_every_problem(split_d
     assert err.value.code == validate(bad, split_dir).errors[0].code
 
 
+@pytest.mark.slow
 def test_forked_workers_give_the_same_bytes(split_dir, frozen_sub, tmp_path):
     """`phybench score` from the command line does not load torch for the cheap metrics, so its
     workers are forked (no re-import); their results bytes equal one process's."""

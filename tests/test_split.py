@@ -30,6 +30,7 @@ def test_png_round_trip_is_lossless():
     assert np.array_equal(np.asarray(Image.open(io.BytesIO(encode_png(frame)))), frame)
 
 
+@pytest.mark.slow
 def test_same_bytes_for_any_workers_and_shard_order(tmp_path):
     a = gen(tmp_path, "a").manifest
     b = gen(tmp_path, "b", workers=2).manifest

@@ -3,12 +3,15 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from phybench.cli import main
 
 ARGS = ["study", "scaling", "--task", "uniform", "--sizes", "XS", "--train-sets", "8,16", "--steps", "2",
         "--eval-samples", "3", "--sample-steps", "2", "--batch-size", "4", "--quiet"]
 
 
+@pytest.mark.slow
 def test_a_tiny_scaling_study_runs_resumes_and_is_plotted(tmp_path, capsys):
     out = tmp_path / "study"
     assert main(ARGS + ["--out", str(out)]) == 0
@@ -43,6 +46,7 @@ def test_unknown_size_is_explained(tmp_path, capsys):
     assert "unknown size(s) XXL" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_the_dit_runs_through_the_model_runner(tmp_path):
     """A trained DiT answers a split through `phybench run` (the same interface as any model)."""
     out = tmp_path / "study"

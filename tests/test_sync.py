@@ -132,6 +132,7 @@ def tree_bytes(folder: Path) -> dict[str, bytes]:
     return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
+@pytest.mark.slow
 def test_sync_admits_the_valid_pr_refuses_the_others_and_a_second_sync_is_a_no_op(world, hub, tmp_path, board_key):
     repo, home = "tester/board", tmp_path / "hf"
     api(hub, home, "HfApi().create_repo(repo, repo_type='dataset'); result = 1", repo=repo)
@@ -253,6 +254,7 @@ def test_sync_admits_the_valid_pr_refuses_the_others_and_a_second_sync_is_a_no_o
     assert {p: (site / p).stat().st_mtime_ns for p in site_before} == site_before
 
 
+@pytest.mark.slow
 def test_only_the_syncs_own_marker_counts(world, hub, tmp_path):
     """An author's comment forging the sync's marker is ignored; the sync's own marker on an open PR
     (a sync that stopped before closing or merging) is finished without a second comment."""
@@ -291,6 +293,7 @@ def test_only_the_syncs_own_marker_counts(world, hub, tmp_path):
     assert read_record(path).extra["pull_request"] == admitted
 
 
+@pytest.mark.slow
 def test_a_pr_that_breaks_the_sync_is_left_open_and_the_others_go_on(world, hub, tmp_path):
     """A failure that is not the author's (here: a file corrupted in transit, caught by its listed
     hash) leaves that PR open and uncommented for the next sync (exit 1); the next PR is still handled."""
@@ -328,6 +331,7 @@ def test_a_pr_that_breaks_the_sync_is_left_open_and_the_others_go_on(world, hub,
     assert "[intake-duplicate] model 'linear-extrapolation' already has a row on uniform/id-eval" in text, text
 
 
+@pytest.mark.slow
 def test_the_same_videos_under_a_second_name_are_refused(world, hub, tmp_path):
     """Hostile (issue 36): the same videos under two model names (only model.name changed) were
     both admitted.  The second is refused with videos_reused (the signed records carry the
@@ -363,6 +367,7 @@ result = HfApi().create_commit(repo, ops, commit_message="board files", repo_typ
 """
 
 
+@pytest.mark.slow
 def test_a_push_to_the_pr_while_it_is_scored_never_reaches_main(world, hub, tmp_path):
     """Hostile (issue 36): a second commit pushed to the PR 12 s into the sync replaced the scored
     submission.zip with other videos, rewrote the repo's README and deleted another model's card,
@@ -438,6 +443,7 @@ def test_a_push_to_the_pr_while_it_is_scored_never_reaches_main(world, hub, tmp_
     assert sum(p.startswith("submissions/copy-last") for p in hub.files(repo)) == 2
 
 
+@pytest.mark.slow
 def test_the_sync_signs_or_does_not_start(world, hub, tmp_path, board_key):
     """Issue 36, item 1: without the maintainers' signing key (or with a key that is not an active
     key of the board's keyring) the sync stops before touching any pull request."""
@@ -529,6 +535,7 @@ result["statuses"] = {n: w.get_discussion_details(repo, n, repo_type="dataset").
 """
 
 
+@pytest.mark.slow
 def test_the_local_hub_speaks_pull_requests_as_huggingface_hub_expects(hub, tmp_path):
     got = api(hub, tmp_path / "hf", HUB_PRS, repo="tester/prs", WRITE=WRITE, READ=READ)
     assert got["urls"] == [f"{hub.url}/datasets/tester/prs/discussions/{n}" for n in (1, 2)]
@@ -545,6 +552,7 @@ def test_the_local_hub_speaks_pull_requests_as_huggingface_hub_expects(hub, tmp_
     assert hub.files("tester/prs")["x.txt"] == b"a"
 
 
+@pytest.mark.slow
 def test_submit_uploads_an_archive_as_it_is_and_finds_the_card_beside_it(world, hub, tmp_path):
     import tarfile
 

@@ -73,6 +73,7 @@ def _args(world, *extra):
             *extra)
 
 
+@pytest.mark.slow
 def test_verified_record_is_written_read_back_and_identical_twice(capsys, world, tmp_path):
     results = _copy(world, tmp_path)
     gt = _copy(world, tmp_path, "ground-truth")  # its submission is a .zip

@@ -212,6 +212,7 @@ def test_the_compare_table_is_ordered_by_disagreement(viewer):
         assert r["diff"] == pytest.approx(abs(r["a"] - r["b"]), rel=1e-5)
 
 
+@pytest.mark.slow
 def test_a_compared_models_failures_get_their_own_cards(split_dir, gt_sub, frozen_sub, tmp_path):
     from phybench.leaderboard.viewer import build_viewer
 
@@ -223,6 +224,7 @@ def test_a_compared_models_failures_get_their_own_cards(split_dir, gt_sub, froze
     assert "B:velocity_error" not in kinds  # only failures (rules, untrackable) of a compared model are carded
 
 
+@pytest.mark.slow
 def test_board_ranks_the_model_among_results_on_the_same_split(capsys, split_dir, gt_sub, frozen_sub, tmp_path):
     board = tmp_path / "board"
     for sub, name in ((gt_sub, "gt.json"), (frozen_sub, "frozen.json")):
@@ -265,6 +267,7 @@ def test_media_are_capped_gallery_first(capsys, split_dir, frozen_sub, tmp_path)
     assert "media for 1 of 6 videos" in stdout and "--max-mb 0.001" in stdout
 
 
+@pytest.mark.slow
 def test_results_of_another_submission_are_refused_and_nothing_is_written(capsys, split_dir, gt_sub, frozen_sub,
                                                                            tmp_path):
     results = tmp_path / "gt.json"
