@@ -1,8 +1,9 @@
 """`verify`: recompute a split folder's hashes and say what differs (and, on request, re-simulate samples).
 
-Every row with states also goes through the family checker's row checks
-(`phybench.tasks.check`: frames in view, closed form), so a split whose hashes are
-consistent but whose rows lie about themselves is reported (code ``family_check``).
+Every row with states also goes through the family checker's row checks, as `generate`
+runs them (`phybench.data.split.shard_findings`: every row's frames in view, the closed form
+on 1 row in 16), so a split whose hashes are consistent but whose rows lie about themselves
+is reported (code ``family_check``).
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from ..io import file_sha256
 from ..problems import Problem, error
 from .frames import decode_video
 from .arrow import table_rows
-from .split import generate_sample, plan_from_manifest, read_manifest, row_digest, row_findings, split_hash
+from .split import generate_sample, plan_from_manifest, read_manifest, row_digest, shard_findings, split_hash
 
 
 # ------------------------------------------------------------------ verify
@@ -88,7 +89,8 @@ def verify(folder: str | os.PathLike[str], regenerate: int = 0, progress: bool =
         if table.num_rows != entry["stop"] - entry["start"]:
             problems.append(error("row_count", f"{entry['file']}: {table.num_rows} rows, manifest says "
                                   f"{entry['stop'] - entry['start']}", entry=entry["file"]))
-        shard_digests = []
+        shard_digests: list[str] = []
+        shard_rows: list[dict[str, Any]] = []
         for row in table_rows(table):
             try:
                 video = _decode_row_video(row)
@@ -96,8 +98,7 @@ def verify(folder: str | os.PathLike[str], regenerate: int = 0, progress: bool =
                 problems.append(error("video_undecodable", f"{entry['file']}: {row['sample_id']}: video does not decode ({exc})",
                                       row["sample_id"], entry["file"]))
                 video = np.zeros((0,), np.uint8)  # digest of nothing: the split hash will differ
-            for finding in row_findings(spec, row, closed_form=not manifest.get("imported")):
-                problems.append(error("family_check", f"{entry['file']}: {finding}", row["sample_id"], entry["file"]))
+            shard_rows.append(row)
             d = row_digest(spec, row, video).hex()
             shard_digests.append(d)
             if row["index"] in regen_at:
@@ -108,6 +109,8 @@ def verify(folder: str | os.PathLike[str], regenerate: int = 0, progress: bool =
                 regenerated += 1
             checked += 1
             bar.update(1)
+        for finding in shard_findings(spec, shard_rows, closed_form=not manifest.get("imported")):
+            problems.append(error("family_check", f"{entry['file']}: {finding}", finding.sample_id, entry["file"]))
         content = hashlib.sha256(b"".join(bytes.fromhex(d) for d in shard_digests)).hexdigest()
         if content != entry.get("content_sha256"):
             problems.append(error("content_changed", f"{entry['file']}: content differs from the manifest's content hash",

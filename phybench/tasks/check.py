@@ -25,9 +25,10 @@ instance a template yields):
     computed twice, from a copy and (`spec_hashes_elsewhere`) in a fresh interpreter with
     another hash seed: a spec built from a set would differ there.
 
-`check_trajectory` is what `generate` and `verify` run on every row they write or read
-(cheap: a few numpy operations a row); `check_task` draws samples itself and runs them
-all.  Imports only the world and task layers.
+`generate` and `verify` run the row checks on the rows they write or read
+(`data.split.shard_findings`: `disc_frames_in_view` on a whole shard of disc rows,
+`check_trajectory` on the others and on 1 row in 16 for the closed form); `check_task`
+draws samples itself and runs every check.  Imports only the world and task layers.
 """
 from __future__ import annotations
 
