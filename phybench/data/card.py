@@ -12,7 +12,7 @@ import re
 from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable
-from .. import __version__
+from .._version import __version__
 from .split import hf_split_name
 from .hub import CardError, repo_folder
 

@@ -33,7 +33,7 @@ import json
 import os
 from pathlib import Path
 from typing import Any
-from .. import __version__
+from .._version import __version__
 from ..io import file_sha256
 from .split import MANIFEST, SplitError, hf_split_name, read_manifest
 from .verify import verify

@@ -46,7 +46,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from .. import __version__
+from .._version import __version__
 from .frames import encode_video
 from ..world.laws import fully_in_view
 from ..tasks import family_of

@@ -34,7 +34,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
+from .._version import __version__
 from . import probes as probe_page
 from .export import csv_safe, csv_text, json_text, markdown, markdown_escape, script_json
 from .load import (

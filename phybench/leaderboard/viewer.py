@@ -39,7 +39,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .. import __version__
+from .._version import __version__
 from .export import script_json
 from .plots import escape
 
