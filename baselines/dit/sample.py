@@ -94,7 +94,8 @@ def row_conditions(cfg: TrainConfig, reader: SplitReader, rows: list[dict]) -> t
     """A conditioned model's input for split rows (their state or prompt); None for frames only."""
     if cfg.condition is None:
         return None
-    from phybench.tasks.conditions import condition_state, family_text
+    from phybench.data.conditions import condition_state
+    from phybench.tasks.conditions import family_text
 
     states = [condition_state(reader.spec, row) for row in rows]
     return condition_inputs(cfg, states, [family_text(reader.spec, s) for s in states])

@@ -67,8 +67,9 @@ class ClipDataset(torch.utils.data.Dataset):
         self.extra: torch.Tensor | None = None  # per-row state vectors or token ids (`set_condition`)
 
     def conditions(self) -> tuple[list[dict], list[str]]:
-        """(states, prompts) of every row at its last condition frame (`phybench.tasks.conditions`)."""
-        from phybench.tasks.conditions import condition_state, family_text
+        """(states, prompts) of every row at its last condition frame (`phybench.data.conditions`)."""
+        from phybench.data.conditions import condition_state
+        from phybench.tasks.conditions import family_text
 
         spec = self.reader.spec
         states = []

@@ -33,7 +33,7 @@ from ..data.frames import decode_video, encode_png
 from ..data.split import SplitReader
 from ..data.video import decode_mp4
 from ..problems import LimitExceeded
-from ..tasks.conditions import write_conditions
+from ..data.conditions import write_conditions
 from .archive import Limits, read_capped
 from .arrays import PNG_COLOURS, decode_png_rgb, parse_npy, parse_npz, png_header
 from ..io import mkdirs, remove_stale_tmp, rmdirs, tmp_prefix
@@ -87,7 +87,7 @@ def export_inputs(split_dir: str | os.PathLike[str], out: str | os.PathLike[str]
             frames.append(video)
         with open(tmp / "condition_frames.npz", "wb") as f:
             np.savez_compressed(f, frames=np.stack(frames), sample_ids=np.array(ids, dtype=str))
-        write_conditions(split_dir, tmp)  # prompts.csv, states.jsonl, conditions.json (phybench.tasks.conditions)
+        write_conditions(split_dir, tmp)  # prompts.csv, states.jsonl, conditions.json (phybench.data.conditions)
         doc = {
             "kind": INPUTS_KIND,
             "schema_version": 1,

@@ -114,7 +114,7 @@ class TaskFamily:
     def condition_text(self, spec: TaskSpec, state: dict[str, Any]) -> str:
         """A sample's plain-words prompt from its state at the last condition frame.
 
-        `state` is `phybench.tasks.conditions.condition_state` (plain JSON data); a family
+        `state` is `phybench.tasks.conditions.scene_state` (plain JSON data); a family
         that wants other wording overrides this, and can only word that state: the row,
         whose columns may tell the future, is never passed.
         """
