@@ -95,7 +95,7 @@ def row_conditions(cfg: TrainConfig, reader: SplitReader, rows: list[dict]) -> t
     if cfg.condition is None:
         return None
     from phybench.data.conditions import condition_state
-    from phybench.tasks.conditions import family_text
+    from phybench.tasks.family import family_text
 
     states = [condition_state(reader.spec, row) for row in rows]
     return condition_inputs(cfg, states, [family_text(reader.spec, s) for s in states])

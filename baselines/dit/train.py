@@ -69,7 +69,7 @@ class ClipDataset(torch.utils.data.Dataset):
     def conditions(self) -> tuple[list[dict], list[str]]:
         """(states, prompts) of every row at its last condition frame (`phybench.data.conditions`)."""
         from phybench.data.conditions import condition_state
-        from phybench.tasks.conditions import family_text
+        from phybench.tasks.family import family_text
 
         spec = self.reader.spec
         states = []

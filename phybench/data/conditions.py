@@ -1,8 +1,9 @@
 """Conditions beyond frames, over stored rows and splits: each sample's state and text, and their files.
 
 The wording and the state of a scene are pure and live on the task layer
-(`phybench.tasks.conditions`: `scene_state`, `family_text`, `describe_state`); this module
-reads rows and splits (`phybench.data.split`) and writes and reads the files:
+(`phybench.tasks.conditions`: `scene_state`, `describe_state`; a family's words:
+`phybench.tasks.family.family_text`); this module reads rows and splits
+(`phybench.data.split`) and writes and reads the files:
 
 * `condition_state(spec, row)`: a stored row's state at its last condition frame, and
   `condition_text(spec, row)` its family's words for it.
@@ -26,9 +27,9 @@ from ..tasks.conditions import (
     CONDITIONS_VERSION,
     PROMPTS_FILE,
     STATES_FILE,
-    family_text,
     scene_state,
 )
+from ..tasks.family import family_text
 from ..tasks.spec import TaskSpec
 from ..world.scene import Scene
 

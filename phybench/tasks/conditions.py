@@ -3,20 +3,22 @@
 Most open video models are image- or video-to-video pipelines that also take a text
 prompt, and the paper (appendix A.6.1, Fig. 13) compares conditioning on frames, frames
 plus numbers and frames plus text.  This module derives both extra conditions from a
-stored row, for every family, with no branching on task names:
+scene, for every family, with no branching on task names:
 
-* `scene_state(spec, scene)` (a stored row's: `phybench.data.conditions.condition_state`): plain JSON data: the world (size, frame rate, gravity,
-  walls, background) and, for every body, its shape and size, colour, whether it moves,
-  and its position, velocity and angle **at the last condition frame** (where generation
-  continues, so the numbers match the image an image-to-video model is given).
-* `family_text(spec, state)`: one paragraph in plain words built from that state alone,
-  worded by the task's family (`TaskFamily.condition_text`, default `describe_state`).
+* `scene_state(spec, scene)` (of a stored row: `phybench.data.conditions.condition_state`):
+  plain JSON data: the world (size, frame rate, gravity, walls, background) and, for every
+  body, its shape and size, colour, whether it moves, and its position, velocity and angle
+  **at the last condition frame** (where generation continues, so the numbers match the
+  image an image-to-video model is given).
+* `describe_state(state)`: one paragraph in plain words built from that state alone, the
+  default wording of a family (`TaskFamily.condition_text`; a task's own words:
+  `phybench.tasks.family.family_text`).
 
 Neither ever states the future: the row's scene is cut to its condition frames before
 anything is read (`Scene.frames`), and the family's wording sees the state only, never
 the row (whose parameter columns, e.g. a collision's contact time, describe the future).
-Both are versioned by `CONDITIONS_VERSION` and hashed on their own (`phybench.data.conditions.conditions_hash`),
-so adding them changed no spec or split hash.
+Both are versioned by `CONDITIONS_VERSION` and hashed on their own
+(`phybench.data.conditions.conditions_hash`), so adding them changed no spec or split hash.
 
 Reading rows and splits, and the files (``prompts.csv``, ``states.jsonl``,
 ``conditions.json``: `write_conditions`, `read_conditions`), are I/O over splits and live in
@@ -182,9 +184,3 @@ def describe_state(state: dict[str, Any]) -> str:
         sentence = sentence[0].upper() + sentence[1:]
     return f"{sentence} {describe_world(state)}"
 
-
-def family_text(spec: TaskSpec, state: dict[str, Any]) -> str:
-    """The task's family words a state (`TaskFamily.condition_text`): it sees the state, never the row."""
-    from .family import family_of
-
-    return family_of(spec).condition_text(spec, state)
