@@ -36,7 +36,8 @@ from typing import Any
 
 from .._version import __version__
 from . import probes as probe_page
-from .export import csv_safe, csv_text, json_text, markdown, markdown_escape, script_json
+from .export import csv_safe, csv_text, json_text, markdown, script_json
+from .format import markdown_escape
 from .load import (
     LEADERBOARD_SCHEMA_VERSION,
     NOT_VERIFIED,

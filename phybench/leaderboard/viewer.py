@@ -41,7 +41,7 @@ import numpy as np
 
 from .._version import __version__
 from .export import script_json
-from .plots import escape
+from .format import escape
 
 VIEWER_MARKER = ".phybench-viewer"
 VIEWER_MARKER_TEXT = "A phybench per-submission viewer (phybench view); rebuilt in place.\n"
