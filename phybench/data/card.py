@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Iterable
 from .._version import __version__
 from .split import hf_split_name
-from .hub import CardError, repo_folder
+from .hub_layout import CardError, repo_folder
 
 
 # The repo's top-level data_cards/, installed (and shipped inside the wheel) as phybench.data_cards
