@@ -20,9 +20,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from .clips import clip_to_tensor, tensor_to_clip
 from .conditioning import condition_inputs
 from .sample import load_run, rollout
-from .train import clip_to_tensor, tensor_to_clip
 
 
 class DiT:

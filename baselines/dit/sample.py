@@ -18,14 +18,15 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from phybench.data.split import SplitReader
+from phybench.io import file_sha256
+from phybench.submission import submission_meta, write_submission
+
+from .clips import build_model, clip_to_tensor, tensor_to_clip
 from .conditioning import condition_inputs
 from .config import TrainConfig
 from .diffusion import make_scheduler, sample
 from .latent import PixelCodec, make_codec
-from .train import build_model, clip_to_tensor, tensor_to_clip
-from phybench.data.split import SplitReader
-from phybench.io import file_sha256
-from phybench.submission import submission_meta, write_submission
 
 
 def load_run(run: Path, device) -> tuple[TrainConfig, torch.nn.Module, PixelCodec]:
