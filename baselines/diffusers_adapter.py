@@ -14,7 +14,7 @@ Stable Video Diffusion, CogVideoX, LTX-Video, Wan, ...):
 * ``frames=last`` (default, image-to-video): the last condition frame as ``image``;
   ``frames=all`` (video-to-video): every condition frame as ``video``.  The submission
   records which (``condition_frames_used`` 1 or all).
-* the sample's plain-words prompt (``prompts.csv``, `phybench.tasks.conditions`) as
+* the sample's plain-words prompt (``prompts.csv``, `phybench.data.conditions`) as
   ``prompt`` when the pipeline takes one and ``text=1`` (default); the run is then on the
   frames+text track.  A pipeline without ``prompt`` (SVD), or ``text=0`` (an empty prompt),
   is on the frames track.

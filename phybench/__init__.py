@@ -23,7 +23,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 # name -> (module, attribute)
 _API: dict[str, tuple[str, str]] = {
@@ -53,7 +53,7 @@ _API: dict[str, tuple[str, str]] = {
     "ScoreOutput": ("phybench.scoring.score", "ScoreOutput"),
     "write_results": ("phybench.scoring.score", "write_results"),
     # the whole loop for a model class, and the board
-    "run": ("phybench.submission.run", "run"),
+    "run": ("phybench.pipeline", "run"),
     "build_leaderboard": ("phybench.leaderboard", "build"),
 }
 
@@ -77,7 +77,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .scoring.score import ScoreError, ScoreOutput, score, write_results
     from .submission.archive import SubmissionError
     from .submission.format import Submission, open_submission
-    from .submission.run import run
+    from .pipeline import run
     from .submission.validation import validate
     from .submission.writer import submission_meta, write_submission
     from .tasks import get_task

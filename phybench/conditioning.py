@@ -3,7 +3,7 @@
 `phybench run` always gives a model its condition frames.  A model whose ``generate``
 names a ``prompts`` and/or ``states`` keyword parameter also gets, per video of the batch,
 the sample's plain-words prompt (str) and/or numeric state (dict), as written by
-`phybench.tasks.conditions` (``prompts.csv``, ``states.jsonl``)::
+`phybench.data.conditions` (``prompts.csv``, ``states.jsonl``)::
 
     def generate(self, condition, num_frames, prompts=None, states=None): ...
 
@@ -70,7 +70,7 @@ def model_caller(model: Any, inputs_dir: str | os.PathLike[str],
     text, state = accepted_conditions(model)
     if not (text or state):
         return lambda condition, num_frames, ids: model.generate(condition, num_frames)
-    from .tasks.conditions import read_conditions, write_conditions
+    from .data.conditions import read_conditions, write_conditions
 
     found = read_conditions(inputs_dir)
     if found is None:

@@ -1,11 +1,14 @@
-"""Files: the one atomic writer, the one file hasher and the one cache-folder rule.
+"""Files: the one atomic writer (of a file, and of a folder), the one file hasher and the one cache-folder rule.
 
 Every file phybench writes for someone else to read (split shards and manifests,
 results, the leaderboard site, weights, caches) goes through `atomic_write_bytes`, so a
-reader never sees half a file and a killed run leaves nothing half-written.
+reader never sees half a file and a killed run leaves nothing half-written; every folder
+written whole (a submission, exported inputs, an imported split, the site, the viewer) goes
+through `atomic_folder`.
 """
 from __future__ import annotations
 
+import contextlib
 import glob
 import hashlib
 import os
@@ -14,7 +17,7 @@ import shutil
 import socket
 import tempfile
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Iterator, Mapping, Sequence
 
 CACHE_ENV = "PHYBENCH_CACHE_DIR"
 _HOST = hashlib.sha256(socket.gethostname().encode()).hexdigest()[:6]
@@ -174,20 +177,44 @@ def cache_dir(kind: str = "", override_env: str | None = None) -> Path:
     return base / kind if kind else base
 
 
-def replace_folder(out_dir: str | os.PathLike[str], files: Mapping[str, bytes]) -> None:
-    """Write `files` ({relative name: bytes}) into a fresh folder beside `out_dir`, then swap it in
-    for `out_dir`: a failure leaves the previous folder (or nothing), never a partial one.  Used by
-    the leaderboard site and the viewer; callers check the names they pass."""
-    out = Path(out_dir).resolve()  # "." has no name and is its own parent: work on the absolute path
-    out.parent.mkdir(parents=True, exist_ok=True)
+@contextlib.contextmanager
+def atomic_folder(out_dir: str | os.PathLike[str], replace: bool = False, mode: int = 0o755) -> Iterator[Path]:
+    """The one atomic folder write: yields a fresh temporary folder beside `out_dir` to fill; when the
+    block ends it becomes `out_dir` in one rename, and on any failure (an interrupt included) it is
+    removed with the parent folders made for it, so a reader never sees a partial folder.
+
+    replace=False: `out_dir` must be absent or empty (the caller checks, and says why in its own
+    words).  replace=True: an existing `out_dir` is swapped out and deleted only once the new one is
+    in place (a failure leaves the previous folder); a process standing in it stands in the new one.
+    mode: the finished folder's permissions (`tempfile.mkdtemp` makes it private).
+    """
+    out = Path(out_dir)
+    if replace:
+        out = out.resolve()  # "." has no name and is its own parent: work on the absolute path
+    made = mkdirs(out.parent)
+    try:
+        remove_stale_tmp(out)  # a killed earlier write's .<name>.<pid>-<host>.*.tmp/
+        tmp = Path(tempfile.mkdtemp(prefix=tmp_prefix(out), suffix=".tmp", dir=out.parent))
+    except BaseException:
+        rmdirs(made)
+        raise
+    try:
+        yield tmp
+        os.chmod(tmp, mode)
+        if replace:
+            _swap_in(tmp, out)
+        else:
+            os.rename(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        rmdirs(made)
+        raise
+
+
+def _swap_in(tmp: Path, out: Path) -> None:
     inside = Path.cwd().is_relative_to(out)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.building-", dir=out.parent))
     old = None
     try:
-        for name, data in sorted(files.items()):
-            (tmp / name).parent.mkdir(parents=True, exist_ok=True)
-            (tmp / name).write_bytes(data)
-        os.chmod(tmp, 0o755)  # mkdtemp makes it private; these folders are for reading
         if out.exists():
             old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
             os.rename(out, old / "previous")
@@ -200,6 +227,15 @@ def replace_folder(out_dir: str | os.PathLike[str], files: Mapping[str, bytes]) 
         if inside:  # the process stood in the old folder: stand in the new one
             os.chdir(out)
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
         if old is not None and out.exists():  # never delete the old folder while nothing replaced it
             shutil.rmtree(old, ignore_errors=True)
+
+
+def replace_folder(out_dir: str | os.PathLike[str], files: Mapping[str, bytes]) -> None:
+    """Write `files` ({relative name: bytes}) as the new `out_dir` (`atomic_folder`, replace=True):
+    a failure leaves the previous folder (or nothing), never a partial one.  Used by the leaderboard
+    site and the viewer; callers check the names they pass."""
+    with atomic_folder(out_dir, replace=True) as tmp:
+        for name, data in sorted(files.items()):
+            (tmp / name).parent.mkdir(parents=True, exist_ok=True)
+            (tmp / name).write_bytes(data)

@@ -447,11 +447,11 @@ def test_a_failed_build_leaves_the_old_site(tmp_path, monkeypatch):
     real = os.rename
 
     def failing(src, dst):  # the swap of the new site into place fails (putting the old one back works)
-        if Path(dst) == out and ".building-" in Path(src).name:
+        if Path(dst) == out and Path(src).name.endswith(".tmp"):  # the new site (io.atomic_folder)
             raise OSError("disk full")
         return real(src, dst)
 
-    monkeypatch.setattr(os, "rename", failing)  # phybench.io.replace_folder swaps the site in
+    monkeypatch.setattr(os, "rename", failing)  # phybench.io.atomic_folder swaps the site in
     with pytest.raises(OSError, match="disk full"):
         build(results, out)
     monkeypatch.undo()

@@ -12,13 +12,8 @@ from phybench.cli import main
 from phybench.data.generate import generate
 from phybench.data.split import generate_sample, make_plan
 from phybench.tasks import TASKS, get_task
-from phybench.tasks.conditions import (
-    CONDITIONS_VERSION,
-    condition_state,
-    condition_text,
-    describe_state,
-    read_conditions,
-)
+from phybench.data.conditions import condition_state, condition_text, read_conditions
+from phybench.tasks.conditions import CONDITIONS_VERSION, describe_state
 
 
 def _row(task: str, index: int = 0) -> dict:

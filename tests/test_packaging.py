@@ -57,3 +57,14 @@ def test_installed_wheel_finds_its_cards(wheel, tmp_path):
             "folder = h._card_dir(None); assert str(folder).startswith(sys.argv[1]), folder; "
             "import phybench_baselines.dit.config as c; assert c.__file__.startswith(sys.argv[1])")
     subprocess.run([sys.executable, "-c", code, str(site)], check=True, cwd=tmp_path)
+
+
+def test_the_version_is_one_number():
+    """pyproject.toml's version is the one `phybench._version` stamps into what phybench writes."""
+    import re
+
+    import phybench
+    from phybench._version import __version__
+
+    declared = re.search(r'^version = "([^"]+)"$', (ROOT / "pyproject.toml").read_text(), re.M)
+    assert declared and declared.group(1) == __version__ == phybench.__version__

@@ -130,3 +130,41 @@ def test_a_probe_in_one_file_is_analysed_and_on_the_page(toy_probe, tmp_path, ca
 
 def test_the_throwaway_probe_leaves_nothing_registered():
     assert "toy" not in probes.PROBES and "test-toy-probe" not in TASKS and "test-toy-probe" not in FAMILIES
+
+
+EP_FAMILY = '''
+from phybench.tasks.family import TaskFamily, register_family
+
+
+@register_family
+class EpFamily(TaskFamily):
+    name = "test-ep-probe"
+    probe = "ep"
+'''
+EP_ANALYSIS = '''
+from phybench.probes.registry import Probe, register_probe
+
+register_probe(Probe("ep", "an entry-point probe (test only)", lambda *a: {}, lambda r: {}, lambda s: "", help="test"))
+'''
+
+
+def test_a_plugin_probe_registers_its_family_and_its_analysis_on_their_layers(tmp_path):
+    """A package's probe: its family through ``phybench.families`` (loaded by `phybench.tasks`),
+    its analysis through ``phybench.probes`` (loaded by `phybench.probes`, above the scorer)."""
+    import os
+    import subprocess
+
+    info = tmp_path / "epprobe-0.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: epprobe\nVersion: 0.0\n")
+    (info / "entry_points.txt").write_text("[phybench.families]\nep = ep_family\n\n[phybench.probes]\nep = ep_analysis\n")
+    (tmp_path / "ep_family.py").write_text(EP_FAMILY)
+    (tmp_path / "ep_analysis.py").write_text(EP_ANALYSIS)
+    code = ("import sys\nfrom phybench.tasks import FAMILIES\n"
+            "print('test-ep-probe' in FAMILIES, 'phybench.probes' in sys.modules, 'phybench.scoring' in sys.modules)\n"
+            "from phybench.probes import PROBES\nprint('ep' in PROBES)\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", "False", "False", "True"], (out.stdout, out.stderr)
+    assert "plugin_broken" not in out.stderr, out.stderr

@@ -6,7 +6,7 @@ downloaded weights and on a CPU budget, both are small encoders trained with the
 whose output is added to the timestep embedding (so it modulates every block through the
 shared adaLN, as the timestep does):
 
-* state: the sample's state at its last condition frame (`phybench.tasks.conditions`),
+* state: the sample's state at its last condition frame (`phybench.data.conditions`),
   flattened to a fixed-length vector by `state_features` (per body: position, velocity,
   angle, two size numbers, colour, dynamic; then the world's gravity and walls; scaled by
   the world's size so the numbers are O(1)), through a two-layer MLP.

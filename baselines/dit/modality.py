@@ -11,7 +11,7 @@ configuration), identical but for the condition: ``frames`` (the baseline), ``fr
 built from the training prompts); the same training set (the first N rows of the task's
 first training grid), steps, batch, seed, data order and diffusion noise (a conditioned
 model's backbone starts from the frames-only weights).  Each is sampled through
-`phybench run` (`phybench.submission.run.run`), which hands a conditioned model its states
+`phybench run` (`phybench.pipeline.run`), which hands a conditioned model its states
 or prompts and records the condition track in the submission, on the first
 ``--eval-samples`` samples of the ID and OOD evaluation splits, and scored with the velocity
 error (with its penalised and ranked companions and per-video bootstrap intervals).
@@ -46,7 +46,7 @@ def run_modality(task: str, out: str | Path, *, conditions: Sequence[str] = COND
     """Train, sample and score every condition; returns the results files (ID and OOD per condition)."""
     from phybench.data.generate import generate
     from phybench.data.split import make_plan
-    from phybench.submission.run import run
+    from phybench.pipeline import run
     from phybench.tasks import get_task
 
     from . import train

@@ -22,9 +22,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from .clips import clip_to_tensor
 from .diffusion import condition, make_scheduler, training_loss
 from .sample import load_run
-from .train import clip_to_tensor
 
 
 class DenoisingLoss:

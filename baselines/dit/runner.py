@@ -20,9 +20,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from .clips import clip_to_tensor, tensor_to_clip
 from .conditioning import condition_inputs
 from .sample import load_run, rollout
-from .train import clip_to_tensor, tensor_to_clip
 
 
 class DiT:
@@ -42,7 +42,7 @@ class DiT:
             self.generate = self.generate_with_prompts
 
     def generate_with_states(self, condition: np.ndarray, num_frames: int, states: list[dict] | None = None) -> np.ndarray:
-        """`generate` of a state-conditioned run: each video's numeric state (`phybench.tasks.conditions`)."""
+        """`generate` of a state-conditioned run: each video's numeric state (`phybench.data.conditions`)."""
         return self._generate(condition, num_frames, condition_inputs(self.cfg, states=states))
 
     def generate_with_prompts(self, condition: np.ndarray, num_frames: int, prompts: list[str] | None = None) -> np.ndarray:

@@ -18,14 +18,15 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from phybench.data.split import SplitReader
+from phybench.io import file_sha256
+from phybench.submission import submission_meta, write_submission
+
+from .clips import build_model, clip_to_tensor, tensor_to_clip
 from .conditioning import condition_inputs
 from .config import TrainConfig
 from .diffusion import make_scheduler, sample
 from .latent import PixelCodec, make_codec
-from .train import build_model, clip_to_tensor, tensor_to_clip
-from phybench.data.split import SplitReader
-from phybench.io import file_sha256
-from phybench.submission import submission_meta, write_submission
 
 
 def load_run(run: Path, device) -> tuple[TrainConfig, torch.nn.Module, PixelCodec]:
@@ -94,7 +95,8 @@ def row_conditions(cfg: TrainConfig, reader: SplitReader, rows: list[dict]) -> t
     """A conditioned model's input for split rows (their state or prompt); None for frames only."""
     if cfg.condition is None:
         return None
-    from phybench.tasks.conditions import condition_state, family_text
+    from phybench.data.conditions import condition_state
+    from phybench.tasks.family import family_text
 
     states = [condition_state(reader.spec, row) for row in rows]
     return condition_inputs(cfg, states, [family_text(reader.spec, s) for s in states])

@@ -16,36 +16,19 @@ import json
 import shutil
 from pathlib import Path
 
-import numpy as np
 import torch
-import torch.nn.functional as F
 from tqdm.auto import tqdm
 
-from .conditioning import CONDITIONS, build_vocab, condition_inputs, state_dim, text_length
+from phybench.data.split import SplitReader, render_row, sample_video
+
+from .clips import build_model, clip_to_tensor, tensor_to_clip  # noqa: F401  re-exported: dit.train.clip_to_tensor
+from .conditioning import CONDITIONS, build_vocab, condition_inputs, text_length
 from .config import CONFIGS, TrainConfig
 from .diffusion import condition, make_scheduler, training_loss
-from .latent import PixelCodec, latent_grid, make_codec
-from .models import DiT
-from phybench.data.split import SplitReader, render_row, sample_video
+from .latent import make_codec
 
 
 # ------------------------------------------------------------------ helpers
-def clip_to_tensor(video: np.ndarray, frames: int, resolution: int) -> torch.Tensor:
-    """uint8 (T, H, W, 3) to float (3, frames, r, r) in [-1, 1]: first frames, area-downsampled."""
-    x = torch.from_numpy(np.ascontiguousarray(video[:frames])).permute(3, 0, 1, 2).float()  # (3, T, H, W)
-    if x.shape[-1] != resolution:
-        x = F.interpolate(x, size=(resolution, resolution), mode="area")  # (3, T, r, r)
-    return x / 127.5 - 1
-
-
-def tensor_to_clip(x: torch.Tensor, resolution: int) -> np.ndarray:
-    """float (3, T, r, r) in [-1, 1] to uint8 (T, R, R, 3), nearest-upsampled."""
-    if x.shape[-1] != resolution:
-        x = F.interpolate(x.float(), size=(resolution, resolution), mode="nearest")
-    x = ((x.clamp(-1, 1) + 1) * 127.5).round().to(torch.uint8)
-    return x.permute(1, 2, 3, 0).cpu().numpy()
-
-
 class ClipDataset(torch.utils.data.Dataset):
     """A training split's rows in memory; each clip rendered on access at the model's size.
 
@@ -67,8 +50,9 @@ class ClipDataset(torch.utils.data.Dataset):
         self.extra: torch.Tensor | None = None  # per-row state vectors or token ids (`set_condition`)
 
     def conditions(self) -> tuple[list[dict], list[str]]:
-        """(states, prompts) of every row at its last condition frame (`phybench.tasks.conditions`)."""
-        from phybench.tasks.conditions import condition_state, family_text
+        """(states, prompts) of every row at its last condition frame (`phybench.data.conditions`)."""
+        from phybench.data.conditions import condition_state
+        from phybench.tasks.family import family_text
 
         spec = self.reader.spec
         states = []
@@ -140,16 +124,6 @@ class Counter:
 def update_ema(ema, model, decay: float):
     for e, p in zip(ema.parameters(), model.parameters()):
         e.mul_(decay).add_(p.detach().float(), alpha=1 - decay)
-
-
-def build_model(cfg: TrainConfig, codec: PixelCodec) -> DiT:
-    """The DiT over the codec's grid: in = noisy latent + condition latent + mask channels."""
-    C, T, H, W = latent_grid(codec, cfg.frames, cfg.resolution)
-    extra = {} if cfg.condition is None else dict(
-        condition=cfg.condition, state_dim=state_dim(cfg.state_bodies), vocab_size=len(cfg.text_vocab or ()),
-        text_len=cfg.text_len)
-    return DiT(cfg.model_size(), in_channels=2 * C + 1, out_channels=C, patch=cfg.patch,
-               frames=T, height=H, width=W, **extra)
 
 
 def prepare_condition(cfg: TrainConfig, data: ClipDataset) -> None:

@@ -15,7 +15,7 @@ import sys
 import textwrap
 from typing import Any, Sequence
 
-from .. import __version__
+from .._version import __version__
 
 
 class CliError(Exception):

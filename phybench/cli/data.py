@@ -199,7 +199,7 @@ def cmd_tasks(args: argparse.Namespace) -> int:
         if extra:
             print()
             print("\n".join(extra))
-        from ..tasks.conditions import example
+        from ..data.conditions import example
 
         sid, _, text = example(spec)
         print(f"\nprompt of {sid} (export-inputs writes one per sample, and the numeric state):")

@@ -25,7 +25,7 @@ def register(add: Callable[..., argparse.ArgumentParser]) -> None:
 
 def cmd_plausibility(args: argparse.Namespace) -> int:
     from ..plausibility import PlausibilityError, evaluate, load_scorer, markdown, write
-    from ..submission.run import RunError, parse_model_args
+    from ..pipeline import RunError, parse_model_args
 
     try:
         model_args = parse_model_args(args.model_args)

@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from .. import __version__
+from .._version import __version__
 from . import CliError
 
 from .data import canonical_command

@@ -126,7 +126,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     import os
     import sys as _sys
 
-    from ..submission.run import (BASELINE_PREFIX, RunError, check_model_name, load_model, model_identity,
+    from ..pipeline import (BASELINE_PREFIX, RunError, check_model_name, load_model, model_identity,
                                   parse_model_args, protocol_splits, run, world)
     from ..scoring.score import ScoreError, parse_metrics
 

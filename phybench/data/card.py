@@ -12,9 +12,9 @@ import re
 from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable
-from .. import __version__
+from .._version import __version__
 from .split import hf_split_name
-from .hub import CardError, repo_folder
+from .hub_layout import CardError, repo_folder
 
 
 # The repo's top-level data_cards/, installed (and shipped inside the wheel) as phybench.data_cards

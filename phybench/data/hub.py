@@ -23,7 +23,8 @@ the repo, and validated before anything is uploaded.
 The Hub is reached through `huggingface_hub`, which reads HF_ENDPOINT, HF_TOKEN,
 HF_HUB_OFFLINE and HF_HOME when it is imported; `endpoint=` overrides the first per call.
 
-Here: the errors, the repo layout, the client and `publish`; the card is `phybench.data.card`,
+Here: the client and `publish`; the errors and the repo layout are `phybench.data.hub_layout`
+(re-exported here), which the card imports without importing this module; the card is `phybench.data.card`,
 `load_split` and `fetch_split` are `phybench.data.download`.
 """
 from __future__ import annotations
@@ -33,30 +34,12 @@ import json
 import os
 from pathlib import Path
 from typing import Any
-from .. import __version__
+
+from .._version import __version__
 from ..io import file_sha256
-from .split import MANIFEST, SplitError, hf_split_name, read_manifest
+from .hub_layout import REPO_TYPE, CardError, HubError, repo_folder  # noqa: F401  re-exported (`phybench.data.hub.CardError`)
+from .split import MANIFEST, hf_split_name, read_manifest
 from .verify import verify
-
-
-REPO_TYPE = "dataset"
-
-class HubError(SplitError):
-    """Publishing or loading through the Hub failed; the message says why and what to do."""
-
-    code = "hub"
-
-
-class CardError(HubError):
-    """A rendered dataset card lacks a required field or section."""
-
-    code = "hub_card"
-
-
-# ------------------------------------------------------------------ paths
-def repo_folder(task: str, split: str) -> str:
-    """Where a split lives in the repo: `<task>/<split>`."""
-    return f"{task}/{split}"
 
 
 def split_files(folder: Path, manifest: dict[str, Any]) -> list[tuple[Path, str]]:
@@ -161,7 +144,7 @@ def publish(
     and stay in the card; a split published again replaces the old one.  Returns the
     `huggingface_hub.CommitInfo` (`.oid` is the revision to pin).
     """
-    from .card import parse_card, render_card, validate_card  # the card needs this module's CardError
+    from .card import parse_card, render_card, validate_card  # imported on use: jinja2 and yaml
 
     hf = hf_module()
     token = hub_token(token)

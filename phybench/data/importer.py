@@ -39,20 +39,18 @@ import hashlib
 from functools import lru_cache
 import json
 import os
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any, Iterator
 
 import numpy as np
 
-from .. import __version__
+from .._version import __version__
 from .frames import encode_video
 from ..world.laws import fully_in_view
 from ..tasks import family_of
 from ..tasks.sampling import make_sample
 from ..tasks.spec import TaskSpec
-from ..io import atomic_write_bytes, file_sha256
+from ..io import atomic_folder, atomic_write_bytes, file_sha256
 from .arrow import rows_to_table
 from .split import (
     DATA_DIR,
@@ -338,12 +336,9 @@ def import_phyworld(
         raise PhyworldImportError(f"{src} holds no rows")
     source_sha256 = file_sha256(src)
 
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
     umask = os.umask(0)
     os.umask(umask)
-    os.chmod(tmp, 0o777 & ~umask)  # mkdtemp makes it private; the split is an ordinary folder
-    try:
+    with atomic_folder(out, mode=0o777 & ~umask) as tmp:  # the split is an ordinary folder (not private)
         (tmp / DATA_DIR).mkdir()
         resolution: int | None = None
         plan_shards = max(1, -(-n // shard_size))
@@ -442,10 +437,4 @@ def import_phyworld(
         )
         atomic_write_bytes(tmp / "README.md", card.encode())
         atomic_write_bytes(tmp / MANIFEST, (json.dumps(manifest, indent=2) + "\n").encode())
-        if out.exists():
-            out.rmdir()  # empty (checked above)
-        os.replace(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return out
+    return out  # `atomic_folder` renamed it onto `out` (absent or empty: checked above)

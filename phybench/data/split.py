@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 import numpy as np
-from .. import __version__
+from .._version import __version__
 from ..io import atomic_write_bytes, file_sha256
 from .frames import decode_video, encode_video
 from ..world.render import render

@@ -34,9 +34,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
+from .._version import __version__
 from . import probes as probe_page
-from .export import csv_safe, csv_text, json_text, markdown, markdown_escape, script_json
+from .export import csv_safe, csv_text, json_text, markdown, script_json
+from .format import markdown_escape
 from .load import (
     LEADERBOARD_SCHEMA_VERSION,
     NOT_VERIFIED,

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
+from .._version import __version__
 from ..io import file_sha256
 from .verification import is_record
 
@@ -324,7 +324,7 @@ def prepare(results_path: str | os.PathLike[str], submission: str | os.PathLike[
 
 def launch_world() -> tuple[int, int]:
     """(rank, world size) from the launcher's environment, as `phybench run` reads it."""
-    from ..submission.run import RunError, world
+    from ..pipeline import RunError, world
 
     try:
         return world()

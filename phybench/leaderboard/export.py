@@ -8,26 +8,16 @@ from __future__ import annotations
 import csv
 import io
 import json
-import re
 from typing import Any
 
 from ..scoring.metrics import METRICS, is_set_metric
+from .format import fmt, markdown_escape
+from .law import law_markdown
 from .load import is_number
 from .table import FALLBACK_METRIC, OLDER_PRIMARY, OOD_ALL, PRIMARY_METRIC
 
 
 # ================================================================ formatting and exports
-def fmt(x: float | None) -> str:
-    """Three significant figures, fixed point where it reads better (mirrors leaderboard.js)."""
-    if x is None:
-        return "–"
-    if x == 0:
-        return "0"
-    if abs(x) >= 100:
-        return f"{x:.1f}"
-    return f"{x:.3g}"
-
-
 def cell_mean(cell: dict[str, Any] | None, metric: str) -> float | None:
     entry = (cell or {}).get("metrics", {}).get(metric) or {}
     value = entry.get("value" if is_set_metric(metric) else "mean")
@@ -73,19 +63,6 @@ def _sort_key(row: dict[str, Any], board: dict[str, Any], metric: str) -> tuple:
         if value is not None:
             return (0, -value if hib else value, row["model"])
     return (1, 0.0, row["model"])
-
-
-def markdown_escape(text: str) -> str:
-    """Text safe inside a GitHub Markdown table cell: no pipes, no HTML, no emphasis."""
-    text = re.sub(r"[\r\n\t]+", " ", str(text))
-    text = re.sub(r"([\\`*_{}\[\]()#+!|~])", r"\\\1", text)
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def law_markdown(board: dict[str, Any]) -> list[str]:
-    from .law import law_markdown as lines
-
-    return lines(board)
 
 
 def markdown(data: dict[str, Any], metric: str = PRIMARY_METRIC) -> str:

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from .format import escape, markdown_escape
 from .load import is_number
+from .svg import PALETTE, Plot, lin_ticks
 
 MAX_PARAMS = 16  # parameters kept per law block (a family has at most 8 today)
 
@@ -88,8 +90,6 @@ def law_rows(board: dict[str, Any]) -> tuple[str | None, list[str], list[tuple[s
 
 
 def law_table_html(board: dict[str, Any]) -> str:
-    from .plots import escape
-
     name, labels, rows = law_rows(board)
     if not rows:
         return ""
@@ -111,8 +111,6 @@ def law_table_html(board: dict[str, Any]) -> str:
 
 
 def law_markdown(board: dict[str, Any]) -> list[str]:
-    from .export import markdown_escape
-
     name, labels, rows = law_rows(board)
     if not rows:
         return []
@@ -124,8 +122,6 @@ def law_markdown(board: dict[str, Any]) -> list[str]:
 
 def plot_law_scatter(board: dict[str, Any], colours: dict[str, str]) -> str | None:
     """Each video's fitted headline parameter against its ground truth's fit, every model of the board."""
-    from .plots import PALETTE, _lin_ticks, _Plot, escape  # plots imports the exports, which import this
-
     name = headline(board["task"])
     pts: list[tuple[str, float, float]] = []
     for r in board["rows"]:
@@ -136,13 +132,13 @@ def plot_law_scatter(board: dict[str, Any], colours: dict[str, str]) -> str | No
     if name is None or not pts:
         return None
     models = sorted({m for m, _, _ in pts})
-    plot = _Plot(420, 400 + 18 * len(models), 64, 16, 20, 44 + 18 * len(models),
+    plot = Plot(420, 400 + 18 * len(models), 64, 16, 20, 44 + 18 * len(models),
                  f"fitted {name} against the ground truth's, per video")
     values = [v for _, x, y in pts for v in (x, y)]
     lo, hi = min(values), max(values)
     pad = 0.05 * (hi - lo or abs(hi) or 1.0)
     lo, hi = lo - pad, hi + pad
-    ticks = _lin_ticks(lo, hi)
+    ticks = lin_ticks(lo, hi)
     lo, hi = min(lo, ticks[0]), max(hi, ticks[-1])
     sx = lambda v: plot.x0 + (v - lo) / (hi - lo) * (plot.x1 - plot.x0)  # noqa: E731
     sy = lambda v: plot.y1 - (v - lo) / (hi - lo) * (plot.y1 - plot.y0)  # noqa: E731

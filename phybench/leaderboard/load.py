@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence, TypeGuard
 
-from .. import __version__
+from .._version import __version__
 from ..problems import Problem
 from ..scoring.metrics import METRICS, all_metrics, metric_names
 from ..scoring.results import SCHEMA_VERSION, results_bytes

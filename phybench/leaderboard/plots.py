@@ -1,130 +1,18 @@
 """The leaderboard's plots, drawn as inline SVG (no plotting library, same bytes every build)."""
 from __future__ import annotations
 
-import html
 import math
 import re
 from typing import Any
 
 from ..scoring.metrics import METRICS
-from .export import cell_mean, fmt
+from .export import cell_mean
+from .format import escape, fmt
 from .load import is_number
+from .svg import ID_COLOUR, OOD_COLOURS, PALETTE, Plot, axis_scale, lin_ticks, num
 from .table import FALLBACK_METRIC, ID_LEVEL, OOD_ALL, task_velocity_range, train_size
 
-# Observable 10: distinct, colour-blind friendly enough, calm on white and on dark.
-PALETTE = ("#4269d0", "#efb118", "#ff725c", "#6cc5b0", "#3ca951", "#ff8ab7", "#a463f2", "#97bbf5", "#9c6b4e", "#9498a0")
-ID_COLOUR = "#4269d0"
-OOD_COLOURS = ("#ff725c", "#efb118", "#a463f2", "#3ca951", "#ff8ab7", "#9c6b4e", "#6cc5b0")
 SIZE_ORDER = ("XS", "S", "M", "B", "L", "XL", "XXL", "H", "G")  # DiT / ViT size letters
-
-
-# ================================================================ plots (inline SVG)
-def escape(text: Any) -> str:
-    return html.escape(str(text), quote=True)
-
-
-def _num(x: float) -> str:
-    return f"{x:.1f}".rstrip("0").rstrip(".") if x != int(x) else str(int(x))
-
-
-def _log_ticks(lo: float, hi: float) -> list[float]:
-    a, b = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
-    ticks = [10.0**k for k in range(a, b + 1)]
-    if b - a <= 2:
-        ticks = sorted({t * f for t in ticks for f in (1, 2, 5)})
-    return [t for t in ticks if lo * 0.999 <= t <= hi * 1.001]
-
-
-def _lin_ticks(lo: float, hi: float, n: int = 5) -> list[float]:
-    span = hi - lo
-    raw = span / n
-    step = 10 ** math.floor(math.log10(raw))
-    for f in (1, 2, 2.5, 5, 10):
-        if raw <= f * step:
-            step *= f
-            break
-    first = math.ceil(lo / step) * step
-    return [round(first + i * step, 10) for i in range(int((hi - first) / step + 1e-9) + 1)]
-
-
-def _short(text: str, n: int = 24) -> str:
-    return text if len(text) <= n else text[: n - 1] + "…"
-
-
-class _Plot:
-    """A small SVG canvas with a data rectangle; every text goes through `escape`."""
-
-    def __init__(self, width: int, height: int, left: int, right: int, top: int, bottom: int, label: str) -> None:
-        self.w, self.h = width, height
-        self.x0, self.x1, self.y0, self.y1 = left, width - right, top, height - bottom
-        self.parts = [
-            f'<svg class="plot" viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" '
-            f'aria-label="{escape(label)}" xmlns="http://www.w3.org/2000/svg">'
-        ]
-
-    def add(self, s: str) -> None:
-        self.parts.append(s)
-
-    def text(self, x: float, y: float, s: str, cls: str = "tick", anchor: str = "middle", extra: str = "") -> None:
-        self.add(f'<text class="{cls}" x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}"{extra}>{escape(s)}</text>')
-
-    def yaxis(self, ticks: list[float], ymap, label: str) -> None:
-        for t in ticks:
-            y = ymap(t)
-            self.add(f'<line class="grid" x1="{self.x0}" x2="{self.x1}" y1="{y:.1f}" y2="{y:.1f}"/>')
-            self.text(self.x0 - 6, y + 4, fmt(t), anchor="end")
-        cy = (self.y0 + self.y1) / 2
-        self.text(14, cy, label, cls="axis-label", extra=f' transform="rotate(-90 14 {cy:.1f})"')
-
-    def frame(self) -> None:
-        self.add(f'<line class="axis" x1="{self.x0}" x2="{self.x0}" y1="{self.y0}" y2="{self.y1}"/>')
-        self.add(f'<line class="axis" x1="{self.x0}" x2="{self.x1}" y1="{self.y1}" y2="{self.y1}"/>')
-
-    def legend(self, items: list[tuple[str, str, str]], x: float, y: float) -> None:
-        """items: (colour, label, dash) drawn as a short line with a dot."""
-        for i, (colour, label, dash) in enumerate(items):
-            yy = y + 18 * i
-            d = f' stroke-dasharray="{dash}"' if dash else ""
-            self.add(f'<g class="legend-item"><title>{escape(label)}</title>'
-                     f'<line x1="{x:.1f}" x2="{x + 18:.1f}" y1="{yy:.1f}" y2="{yy:.1f}" stroke="{colour}" stroke-width="2"{d}/>'
-                     f'<circle cx="{x + 9:.1f}" cy="{yy:.1f}" r="3.5" fill="{colour}"/>')
-            self.add(f'<text class="legend" x="{x + 24:.1f}" y="{yy + 4:.1f}">{escape(_short(label, 26))}</text></g>')
-
-    def svg(self) -> str:
-        return "".join(self.parts) + "</svg>"
-
-
-def _log_scale(values: list[float], y0: float, y1: float):
-    positive = [v for v in values if v > 0]
-    lo, hi = (min(positive), max(positive)) if positive else (1e-3, 1.0)
-    lo, hi = 10 ** (math.floor(math.log10(lo) * 4) / 4), 10 ** (math.ceil(math.log10(hi) * 4) / 4)
-    if hi <= lo:
-        hi = lo * 10
-    floor = lo
-
-    def ymap(v: float) -> float:
-        v = max(v, floor)
-        return y1 - (math.log10(v) - math.log10(lo)) / (math.log10(hi) - math.log10(lo)) * (y1 - y0)
-
-    return lo, hi, ymap
-
-
-def _scale(values: list[float], y0: float, y1: float):
-    """(lo, hi, ymap, ticks, "log" or "linear"): log when every value is positive (errors span
-    decades), linear otherwise (SSIM, shares that reach 0)."""
-    if values and min(values) > 0:
-        lo, hi, ymap = _log_scale(values, y0, y1)
-        return lo, hi, ymap, _log_ticks(lo, hi), "log"
-    lo, hi = (min(values), max(values)) if values else (0.0, 1.0)
-    if hi <= lo:
-        lo, hi = lo - 0.5, hi + 0.5
-    ticks = _lin_ticks(lo, hi)
-    lo, hi = min(lo, ticks[0]), max(hi, ticks[-1])
-
-    def linear(v: float) -> float:
-        return y1 - (v - lo) / (hi - lo) * (y1 - y0)
-
-    return lo, hi, linear, ticks, "linear"
 
 
 def plot_error_by_level(board: dict[str, Any], colours: dict[str, str], metric: str = FALLBACK_METRIC) -> str | None:  # plots: the paper's metric
@@ -146,9 +34,9 @@ def plot_error_by_level(board: dict[str, Any], colours: dict[str, str], metric: 
         return None
     label, unit = METRICS.get(metric).label, METRICS.get(metric).unit
     height = max(320, 60 + 18 * len(series))
-    plot = _Plot(780, height, 64, 200, 16, 40, f"{label} by level, {board['title']}")
+    plot = Plot(780, height, 64, 200, 16, 40, f"{label} by level, {board['title']}")
     values = [v for _, pts in series for p in pts for v in p[1:] if v is not None]
-    lo, hi, ymap, ticks, scale = _scale(values, plot.y0, plot.y1)
+    lo, hi, ymap, ticks, scale = axis_scale(values, plot.y0, plot.y1)
     plot.yaxis(ticks, ymap, f"{label} ({unit + ', ' if unit else ''}{scale})")
     band = (plot.x1 - plot.x0) / len(levels)
     for i, level in enumerate(levels):
@@ -242,8 +130,8 @@ def plot_scaling(board: dict[str, Any], family: str, rows: list[dict[str, Any]],
         return None
     label, unit = METRICS.get(metric).label, METRICS.get(metric).unit
     axis_name = "training videos" if axis == "train_size" else "model size"
-    plot = _Plot(560, max(300, 70 + 18 * len(series)), 64, 170, 16, 44, f"{label} against {axis_name}, {family}")
-    lo, hi, ymap, ticks, scale = _scale([p[1] for s in series for p in s[3]], plot.y0, plot.y1)
+    plot = Plot(560, max(300, 70 + 18 * len(series)), 64, 170, 16, 44, f"{label} against {axis_name}, {family}")
+    lo, hi, ymap, ticks, scale = axis_scale([p[1] for s in series for p in s[3]], plot.y0, plot.y1)
     plot.yaxis(ticks, ymap, f"{label} ({unit + ', ' if unit else ''}{scale})")
     all_x = sorted({x for s in series for x, _, _ in s[3]})
     if categorical:
@@ -294,26 +182,26 @@ def plot_velocity_scatter(board: dict[str, Any], row: dict[str, Any]) -> str | N
         legend.append((level, name, x, line))
         x += width
     top = 34 + 16 * line
-    plot = _Plot(380, 380 + 16 * line, 56, 16, top, 44, f"generated against conditioned velocity, {row['model']}")
+    plot = Plot(380, 380 + 16 * line, 56, 16, top, 44, f"generated against conditioned velocity, {row['model']}")
     values = [s["true_velocity"] for s in pts] + [s["generated_velocity"] for s in pts]
     dof_range = task_velocity_range(board["task"], row.get("samples_dof"))
     if dof_range:
         values += list(dof_range[1])
     lo, hi = min(0.0, min(values)), max(values)
     hi = hi + 0.05 * (hi - lo or 1)
-    ticks = _lin_ticks(lo, hi)
+    ticks = lin_ticks(lo, hi)
     sx = lambda v: plot.x0 + (v - lo) / (hi - lo) * (plot.x1 - plot.x0)  # noqa: E731
     sy = lambda v: plot.y1 - (v - lo) / (hi - lo) * (plot.y1 - plot.y0)  # noqa: E731
     if dof_range:
         a, b = dof_range[1]
         plot.add(f'<rect class="id-band" x="{sx(a):.1f}" y="{plot.y0}" width="{sx(b) - sx(a):.1f}" height="{plot.y1 - plot.y0}">'
-                 f'<title>{escape(f"training range of {dof_range[0]}: [{_num(a)}, {_num(b)}]")}</title></rect>')
+                 f'<title>{escape(f"training range of {dof_range[0]}: [{num(a)}, {num(b)}]")}</title></rect>')
         plot.text((sx(a) + sx(b)) / 2, plot.y0 + 12, "training range", cls="band-label")
     for t in ticks:
         plot.add(f'<line class="grid" x1="{plot.x0}" x2="{plot.x1}" y1="{sy(t):.1f}" y2="{sy(t):.1f}"/>')
         plot.add(f'<line class="grid" x1="{sx(t):.1f}" x2="{sx(t):.1f}" y1="{plot.y0}" y2="{plot.y1}"/>')
-        plot.text(plot.x0 - 6, sy(t) + 4, _num(t), anchor="end")
-        plot.text(sx(t), plot.y1 + 16, _num(t))
+        plot.text(plot.x0 - 6, sy(t) + 4, num(t), anchor="end")
+        plot.text(sx(t), plot.y1 + 16, num(t))
     plot.text((plot.x0 + plot.x1) / 2, plot.y1 + 36, "conditioned velocity (world units / s)", cls="axis-label")
     cy = (plot.y0 + plot.y1) / 2
     plot.text(14, cy, "generated velocity", cls="axis-label", extra=f' transform="rotate(-90 14 {cy:.1f})"')

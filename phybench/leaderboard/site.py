@@ -6,15 +6,11 @@ from importlib import resources
 from typing import Any, Iterable
 
 from .export import script_json
-from .table import PRIMARY_METRIC
+from .format import escape
 from .law import law_table_html, plot_law_scatter
-from .plots import (
-    PALETTE,
-    escape,
-    plot_error_by_level,
-    plot_scaling,
-    plot_velocity_scatter,
-)
+from .plots import plot_error_by_level, plot_scaling, plot_velocity_scatter
+from .svg import PALETTE
+from .table import PRIMARY_METRIC
 
 TEMPLATE_PACKAGE = "phybench.leaderboard"
 TEMPLATE_DIR = "template"

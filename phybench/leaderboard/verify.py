@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
+from .._version import __version__
 from .claims import (CODES, NO_SPLIT, NO_SUBMISSION, SAMPLES_SUFFIX, SCORE, SETTINGS, SPLIT_MISMATCH,
                      UNREADABLE, USAGE, Claim, Prepared, SplitIndex, SubmissionIndex, VerifyInputError,
                      launch_world, prepare, read_claim, results_files)

@@ -27,7 +27,6 @@ sample id, and the folder is built beside ``out`` and swapped in whole.
 """
 from __future__ import annotations
 
-import io
 import json
 import math
 import os
@@ -39,9 +38,10 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .. import __version__
+from .._version import __version__
 from .export import script_json
-from .plots import escape
+from .format import escape
+from .viewer_media import MAX_SIDE, difference, pixel_tracks, sprite_png
 
 VIEWER_MARKER = ".phybench-viewer"
 VIEWER_MARKER_TEXT = "A phybench per-submission viewer (phybench view); rebuilt in place.\n"
@@ -51,8 +51,6 @@ CHEAP_METRICS = ("velocity_error", "ssim", "psnr")
 MAX_VIDEOS = 300  # videos with media (the gallery's first)
 MAX_BYTES = 15_000_000  # media bytes: no further sprite once the media reach this
 PER_KIND = 6  # gallery videos per kind of failure
-MAX_SIDE = 256  # px: larger frames are subsampled in the sprites (the tracks keep full-resolution coordinates)
-SPRITE_ROWS = 64  # frames per sprite column, so no sprite is taller than 64 frames
 # The table's metric columns, in order, where the details have them.
 TABLE_METRICS = ("velocity_error", "velocity_error_ranked", "ssim", "psnr", "law_error", "body_position_error")
 # The header's metrics, in order, where the results have them (the rest are in the table or the results file).
@@ -160,55 +158,6 @@ def _video_cell(detail: dict[str, Any], headline: str | None) -> dict[str, Any]:
     if "condition_frames_differ" in detail:
         cell["condition_frames_differ"] = _num(detail["condition_frames_differ"])
     return cell
-
-
-# ================================================================ media
-def _difference(gen: np.ndarray, gt: np.ndarray) -> np.ndarray:
-    """|generated - ground truth|, amplified and shown dark on white (identical pixels are white)."""
-    d = np.abs(gen.astype(np.int16) - gt.astype(np.int16))
-    return (255 - np.clip(d * 2, 0, 255)).astype(np.uint8)
-
-
-def sprite_png(panels: Sequence[np.ndarray], step: int = 1) -> tuple[bytes, dict[str, int]]:
-    """One PNG holding every frame of every panel: frame t of panel p at column (t // rows) * P + p,
-    row t % rows (each cell one frame).  Returns the bytes and the layout the page needs."""
-    from PIL import Image
-
-    panels = [np.asarray(p)[:, ::step, ::step, :3] for p in panels]
-    t, h, w, _ = panels[0].shape
-    rows = min(t, SPRITE_ROWS)
-    cols = math.ceil(t / rows)
-    canvas = np.full((rows * h, cols * len(panels) * w, 3), 255, np.uint8)
-    for k in range(t):
-        r, c = k % rows, k // rows
-        for p, video in enumerate(panels):
-            x = (c * len(panels) + p) * w
-            canvas[r * h:(r + 1) * h, x:x + w] = video[k]
-    buf = io.BytesIO()
-    packed = (canvas[..., 0].astype(np.uint32) << 16) | (canvas[..., 1].astype(np.uint32) << 8) | canvas[..., 2]
-    colours, index = np.unique(packed.ravel(), return_inverse=True)
-    if len(colours) <= 256:  # a palette PNG, exactly the same pixels: about half the bytes for rendered scenes
-        image = Image.fromarray(index.reshape(canvas.shape[:2]).astype(np.uint8), mode="P")
-        rgb = np.stack([(colours >> 16) & 255, (colours >> 8) & 255, colours & 255], axis=-1)
-        image.putpalette(rgb.astype(np.uint8).tobytes())
-    else:
-        image = Image.fromarray(canvas)
-    image.save(buf, format="PNG", optimize=True)
-    return buf.getvalue(), {"rows": rows, "w": w, "h": h, "panels": len(panels)}
-
-
-def _pixel_tracks(positions: np.ndarray, mapping: Any, width: int) -> list[list[list[float] | None]]:
-    """World positions (T, K, 2) -> per body, per frame, [col, row] in full-resolution pixels (None if lost)."""
-    positions = np.asarray(positions, dtype=np.float64)
-    col, row = mapping.to_pixel(positions[..., 0], positions[..., 1], width)
-    tracks = []
-    for k in range(positions.shape[1]):
-        track: list[list[float] | None] = []
-        for t in range(positions.shape[0]):
-            c, r = col[t, k], row[t, k]
-            track.append([round(float(c), 2), round(float(r), 2)] if np.isfinite(c) and np.isfinite(r) else None)
-        tracks.append(track)
-    return tracks
 
 
 # ================================================================ the build
@@ -520,19 +469,19 @@ def build_viewer(
             tracks: list[Any] = []
             for sub in subs:
                 video = sub.read(sid)
-                panels += [video, _difference(video, gt)]
+                panels += [video, difference(video, gt)]
                 if family.object_reader == "none":
                     tracks.append(None)
                 else:
                     refine = None if family.object_reader == "discs" else False
                     parsed = parse_video(video, colours, mapping, refine=refine)
-                    tracks.append(_pixel_tracks(parsed.positions, mapping, width))
+                    tracks.append(pixel_tracks(parsed.positions, mapping, width))
             data, layout = sprite_png(panels, step)
             name = f"media/v{index:06d}.png"
             files[name] = data
             used += len(data)
             media[sid] = {"src": name, "bytes": len(data), **layout,
-                          "gt": _pixel_tracks(row["positions"], mapping, width), "tracks": tracks,
+                          "gt": pixel_tracks(row["positions"], mapping, width), "tracks": tracks,
                           "colours": [_hex(c) for c in colours]}
     except SubmissionError as exc:
         raise ViewerError(f"{exc}", "score_error") from None

@@ -1,12 +1,15 @@
-"""Generalisation probes (paper section 5): one module per probe, each a task family with its analysis.
+"""Generalisation probes (paper section 5): one analysis module per probe, above the scorer.
 
-A probe module (`priority`, `flip`, `gaps`, `holes`, `composition`) registers its task family
-(which declares ``probe = NAME``), its tasks, and a `Probe`: the analysis that turns a
-submission on one of its evaluation splits into a versioned, deterministic results file
-(per video verdicts, per split shares with intervals), the summary of several such files,
-its text, and its section of the leaderboard's Probes page.  Adding a probe is one file
-(`tests/test_probes.py` adds a throwaway one).  Nothing here names a task: a task's pair
-and combinations come from its ``family_params``.
+A probe's task family and tasks (``probe = NAME``) are data and live with the task families
+(`phybench.tasks.probe_families`); its module here (`priority`, `flip`, `gaps`, `holes`,
+`composition`) registers a `Probe`: the analysis that turns a submission on one of its
+evaluation splits into a versioned, deterministic results file (per video verdicts, per
+split shares with intervals), the summary of several such files, its text, and its section
+of the leaderboard's Probes page.  Importing this package imports the five, then every
+``phybench.probes`` entry point (a plug-in's analysis; its family goes in
+``phybench.families``).  A plug-in probe may also be one module that registers both
+(`tests/test_probe_plugin.py` writes a throwaway one).  Nothing here names a task: a task's
+pair and combinations come from its ``family_params``.
 
 Here: `analyse` (a submission -> a results file), the results files' IO and checks, and
 `summarise`.  Shared readers are in `reading`, shared HTML in `page`.
@@ -19,15 +22,17 @@ import os
 from pathlib import Path
 from typing import Any, Iterable
 
-from .. import tasks as _tasks  # noqa: F401  the task registry imports every probe module, in its order
 from ..io import atomic_write_bytes
 from ..scoring.results import _clean
 from ..tasks import family_of
 from ..tasks.spec import TaskSpec
 from .registry import PROBES, SCHEMA, SCHEMA_VERSION, Probe, ProbeError, register_probe
 
-__all__ = ["PROBES", "SCHEMA", "SCHEMA_VERSION", "Probe", "ProbeError", "analyse", "load_results", "probe_of",
-           "register_probe", "results_bytes", "results_digest", "summarise", "write_results"]
+ENTRY_POINT_GROUP = "phybench.probes"
+
+__all__ = ["ENTRY_POINT_GROUP", "PROBES", "SCHEMA", "SCHEMA_VERSION", "Probe", "ProbeError", "analyse", "load_plugins",
+           "load_results", "probe_of", "register_probe", "results_bytes", "results_digest", "summarise",
+           "write_results"]
 
 
 def probe_of(spec: TaskSpec) -> Probe:
@@ -133,3 +138,15 @@ def summarise(probe: str, paths: Iterable[str | os.PathLike[str]]) -> dict[str, 
     if wrong:
         raise ProbeError(f"results of another probe given to {probe}: {', '.join(wrong)}")
     return PROBES.get(probe).summarise(results)
+
+
+def load_plugins() -> list[str]:
+    """Import every ``phybench.probes`` entry point (a plug-in probe's analysis); returns the names loaded."""
+    from ..registry import load_entry_points
+
+    return load_entry_points(ENTRY_POINT_GROUP, "probe")
+
+
+from . import priority, flip, gaps, holes, composition  # noqa: E402,F401  each registers its `Probe`
+
+load_plugins()

@@ -44,7 +44,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from .. import __version__
+from .._version import __version__
 from ..data.frames import decode_video
 from ..data.split import SplitError, SplitReader
 from ..registry import Registry, RegistryError

@@ -31,11 +31,12 @@ truth's own fit: |fit - truth| / |truth|.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from .metrics import Sample
+if TYPE_CHECKING:  # annotations only: `metrics` imports this module on first use of a law metric
+    from .metrics import Sample
 
 SETTINGS: dict[str, Any] = {
     "frames": "generated frames (k >= condition_frames) where the parsed ball is found whole (parser flags 0), t = k dt; "

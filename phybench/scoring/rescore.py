@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import Any, Sequence
 
-from .. import __version__
+from .._version import __version__
 from ..data.split import SplitReader
 from ..tasks import family_of, get_task
 from .metrics import METRICS, TRACKING_METRIC, settings_blocks

@@ -15,7 +15,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .. import __version__
+from .._version import __version__
 from ..io import atomic_save_npy
 from .metrics import (METRICS, TRACKING_METRIC, companion_metrics, default_metrics, reported, requestable_metrics,
                       settings_blocks)

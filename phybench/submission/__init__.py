@@ -7,7 +7,8 @@ One job per module, in the order a submission travels:
 * `format`    the layout (submission.json + videos/), `Submission` the reader, `submission_hash`
 * `writer`    `write_submission`, `submission_meta`
 * `validation` `validate`: a submission against a split, every problem at once
-* `inputs`, `run`  the producers: `phybench export-inputs` / `pack`, and `phybench run`
+* `inputs`    the producer: `phybench export-inputs` / `pack` (`phybench run`, which also
+  scores, is `phybench.pipeline`, above the scorer; nothing here imports a later stage)
 
 The public names below are imported lazily, so ``import phybench.submission.archive`` loads
 the archive readers and nothing else of phybench.

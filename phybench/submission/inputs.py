@@ -20,10 +20,8 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import stat
 import zipfile
-import tempfile
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -33,10 +31,10 @@ from ..data.frames import decode_video, encode_png
 from ..data.split import SplitReader
 from ..data.video import decode_mp4
 from ..problems import LimitExceeded
-from ..tasks.conditions import write_conditions
+from ..data.conditions import write_conditions
 from .archive import Limits, read_capped
 from .arrays import PNG_COLOURS, decode_png_rgb, parse_npy, parse_npz, png_header
-from ..io import mkdirs, remove_stale_tmp, rmdirs, tmp_prefix
+from ..io import atomic_folder
 from .format import CONTROL
 from .writer import submission_meta, write_submission
 
@@ -67,14 +65,7 @@ def export_inputs(split_dir: str | os.PathLike[str], out: str | os.PathLike[str]
     if out.exists():
         raise InputsError(f"{out} exists; choose a new folder (nothing is overwritten)", "out_exists")
     cf = int(manifest["condition_frames"])
-    made = mkdirs(out.parent)
-    try:
-        remove_stale_tmp(out)
-        tmp = Path(tempfile.mkdtemp(prefix=tmp_prefix(out), suffix=".tmp", dir=out.parent))
-    except BaseException:
-        rmdirs(made)
-        raise
-    try:
+    with atomic_folder(out) as tmp:
         ids, frames = [], []
         for row in tqdm(reader.rows(columns=["sample_id", "video"]), total=len(reader), desc="export inputs",
                         unit="video", disable=not progress):
@@ -87,7 +78,7 @@ def export_inputs(split_dir: str | os.PathLike[str], out: str | os.PathLike[str]
             frames.append(video)
         with open(tmp / "condition_frames.npz", "wb") as f:
             np.savez_compressed(f, frames=np.stack(frames), sample_ids=np.array(ids, dtype=str))
-        write_conditions(split_dir, tmp)  # prompts.csv, states.jsonl, conditions.json (phybench.tasks.conditions)
+        write_conditions(split_dir, tmp)  # prompts.csv, states.jsonl, conditions.json (phybench.data.conditions)
         doc = {
             "kind": INPUTS_KIND,
             "schema_version": 1,
@@ -106,12 +97,6 @@ def export_inputs(split_dir: str | os.PathLike[str], out: str | os.PathLike[str]
                     "PNG frames 00000.png ...; then: phybench pack GEN --inputs THIS_FOLDER --out SUB --name MODEL"),
         }
         (tmp / MANIFEST).write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
-        os.chmod(tmp, 0o755)
-        os.rename(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        rmdirs(made)
-        raise
     return out
 
 

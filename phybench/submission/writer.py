@@ -4,15 +4,13 @@ from __future__ import annotations
 import json
 import os
 import posixpath
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any, Iterable
 
 import numpy as np
 
 from ..data.frames import encode_png
-from ..io import mkdirs, remove_stale_tmp, rmdirs, tmp_prefix
+from ..io import atomic_folder
 from .archive import SubmissionError, safe_relpath
 from .arrays import check_array
 from .format import FILE_FORMATS, META, SCHEMA_VERSION, VIDEO_DIR, schema_problems
@@ -50,14 +48,7 @@ def write_submission(out_dir: str | os.PathLike[str], meta: dict[str, Any],
     if problems:
         raise SubmissionError(problems)
     expected = (meta["frames"], meta["resolution"], meta["condition_frames"])
-    made = mkdirs(out.parent)
-    try:
-        remove_stale_tmp(out)  # a killed earlier write's .<name>.<pid>-<host>.*.tmp/
-        tmp = Path(tempfile.mkdtemp(prefix=tmp_prefix(out), suffix=".tmp", dir=out.parent))
-    except BaseException:
-        rmdirs(made)
-        raise
-    try:
+    with atomic_folder(out) as tmp:
         seen: set[str] = set()
         for sample_id, video in videos:
             _check_sample_id(sample_id)
@@ -81,12 +72,6 @@ def write_submission(out_dir: str | os.PathLike[str], meta: dict[str, Any],
                 for t, frame in enumerate(video):
                     (path / f"{t:05d}.png").write_bytes(encode_png(np.ascontiguousarray(frame)))
         (tmp / META).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
-        os.chmod(tmp, 0o755)  # mkdtemp makes it private
-        os.rename(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        rmdirs(made)
-        raise
     return out
 
 

@@ -1,8 +1,10 @@
 """The task registry: task families (plug-ins) and the tasks they define.
 
 Built-in families register on import, one module each (`uniform`, `parabola`,
-`collision`, `combinatorial`); external packages add theirs through the ``phybench.families`` entry
-point group.  See docs/adding-a-task.md.
+`collision`, `combinatorial`, and the generalisation probes' families in `probe_families`);
+external packages add theirs through the ``phybench.families`` entry point group.  See
+docs/adding-a-task.md.  Nothing here imports a probe's analysis (`phybench.probes`, above
+the scorer).
 """
 from __future__ import annotations
 
@@ -19,8 +21,8 @@ from .family import (
     temporary_task,
 )
 from . import uniform, parabola, collision, combinatorial  # noqa: E402,F401  built-in families register here
-# the generalisation probes (section 5): one module of `phybench.probes` each (family, analysis, page section)
-from ..probes import priority, flip, gaps, holes, composition  # noqa: E402,F401
+# the generalisation probes' families (section 5); their analyses are in `phybench.probes`, above the scorer
+from . import probe_families  # noqa: E402,F401
 
 load_plugins()
 

@@ -1,36 +1,32 @@
-"""Conditions beyond frames: each sample's numeric state and a plain-words description.
+"""Conditions beyond frames, the pure part: a scene's numeric state and its plain-words description.
 
 Most open video models are image- or video-to-video pipelines that also take a text
 prompt, and the paper (appendix A.6.1, Fig. 13) compares conditioning on frames, frames
 plus numbers and frames plus text.  This module derives both extra conditions from a
-stored row, for every family, with no branching on task names:
+scene, for every family, with no branching on task names:
 
-* `condition_state(spec, row)`: plain JSON data: the world (size, frame rate, gravity,
-  walls, background) and, for every body, its shape and size, colour, whether it moves,
-  and its position, velocity and angle **at the last condition frame** (where generation
-  continues, so the numbers match the image an image-to-video model is given).
-* `condition_text(spec, row)`: one paragraph in plain words built from that state alone,
-  worded by the task's family (`TaskFamily.condition_text`, default `describe_state`).
+* `scene_state(spec, scene)` (of a stored row: `phybench.data.conditions.condition_state`):
+  plain JSON data: the world (size, frame rate, gravity, walls, background) and, for every
+  body, its shape and size, colour, whether it moves, and its position, velocity and angle
+  **at the last condition frame** (where generation continues, so the numbers match the
+  image an image-to-video model is given).
+* `describe_state(state)`: one paragraph in plain words built from that state alone, the
+  default wording of a family (`TaskFamily.condition_text`; a task's own words:
+  `phybench.tasks.family.family_text`).
 
 Neither ever states the future: the row's scene is cut to its condition frames before
 anything is read (`Scene.frames`), and the family's wording sees the state only, never
 the row (whose parameter columns, e.g. a collision's contact time, describe the future).
-Both are versioned by `CONDITIONS_VERSION` and hashed on their own (`conditions_hash`),
-so adding them changed no spec or split hash.
+Both are versioned by `CONDITIONS_VERSION` and hashed on their own
+(`phybench.data.conditions.conditions_hash`), so adding them changed no spec or split hash.
 
-`write_conditions(split_dir, folder)` writes ``prompts.csv`` (sample_id,text) and
-``states.jsonl`` (one state per line, in the split's order) plus ``conditions.json``
-(version and hashes); `phybench export-inputs` calls it.
+Reading rows and splits, and the files (``prompts.csv``, ``states.jsonl``,
+``conditions.json``: `write_conditions`, `read_conditions`), are I/O over splits and live in
+`phybench.data.conditions`; this module, on the task layer, reads no split.
 """
 from __future__ import annotations
 
-import csv
-import hashlib
-import io
-import json
 import math
-import os
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -51,8 +47,7 @@ _PALETTE: dict[str, tuple[int, int, int]] = {
     "orange": (255, 140, 0), "purple": (140, 0, 200), "black": (0, 0, 0), "white": (255, 255, 255),
     "grey": (185, 202, 210),
 }
-# Row columns a scene is built from (`phybench.data.split.row_scene`); nothing else is read.
-_SCENE_COLUMNS = ("sample_id", "positions", "velocities", "radii", "colours", "angles", "bodies")
+
 
 
 def colour_name(rgb: tuple[int, int, int] | list[int]) -> str:
@@ -112,23 +107,6 @@ def scene_state(spec: TaskSpec, scene: Scene) -> dict[str, Any]:
         "background": [int(c) for c in BACKGROUND],
         "bodies": bodies,
     }
-
-
-def condition_scene(spec: TaskSpec, row: dict[str, Any]) -> Scene:
-    """The row's scene cut to its condition frames: all that the conditions may read."""
-    from ..data.split import row_scene
-
-    return row_scene(row).frames(slice(0, spec.condition_frames))
-
-
-def condition_state(spec: TaskSpec, row: dict[str, Any]) -> dict[str, Any]:
-    """The numeric state of a sample at its last condition frame (see the module docstring)."""
-    return scene_state(spec, condition_scene(spec, row))
-
-
-def condition_text(spec: TaskSpec, row: dict[str, Any]) -> str:
-    """The plain-words description of a sample, worded by its family from the state alone."""
-    return family_text(spec, condition_state(spec, row))
 
 
 # ------------------------------------------------------------------ wording
@@ -206,102 +184,3 @@ def describe_state(state: dict[str, Any]) -> str:
         sentence = sentence[0].upper() + sentence[1:]
     return f"{sentence} {describe_world(state)}"
 
-
-# ------------------------------------------------------------------ files
-def _jsonl_line(doc: dict[str, Any]) -> str:
-    return json.dumps(doc, sort_keys=True, separators=(",", ":")) + "\n"
-
-
-def conditions_hash(states_bytes: bytes, prompts_bytes: bytes) -> str:
-    """sha256 over `sha256sum`-style lines of the two files (sorted by name): the conditions' own hash."""
-    lines = "".join(f"{hashlib.sha256(data).hexdigest()}  {name}\n"
-                    for name, data in sorted({PROMPTS_FILE: prompts_bytes, STATES_FILE: states_bytes}.items()))
-    return hashlib.sha256(lines.encode("utf-8")).hexdigest()
-
-
-def split_conditions(split_dir: str | os.PathLike[str]) -> tuple[list[str], list[dict[str, Any]], list[str]]:
-    """(sample ids, states, texts) of every sample of a split, in its stored order."""
-    import pyarrow.parquet as pq
-
-    from ..data.split import SplitReader
-
-    reader = SplitReader(split_dir)
-    spec = reader.spec
-    names = set(pq.read_schema(reader.folder / reader.manifest["shards"][0]["file"]).names)
-    ids, states, texts = [], [], []
-    for row in reader.rows(columns=[c for c in _SCENE_COLUMNS if c in names]):
-        if row.get("positions") is None:
-            raise ValueError(f"{split_dir}: rows without states (a parameter-only training split) have no conditions")
-        state = condition_state(spec, row)
-        ids.append(str(row["sample_id"]))
-        states.append(state)
-        texts.append(family_text(spec, state))
-    return ids, states, texts
-
-
-def family_text(spec: TaskSpec, state: dict[str, Any]) -> str:
-    """The task's family words a state (`TaskFamily.condition_text`): it sees the state, never the row."""
-    from .family import family_of
-
-    return family_of(spec).condition_text(spec, state)
-
-
-def write_conditions(split_dir: str | os.PathLike[str], folder: str | os.PathLike[str]) -> dict[str, Any]:
-    """Write prompts.csv, states.jsonl and conditions.json into `folder`; returns conditions.json's data."""
-    from ..data.split import SplitReader
-
-    manifest = SplitReader(split_dir).manifest
-    ids, states, texts = split_conditions(split_dir)
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(["sample_id", "text"])
-    writer.writerows(zip(ids, texts))
-    prompts = buf.getvalue().encode("utf-8")
-    lines = "".join(_jsonl_line({"sample_id": sid, **state}) for sid, state in zip(ids, states)).encode("utf-8")
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / PROMPTS_FILE).write_bytes(prompts)
-    (folder / STATES_FILE).write_bytes(lines)
-    doc = {
-        "kind": CONDITIONS_KIND,
-        "conditions_version": CONDITIONS_VERSION,
-        "task": manifest["task"],
-        "split": manifest["split"],
-        "split_hash": manifest["split_hash"],
-        "samples": len(ids),
-        "state_frame": int(manifest["condition_frames"]) - 1,
-        "conditions_hash": conditions_hash(lines, prompts),
-        "files": {PROMPTS_FILE: "sample_id,text: a plain-words description of the scene at the last condition frame",
-                  STATES_FILE: "one JSON object per sample: world settings and every body's state at that frame"},
-    }
-    (folder / CONDITIONS_FILE).write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    return doc
-
-
-def read_conditions(folder: str | os.PathLike[str]) -> tuple[dict[str, str], dict[str, dict[str, Any]]] | None:
-    """(texts, states) by sample id from an inputs folder; None when it has none (an older export)."""
-    folder = Path(folder)
-    if not (folder / PROMPTS_FILE).is_file() or not (folder / STATES_FILE).is_file():
-        return None
-    with open(folder / PROMPTS_FILE, newline="", encoding="utf-8") as f:
-        rows = list(csv.reader(f))
-    if not rows or rows[0] != ["sample_id", "text"] or any(len(r) != 2 for r in rows[1:]):
-        raise ValueError(f"{folder / PROMPTS_FILE}: expected a sample_id,text header and two columns per row")
-    texts = {r[0]: r[1] for r in rows[1:]}
-    states: dict[str, dict[str, Any]] = {}
-    for k, line in enumerate((folder / STATES_FILE).read_text(encoding="utf-8").splitlines()):
-        doc = json.loads(line)
-        if not isinstance(doc, dict) or not isinstance(doc.get("sample_id"), str):
-            raise ValueError(f"{folder / STATES_FILE}: line {k + 1} is not an object with a sample_id")
-        sid = doc.pop("sample_id")
-        states[sid] = doc
-    return texts, states
-
-
-def example(spec: TaskSpec) -> tuple[str, dict[str, Any], str]:
-    """(sample id, state, text) of the first sample of the task's first evaluation split (`tasks show`)."""
-    from ..data.split import generate_sample, make_plan
-
-    row, _ = generate_sample(make_plan(spec, spec.eval_splits[0], limit=1), 0)
-    state = condition_state(spec, row)
-    return str(row["sample_id"]), state, family_text(spec, state)

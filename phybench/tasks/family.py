@@ -25,6 +25,7 @@ import numpy as np
 
 from ..registry import Registry
 from ..world.scene import Scene
+from .conditions import describe_state
 from .spec import SplitDecl, TaskSpec
 
 ENTRY_POINT_GROUP = "phybench.families"
@@ -117,12 +118,10 @@ class TaskFamily:
     def condition_text(self, spec: TaskSpec, state: dict[str, Any]) -> str:
         """A sample's plain-words prompt from its state at the last condition frame.
 
-        `state` is `phybench.tasks.conditions.condition_state` (plain JSON data); a family
+        `state` is `phybench.tasks.conditions.scene_state` (plain JSON data); a family
         that wants other wording overrides this, and can only word that state: the row,
         whose columns may tell the future, is never passed.
         """
-        from .conditions import describe_state
-
         return describe_state(state)
 
     # ----------------------------------------------------------------- scoring
@@ -162,6 +161,11 @@ def get_task(name: str) -> TaskSpec:
 
 def family_of(spec: TaskSpec) -> TaskFamily:
     return FAMILIES.get(spec.scenario)
+
+
+def family_text(spec: TaskSpec, state: dict[str, Any]) -> str:
+    """The task's family words a state (`TaskFamily.condition_text`): it sees the state, never the row."""
+    return family_of(spec).condition_text(spec, state)
 
 
 @contextlib.contextmanager

@@ -39,10 +39,10 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..data.split import SplitReader
-from ..conditioning import conditioning_record, model_caller
-from ..io import atomic_save_npy, atomic_write_bytes, file_sha256
-from .inputs import CONTROL, InputsError, export_inputs, pack
+from .data.split import SplitReader
+from .conditioning import conditioning_record, model_caller
+from .io import atomic_save_npy, atomic_write_bytes, file_sha256
+from .submission.inputs import CONTROL, InputsError, export_inputs, pack
 
 RUN_RECORD = "run.json"  # OUT/<task>-<split>/run.json: who made the files there (the resume key)
 ERROR_LOG = "generate-error.txt"  # the traceback of a failed generate(), beside run.json
@@ -258,10 +258,10 @@ def world() -> tuple[int, int]:
 def protocol_splits(tasks: Sequence[str], protocol_name: str, out: str | os.PathLike[str], *,
                     progress: bool = True) -> list[Path]:
     """The protocol's evaluation splits of `tasks`, generated under OUT/data/ (reused when there)."""
-    from ..data.generate import generate
-    from ..data.split import make_plan
-    from ..tasks import get_task
-    from ..tasks.protocols import PROTOCOLS
+    from .data.generate import generate
+    from .data.split import make_plan
+    from .tasks import get_task
+    from .tasks.protocols import PROTOCOLS
 
     protocol = PROTOCOLS.get(protocol_name)
     rank, size = world()
@@ -294,7 +294,7 @@ def _wait_for(paths: Sequence[Path], what: str, timeout_s: float = 24 * 3600) ->
 
 def _run_baseline(model_spec: str, model_args: dict[str, Any], model_name: str, split_dir: Any,
                   sub: Path, progress: bool) -> None:
-    from ..reference import BaselineError, run_baseline
+    from .reference import BaselineError, run_baseline
 
     unknown = set(model_args) - {"train", "cache_dir"}
     if unknown:
@@ -338,7 +338,7 @@ def run(model: Any, model_name: str, split_dirs: Sequence[str | os.PathLike[str]
     """
     from tqdm import tqdm
 
-    from ..scoring.score import score, write_results
+    from .scoring.score import score, write_results
 
     out = Path(out)
     rank, size = world()

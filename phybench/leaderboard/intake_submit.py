@@ -1,0 +1,182 @@
+"""Intake through the Hub, the author's side: `phybench submit` checks a submission, its card and
+its claim, and opens one pull request adding them under ``submissions/<model>/<hash12>/``.
+
+Split from `phybench.leaderboard.intake` (the maintainer's `sync`, which reads the same layout
+and re-exports these names); see its docstring for the whole flow.
+"""
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import stat
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .._version import __version__
+
+SUBMISSIONS_DIR = "submissions"
+CARD = "card.json"
+CLAIM = "results.json"
+ARCHIVE_SUFFIXES = (".zip", ".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz")
+ARCHIVES = tuple(f"submission{s}" for s in ARCHIVE_SUFFIXES)
+MAX_CLAIM_BYTES = 64 << 20
+_SLUG = re.compile(r"[^a-z0-9._-]+")
+
+
+class IntakeError(Exception):
+    """Something that stops `submit` or `sync` as a whole (exit 2): a bad argument, an invalid submission."""
+
+
+def model_slug(name: str) -> str:
+    """A model name as one path segment of the Hub repo: lower case, [a-z0-9._-], at most 64."""
+    slug = _SLUG.sub("-", name.lower()).strip("-._")[:64].strip("-._")
+    return slug or "model"
+
+
+# ------------------------------------------------------------------ submit
+@dataclass
+class Prepared:
+    """A checked submission, ready to upload."""
+
+    model: str
+    task: str
+    split: str
+    submission_hash: str
+    files: dict[str, bytes | Path]  # path in the repo -> bytes or a local file
+
+    @property
+    def folder(self) -> str:
+        return f"{SUBMISSIONS_DIR}/{model_slug(self.model)}/{self.submission_hash[:12]}"
+
+
+def pack_zip(folder: Path) -> bytes:
+    """submission.json and videos/ of a submission folder as one zip, the same bytes every time.
+
+    Only the files the submission hash covers go in (a card or notes beside them stay out);
+    fixed dates and modes, names sorted, so the same folder gives the same archive."""
+    from ..submission.format import META, VIDEO_DIR
+
+    names = []
+    for root, dirs, files in os.walk(folder / VIDEO_DIR, followlinks=False):
+        dirs.sort()
+        for name in files:
+            names.append(Path(root, name).relative_to(folder).as_posix())
+    names = sorted([META, *names])
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED, compresslevel=6) as zf:
+        for name in names:
+            path = folder / name
+            if path.is_symlink() or not stat.S_ISREG(path.lstat().st_mode):
+                raise IntakeError(f"{path} is a link or not a plain file; copy the file in instead")
+            info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+            info.external_attr = 0o644 << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            zf.writestr(info, path.read_bytes())
+    return buf.getvalue()
+
+
+def _archive_name(path: Path) -> str:
+    name = path.name.lower()
+    for suffix in sorted(ARCHIVE_SUFFIXES, key=len, reverse=True):
+        if name.endswith(suffix):
+            return f"submission{suffix}"
+    raise IntakeError(f"{path}: a submission is a folder or a {', '.join(ARCHIVE_SUFFIXES)} archive")
+
+
+def read_claim(data: bytes) -> dict[str, Any]:
+    """A claimed results file, parsed; raises ValueError with a one-line reason."""
+    if len(data) > MAX_CLAIM_BYTES:
+        raise ValueError(f"{CLAIM} is larger than {MAX_CLAIM_BYTES:,} bytes")
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise ValueError(f"{CLAIM} is not a JSON results file ({type(exc).__name__})") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("provenance"), dict):
+        raise ValueError(f"{CLAIM} is not a phybench results file (no provenance); see docs/results.md")
+    return doc
+
+
+def prepare(submission: str | os.PathLike[str], card: str | os.PathLike[str] | None = None,
+            claim: str | os.PathLike[str] | None = None, split_dir: str | os.PathLike[str] | None = None
+            ) -> Prepared:
+    """Check a submission, its card and its claim before anything is uploaded.
+
+    With `split_dir` the submission is validated in full against it (`phybench validate`);
+    without, its structure, submission.json and every file it hashes are still read.
+    The card defaults to SUB/card.json, then card.json beside SUB.  Raises IntakeError
+    listing every problem."""
+    from ..submission.archive import SubmissionError
+    from ..submission.card import CARD_NAME, load_card
+    from ..submission.format import Submission, submission_hash
+    from ..submission.validation import validate
+
+    sub = Path(submission)
+    if not sub.exists():
+        raise IntakeError(f"{sub} does not exist")
+    try:
+        with Submission(sub) as opened:
+            meta = opened._meta if opened._meta_ok else None
+            problems = [p for p in opened.problems if p.severity == "error"]
+            digest = submission_hash(opened) if not problems else None
+    except SubmissionError as exc:
+        raise IntakeError(f"{sub} is not a valid submission: {exc}") from None
+    if split_dir is not None:
+        report = validate(sub, split_dir)
+        problems = report.errors
+        digest = report.submission_hash
+    lines = [f"[{p.code}] {p.message}" for p in problems]
+    if not isinstance(meta, dict) and not lines:
+        lines.append("[invalid_json] submission.json could not be read")
+    card_path = Path(card) if card else next(
+        (p for p in (sub / CARD_NAME, sub.parent / CARD_NAME) if p.is_file()), None)
+    if card_path is None:
+        lines.append(f"[card-json] no card: give --card CARD (or put {CARD_NAME} in or beside {sub})")
+        card_doc = None
+    else:
+        card_doc, card_problems = load_card(card_path, meta)
+        lines += [f"[{p.code}] {p.message}" for p in card_problems]
+    files: dict[str, bytes | Path] = {}
+    if claim is not None:
+        try:
+            claimed = read_claim(Path(claim).read_bytes())
+            if digest is not None and claimed["provenance"].get("submission_hash") != digest:
+                lines.append(f"[claim] {claim} was scored from submission "
+                             f"{str(claimed['provenance'].get('submission_hash'))[:12]}, not this one ({digest[:12]})")
+            files[CLAIM] = Path(claim)
+        except (OSError, ValueError) as exc:
+            lines.append(f"[claim] {exc}")
+    if lines:
+        raise IntakeError(f"{sub}: not submitted (nothing uploaded), {len(lines)} problem(s): " + "; ".join(lines))
+    assert isinstance(meta, dict) and digest is not None and card_doc is not None
+    from ..submission.card import card_bytes
+
+    files[CARD] = card_bytes(card_doc)
+    if sub.is_dir():
+        files["submission.zip"] = pack_zip(sub)
+    else:
+        files[_archive_name(sub)] = sub
+    prepared = Prepared(meta["model"]["name"], meta["task"], meta["split"], digest, {})
+    prepared.files = {f"{prepared.folder}/{name}": data for name, data in sorted(files.items())}
+    return prepared
+
+
+def submit(prepared: Prepared, repo: str, revision: str = "main", token: str | None = None) -> str:
+    """Open the pull request; returns its address."""
+    from huggingface_hub import CommitOperationAdd, HfApi
+
+    operations = [CommitOperationAdd(path_in_repo=path, path_or_fileobj=data if isinstance(data, bytes) else str(data))
+                  for path, data in prepared.files.items()]
+    info = HfApi(token=token).create_commit(
+        repo, operations, repo_type="dataset", revision=revision, create_pr=True,
+        commit_message=f"Submission: {prepared.model[:80]} ({prepared.task}/{prepared.split}, "
+                       f"{prepared.submission_hash[:12]})",
+        commit_description=(f"Submitted with `phybench submit` (phybench {__version__}).  Submission hash "
+                            f"{prepared.submission_hash}; `phybench leaderboard sync` re-scores it and answers here."),
+    )
+    if not info.pr_url:
+        raise IntakeError(f"{repo}: the Hub made a commit but opened no pull request ({info.commit_url})")
+    return str(info.pr_url)

@@ -1,0 +1,246 @@
+"""The layers run one way: no import cycle in phybench, and no stage imports a later one.
+
+An AST check over every module of ``phybench/``: module-level and function-level imports,
+relative imports resolved, ``from PACKAGE import module`` counted as importing the module.
+Imports under ``if TYPE_CHECKING:`` are left out: they never run (annotations only).  The
+stage table (`STAGES`) is the one statement of the layer rule; docs/layout.md quotes it and
+the numbers this module prints when run as a script::
+
+    python tests/test_layers.py        # modules, import edges, cycles, upward imports
+
+Reading a split must not load the scorer either (`test_reading_a_split_loads_no_scorer`).
+"""
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = "phybench"
+
+# The stages, lowest first.  A module may import its own stage and those before it, never a
+# later one.  A module belongs to the stage of the longest prefix listed here.
+STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("base", ("phybench._version", "phybench.io", "phybench.registry", "phybench.problems")),
+    ("world", ("phybench.world",)),
+    ("tasks", ("phybench.tasks",)),
+    ("data", ("phybench.data",)),
+    ("submission", ("phybench.submission",)),
+    ("scoring", ("phybench.scoring",)),
+    ("pipeline", ("phybench.reference", "phybench.violations", "phybench.benign", "phybench.calibration",
+                  "phybench.plausibility", "phybench.conditioning", "phybench.examples", "phybench.probes",
+                  "phybench.pipeline")),
+    ("leaderboard", ("phybench.leaderboard",)),
+    ("cli", ("phybench.cli",)),
+)
+# May import any stage: the command line (the top) and the package facade (lazy names).
+EXEMPT = ("phybench", "phybench.cli")
+
+Graph = dict[str, set[str]]
+
+
+def modules(root: Path = ROOT) -> dict[str, Path]:
+    """Dotted name -> file, for every module of the package under `root`."""
+    found = {}
+    for path in sorted((root / PACKAGE).rglob("*.py")):
+        parts = list(path.relative_to(root).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(parts)] = path
+    return found
+
+
+def _is_type_checking(node: ast.AST) -> bool:
+    test = node.test if isinstance(node, ast.If) else None
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def _imports(tree: ast.AST) -> list[ast.Import | ast.ImportFrom]:
+    """Every import statement that can run: at any depth, except under ``if TYPE_CHECKING:``."""
+    out: list[ast.Import | ast.ImportFrom] = []
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            out.append(node)
+        if isinstance(node, ast.If) and _is_type_checking(node):
+            stack.extend(node.orelse)
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+    return out
+
+
+def _owner(name: str, known: dict[str, Path]) -> str | None:
+    """The module a dotted name lives in: its longest prefix that is a module."""
+    while name and name not in known:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def edges_of(module: str, source: str, known: dict[str, Path], is_package: bool) -> set[str]:
+    """The package's modules that `module` imports (its own name left out)."""
+    targets: set[str] = set()
+    for node in _imports(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        else:
+            if node.level:
+                base = module.split(".") if is_package else module.split(".")[:-1]
+                base = base[: len(base) - (node.level - 1)]
+                stem = ".".join(base + ([node.module] if node.module else []))
+            else:
+                stem = node.module or ""
+            # `from pkg import mod` imports the module; `from mod import name` the module itself
+            names = [f"{stem}.{a.name}" if f"{stem}.{a.name}" in known else stem for a in node.names]
+        for name in names:
+            if name == PACKAGE or name.startswith(PACKAGE + "."):
+                owner = _owner(name, known)
+                if owner and owner != module:
+                    targets.add(owner)
+    return targets
+
+
+def import_graph(root: Path = ROOT) -> Graph:
+    known = modules(root)
+    return {m: edges_of(m, p.read_text(encoding="utf-8"), known, p.name == "__init__.py") for m, p in known.items()}
+
+
+def cycles(graph: Graph) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph.get(start, ()))))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def stage_of(module: str) -> int | None:
+    """The index of a module's stage in `STAGES` (None: in none of them)."""
+    best: tuple[int, int] | None = None
+    for i, (_, prefixes) in enumerate(STAGES):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and (best is None or len(prefix) > best[1]):
+                best = (i, len(prefix))
+    return None if best is None else best[0]
+
+
+def upward(graph: Graph) -> list[tuple[str, str]]:
+    """(importer, imported) for every import of a later stage by a module not exempt."""
+    found = []
+    for module, targets in sorted(graph.items()):
+        if module in EXEMPT or any(module.startswith(e + ".") for e in EXEMPT if e != PACKAGE):
+            continue
+        here = stage_of(module)
+        for target in sorted(targets):
+            there = stage_of(target)
+            if here is not None and there is not None and there > here:
+                found.append((module, target))
+    return found
+
+
+# ------------------------------------------------------------------ the tests
+def test_every_module_has_a_stage():
+    lost = [m for m in modules() if m != PACKAGE and stage_of(m) is None]
+    assert not lost, f"modules in no stage of STAGES (place them): {lost}"
+
+
+def test_no_import_cycle():
+    found = cycles(import_graph())
+    assert not found, "import cycles:\n" + "\n".join(" <-> ".join(c) for c in found)
+
+
+def test_no_stage_imports_a_later_one():
+    found = upward(import_graph())
+    assert not found, "upward imports:\n" + "\n".join(
+        f"{a} ({STAGES[stage_of(a)][0]}) -> {b} ({STAGES[stage_of(b)][0]})" for a, b in found)
+
+
+def test_the_check_sees_a_planted_upward_import_and_cycle(tmp_path):
+    """A copy of the package with one function-level upward import planted in the task layer."""
+    import shutil
+
+    shutil.copytree(ROOT / PACKAGE, tmp_path / PACKAGE, ignore=shutil.ignore_patterns("__pycache__"))
+    planted = tmp_path / PACKAGE / "tasks" / "spec.py"
+    planted.write_text(planted.read_text(encoding="utf-8")
+                       + "\n\ndef _planted():\n    from ..scoring import score  # noqa\n", encoding="utf-8")
+    graph = import_graph(tmp_path)
+    assert ("phybench.tasks.spec", "phybench.scoring.score") in upward(graph)
+    assert any("phybench.tasks.spec" in c and "phybench.scoring.score" in c for c in cycles(graph))
+    assert not upward(import_graph())  # the real tree, unchanged
+
+
+def test_the_check_resolves_what_it_reads():
+    """Relative levels, `from package import module`, TYPE_CHECKING and function bodies."""
+    known = {m: Path() for m in ("phybench", "phybench.a", "phybench.a.b", "phybench.c", "phybench.d",
+                                 "phybench.e")}
+    source = ("from typing import TYPE_CHECKING\nfrom . import b\nfrom .. import c\n"
+              "if TYPE_CHECKING:\n    from ..d import X\n"
+              "def f():\n    import phybench.e\n")
+    assert edges_of("phybench.a", source, known, is_package=True) == {"phybench.a.b", "phybench.c", "phybench.e"}
+    assert cycles({"x": {"y"}, "y": {"z"}, "z": {"x"}, "w": {"x"}}) == [["x", "y", "z"]]
+    assert upward({"phybench.tasks.x": {"phybench.leaderboard.y"}}) == [("phybench.tasks.x", "phybench.leaderboard.y")]
+    assert upward({"phybench.cli.x": {"phybench.leaderboard.y"}, "phybench": {"phybench.cli"}}) == []
+
+
+def test_reading_a_split_loads_no_scorer():
+    """`import phybench.data.split` loads the task layer and the data layer, never a later stage."""
+    code = ("import sys, phybench.data.split, phybench.tasks; "
+            "print('\\n'.join(sorted(m for m in sys.modules if m.startswith('phybench'))))")
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, cwd=ROOT).stdout
+    loaded = out.split()
+    assert "phybench.tasks.probe_families.flip" in loaded  # the probes' families are registered
+    later = [m for m in loaded if m != PACKAGE and stage_of(m) > stage_of("phybench.data.split")]
+    assert not later, f"reading a split loaded {later}"
+
+
+def _main() -> None:
+    graph = import_graph()
+    found, up = cycles(graph), upward(graph)
+    big = sorted(((sum(1 for _ in p.open(encoding="utf-8")), m) for m, p in modules().items()), reverse=True)
+    print(f"modules {len(graph)}, import edges {sum(len(t) for t in graph.values())}, "
+          f"cycles {len(found)}, upward imports {len(up)}")
+    for c in found:
+        print("  cycle:", " <-> ".join(c))
+    for a, b in up:
+        print(f"  upward: {a} -> {b}")
+    print("over 600 lines:", ", ".join(f"{m} ({n})" for n, m in big if n > 600) or "none")
+
+
+if __name__ == "__main__":
+    _main()
