@@ -30,6 +30,16 @@ def wilson(hits: int, n: int, z: float = 1.96) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
+def calibration_kinds() -> list[str]:
+    """The planted kinds the calibration plants, from the judge's rule table: each rule's
+    `planted_kinds` in table order, then the kinds no rule claims (what the velocity error is
+    for: a smooth video at the wrong speed), in `phybench.violations.KINDS` order."""
+    from .scoring.rules import RULES
+
+    claimed = list(dict.fromkeys(k for rule in RULES for k in rule.planted_kinds))
+    return claimed + [k for k in KINDS if k not in claimed]
+
+
 _READERS: dict[str, tuple[Any, list[dict[str, Any]]]] = {}
 
 
@@ -66,16 +76,18 @@ def _judge_row(job: tuple[str, int, tuple[str, ...], tuple[str, ...]]) -> dict[s
 
 
 def calibrate(split_dirs: Sequence[str | os.PathLike[str]], *, benign: Sequence[str] = tuple(BENIGN),
-              planted: Sequence[str] = tuple(KINDS), limit: int | None = None, workers: int = 1,
+              planted: Sequence[str] | None = None, limit: int | None = None, workers: int = 1,
               progress: bool = True) -> dict[str, Any]:
     """{"splits": {name: videos}, "false_positives": {kind: {name: [flagged, videos]}},
     "recall": {kind: {name: [hits, applicable]}}, "rules": {kind: {rule: videos}}}.
 
-    name is "<task>/<split>@<resolution>"; the exact ground truth is the kind "exact"."""
+    name is "<task>/<split>@<resolution>"; the exact ground truth is the kind "exact"; planted
+    defaults to `calibration_kinds()`."""
     from tqdm import tqdm
 
     from .data.split import SplitReader
 
+    planted = calibration_kinds() if planted is None else list(planted)
     unknown = [k for k in benign if k not in BENIGN] + [k for k in planted if k not in KINDS]
     if unknown:
         raise ViolationError(f"unknown kind(s) {', '.join(unknown)}; planted: {', '.join(KINDS)}; "
