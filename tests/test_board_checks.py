@@ -24,7 +24,8 @@ from phybench import __version__
 from phybench.cli.leaderboard import main
 from phybench.io import file_sha256
 from phybench.leaderboard import SITE_MARKER, LeaderboardError, build
-from phybench.leaderboard.verification import Verification, record_path, write_record
+from phybench.leaderboard.verification import Verification, write_record
+from phybench.scoring.layout import record_path
 
 ROOT = Path(__file__).resolve().parents[1] / "leaderboard" / "results"
 LITE = ROOT / "fundamental" / "lite"

@@ -18,7 +18,8 @@ from typing import Any
 
 from .. import __version__
 from ..io import file_sha256
-from .verification import is_record
+from ..scoring.layout import is_beside, samples_path
+from ..scoring.layout import parse as parse_results
 
 # Stable codes of the refusals (exit 2); docs/results.md "Verification codes" lists them.
 USAGE = "verify-usage"  # bad arguments: no results files, unknown --skip name, bad --date
@@ -30,7 +31,6 @@ SETTINGS = "verify-settings"  # recorded settings, spec, weights or version diff
 SCORE = "verify-score"  # the re-score itself failed (submission invalid, weights missing, split corrupt)
 CODES = (USAGE, UNREADABLE, NO_SUBMISSION, NO_SPLIT, SPLIT_MISMATCH, SETTINGS, SCORE)
 
-SAMPLES_SUFFIX = ".samples.json"
 ARCHIVE_SUFFIXES = (".zip", ".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz")
 MAX_RESULTS_BYTES = 64 * 1024 * 1024  # a results file of the largest split is a few MB
 SPLIT_DEPTH = 3  # --splits: manifest.json at most this many folders down (data/<task>-<split>/...)
@@ -68,7 +68,7 @@ def results_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
 
 
 def _is_results_name(path: Path) -> bool:
-    return not (path.name.endswith(SAMPLES_SUFFIX) or is_record(path))
+    return not is_beside(path)
 
 
 def _submission_candidates(root: Path) -> list[Path]:
@@ -158,7 +158,7 @@ def _read_json(path: Path, what: str) -> Any:
     from .files import UnsafeFile, read_regular
 
     try:
-        return json.loads(read_regular(path, MAX_RESULTS_BYTES).decode("utf-8"))
+        return parse_results(read_regular(path, MAX_RESULTS_BYTES))
     except UnsafeFile as exc:
         raise VerifyInputError(UNREADABLE, f"{path}: {what}: {exc}") from None
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
@@ -197,7 +197,7 @@ def read_claim(path: str | os.PathLike[str]) -> Claim:
             raise VerifyInputError(UNREADABLE, f"{path}: {key} is missing or not a string")
     if not isinstance(doc.get("metrics"), list) or not all(isinstance(m, str) for m in doc["metrics"]):
         raise VerifyInputError(UNREADABLE, f"{path}: metrics must be a list of metric names")
-    sidecar = path.with_name(path.stem + SAMPLES_SUFFIX)
+    sidecar = samples_path(path)
     samples = _read_json(sidecar, "samples sidecar") if os.path.lexists(sidecar) else None
     return Claim(path, sha, doc, samples)
 

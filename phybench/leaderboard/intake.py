@@ -48,6 +48,8 @@ from typing import Any
 
 from .. import __version__
 from ..io import file_sha256
+from ..scoring.layout import is_beside
+from ..scoring.layout import parse as parse_results
 
 SUBMISSIONS_DIR = "submissions"
 CARD = "card.json"
@@ -514,10 +516,10 @@ class Syncer:
         from .files import UnsafeFile, read_regular, scan
 
         for path in scan(self.results_dir)[0]:  # regular files only: never a link, FIFO or device
-            if path == out or path.name.endswith((".samples.json", ".verified.json")):
+            if path == out or is_beside(path):
                 continue
             try:
-                doc = json.loads(read_regular(path, MAX_CLAIM_BYTES))
+                doc = parse_results(read_regular(path, MAX_CLAIM_BYTES))
                 same = doc["model"]["name"] == name and doc["provenance"]["split_hash"] == split_hash
             except (UnsafeFile, ValueError, KeyError, TypeError, RecursionError):
                 continue
@@ -532,7 +534,8 @@ class Syncer:
         second name for one set of videos (issue 36).  Read from the records' signed
         ``extra.videos_hash``; a record of this very submission (an interrupted sync) does not count."""
         from .files import UnsafeFile, read_regular, scan
-        from .verification import MAX_RECORD_BYTES, is_record
+        from ..scoring.layout import is_record
+        from .verification import MAX_RECORD_BYTES
 
         for path in scan(self.results_dir)[0]:
             if not is_record(path):
@@ -628,7 +631,7 @@ class Syncer:
                 commit = self._commit_admitted(num, head, files, main_sha)
             except BaseException:
                 # not on main, so not on the board: the next sync scores the PR again from scratch
-                from .verification import record_path, samples_path
+                from ..scoring.layout import record_path, samples_path
 
                 for leftover in (path, samples_path(path), record_path(path)):
                     leftover.unlink(missing_ok=True)

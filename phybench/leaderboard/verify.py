@@ -39,12 +39,12 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from .claims import (CODES, NO_SPLIT, NO_SUBMISSION, SAMPLES_SUFFIX, SCORE, SETTINGS, SPLIT_MISMATCH,
+from ..scoring.layout import record_path, samples_path
+from .claims import (CODES, NO_SPLIT, NO_SUBMISSION, SCORE, SETTINGS, SPLIT_MISMATCH,
                      UNREADABLE, USAGE, Claim, Prepared, SplitIndex, SubmissionIndex, VerifyInputError,
                      launch_world, prepare, read_claim, results_files)
 from .shards import sharded_features, shard_bounds
-from .verification import (SKIPPABLE, Verification, VerificationError, compare_results, record_path,
-                           write_record)
+from .verification import SKIPPABLE, Verification, VerificationError, compare_results, write_record
 
 __all__ = ["CODES", "NO_SPLIT", "NO_SUBMISSION", "SCORE", "SETTINGS", "SPLIT_MISMATCH", "UNREADABLE", "USAGE",
            "Claim", "Prepared", "SplitIndex", "SubmissionIndex", "VerifyInputError", "VerifyOutcome",
@@ -120,7 +120,7 @@ def differences(prep: Prepared, doc: dict[str, Any], samples: Any) -> list[str]:
         doc["provenance"]["rescored"] = rescored
     skip = prep.skipped  # SKIPPABLE metrics only (`check_skip`): nothing in the claim widens it
     out = compare_results(claimed, doc, skip=skip)
-    sidecar = prep.claim.path.stem + SAMPLES_SUFFIX
+    sidecar = samples_path(prep.claim.path).name
     if prep.claim.samples is not None:
         if samples is None:
             out.append(f"{sidecar}: present, but this task writes no samples sidecar")

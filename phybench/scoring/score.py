@@ -89,20 +89,12 @@ def samples_sidecar(results: dict[str, Any], details: Sequence[dict[str, Any]]) 
     }
 
 
-def results_files(path: str | os.PathLike[str], scored: ScoreOutput) -> list[tuple[Path, bytes]]:
+def scored_files(path: str | os.PathLike[str], scored: ScoreOutput) -> list[tuple[Path, bytes]]:
     """(path, bytes) of the results file and, for a family with a plotted DoF, its `.samples.json`
-    sidecar; every byte is made before anything is written (an unencodable string fails here)."""
-    import json
+    sidecar (`phybench.scoring.layout.output_files`); every byte is made before anything is written."""
+    from .layout import output_files
 
-    from .results import results_bytes
-
-    path = Path(path)
-    files = [(path, results_bytes(scored.results))]
-    samples = samples_sidecar(scored.results, scored.details)
-    if samples is not None:
-        files.insert(0, (path.with_name(path.stem + ".samples.json"),
-                         (json.dumps(samples, sort_keys=True) + "\n").encode()))
-    return files
+    return output_files(path, scored.results, samples_sidecar(scored.results, scored.details))
 
 
 def write_results(path: str | os.PathLike[str], scored: ScoreOutput,
@@ -112,7 +104,7 @@ def write_results(path: str | os.PathLike[str], scored: ScoreOutput,
     full disk (`phybench.io.atomic_write_many`).  `extra` files join the unit.  Returns the path."""
     from ..io import atomic_write_many
 
-    atomic_write_many([*results_files(path, scored), *extra])
+    atomic_write_many([*scored_files(path, scored), *extra])
     return Path(path)
 
 
