@@ -9,25 +9,15 @@ Intervals are Wilson 95% score intervals.
 """
 from __future__ import annotations
 
-import math
 import os
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any, Iterator, Sequence
 
 from .benign import BENIGN, degrade
+from .scoring.results import wilson
 from .violations import KINDS, ViolationError, plant
 
 EXACT = "exact"
-
-
-def wilson(hits: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    """95% Wilson score interval of a proportion (0, 1 when n = 0)."""
-    if n == 0:
-        return 0.0, 1.0
-    p = hits / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def calibration_kinds() -> list[str]:
