@@ -144,21 +144,21 @@ def build_results(
     }
 
 
-def _clean(obj: Any) -> Any:
+def json_ready(obj: Any) -> Any:
     """Round floats and map non-finite ones to null, recursively (JSON has no NaN)."""
     if isinstance(obj, float):
         return _round(obj)
     if isinstance(obj, dict):
-        return {str(k): _clean(v) for k, v in obj.items()}
+        return {str(k): json_ready(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return [_clean(v) for v in obj]
+        return [json_ready(v) for v in obj]
     if isinstance(obj, np.generic):
-        return _clean(obj.item())
+        return json_ready(obj.item())
     return obj
 
 
 def results_bytes(results: dict[str, Any]) -> bytes:
-    return (json.dumps(_clean(results), sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode()
+    return (json.dumps(json_ready(results), sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode()
 
 
 def write_details(path: str | os.PathLike[str], details: Sequence[dict[str, Any]], columns: Sequence[str]) -> None:

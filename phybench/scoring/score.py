@@ -153,12 +153,12 @@ def _print_estimate(manifest: dict[str, Any], n: int, lpips: bool, fvd: bool, ca
     if fvd:
         import torch
 
-        from .features import I3D_THREADS, _threads
-        from .fvd import _cached_model, i3d_logits
+        from .features import I3D_THREADS, torch_threads
+        from .fvd import cached_model, i3d_logits
 
-        _cached_model(str(torch.device(device)))  # built once, as the run will
+        cached_model(str(torch.device(device)))  # built once, as the run will
         t0 = time.perf_counter()
-        with _threads(I3D_THREADS, device):
+        with torch_threads(I3D_THREADS, device):
             i3d_logits(blank[None], batch_size=1, device=device)
         dt = time.perf_counter() - t0
         per_video += dt * (1 if cached else 2)
