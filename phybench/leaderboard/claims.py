@@ -5,7 +5,7 @@ results file as a claim, find the submission it names by content hash and the sp
 hash (each candidate hashed once, `SubmissionIndex` / `SplitIndex`), and refuse up front, with a
 stable code, what could never verify: an unreadable file, no submission or split with its hashes,
 a split of another task or protocol, settings or a phybench version this installation does not
-have.  Nothing here scores; a `Prepared` claim is what the re-score needs.
+have.  Nothing here scores; a `VerifyPlan` claim is what the re-score needs.
 """
 from __future__ import annotations
 
@@ -282,7 +282,7 @@ def check_settings(claim: Claim, recomputed: Sequence[str]) -> None:
 
 # ---------------------------------------------------------------- the check itself
 @dataclass(frozen=True)
-class Prepared:
+class VerifyPlan:
     """A claim with its submission, split and metric plan resolved (everything but the score)."""
 
     claim: Claim
@@ -293,8 +293,8 @@ class Prepared:
     skipped: tuple[str, ...]
 
 
-def prepare(results_path: str | os.PathLike[str], submission: str | os.PathLike[str] | SubmissionIndex,
-            split: str | os.PathLike[str] | SplitIndex, *, skip: Iterable[str] = ()) -> Prepared:
+def plan_verify(results_path: str | os.PathLike[str], submission: str | os.PathLike[str] | SubmissionIndex,
+            split: str | os.PathLike[str] | SplitIndex, *, skip: Iterable[str] = ()) -> VerifyPlan:
     """Read a claim, find its submission and split (a path, or an index to look them up in),
     and check the settings: every refusal that needs no scoring, raised as `VerifyInputError`."""
     from ..data.split import SplitError, read_manifest
@@ -319,7 +319,7 @@ def prepare(results_path: str | os.PathLike[str], submission: str | os.PathLike[
     check_split(claim, manifest)
     requested, recomputed, skipped = plan_metrics(claim, skip)
     check_settings(claim, recomputed)
-    return Prepared(claim, sub_path, split_dir, requested, recomputed, skipped)
+    return VerifyPlan(claim, sub_path, split_dir, requested, recomputed, skipped)
 
 
 def launch_world() -> tuple[int, int]:
