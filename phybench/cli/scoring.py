@@ -204,7 +204,7 @@ def cmd_weights(args: argparse.Namespace) -> int:
         raise CliError(f"unknown weights {', '.join(unknown)}; known: {', '.join(weights.SPECS)}")
     if args.action == "fetch":
         weights.fetch(names, progress=not (args.quiet or args.json))
-    status, hashes = weights.verify(names), weights.weight_hashes()
+    status, hashes = weights.verify_weights(names), weights.weight_hashes()
     if args.json:
         print(json.dumps({n: {"status": status[n], "path": str(weights.path(n)), "sha256": hashes[n],
                               "source": hashes[f"{n}.source"]} for n in names}, indent=2))

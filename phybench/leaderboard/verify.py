@@ -48,7 +48,7 @@ from .verification import SKIPPABLE, Verification, VerificationError, compare_re
 
 __all__ = ["CODES", "NO_SPLIT", "NO_SUBMISSION", "SCORE", "SETTINGS", "SPLIT_MISMATCH", "UNREADABLE", "USAGE",
            "Claim", "VerifyPlan", "SplitIndex", "SubmissionIndex", "VerifyInputError", "VerifyOutcome",
-           "VerifyReport", "check_one", "differences", "plan_verify", "read_claim", "results_files", "shard_bounds",
+           "ResultsReport", "check_one", "differences", "plan_verify", "read_claim", "results_files", "shard_bounds",
            "verify_many", "verify_one"]
 
 
@@ -219,7 +219,9 @@ def check_skip(names: Iterable[str]) -> tuple[str, ...]:
 
 # ---------------------------------------------------------------- many files (the CLI)
 @dataclass
-class VerifyReport:
+class ResultsReport:
+    """What `verify_many` did to each results file (named apart from the split's `VerifyReport`)."""
+
     outcomes: list[VerifyOutcome] = field(default_factory=list)
     refused: list[tuple[str, VerifyInputError]] = field(default_factory=list)  # (file, error)
 
@@ -241,7 +243,7 @@ def verify_many(results: Sequence[str | os.PathLike[str]], submissions: str | os
                 date: str | None = None, workers: int = 1, batch_size: int = 16, device: str = "cpu",
                 progress: bool = False, log: Any = None,
                 shard_root: str | os.PathLike[str] | None = None,
-                signing_key: str | os.PathLike[str] | None = None) -> VerifyReport:
+                signing_key: str | os.PathLike[str] | None = None) -> ResultsReport:
     """Verify every results file; write records only when every file could be checked.
 
     Refusals that need no scoring (unreadable file, no submission or split, settings) are
@@ -250,7 +252,7 @@ def verify_many(results: Sequence[str | os.PathLike[str]], submissions: str | os
     processes (`sharded_features`); process 0 does the rest and its report is the one to
     read (the others' is empty).
     """
-    report = VerifyReport()
+    report = ResultsReport()
     try:
         rank, size = launch_world()
         files = results_files(results)
