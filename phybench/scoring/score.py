@@ -358,14 +358,10 @@ def _set_metrics(feats: tuple[np.ndarray, np.ndarray] | None, details: list[dict
 
 
 def _model_meta(meta: dict[str, Any]) -> dict[str, Any]:
-    model_meta: dict[str, Any] = dict(meta.get("model") or {})
-    for key in ("notes", "sampler", "seeds", "conditioning"):
-        if key in meta:
-            model_meta[key] = meta[key]
-    if isinstance(meta.get("sources"), dict):  # recorded by `phybench pack`: how many videos were lossy
-        from ..data.source import source_counts
+    from .model_fields import submission_fields
 
-        model_meta["sources"] = source_counts(meta["sources"])
+    model_meta: dict[str, Any] = dict(meta.get("model") or {})
+    model_meta.update(submission_fields(meta))  # the top-level keys of submission.json the board shows
     return model_meta
 
 
