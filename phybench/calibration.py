@@ -105,7 +105,7 @@ def calibrate(split_dirs: Sequence[str | os.PathLike[str]], *, benign: Sequence[
                 yield job, _judge_row(job)
         else:
             with ProcessPoolExecutor(workers) as pool:
-                yield from zip(jobs, pool.map(_judge_row, jobs, chunksize=4))
+                yield from zip(jobs, pool.map(_judge_row, jobs, chunksize=4), strict=True)
 
     for job, r in tqdm(results(), total=len(jobs), desc="calibrate-judge", unit="row", disable=not progress):
         name = names[job[0]]

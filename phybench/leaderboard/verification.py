@@ -354,7 +354,7 @@ def _compare(claimed: Any, recomputed: Any, rules: Any, path: tuple[str, ...]) -
         if len(claimed) != len(recomputed):
             return [f"{where}: claimed {len(claimed)} items, recomputed {len(recomputed)}"]
         out = []
-        for i, (a, b) in enumerate(zip(claimed, recomputed)):
+        for i, (a, b) in enumerate(zip(claimed, recomputed, strict=True)):
             out += _compare(a, b, rules, (*path, str(i)))
         return out
     if _same_number(claimed, recomputed):
