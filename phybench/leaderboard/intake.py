@@ -139,7 +139,7 @@ def parse_claim(data: bytes) -> dict[str, Any]:
     if len(data) > MAX_CLAIM_BYTES:
         raise ValueError(f"{CLAIM} is larger than {MAX_CLAIM_BYTES:,} bytes")
     try:
-        doc = json.loads(data.decode("utf-8"))
+        doc = parse_results(data)
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise ValueError(f"{CLAIM} is not a JSON results file ({type(exc).__name__})") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("provenance"), dict):
