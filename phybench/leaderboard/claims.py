@@ -18,8 +18,7 @@ from typing import Any
 
 from .. import __version__
 from ..io import file_sha256
-from ..scoring.layout import is_beside, samples_path
-from ..scoring.layout import parse as parse_results
+from ..scoring.layout import is_beside, samples_path, parse as parse_results
 
 # Stable codes of the refusals (exit 2); docs/results.md "Verification codes" lists them.
 USAGE = "verify-usage"  # bad arguments: no results files, unknown --skip name, bad --date

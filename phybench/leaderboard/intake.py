@@ -48,8 +48,7 @@ from typing import Any
 
 from .. import __version__
 from ..io import file_sha256
-from ..scoring.layout import is_beside
-from ..scoring.layout import parse as parse_results
+from ..scoring.layout import is_beside, is_record, record_path, samples_path, parse as parse_results
 
 SUBMISSIONS_DIR = "submissions"
 CARD = "card.json"
@@ -534,7 +533,6 @@ class Syncer:
         second name for one set of videos (issue 36).  Read from the records' signed
         ``extra.videos_hash``; a record of this very submission (an interrupted sync) does not count."""
         from .files import UnsafeFile, read_regular, scan
-        from ..scoring.layout import is_record
         from .verification import MAX_RECORD_BYTES
 
         for path in scan(self.results_dir)[0]:
@@ -631,8 +629,6 @@ class Syncer:
                 commit = self._commit_admitted(num, head, files, main_sha)
             except BaseException:
                 # not on main, so not on the board: the next sync scores the PR again from scratch
-                from ..scoring.layout import record_path, samples_path
-
                 for leftover in (path, samples_path(path), record_path(path)):
                     leftover.unlink(missing_ok=True)
                 raise

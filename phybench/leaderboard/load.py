@@ -17,9 +17,7 @@ from ..scoring.metrics import METRICS, all_metrics, metric_names
 from ..scoring.results import SCHEMA_VERSION, results_bytes
 from . import checks, files
 from . import probes as probe_page
-from ..scoring.layout import is_beside, is_samples, results_of, samples_path
-from ..scoring.layout import is_record
-from ..scoring.layout import parse as parse_results
+from ..scoring.layout import is_beside, is_samples, results_of, samples_path, is_record, parse as parse_results
 from .verification import Verification, VerificationError, read_record
 
 LEADERBOARD_SCHEMA_VERSION = 1

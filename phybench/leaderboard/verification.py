@@ -26,8 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..io import atomic_write_bytes, file_sha256
-from ..scoring.layout import RECORD_SUFFIX, record_path, samples_path
-from ..scoring.layout import parse as parse_results
+from ..scoring.layout import RECORD_SUFFIX, record_path, samples_path, parse as parse_results
 
 RECORD_KIND = "phybench-verification"
 RECORD_SCHEMA_VERSION = 1

@@ -39,8 +39,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .. import __version__
-from ..scoring.layout import is_beside
-from ..scoring.layout import read as read_results
+from ..scoring.layout import is_beside, read as read_results
 from .export import script_json
 from .plots import escape
 
