@@ -2,7 +2,7 @@
 
     python benchmarks/bench_bodies.py --data SPLIT_DIR --submission SUB_DIR [--n 20]
 
-Prints seconds per video of: the shared segmentation (`abnormal.prepare`), the judge's rules on
+Prints seconds per video of: the shared segmentation (`abnormal.segment_pair`), the judge's rules on
 it, and the body metrics and tracked law on it (what these metrics add to a score run).
 """
 from __future__ import annotations
@@ -31,7 +31,7 @@ def main() -> None:
             row = rows[sample_id]
             s = Sample(row=row, video=video, gt_video=reader.video(row), manifest=reader.manifest)
             t0 = time.perf_counter()
-            abnormal.prepared_sample(s)
+            abnormal.segmented_sample(s)
             t1 = time.perf_counter()
             abnormal.judge_sample(s)
             t2 = time.perf_counter()

@@ -62,7 +62,7 @@ def variants(n: int, repeats: int) -> None:
     a = torch.as_tensor(rng.integers(0, 256, (n, 32, 128, 128, 3), dtype=np.uint8))
     b = torch.as_tensor(rng.integers(0, 256, (n, 32, 128, 128, 3), dtype=np.uint8))
     lp = lpips.LPIPS()
-    i3d = fvd._cached_model("cpu")
+    i3d = fvd.cached_model("cpu")
 
     def lpips_run(model, cl: bool, bf16: bool) -> torch.Tensor:
         out = []

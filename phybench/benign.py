@@ -103,10 +103,10 @@ def _shift(px: int, fill: str) -> Degrade:
 
 def h264_round_trip(video: np.ndarray, crf: int, fps: int = 10) -> np.ndarray:
     """(T, H, W, 3) uint8 through libx264 at `crf` (yuv420p, 1 thread) and back, in memory."""
-    from .data.video import _ffmpeg_exe, decode_mp4
+    from .data.video import ffmpeg_exe, decode_mp4
 
     T, H, W = video.shape[:3]
-    cmd = [_ffmpeg_exe(), "-nostdin", "-hide_banner", "-loglevel", "error", "-f", "rawvideo", "-pix_fmt", "rgb24",
+    cmd = [ffmpeg_exe(), "-nostdin", "-hide_banner", "-loglevel", "error", "-f", "rawvideo", "-pix_fmt", "rgb24",
            "-s", f"{W}x{H}", "-r", str(fps), "-i", "pipe:0", "-c:v", "libx264", "-preset", "medium", "-crf", str(crf),
            "-pix_fmt", "yuv420p", "-threads", "1", "-x264-params", "threads=1", "-movflags", "frag_keyframe+empty_moov",
            "-f", "mp4", "pipe:1"]

@@ -9,25 +9,25 @@ Intervals are Wilson 95% score intervals.
 """
 from __future__ import annotations
 
-import math
 import os
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any, Iterator, Sequence
 
 from .benign import BENIGN, degrade
+from .scoring.results import wilson
 from .violations import KINDS, ViolationError, plant
 
 EXACT = "exact"
 
 
-def wilson(hits: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    """95% Wilson score interval of a proportion (0, 1 when n = 0)."""
-    if n == 0:
-        return 0.0, 1.0
-    p = hits / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
+def calibration_kinds() -> list[str]:
+    """The planted kinds the calibration plants, from the judge's rule table: each rule's
+    `planted_kinds` in table order, then the kinds no rule claims (what the velocity error is
+    for: a smooth video at the wrong speed), in `phybench.violations.KINDS` order."""
+    from .scoring.rules import RULES
+
+    claimed = list(dict.fromkeys(k for rule in RULES for k in rule.planted_kinds))
+    return claimed + [k for k in KINDS if k not in claimed]
 
 
 _READERS: dict[str, tuple[Any, list[dict[str, Any]]]] = {}
@@ -66,16 +66,18 @@ def _judge_row(job: tuple[str, int, tuple[str, ...], tuple[str, ...]]) -> dict[s
 
 
 def calibrate(split_dirs: Sequence[str | os.PathLike[str]], *, benign: Sequence[str] = tuple(BENIGN),
-              planted: Sequence[str] = tuple(KINDS), limit: int | None = None, workers: int = 1,
+              planted: Sequence[str] | None = None, limit: int | None = None, workers: int = 1,
               progress: bool = True) -> dict[str, Any]:
     """{"splits": {name: videos}, "false_positives": {kind: {name: [flagged, videos]}},
     "recall": {kind: {name: [hits, applicable]}}, "rules": {kind: {rule: videos}}}.
 
-    name is "<task>/<split>@<resolution>"; the exact ground truth is the kind "exact"."""
+    name is "<task>/<split>@<resolution>"; the exact ground truth is the kind "exact"; planted
+    defaults to `calibration_kinds()`."""
     from tqdm import tqdm
 
     from .data.split import SplitReader
 
+    planted = calibration_kinds() if planted is None else list(planted)
     unknown = [k for k in benign if k not in BENIGN] + [k for k in planted if k not in KINDS]
     if unknown:
         raise ViolationError(f"unknown kind(s) {', '.join(unknown)}; planted: {', '.join(KINDS)}; "
@@ -103,7 +105,7 @@ def calibrate(split_dirs: Sequence[str | os.PathLike[str]], *, benign: Sequence[
                 yield job, _judge_row(job)
         else:
             with ProcessPoolExecutor(workers) as pool:
-                yield from zip(jobs, pool.map(_judge_row, jobs, chunksize=4))
+                yield from zip(jobs, pool.map(_judge_row, jobs, chunksize=4), strict=True)
 
     for job, r in tqdm(results(), total=len(jobs), desc="calibrate-judge", unit="row", disable=not progress):
         name = names[job[0]]

@@ -24,7 +24,8 @@ from phybench import __version__
 from phybench.cli.leaderboard import main
 from phybench.io import file_sha256
 from phybench.leaderboard import SITE_MARKER, LeaderboardError, build
-from phybench.leaderboard.verification import Verification, record_path, write_record
+from phybench.leaderboard.verification import Verification, write_record
+from phybench.scoring.layout import record_path
 
 ROOT = Path(__file__).resolve().parents[1] / "leaderboard" / "results"
 LITE = ROOT / "fundamental" / "lite"
@@ -523,7 +524,7 @@ def _with_laws(results: Path, name: str = ID_FILE) -> None:
     import numpy as np
 
     from phybench.scoring.law import LAW_FITS, sidecar_law, summarise_law
-    from phybench.scoring.results import _clean
+    from phybench.scoring.results import json_ready
 
     sidecar = json.loads((results / side(name)).read_text())
     rng = np.random.default_rng(7)
@@ -535,7 +536,7 @@ def _with_laws(results: Path, name: str = ID_FILE) -> None:
         details.append({"level": s["level"], "law": {"law": "free_flight", "fit": fit, "truth": truth}})
         s["law"] = sidecar_law(details[-1]["law"])
     (results / side(name)).write_text(json.dumps(sidecar))
-    block = _clean(summarise_law(details))["law"]
+    block = json_ready(summarise_law(details))["law"]
     edit(results / name, lambda d: [g.update(law=copy.deepcopy(block)) for g in
                                     [d["summary"]["overall"], *d["summary"]["levels"].values()]])
 

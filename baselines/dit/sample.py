@@ -84,7 +84,7 @@ def complete_clips(model, codec: PixelCodec, cfg: TrainConfig, reader: SplitRead
     with torch.autocast(kind, dtype=torch.bfloat16, enabled=kind != "cpu"):
         clips = rollout(model, codec, cfg, first, T, steps, generator, y=y)  # (n, 3, T, r, r)
     videos = []
-    for frames, x in zip(given, clips):
+    for frames, x in zip(given, clips, strict=True):
         video = tensor_to_clip(x, R)  # (T, R, R, 3)
         video[:c] = frames  # the condition frames as given
         videos.append(np.ascontiguousarray(video))
@@ -116,7 +116,7 @@ def evaluate(model, codec: PixelCodec, cfg: TrainConfig, split_dir, n: int, step
     generator = torch.Generator(device=device).manual_seed(seed)
     videos = complete_clips(model, codec, cfg, reader, rows, steps, generator, device)
     errors, untrackable = [], 0
-    for row, video in zip(rows, videos):
+    for row, video in zip(rows, videos, strict=True):
         detail = score_sample(row, video, None, reader.manifest, ("velocity_error",))
         if detail["excluded"]:
             continue
@@ -158,7 +158,7 @@ def main(argv=None) -> Path:
             for i in range(0, len(rows), args.batch_size):
                 batch = rows[i:i + args.batch_size]
                 done = complete_clips(model, codec, cfg, reader, batch, steps, generator, args.device)
-                yield from ((row["sample_id"], video) for row, video in zip(batch, done))
+                yield from ((row["sample_id"], video) for row, video in zip(batch, done, strict=True))
                 bar.update(len(batch))
 
     meta = submission_meta(reader.manifest, args.name or f"dit-{cfg.size}-{cfg.objective}",

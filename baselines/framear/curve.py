@@ -40,7 +40,7 @@ def score_split(model, cfg, split: str, limit: int | None, steps: int | None = N
     for i in range(0, len(rows), batch):
         chunk = rows[i:i + batch]
         cond = np.stack([reader.video(row)[:c] for row in chunk])
-        for row, video in zip(chunk, generate_videos(model, cfg, cond, T, 0, steps)):
+        for row, video in zip(chunk, generate_videos(model, cfg, cond, T, 0, steps), strict=True):
             d = score_sample(row, video, None, m, ("velocity_error", "law_error"))
             if d["excluded"]:
                 continue

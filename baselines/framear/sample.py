@@ -89,7 +89,7 @@ def validate_rows(model, cfg: FrameConfig, rows: list[dict], manifest: dict, see
         chunk = rows[i:i + batch]
         cond = np.stack([render_row(row, R, slice(0, c)) for row in chunk])
         videos = generate_videos(model, cfg, cond, T, seed)
-        for row, video in zip(chunk, videos):
+        for row, video in zip(chunk, videos, strict=True):
             d = score_sample(row, video, None, manifest, ("velocity_error", "law_error"))
             if d["excluded"]:
                 continue
@@ -163,7 +163,7 @@ def main(argv=None) -> Path:
             batch = rows[i:i + args.batch_size]
             cond = np.stack([reader.video(row)[:c] for row in batch])
             done = generate_videos(model, cfg, cond, T, args.seed, args.steps)
-            yield from ((row["sample_id"], v) for row, v in zip(batch, done))
+            yield from ((row["sample_id"], v) for row, v in zip(batch, done, strict=True))
 
     from safetensors import safe_open
     with safe_open(str(weights), "pt") as f:

@@ -12,10 +12,10 @@ in `provenance.dropped`, so the file reads as what it is.  Deterministic bytes.
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from phybench.io import atomic_write_bytes
+from phybench.scoring.layout import read as read_results
 from phybench.scoring.results import results_bytes
 
 
@@ -41,7 +41,7 @@ def main() -> None:
     ap.add_argument("--why", required=True)
     args = ap.parse_args()
     for path in map(Path, args.results):
-        doc = json.loads(path.read_text())
+        doc = read_results(path)
         if doc.get("kind") != "phybench-results" or args.metric not in doc.get("metrics", []):
             continue
         atomic_write_bytes(path, results_bytes(drop(doc, args.metric, args.why)))

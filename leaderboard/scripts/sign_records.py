@@ -22,8 +22,8 @@ from pathlib import Path
 from phybench.io import atomic_write_bytes
 from phybench.leaderboard.files import scan
 from phybench.leaderboard.signing import SigningError, check_signer, default_signer, load_keyring
-from phybench.leaderboard.verification import (VerificationError, is_record, load_record_json, parse_record,
-                                               read_record)
+from phybench.leaderboard.verification import VerificationError, load_record_json, parse_record, read_record
+from phybench.scoring.layout import is_record, results_of
 
 
 def records(paths: list[str]) -> list[Path]:
@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     found = records(args.paths)
     problems = []
     for rec in found:
-        results = rec.with_name(rec.name[: -len(".verified.json")] + ".json")
+        results = results_of(rec)
         try:
             read_record(results, keyring if args.check else None)
         except VerificationError as exc:

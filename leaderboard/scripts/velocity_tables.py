@@ -6,10 +6,11 @@ and prints one Markdown table per task, models sorted by their ID error.
 """
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
+from phybench.scoring.layout import is_beside
+from phybench.scoring.layout import read as read_results
 from phybench.tasks import TASKS, get_task
 
 
@@ -18,8 +19,7 @@ def _fmt(x: float | None) -> str:
 
 
 def main(folder: str) -> None:
-    docs = [json.loads(p.read_text()) for p in sorted(Path(folder).glob("*.json"))
-            if not p.name.endswith((".samples.json", ".verified.json"))]
+    docs = [read_results(p) for p in sorted(Path(folder).glob("*.json")) if not is_beside(p)]
     present = {d["task"] for d in docs}
     for task in [t for t in TASKS if t in present]:  # registration order: uniform, parabola, collision
         mine = [d for d in docs if d["task"] == task]

@@ -32,7 +32,7 @@ _UNPRINTABLE = {c: f"\\x{c:02x}" for c in [*range(0x20), *range(0x7f, 0xa0)]}
 _UNPRINTABLE.update({c: f"\\u{c:04x}" for c in [*range(0x200b, 0x2010), *range(0x202a, 0x202f),
                                                   *range(0x2066, 0x206a)]})
 _TYPE_CODES = {"RegistryError": "unknown_name", "WeightsError": "weights_missing", "WeightsMissing": "weights_missing",
-               "HubError": "hub", "CardError": "hub_card", "PhyworldImportError": "import_refused",
+               "HubError": "hub", "DatasetCardError": "hub_card", "PhyworldImportError": "import_refused",
                "BaselineError": "baseline", "LeaderboardError": "leaderboard"}
 _OS_CODES = {"ENOSPC": "disk_full", "EDQUOT": "disk_full", "EROFS": "read_only", "EACCES": "permission_denied",
              "EPERM": "permission_denied"}

@@ -16,6 +16,7 @@ def register(add: Callable[..., argparse.ArgumentParser]) -> None:
     j.add_argument("--json", action="store_true", help="one JSON document instead of lines")
     j.add_argument("--quiet", action="store_true", help="no progress bar")
     j.set_defaults(func=cmd_judge)
+    _rules_in_help(j)
 
     v = add("violations", "Plant known violations (vanish, break, teleport, drift, ...) in an evaluation split's "
                           "videos, or degrade them benignly (--kinds benign).")
@@ -55,6 +56,21 @@ def register(add: Callable[..., argparse.ArgumentParser]) -> None:
     c.add_argument("--json", metavar="FILE", help="also write the numbers as JSON")
     c.add_argument("--quiet", action="store_true")
     c.set_defaults(func=cmd_calibrate)
+
+
+def _rules_in_help(parser: argparse.ArgumentParser) -> None:
+    """`phybench judge --help` ends with the judge's rules, generated from its table
+    (`phybench.scoring.rules.RULES`) when the help is shown, so building the parser for any
+    other command does not import the judge."""
+    plain = parser.format_help
+
+    def format_help() -> str:
+        from ..scoring.abnormal import rules_help
+
+        parser.epilog = rules_help()
+        return plain()
+
+    setattr(parser, "format_help", format_help)
 
 
 def _kinds(text: str | None, default: str = "planted") -> list[str]:
@@ -128,10 +144,12 @@ def cmd_violations(args: argparse.Namespace) -> int:
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
     from ..benign import BENIGN
-    from ..calibration import calibrate, calibration_markdown
+    from ..calibration import calibrate, calibration_kinds, calibration_markdown
     from ..violations import KINDS, ViolationError
 
     planted = [k for k in _kinds(args.kinds, "planted") if k in KINDS]
+    if args.kinds is None:  # the default: the kinds the judge's rule table names first
+        planted = calibration_kinds()
     benign = [k for k in _kinds(args.benign, "benign") if k in BENIGN]
     for path in args.data:
         if not (Path(path) / "manifest.json").is_file():

@@ -135,7 +135,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     from ..io import atomic_write_many
     from ..scoring.results import details_bytes, markdown_table
     from ..scoring.metrics import companion_metrics
-    from ..scoring.score import ScoreError, parse_metrics, results_files, score
+    from ..scoring.score import ScoreError, parse_metrics, score, scored_files
 
     above = _thresholds(args.fail_above, "--fail-above")
     below = _thresholds(args.fail_below, "--fail-below")
@@ -169,7 +169,7 @@ def cmd_score(args: argparse.Namespace) -> int:
         raise CliError(str(exc), exc.code) from None
     for w in out.warnings:
         print(f"warning: {w}", file=sys.stderr)
-    files = results_files(args.out, out) if args.out else []  # every byte made first, then written as a unit:
+    files = scored_files(args.out, out) if args.out else []  # every byte made first, then written as a unit:
     if args.details:                                           # all of them, or none (a full disk, a read-only folder)
         files.append((args.details, details_bytes(out.details, out.results["metrics"])))
     atomic_write_many(files)
@@ -204,7 +204,7 @@ def cmd_weights(args: argparse.Namespace) -> int:
         raise CliError(f"unknown weights {', '.join(unknown)}; known: {', '.join(weights.SPECS)}")
     if args.action == "fetch":
         weights.fetch(names, progress=not (args.quiet or args.json))
-    status, hashes = weights.verify(names), weights.weight_hashes()
+    status, hashes = weights.verify_weights(names), weights.weight_hashes()
     if args.json:
         print(json.dumps({n: {"status": status[n], "path": str(weights.path(n)), "sha256": hashes[n],
                               "source": hashes[f"{n}.source"]} for n in names}, indent=2))

@@ -111,7 +111,7 @@ def _views(split_dirs: Any, results: list[Path], out: Path, quiet: bool) -> None
     from ..data.split import read_manifest
     from ..leaderboard.viewer import ViewerError, build_viewer
 
-    for split_dir, result in zip(split_dirs, results):
+    for split_dir, result in zip(split_dirs, results, strict=True):
         m = read_manifest(split_dir)
         work = out / f"{m['task']}-{m['split']}"
         try:

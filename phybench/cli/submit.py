@@ -45,10 +45,10 @@ PARSERS = {"submit": _add_submit}
 
 
 def cmd_submit(args: argparse.Namespace) -> int:
-    from ..leaderboard.intake import IntakeError, prepare, submit
+    from ..leaderboard.intake import IntakeError, prepare_upload, submit
 
     try:
-        prepared = prepare(args.submission, args.card, args.results, args.data)
+        prepared = prepare_upload(args.submission, args.card, args.results, args.data)
     except IntakeError as exc:
         raise CliError(str(exc)) from None
     try:

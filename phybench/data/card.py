@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Iterable
 from .._version import __version__
 from .split import hf_split_name
-from .hub_layout import CardError, repo_folder
+from .hub_layout import DatasetCardError, repo_folder
 
 
 # The repo's top-level data_cards/, installed (and shipped inside the wheel) as phybench.data_cards
@@ -52,7 +52,7 @@ def _card_dir(card_dir: str | os.PathLike[str] | None) -> Path:
     folder = Path(card_dir) if card_dir is not None else CARD_DIR
     for name in (CARD_META, CARD_TEMPLATE):
         if not (folder / name).is_file():
-            raise CardError(f"card template {folder / name} is missing")
+            raise DatasetCardError(f"card template {folder / name} is missing")
     return folder
 
 
@@ -175,14 +175,14 @@ def render_card(manifests: list[dict[str, Any]], repo_id: str, card_dir: str | o
     import yaml
 
     if not manifests:
-        raise CardError("a card needs at least one split")
+        raise DatasetCardError("a card needs at least one split")
     folder = _card_dir(card_dir)
     try:
         meta = yaml.safe_load((folder / CARD_META).read_text()) or {}
     except yaml.YAMLError as exc:
-        raise CardError(f"{folder / CARD_META} is not valid YAML: {exc}") from None
+        raise DatasetCardError(f"{folder / CARD_META} is not valid YAML: {exc}") from None
     if not isinstance(meta, dict):
-        raise CardError(f"{folder / CARD_META} must be a YAML mapping")
+        raise DatasetCardError(f"{folder / CARD_META} must be a YAML mapping")
     header = card_header(manifests, meta, num_bytes)
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(folder)),
@@ -193,35 +193,35 @@ def render_card(manifests: list[dict[str, Any]], repo_id: str, card_dir: str | o
     try:
         body = env.get_template(CARD_TEMPLATE).render(**card_context(manifests, repo_id, meta))
     except jinja2.TemplateError as exc:
-        raise CardError(f"{folder / CARD_TEMPLATE}: {exc}") from None
+        raise DatasetCardError(f"{folder / CARD_TEMPLATE}: {exc}") from None
     yaml_text = yaml.safe_dump(header, sort_keys=False, allow_unicode=True, width=100)
     return f"---\n{yaml_text}---\n\n{body.strip()}\n"
 
 
-def parse_card(text: str) -> tuple[dict[str, Any], str]:
-    """(YAML header, body) of a card; CardError if there is no valid header."""
+def parse_dataset_card(text: str) -> tuple[dict[str, Any], str]:
+    """(YAML header, body) of a card; DatasetCardError if there is no valid header."""
     import yaml
 
     if not text.startswith("---\n"):
-        raise CardError("dataset card has no YAML header (it must start with a '---' line)")
+        raise DatasetCardError("dataset card has no YAML header (it must start with a '---' line)")
     end = text.find("\n---\n", 3)
     if end < 0:
-        raise CardError("dataset card's YAML header is not closed by a '---' line")
+        raise DatasetCardError("dataset card's YAML header is not closed by a '---' line")
     try:
         header = yaml.safe_load(text[4:end])
     except yaml.YAMLError as exc:
-        raise CardError(f"dataset card's YAML header is not valid YAML: {exc}") from None
+        raise DatasetCardError(f"dataset card's YAML header is not valid YAML: {exc}") from None
     if not isinstance(header, dict):
-        raise CardError("dataset card's YAML header must be a mapping")
+        raise DatasetCardError("dataset card's YAML header must be a mapping")
     return header, text[end + 5:]
 
 
 def validate_card(text: str, files: Iterable[str] | None = None) -> dict[str, Any]:
-    """Check a rendered card; returns its header.  Raises CardError listing every problem.
+    """Check a rendered card; returns its header.  Raises DatasetCardError listing every problem.
 
     files: the repo paths the card will sit beside; each config's data_files must match some.
     """
-    header, body = parse_card(text)
+    header, body = parse_dataset_card(text)
     problems = []
     missing = [f for f in REQUIRED_FIELDS if header.get(f) in (None, "", [], {})]
     if missing:
@@ -269,5 +269,5 @@ def validate_card(text: str, files: Iterable[str] | None = None) -> dict[str, An
     if "arXiv:2411.02385" not in body:
         problems.append("the citation of Kang et al. 2024 (arXiv:2411.02385) is missing")
     if problems:
-        raise CardError("dataset card is not valid:\n  - " + "\n  - ".join(problems))
+        raise DatasetCardError("dataset card is not valid:\n  - " + "\n  - ".join(problems))
     return header

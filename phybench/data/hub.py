@@ -37,7 +37,7 @@ from typing import Any
 
 from .._version import __version__
 from ..io import file_sha256
-from .hub_layout import REPO_TYPE, CardError, HubError, repo_folder  # noqa: F401  re-exported (`phybench.data.hub.CardError`)
+from .hub_layout import REPO_TYPE, DatasetCardError, HubError, repo_folder  # noqa: F401  re-exported (`phybench.data.hub.DatasetCardError`)
 from .split import MANIFEST, hf_split_name, read_manifest
 from .verify import verify
 
@@ -144,7 +144,7 @@ def publish(
     and stay in the card; a split published again replaces the old one.  Returns the
     `huggingface_hub.CommitInfo` (`.oid` is the revision to pin).
     """
-    from .card import parse_card, render_card, validate_card  # imported on use: jinja2 and yaml
+    from .card import parse_dataset_card, render_card, validate_card  # imported on use: jinja2 and yaml
 
     hf = hf_module()
     token = hub_token(token)
@@ -209,13 +209,13 @@ def publish(
     sizes = {(task, hf_split_name(s)): split_num_bytes(folder, m) for s, (folder, m) in local.items()}
     if "README.md" in remote:  # keep the sizes the current card gives for the splits we keep
         try:
-            old, _ = parse_card(Path(api.hf_hub_download(repo_id, "README.md", repo_type=REPO_TYPE,
+            old, _ = parse_dataset_card(Path(api.hf_hub_download(repo_id, "README.md", repo_type=REPO_TYPE,
                                                          revision=head)).read_text())
             for info in old.get("dataset_info") or []:
                 for sp in info.get("splits") or []:
                     key = (info.get("config_name"), str(sp.get("name")))
                     sizes.setdefault(key, int(sp.get("num_bytes") or 0))
-        except (CardError, OSError, ValueError, hf.errors.HfHubHTTPError):
+        except (DatasetCardError, OSError, ValueError, hf.errors.HfHubHTTPError):
             pass  # a card we cannot read only costs the sizes
     manifests = kept_manifests + [m for _, m in local.values()]
     new_files = {f"{repo_folder(task, s)}/{rel}": path for s, (folder, m) in local.items()

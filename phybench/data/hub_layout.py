@@ -1,7 +1,7 @@
 """The Hub's errors and repo layout, at the bottom of `phybench.data`'s Hub modules.
 
 `hub` (publish), `download` (load) and `card` (the dataset card) all name them; keeping them
-here lets the card raise `CardError` without importing the client that renders it, so the
+here lets the card raise `DatasetCardError` without importing the client that renders it, so the
 card and the hub import one way (card -> hub_layout <- hub).
 """
 from __future__ import annotations
@@ -17,7 +17,7 @@ class HubError(SplitError):
     code = "hub"
 
 
-class CardError(HubError):
+class DatasetCardError(HubError):
     """A rendered dataset card lacks a required field or section."""
 
     code = "hub_card"

@@ -21,7 +21,8 @@ DEFAULT_MAX_BYTES = 1 << 31  # decoded RGB bytes; the submission reader passes i
 DEFAULT_TIMEOUT_S = 120.0
 
 
-def _ffmpeg_exe() -> str:
+def ffmpeg_exe() -> str:
+    """The ffmpeg binary every encode and decode runs (imageio-ffmpeg's pinned build)."""
     import imageio_ffmpeg
 
     return imageio_ffmpeg.get_ffmpeg_exe()
@@ -46,7 +47,7 @@ def decode_mp4(data: bytes, *, max_bytes: int = DEFAULT_MAX_BYTES, timeout_s: fl
                 os.close(memfd)
             memfd = None
     source, protocol = (f"file:/dev/fd/{memfd}", "file") if memfd is not None else ("pipe:0", "pipe")
-    cmd = [_ffmpeg_exe(), "-nostdin", "-hide_banner", "-loglevel", "error", "-protocol_whitelist", protocol,
+    cmd = [ffmpeg_exe(), "-nostdin", "-hide_banner", "-loglevel", "error", "-protocol_whitelist", protocol,
            "-f", "mov", "-i", source, "-map", "0:v:0", "-fps_mode", "passthrough",
            "-f", "image2pipe", "-c:v", "ppm", "pipe:1"]
     try:

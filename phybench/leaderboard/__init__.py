@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from .._version import __version__
+from ..scoring.model_fields import page_fields
 from . import probes as probe_page
 from .export import csv_safe, csv_text, json_text, markdown, script_json
 from .format import markdown_escape
@@ -145,6 +146,7 @@ def build(
         "boards": boards,
         "files": accepted,
         "refused": [{"file": r.file, "reason": r.reason, "code": r.code} for r in refused],
+        "model_fields": page_fields(),  # how the page's script draws a model's fields
     }
     files = {
         "index.html": page_html(data, probes=bool(probe_docs)),

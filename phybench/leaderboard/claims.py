@@ -5,7 +5,7 @@ results file as a claim, find the submission it names by content hash and the sp
 hash (each candidate hashed once, `SubmissionIndex` / `SplitIndex`), and refuse up front, with a
 stable code, what could never verify: an unreadable file, no submission or split with its hashes,
 a split of another task or protocol, settings or a phybench version this installation does not
-have.  Nothing here scores; a `Prepared` claim is what the re-score needs.
+have.  Nothing here scores; a `VerifyPlan` claim is what the re-score needs.
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from typing import Any
 
 from .._version import __version__
 from ..io import file_sha256
-from .verification import is_record
+from ..scoring.layout import is_beside, samples_path, parse as parse_results
 
 # Stable codes of the refusals (exit 2); docs/results.md "Verification codes" lists them.
 USAGE = "verify-usage"  # bad arguments: no results files, unknown --skip name, bad --date
@@ -30,7 +30,6 @@ SETTINGS = "verify-settings"  # recorded settings, spec, weights or version diff
 SCORE = "verify-score"  # the re-score itself failed (submission invalid, weights missing, split corrupt)
 CODES = (USAGE, UNREADABLE, NO_SUBMISSION, NO_SPLIT, SPLIT_MISMATCH, SETTINGS, SCORE)
 
-SAMPLES_SUFFIX = ".samples.json"
 ARCHIVE_SUFFIXES = (".zip", ".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz")
 MAX_RESULTS_BYTES = 64 * 1024 * 1024  # a results file of the largest split is a few MB
 SPLIT_DEPTH = 3  # --splits: manifest.json at most this many folders down (data/<task>-<split>/...)
@@ -68,7 +67,7 @@ def results_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
 
 
 def _is_results_name(path: Path) -> bool:
-    return not (path.name.endswith(SAMPLES_SUFFIX) or is_record(path))
+    return not is_beside(path)
 
 
 def _submission_candidates(root: Path) -> list[Path]:
@@ -158,7 +157,7 @@ def _read_json(path: Path, what: str) -> Any:
     from .files import UnsafeFile, read_regular
 
     try:
-        return json.loads(read_regular(path, MAX_RESULTS_BYTES).decode("utf-8"))
+        return parse_results(read_regular(path, MAX_RESULTS_BYTES))
     except UnsafeFile as exc:
         raise VerifyInputError(UNREADABLE, f"{path}: {what}: {exc}") from None
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
@@ -197,7 +196,7 @@ def read_claim(path: str | os.PathLike[str]) -> Claim:
             raise VerifyInputError(UNREADABLE, f"{path}: {key} is missing or not a string")
     if not isinstance(doc.get("metrics"), list) or not all(isinstance(m, str) for m in doc["metrics"]):
         raise VerifyInputError(UNREADABLE, f"{path}: metrics must be a list of metric names")
-    sidecar = path.with_name(path.stem + SAMPLES_SUFFIX)
+    sidecar = samples_path(path)
     samples = _read_json(sidecar, "samples sidecar") if os.path.lexists(sidecar) else None
     return Claim(path, sha, doc, samples)
 
@@ -282,7 +281,7 @@ def check_settings(claim: Claim, recomputed: Sequence[str]) -> None:
 
 # ---------------------------------------------------------------- the check itself
 @dataclass(frozen=True)
-class Prepared:
+class VerifyPlan:
     """A claim with its submission, split and metric plan resolved (everything but the score)."""
 
     claim: Claim
@@ -293,8 +292,8 @@ class Prepared:
     skipped: tuple[str, ...]
 
 
-def prepare(results_path: str | os.PathLike[str], submission: str | os.PathLike[str] | SubmissionIndex,
-            split: str | os.PathLike[str] | SplitIndex, *, skip: Iterable[str] = ()) -> Prepared:
+def plan_verify(results_path: str | os.PathLike[str], submission: str | os.PathLike[str] | SubmissionIndex,
+            split: str | os.PathLike[str] | SplitIndex, *, skip: Iterable[str] = ()) -> VerifyPlan:
     """Read a claim, find its submission and split (a path, or an index to look them up in),
     and check the settings: every refusal that needs no scoring, raised as `VerifyInputError`."""
     from ..data.split import SplitError, read_manifest
@@ -319,7 +318,7 @@ def prepare(results_path: str | os.PathLike[str], submission: str | os.PathLike[
     check_split(claim, manifest)
     requested, recomputed, skipped = plan_metrics(claim, skip)
     check_settings(claim, recomputed)
-    return Prepared(claim, sub_path, split_dir, requested, recomputed, skipped)
+    return VerifyPlan(claim, sub_path, split_dir, requested, recomputed, skipped)
 
 
 def launch_world() -> tuple[int, int]:

@@ -48,7 +48,7 @@ from typing import Any
 
 from .._version import __version__
 from ..io import file_sha256
-from .intake_submit import (  # noqa: F401  the author's side, re-exported: `phybench.leaderboard.intake.prepare`
+from .intake_submit import (  # noqa: F401  the author's side, re-exported: `phybench.leaderboard.intake.prepare_upload`
     ARCHIVE_SUFFIXES,
     ARCHIVES,
     CARD,
@@ -56,13 +56,14 @@ from .intake_submit import (  # noqa: F401  the author's side, re-exported: `phy
     MAX_CLAIM_BYTES,
     SUBMISSIONS_DIR,
     IntakeError,
-    Prepared,
+    Upload,
     model_slug,
     pack_zip,
-    prepare,
-    read_claim,
+    prepare_upload,
+    parse_claim,
     submit,
 )
+from ..scoring.layout import is_beside, is_record, record_path, samples_path, parse as parse_results
 
 RESULTS_SUBDIR = "hub"  # under --results: one results file (+ record, + sidecar) per admitted PR
 MARKER = "<!-- phybench-sync"
@@ -332,7 +333,7 @@ class Syncer:
         claim = None
         if CLAIM in local:
             try:
-                claim = read_claim(local[CLAIM].read_bytes())
+                claim = parse_claim(local[CLAIM].read_bytes())
             except ValueError as exc:
                 problems.append(f"[claim] {exc}")
         if problems:
@@ -367,10 +368,10 @@ class Syncer:
         from .files import UnsafeFile, read_regular, scan
 
         for path in scan(self.results_dir)[0]:  # regular files only: never a link, FIFO or device
-            if path == out or path.name.endswith((".samples.json", ".verified.json")):
+            if path == out or is_beside(path):
                 continue
             try:
-                doc = json.loads(read_regular(path, MAX_CLAIM_BYTES))
+                doc = parse_results(read_regular(path, MAX_CLAIM_BYTES))
                 same = doc["model"]["name"] == name and doc["provenance"]["split_hash"] == split_hash
             except (UnsafeFile, ValueError, KeyError, TypeError, RecursionError):
                 continue
@@ -385,7 +386,7 @@ class Syncer:
         second name for one set of videos (issue 36).  Read from the records' signed
         ``extra.videos_hash``; a record of this very submission (an interrupted sync) does not count."""
         from .files import UnsafeFile, read_regular, scan
-        from .verification import MAX_RECORD_BYTES, is_record
+        from .verification import MAX_RECORD_BYTES
 
         for path in scan(self.results_dir)[0]:
             if not is_record(path):
@@ -481,8 +482,6 @@ class Syncer:
                 commit = self._commit_admitted(num, head, files, main_sha)
             except BaseException:
                 # not on main, so not on the board: the next sync scores the PR again from scratch
-                from .verification import record_path, samples_path
-
                 for leftover in (path, samples_path(path), record_path(path)):
                     leftover.unlink(missing_ok=True)
                 raise

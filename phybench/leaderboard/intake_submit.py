@@ -7,7 +7,6 @@ and re-exports these names); see its docstring for the whole flow.
 from __future__ import annotations
 
 import io
-import json
 import os
 import re
 import stat
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .._version import __version__
+from ..scoring.layout import parse as parse_results
 
 SUBMISSIONS_DIR = "submissions"
 CARD = "card.json"
@@ -39,7 +39,7 @@ def model_slug(name: str) -> str:
 
 # ------------------------------------------------------------------ submit
 @dataclass
-class Prepared:
+class Upload:
     """A checked submission, ready to upload."""
 
     model: str
@@ -87,12 +87,12 @@ def _archive_name(path: Path) -> str:
     raise IntakeError(f"{path}: a submission is a folder or a {', '.join(ARCHIVE_SUFFIXES)} archive")
 
 
-def read_claim(data: bytes) -> dict[str, Any]:
+def parse_claim(data: bytes) -> dict[str, Any]:
     """A claimed results file, parsed; raises ValueError with a one-line reason."""
     if len(data) > MAX_CLAIM_BYTES:
         raise ValueError(f"{CLAIM} is larger than {MAX_CLAIM_BYTES:,} bytes")
     try:
-        doc = json.loads(data.decode("utf-8"))
+        doc = parse_results(data)
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise ValueError(f"{CLAIM} is not a JSON results file ({type(exc).__name__})") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("provenance"), dict):
@@ -100,9 +100,9 @@ def read_claim(data: bytes) -> dict[str, Any]:
     return doc
 
 
-def prepare(submission: str | os.PathLike[str], card: str | os.PathLike[str] | None = None,
+def prepare_upload(submission: str | os.PathLike[str], card: str | os.PathLike[str] | None = None,
             claim: str | os.PathLike[str] | None = None, split_dir: str | os.PathLike[str] | None = None
-            ) -> Prepared:
+            ) -> Upload:
     """Check a submission, its card and its claim before anything is uploaded.
 
     With `split_dir` the submission is validated in full against it (`phybench validate`);
@@ -142,7 +142,7 @@ def prepare(submission: str | os.PathLike[str], card: str | os.PathLike[str] | N
     files: dict[str, bytes | Path] = {}
     if claim is not None:
         try:
-            claimed = read_claim(Path(claim).read_bytes())
+            claimed = parse_claim(Path(claim).read_bytes())
             if digest is not None and claimed["provenance"].get("submission_hash") != digest:
                 lines.append(f"[claim] {claim} was scored from submission "
                              f"{str(claimed['provenance'].get('submission_hash'))[:12]}, not this one ({digest[:12]})")
@@ -159,12 +159,12 @@ def prepare(submission: str | os.PathLike[str], card: str | os.PathLike[str] | N
         files["submission.zip"] = pack_zip(sub)
     else:
         files[_archive_name(sub)] = sub
-    prepared = Prepared(meta["model"]["name"], meta["task"], meta["split"], digest, {})
+    prepared = Upload(meta["model"]["name"], meta["task"], meta["split"], digest, {})
     prepared.files = {f"{prepared.folder}/{name}": data for name, data in sorted(files.items())}
     return prepared
 
 
-def submit(prepared: Prepared, repo: str, revision: str = "main", token: str | None = None) -> str:
+def submit(prepared: Upload, repo: str, revision: str = "main", token: str | None = None) -> str:
     """Open the pull request; returns its address."""
     from huggingface_hub import CommitOperationAdd, HfApi
 

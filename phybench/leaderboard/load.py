@@ -17,10 +17,10 @@ from ..scoring.metrics import METRICS, all_metrics, metric_names
 from ..scoring.results import SCHEMA_VERSION, results_bytes
 from . import checks, files
 from . import probes as probe_page
-from .verification import Verification, VerificationError, is_record, read_record
+from ..scoring.layout import is_beside, is_samples, results_of, samples_path, is_record, parse as parse_results
+from .verification import Verification, VerificationError, read_record
 
 LEADERBOARD_SCHEMA_VERSION = 1
-SAMPLES_SUFFIX = ".samples.json"  # per-sample velocity sidecar beside a results file
 SAMPLES_KIND = "phybench-samples"
 EVAL_SPLITS = ("id-eval", "ood-eval")  # the fundamental layout; a task may declare others
 
@@ -140,7 +140,7 @@ class Entry:
 def _load(path: Path) -> tuple[dict[str, Any] | None, list[str]]:
     """A results document and the structural problems that stop it being read at all."""
     try:
-        doc = json.loads(files.read_regular(path).decode("utf-8"))
+        doc = parse_results(files.read_regular(path))
     except files.UnsafeFile as exc:
         return None, [str(exc)]
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -313,7 +313,7 @@ def _load_samples(path: Path, doc: dict[str, Any]) -> tuple[dict[str, Any] | Non
     """The per-sample velocity sidecar of a results file (see leaderboard/README.md)."""
     name = path.name
     try:
-        side = json.loads(files.read_regular(path).decode("utf-8"))
+        side = parse_results(files.read_regular(path))
     except files.UnsafeFile as exc:
         return None, [str(exc)]
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -416,20 +416,19 @@ def read_all(
     found, unsafe = files.scan(results_dir, skip)
     for path, code, reason in unsafe:
         refused[path.relative_to(results_dir).as_posix()] = [(code, reason)]
-    results_files = [p for p in found if not p.name.endswith(SAMPLES_SUFFIX) and not is_record(p)
-                     and not probe_page.is_probe_file(p)]  # probe results: the Probes page's own check
+    results_files = [p for p in found if not is_beside(p) and not probe_page.is_probe_file(p)]  # probe results: the Probes page's own check
     stems = {p.with_suffix("") for p in results_files}
     for p in found:
-        if p.name.endswith(SAMPLES_SUFFIX) and p.with_name(p.name[: -len(SAMPLES_SUFFIX)]) not in stems:
+        if is_samples(p) and results_of(p).with_suffix("") not in stems:
             warnings.append(f"{p.relative_to(results_dir).as_posix()}: sidecar without a results file beside it; ignored")
-        if is_record(p) and p.with_name(p.name[: -len(".verified.json")] + ".json") not in results_files:
+        if is_record(p) and results_of(p) not in results_files:
             warnings.append(f"{p.relative_to(results_dir).as_posix()}: verification record without a results file "
                             "beside it; ignored")
 
     root = results_dir.resolve()
     for path in results_files:
         rel = path.relative_to(results_dir).as_posix()
-        side = path.with_name(path.stem + SAMPLES_SUFFIX)
+        side = samples_path(path)
         outside = [p for p in (path, side) if p.exists() and (p.is_symlink() or not p.resolve().is_relative_to(root))]
         if outside:  # never read a file the folder only points at
             refused[rel] = [(RESULTS_LINK, f"{p.relative_to(results_dir).as_posix()} is a link or lies outside "

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .claims import SCORE, Prepared, VerifyInputError
+from .claims import SCORE, VerifyPlan, VerifyInputError
 
 SHARD_WAIT_S = 24 * 3600
 
@@ -26,7 +26,7 @@ def shard_bounds(n: int, batch_size: int, size: int) -> list[tuple[int, int]]:
     return share_bounds(n, batch_size, size)
 
 
-def shard_dir_for(prep: Prepared, batch_size: int, device: str, size: int,
+def shard_dir_for(prep: VerifyPlan, batch_size: int, device: str, size: int,
                   root: str | os.PathLike[str] | None) -> Path:
     """A folder every process of one launch agrees on (keyed by what the features depend on)."""
     import hashlib
@@ -38,7 +38,7 @@ def shard_dir_for(prep: Prepared, batch_size: int, device: str, size: int,
     return base / hashlib.sha256(key.encode()).hexdigest()[:24]
 
 
-def feature_shard(prep: Prepared, rank: int, size: int, *, batch_size: int = 16,
+def feature_shard(prep: VerifyPlan, rank: int, size: int, *, batch_size: int = 16,
                   device: str = "cpu") -> dict[str, Any]:
     """This rank's LPIPS values and I3D features, computed as `score`'s pass does (the same
     `FeaturePass`, whole batches, the same I3D threads): {"ids": (k,), "lpips": (k,),
@@ -92,7 +92,7 @@ def _load_shard(path: Path) -> dict[str, dict[str, Any]]:
         return by_sample({k: z[k] for k in z.files})
 
 
-def sharded_features(prep: Prepared, rank: int, size: int, *, batch_size: int, device: str,
+def sharded_features(prep: VerifyPlan, rank: int, size: int, *, batch_size: int, device: str,
                      shard_root: str | os.PathLike[str] | None = None,
                      wait_s: float = SHARD_WAIT_S) -> dict[str, dict[str, Any]] | None:
     """Write this rank's shard; on rank 0, wait for all of them and return the features

@@ -10,6 +10,7 @@ import re
 from typing import Any, Iterable
 
 from ..scoring.metrics import METRICS, is_set_metric
+from ..scoring.model_fields import board_meta, train_size  # noqa: F401 - train_size: the plots read it here
 from .law import law_cell
 from .load import (
     LEVEL_CLASH,
@@ -95,53 +96,6 @@ def _levels(task: str, present: Iterable[str]) -> list[dict[str, str]]:
             cols.append({"key": name, "label": f"OOD {name}", "group": "OOD level", "short": name,
                          "title": described.get(name, f"OOD level {name}")})
     return cols
-
-
-def train_size(value: Any) -> float | None:
-    """30000, "30k", "3M", "3,000,000" -> a number of training videos."""
-    if is_number(value):
-        return float(value)
-    if isinstance(value, str):
-        m = re.fullmatch(r"\s*([0-9][0-9,_]*\.?[0-9]*)\s*([kKmMbB]?)\s*", value)
-        if m:
-            return float(m.group(1).replace(",", "").replace("_", "")) * {"": 1, "k": 1e3, "m": 1e6, "b": 1e9}[m.group(2).lower()]
-    return None
-
-
-def _scalar(x: Any) -> bool:
-    return isinstance(x, (str, int, float)) and not isinstance(x, bool)
-
-
-def _model_meta(model: dict[str, Any]) -> dict[str, Any]:
-    """The `model` fields the page shows; anything of an unexpected type is dropped."""
-    meta: dict[str, Any] = {}
-    for key in ("family", "size", "version", "model_version", "checkpoint_sha256", "notes", "url", "condition_frames",
-                "train_split"):
-        if _scalar(model.get(key)):
-            meta[key] = model[key]
-    sampler = model.get("sampler")
-    if _scalar(sampler):
-        meta["sampler"] = sampler
-    elif isinstance(sampler, dict):  # submission.json's sampler object, e.g. {"name": "ddim", "steps": 50}
-        meta["sampler"] = ", ".join(f"{k}={v}" for k, v in sorted(sampler.items()) if _scalar(v))
-    cond = model.get("conditioning")
-    if isinstance(cond, dict) and isinstance(cond.get("inputs"), str):  # the condition track (issue 28)
-        used = cond.get("condition_frames_used")
-        kind = "image-to-video" if used == 1 else "video-to-video" if isinstance(used, int) and used > 1 else None
-        meta["track"] = cond["inputs"] + (f", {kind}" if kind else "")
-    sources = model.get("sources")
-    if isinstance(sources, dict) and all(isinstance(k, str) and isinstance(v, int) for k, v in sources.items()):
-        lossy = {k: v for k, v in sources.items() if k.startswith("mp4")}
-        if lossy:  # videos packed from a lossy codec (issue 24): their image metrics carry its loss
-            meta["lossy"] = ", ".join(f"{v} of {sum(sources.values())} videos from {k}" for k, v in sorted(lossy.items()))
-    if is_number(model.get("params")):
-        meta["params"] = model["params"]
-    if model.get("train_size") is not None and train_size(model["train_size"]) is not None:
-        meta["train_size"] = model["train_size"]
-    seeds = [x for x in model.get("seeds") or [] if _scalar(x)] if isinstance(model.get("seeds"), list) else []
-    if seeds:  # one per run, or one per sample: a long list is summarised
-        meta["seeds"] = seeds if len(seeds) <= 8 else f"{len(seeds)} seeds, {seeds[0]} … {seeds[-1]}"
-    return meta
 
 
 def _cell(group: dict[str, Any], metrics: Iterable[str]) -> dict[str, Any]:
@@ -281,7 +235,7 @@ def combine(entries: list[Entry]) -> tuple[list[dict[str, Any]], list[Refusal]]:
         keys = sorted({k for cells in per_run for k in cells})
         cells = {k: merge_runs([c[k] for c in per_run if k in c]) for k in keys}
         board = boards.setdefault(e.key, {"rows": {}, "metrics": {}, "task_version": doc["task_version"]})
-        row = board["rows"].get(e.model) or {"model": e.model, "meta": _model_meta(doc["model"]), "cells": {}, "sources": []}
+        row = board["rows"].get(e.model) or {"model": e.model, "meta": board_meta(doc["model"]), "cells": {}, "sources": []}
         clash = sorted(set(cells) & set(row["cells"]))
         if clash:  # an ood-eval file with an "id" level, say: which file is right is not ours to guess
             refused += [Refusal(g.file, f"model {e.model!r} already has level(s) {', '.join(clash)} "
@@ -300,7 +254,7 @@ def combine(entries: list[Entry]) -> tuple[list[dict[str, Any]], list[Refusal]]:
                 "file": g.file,
                 "split": split,
                 "run": i + 1 if len(group) > 1 else None,
-                "model": _model_meta(g.results["model"]),
+                "model": board_meta(g.results["model"]),
                 "provenance": {k: prov.get(k) for k in (
                     "phybench_version", "task_spec_hash", "split_hash", "split_num_samples", "split_full_size",
                     "resolution", "pixel_mapping", "submission_hash", "weights")},

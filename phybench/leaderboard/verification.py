@@ -26,10 +26,11 @@ from pathlib import Path
 from typing import Any
 
 from ..io import atomic_write_bytes, file_sha256
+from ..scoring.layout import RECORD_SUFFIX, record_path, samples_path, parse as parse_results
 
 RECORD_KIND = "phybench-verification"
 RECORD_SCHEMA_VERSION = 1
-SUFFIX = ".verified.json"
+SUFFIX = RECORD_SUFFIX  # the layout of a results file and its record: `phybench.scoring.layout`
 STATUSES = ("verified",)
 # Record files are tiny; anything bigger is not one of ours.
 MAX_RECORD_BYTES = 64 * 1024
@@ -92,22 +93,6 @@ class Verification:
         line = (f"verified: re-scored from submission {self.submission_hash[:12]} "
                 f"with phybench {self.phybench_version} on {self.date}")
         return line + (f" (not recomputed: {', '.join(self.skipped)})" if self.skipped else "")
-
-
-def record_path(results_path: str | Path) -> Path:
-    """``dir/name.json`` -> ``dir/name.verified.json``."""
-    p = Path(results_path)
-    return p.with_name(p.name[: -len(".json")] + SUFFIX if p.name.endswith(".json") else p.name + SUFFIX)
-
-
-def samples_path(results_path: str | Path) -> Path:
-    """``dir/name.json`` -> ``dir/name.samples.json`` (the per-video sidecar `phybench score` writes)."""
-    p = Path(results_path)
-    return p.with_name(p.name[: -len(".json")] + ".samples.json")
-
-
-def is_record(path: str | Path) -> bool:
-    return Path(path).name.endswith(SUFFIX)
 
 
 def write_record(results_path: str | Path, verification: Verification, signer: Any = None) -> Path:
@@ -240,7 +225,7 @@ def read_record(results_path: str | Path, keyring: Any = None) -> Verification |
                 "verify-stale", f"{sidecar.name} was edited, added or removed after {results_path.name} was verified "
                 f"(sha256 {actual[:12]}, record {str(record.samples_sha256)[:12]}): verify it again")
     try:
-        results = json.loads(results_path.read_bytes())
+        results = parse_results(results_path.read_bytes())
         prov = results["provenance"]
         claimed = prov["submission_hash"]
         said = {"split": prov.get("split_hash"), "phybench version": prov.get("phybench_version"),
@@ -368,7 +353,7 @@ def _compare(claimed: Any, recomputed: Any, rules: Any, path: tuple[str, ...]) -
         if len(claimed) != len(recomputed):
             return [f"{where}: claimed {len(claimed)} items, recomputed {len(recomputed)}"]
         out = []
-        for i, (a, b) in enumerate(zip(claimed, recomputed)):
+        for i, (a, b) in enumerate(zip(claimed, recomputed, strict=True)):
             out += _compare(a, b, rules, (*path, str(i)))
         return out
     if _same_number(claimed, recomputed):

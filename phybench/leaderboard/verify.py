@@ -39,16 +39,16 @@ from pathlib import Path
 from typing import Any
 
 from .._version import __version__
-from .claims import (CODES, NO_SPLIT, NO_SUBMISSION, SAMPLES_SUFFIX, SCORE, SETTINGS, SPLIT_MISMATCH,
-                     UNREADABLE, USAGE, Claim, Prepared, SplitIndex, SubmissionIndex, VerifyInputError,
-                     launch_world, prepare, read_claim, results_files)
+from ..scoring.layout import record_path, samples_path
+from .claims import (CODES, NO_SPLIT, NO_SUBMISSION, SCORE, SETTINGS, SPLIT_MISMATCH,
+                     UNREADABLE, USAGE, Claim, VerifyPlan, SplitIndex, SubmissionIndex, VerifyInputError,
+                     launch_world, plan_verify, read_claim, results_files)
 from .shards import sharded_features, shard_bounds
-from .verification import (SKIPPABLE, Verification, VerificationError, compare_results, record_path,
-                           write_record)
+from .verification import SKIPPABLE, Verification, VerificationError, compare_results, write_record
 
 __all__ = ["CODES", "NO_SPLIT", "NO_SUBMISSION", "SCORE", "SETTINGS", "SPLIT_MISMATCH", "UNREADABLE", "USAGE",
-           "Claim", "Prepared", "SplitIndex", "SubmissionIndex", "VerifyInputError", "VerifyOutcome",
-           "VerifyReport", "check_one", "differences", "prepare", "read_claim", "results_files", "shard_bounds",
+           "Claim", "VerifyPlan", "SplitIndex", "SubmissionIndex", "VerifyInputError", "VerifyOutcome",
+           "ResultsReport", "check_one", "differences", "plan_verify", "read_claim", "results_files", "shard_bounds",
            "verify_many", "verify_one"]
 
 
@@ -93,7 +93,7 @@ class VerifyOutcome:
         return out
 
 
-def _rescore(prep: Prepared, *, workers: int, batch_size: int, device: str, progress: bool,
+def _rescore(prep: VerifyPlan, *, workers: int, batch_size: int, device: str, progress: bool,
              features: Mapping[str, Mapping[str, Any]] | None = None) -> tuple[dict[str, Any], Any]:
     """The re-scored results document and sidecar, as their files would read back."""
     from ..scoring.results import results_bytes
@@ -110,7 +110,7 @@ def _rescore(prep: Prepared, *, workers: int, batch_size: int, device: str, prog
     return doc, (json.loads(json.dumps(samples, sort_keys=True)) if samples is not None else None)
 
 
-def differences(prep: Prepared, doc: dict[str, Any], samples: Any) -> list[str]:
+def differences(prep: VerifyPlan, doc: dict[str, Any], samples: Any) -> list[str]:
     """Every field where the claim (and its sidecar) differs from the re-score."""
     claimed = prep.claim.doc
     rescored = claimed["provenance"].get("rescored")
@@ -120,7 +120,7 @@ def differences(prep: Prepared, doc: dict[str, Any], samples: Any) -> list[str]:
         doc["provenance"]["rescored"] = rescored
     skip = prep.skipped  # SKIPPABLE metrics only (`check_skip`): nothing in the claim widens it
     out = compare_results(claimed, doc, skip=skip)
-    sidecar = prep.claim.path.stem + SAMPLES_SUFFIX
+    sidecar = samples_path(prep.claim.path).name
     if prep.claim.samples is not None:
         if samples is None:
             out.append(f"{sidecar}: present, but this task writes no samples sidecar")
@@ -129,7 +129,7 @@ def differences(prep: Prepared, doc: dict[str, Any], samples: Any) -> list[str]:
     return out
 
 
-def check_one(prep: Prepared, *, by: str, date: str, workers: int = 1, batch_size: int = 16, device: str = "cpu",
+def check_one(prep: VerifyPlan, *, by: str, date: str, workers: int = 1, batch_size: int = 16, device: str = "cpu",
               progress: bool = False, extra: Mapping[str, Any] | None = None,
               features: Mapping[str, Mapping[str, Any]] | None = None) -> VerifyOutcome:
     """Re-score a prepared claim and compare; writes nothing (`VerifyOutcome.apply` does).
@@ -161,7 +161,7 @@ def verify_one(results_path: str | os.PathLike[str], submission_path: str | os.P
     `VerifyInputError` (nothing written) when the file cannot be checked, and
     `VerificationError` ("verify-stale") when the file changed while it was re-scored.
     """
-    prep = prepare(results_path, submission_path, split_dir, skip=check_skip(skip))
+    prep = plan_verify(results_path, submission_path, split_dir, skip=check_skip(skip))
     outcome = check_one(prep, by=by or default_user(), date=check_date(date) if date else today(), workers=workers,
                         batch_size=batch_size, device=device, progress=progress, extra=extra)
     outcome.signer = signer
@@ -219,7 +219,9 @@ def check_skip(names: Iterable[str]) -> tuple[str, ...]:
 
 # ---------------------------------------------------------------- many files (the CLI)
 @dataclass
-class VerifyReport:
+class ResultsReport:
+    """What `verify_many` did to each results file (named apart from the split's `VerifyReport`)."""
+
     outcomes: list[VerifyOutcome] = field(default_factory=list)
     refused: list[tuple[str, VerifyInputError]] = field(default_factory=list)  # (file, error)
 
@@ -241,7 +243,7 @@ def verify_many(results: Sequence[str | os.PathLike[str]], submissions: str | os
                 date: str | None = None, workers: int = 1, batch_size: int = 16, device: str = "cpu",
                 progress: bool = False, log: Any = None,
                 shard_root: str | os.PathLike[str] | None = None,
-                signing_key: str | os.PathLike[str] | None = None) -> VerifyReport:
+                signing_key: str | os.PathLike[str] | None = None) -> ResultsReport:
     """Verify every results file; write records only when every file could be checked.
 
     Refusals that need no scoring (unreadable file, no submission or split, settings) are
@@ -250,7 +252,7 @@ def verify_many(results: Sequence[str | os.PathLike[str]], submissions: str | os
     processes (`sharded_features`); process 0 does the rest and its report is the one to
     read (the others' is empty).
     """
-    report = VerifyReport()
+    report = ResultsReport()
     try:
         rank, size = launch_world()
         files = results_files(results)
@@ -267,7 +269,7 @@ def verify_many(results: Sequence[str | os.PathLike[str]], submissions: str | os
     prepared = []
     for f in files:
         try:
-            prepared.append(prepare(f, sub_index, split_index, skip=skip))
+            prepared.append(plan_verify(f, sub_index, split_index, skip=skip))
         except VerifyInputError as exc:
             report.refused.append((str(f), exc))
     if report.refused:

@@ -27,7 +27,6 @@ sample id, and the folder is built beside ``out`` and swapped in whole.
 """
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
@@ -39,6 +38,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .._version import __version__
+from ..scoring.layout import is_beside, read as read_results
 from .export import script_json
 from .format import escape
 from .viewer_media import MAX_SIDE, difference, pixel_tracks, sprite_png
@@ -185,7 +185,7 @@ def _score(path: Path, split_dir: Path, progress: bool) -> _Model:
 def _read_results(path: Path, scored: _Model) -> dict[str, Any]:
     """A results file given with --results: it must be of this submission on this split."""
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = read_results(path)
     except (OSError, ValueError) as exc:
         raise ViewerError(f"--results {path}: cannot be read as JSON ({exc})", "results_unreadable") from None
     prov = doc.get("provenance") if isinstance(doc, dict) else None
@@ -252,12 +252,12 @@ def _rank(board_dir: Path, results: dict[str, Any]) -> dict[str, Any]:
     rows = [{"model": str((results.get("model") or {}).get("name", "this model")), "this": True, "baseline": False,
              "value": _num(overall[metric].get("mean")), "ci95": overall[metric].get("ci95")}]
     for path in sorted(board_dir.rglob("*.json")):
-        if path.name.endswith((".samples.json", ".verified.json")) or not path.is_file() or path.is_symlink():
+        if is_beside(path) or not path.is_file() or path.is_symlink():
             continue
         if path.stat().st_size > BOARD_FILE_BYTES:
             continue
         try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
+            doc = read_results(path)
         except (OSError, ValueError, RecursionError):
             continue
         if not isinstance(doc, dict) or doc.get("kind") != "phybench-results":

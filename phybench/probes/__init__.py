@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ..io import atomic_write_bytes
-from ..scoring.results import _clean
+from ..scoring.results import json_ready
 from ..tasks import family_of
 from ..tasks.spec import TaskSpec
 from .registry import PROBES, SCHEMA, SCHEMA_VERSION, Probe, ProbeError, register_probe
@@ -89,7 +89,7 @@ def _model_name(meta: dict[str, Any]) -> str:
 
 
 def results_bytes(results: dict[str, Any]) -> bytes:
-    return (json.dumps(_clean(results), sort_keys=True, indent=1, ensure_ascii=False) + "\n").encode()
+    return (json.dumps(json_ready(results), sort_keys=True, indent=1, ensure_ascii=False) + "\n").encode()
 
 
 def write_results(path: str | os.PathLike[str], results: dict[str, Any]) -> None:

@@ -29,6 +29,7 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
+from ..scoring.results import Z95, wilson
 from .registry import ProbeError
 
 INK_FLOOR = 0.1  # ink below this is background (noise of a generated video)
@@ -37,7 +38,6 @@ MIN_FRAMES = 4  # in-view generated frames a video needs to be read
 HUES = {"red": 0.0, "blue": 240.0}  # degrees
 FILL = {"square": 1.0, "disc": math.pi / 4, "ring": math.pi * (1 - 0.25) / 4}  # area / bounding box
 AREA_PER_R2 = {"square": 4.0, "disc": math.pi, "ring": math.pi * (1 - 0.25)}  # area / r^2
-Z95 = 1.959963984540054  # two-sided 95% normal quantile (Wilson intervals)
 
 # ------------------------------------------------------------------ reader
 @dataclass(frozen=True)
@@ -111,18 +111,10 @@ def majority(values: list[str]) -> str:
 
 
 # ------------------------------------------------------------------ statistics
-def wilson(k: int, n: int) -> tuple[float, float]:
-    """Wilson score 95% interval of a share k / n (exact at 0 and n, unlike a normal interval)."""
-    if n == 0:
-        return float("nan"), float("nan")
-    p, z2 = k / n, Z95 * Z95
-    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
-    half = Z95 * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
-
-
 def share(k: int, n: int) -> dict[str, Any]:
-    lo, hi = wilson(k, n)
+    """A share with its Wilson 95% interval; with no videos there is no share and no interval
+    (NaN, written as null), as every probe results file says."""
+    lo, hi = wilson(k, n) if n else (float("nan"), float("nan"))
     return {"count": k, "share": k / n if n else float("nan"), "ci95": [lo, hi]}
 
 

@@ -204,7 +204,7 @@ def _nearest(run: _Run) -> tuple[dict[str, Any], Videos]:
     cf = run.spec.condition_frames
 
     def videos() -> Videos:
-        for (sample_id, _, frames), winner in zip(run.bar(run.inputs(), "nearest-neighbour: write"), winners):
+        for (sample_id, _, frames), winner in zip(run.bar(run.inputs(), "nearest-neighbour: write"), winners, strict=True):
             video = index.video(int(winner), resolution)
             video[:cf] = frames  # the submission's condition frames are the test's own
             yield sample_id, video

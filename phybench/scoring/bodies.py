@@ -5,7 +5,7 @@ balls that share colours (grey and black).  Here every body of a colour that has
 body is followed by the judge's tracker (`phybench.scoring.motion.tracks`: soft-coverage
 pieces, nearest centroid within one step, seeded from the last condition frame), in the
 generated video and in its ground truth, from the one segmentation the judge makes
-(`phybench.scoring.abnormal.prepared_sample`), so the judge and these metrics cost one pass.
+(`phybench.scoring.abnormal.segmented_sample`), so the judge and these metrics cost one pass.
 
 * **body_position_error** (world units): per body and generated frame, the distance between
   the generated and the ground-truth centroid.  A body the tracker loses for at most `BRIDGE`
@@ -77,10 +77,10 @@ def body_tracks(sample: Any) -> BodyTracks | None:
         return cached
     result = None
     if sample.gt_video is not None:
-        from .abnormal import prepared_sample
+        from .abnormal import segmented_sample
         from .motion import tracks
 
-        pr = prepared_sample(sample)
+        pr = segmented_sample(sample)
         ctx = pr.ctx
         gen, gt, pieces = [], [], []
         for c, view in pr.dynamic.items():

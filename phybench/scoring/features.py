@@ -32,7 +32,7 @@ FEATURE_DIM = 400  # I3D Kinetics-400 logits
 
 
 @contextlib.contextmanager
-def _threads(n: int, device: str) -> Iterator[None]:
+def torch_threads(n: int, device: str) -> Iterator[None]:
     import torch
 
     if not str(device).startswith("cpu"):
@@ -86,7 +86,7 @@ class FeaturePass:
         self.ids.append(sample_id)
         value = None
         if self.lpips is not None:
-            with _threads(I3D_THREADS, self.device):  # LPIPS does not move with threads; one is cheaper
+            with torch_threads(I3D_THREADS, self.device):  # LPIPS does not move with threads; one is cheaper
                 value = self.lpips.update_one(gt[self.start:], video[self.start:])
         if self.fvd is not None:
             self._pending.append((sample_id, gt, video))
@@ -98,7 +98,7 @@ class FeaturePass:
         """Run I3D on the videos waiting for a full batch (at the end: on the last, short batch)."""
         if not self._pending:
             return
-        with _threads(I3D_THREADS, self.device):
+        with torch_threads(I3D_THREADS, self.device):
             if not self.real_cached:
                 self.fvd.update(np.stack([p[1] for p in self._pending]), real=True)
             self.fvd.update(np.stack([p[2] for p in self._pending]), real=False)

@@ -222,7 +222,8 @@ def preprocess(videos: torch.Tensor) -> torch.Tensor:
 
 # ---------------------------------------------------------------- features and distance
 @functools.lru_cache(maxsize=4)
-def _cached_model(device: str) -> I3D:
+def cached_model(device: str) -> I3D:
+    """The I3D network on `device`, built once per process (the scorer warms it before a run)."""
     return I3D().to(device)
 
 
@@ -248,7 +249,7 @@ def _logits(model: I3D, videos: torch.Tensor, batch_size: int) -> torch.Tensor:
 def i3d_logits(videos_uint8: Any, batch_size: int = 4, device: str = "cpu") -> np.ndarray:
     """I3D Kinetics-400 logits (averaged over time) of (N, T, H, W, 3) uint8 videos -> (N, 400) float64."""
     videos = _as_videos(videos_uint8)
-    return _logits(_cached_model(str(torch.device(device))), videos, batch_size).numpy()
+    return _logits(cached_model(str(torch.device(device))), videos, batch_size).numpy()
 
 
 def frechet_distance(a: np.ndarray, b: np.ndarray) -> float:

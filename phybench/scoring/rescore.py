@@ -8,12 +8,12 @@ anything else, and notes it in `provenance.rescored`.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Any, Sequence
 
 from .._version import __version__
 from ..data.split import SplitReader
 from ..tasks import family_of, get_task
+from .layout import read as read_results
 from .metrics import METRICS, TRACKING_METRIC, settings_blocks
 from .score import ScoreError, invalid_submission
 
@@ -43,7 +43,7 @@ def rescore(results_path: str | os.PathLike[str], submission: str | os.PathLike[
     from ..submission.validation import check_header, finish, record_video, unopenable
 
     try:
-        doc = json.loads(Path(results_path).read_text(encoding="utf-8"))
+        doc = read_results(results_path)
     except (OSError, ValueError) as exc:
         raise ScoreError(f"{results_path}: not a readable results file ({exc})") from None
     except RecursionError:

@@ -56,6 +56,22 @@ def bootstrap_ci(values: np.ndarray, resamples: int = BOOTSTRAP_RESAMPLES, seed:
     return float(lo), float(hi)
 
 
+Z95 = 1.959963984540054  # two-sided 95% normal quantile (Wilson intervals)
+
+
+def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float]:
+    """Wilson score interval (95% by default) of a share k / n: exact at 0 and n, unlike a
+    normal interval.  At n = 0 it is (0, 1), the formula's limit and the honest answer (no
+    video says nothing about the share); a caller that reports no share then says so itself.
+    The one Wilson interval of phybench (the judge's calibration, the probes' shares)."""
+    if n == 0:
+        return 0.0, 1.0
+    p, z2 = k / n, z * z
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
 def summarise(details: Sequence[dict[str, Any]], metrics: Iterable[str]) -> dict[str, Any]:
     """Summary of one group of per-video detail rows: mean, interval and count per metric."""
     n = len(details)
@@ -128,21 +144,21 @@ def build_results(
     }
 
 
-def _clean(obj: Any) -> Any:
+def json_ready(obj: Any) -> Any:
     """Round floats and map non-finite ones to null, recursively (JSON has no NaN)."""
     if isinstance(obj, float):
         return _round(obj)
     if isinstance(obj, dict):
-        return {str(k): _clean(v) for k, v in obj.items()}
+        return {str(k): json_ready(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return [_clean(v) for v in obj]
+        return [json_ready(v) for v in obj]
     if isinstance(obj, np.generic):
-        return _clean(obj.item())
+        return json_ready(obj.item())
     return obj
 
 
 def results_bytes(results: dict[str, Any]) -> bytes:
-    return (json.dumps(_clean(results), sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode()
+    return (json.dumps(json_ready(results), sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode()
 
 
 def write_details(path: str | os.PathLike[str], details: Sequence[dict[str, Any]], columns: Sequence[str]) -> None:

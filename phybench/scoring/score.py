@@ -89,20 +89,12 @@ def samples_sidecar(results: dict[str, Any], details: Sequence[dict[str, Any]]) 
     }
 
 
-def results_files(path: str | os.PathLike[str], scored: ScoreOutput) -> list[tuple[Path, bytes]]:
+def scored_files(path: str | os.PathLike[str], scored: ScoreOutput) -> list[tuple[Path, bytes]]:
     """(path, bytes) of the results file and, for a family with a plotted DoF, its `.samples.json`
-    sidecar; every byte is made before anything is written (an unencodable string fails here)."""
-    import json
+    sidecar (`phybench.scoring.layout.output_files`); every byte is made before anything is written."""
+    from .layout import output_files
 
-    from .results import results_bytes
-
-    path = Path(path)
-    files = [(path, results_bytes(scored.results))]
-    samples = samples_sidecar(scored.results, scored.details)
-    if samples is not None:
-        files.insert(0, (path.with_name(path.stem + ".samples.json"),
-                         (json.dumps(samples, sort_keys=True) + "\n").encode()))
-    return files
+    return output_files(path, scored.results, samples_sidecar(scored.results, scored.details))
 
 
 def write_results(path: str | os.PathLike[str], scored: ScoreOutput,
@@ -112,7 +104,7 @@ def write_results(path: str | os.PathLike[str], scored: ScoreOutput,
     full disk (`phybench.io.atomic_write_many`).  `extra` files join the unit.  Returns the path."""
     from ..io import atomic_write_many
 
-    atomic_write_many([*results_files(path, scored), *extra])
+    atomic_write_many([*scored_files(path, scored), *extra])
     return Path(path)
 
 
@@ -161,12 +153,12 @@ def _print_estimate(manifest: dict[str, Any], n: int, lpips: bool, fvd: bool, ca
     if fvd:
         import torch
 
-        from .features import I3D_THREADS, _threads
-        from .fvd import _cached_model, i3d_logits
+        from .features import I3D_THREADS, torch_threads
+        from .fvd import cached_model, i3d_logits
 
-        _cached_model(str(torch.device(device)))  # built once, as the run will
+        cached_model(str(torch.device(device)))  # built once, as the run will
         t0 = time.perf_counter()
-        with _threads(I3D_THREADS, device):
+        with torch_threads(I3D_THREADS, device):
             i3d_logits(blank[None], batch_size=1, device=device)
         dt = time.perf_counter() - t0
         per_video += dt * (1 if cached else 2)
@@ -366,14 +358,10 @@ def _set_metrics(feats: tuple[np.ndarray, np.ndarray] | None, details: list[dict
 
 
 def _model_meta(meta: dict[str, Any]) -> dict[str, Any]:
-    model_meta: dict[str, Any] = dict(meta.get("model") or {})
-    for key in ("notes", "sampler", "seeds", "conditioning"):
-        if key in meta:
-            model_meta[key] = meta[key]
-    if isinstance(meta.get("sources"), dict):  # recorded by `phybench pack`: how many videos were lossy
-        from ..data.source import source_counts
+    from .model_fields import submission_fields
 
-        model_meta["sources"] = source_counts(meta["sources"])
+    model_meta: dict[str, Any] = dict(meta.get("model") or {})
+    model_meta.update(submission_fields(meta))  # the top-level keys of submission.json the board shows
     return model_meta
 
 

@@ -203,7 +203,7 @@ def weight_hashes() -> dict[str, str]:
     return out
 
 
-def verify(names: Iterable[str] | None = None) -> dict[str, str]:
+def verify_weights(names: Iterable[str] | None = None) -> dict[str, str]:
     """Status of each converted file: "ok", "missing" or "hash mismatch (found ...)"."""
     from ..io import file_sha256
 
@@ -386,7 +386,7 @@ def fetch(names: Iterable[str] = ("i3d", "alexnet"), progress: bool = True) -> d
     names = list(names)
     for name in names:
         _spec(name)
-    todo = [n for n in names if verify([n])[n] != "ok"]
+    todo = [n for n in names if verify_weights([n])[n] != "ok"]
     steps = ("download", "extract", "convert", "write")
     with tqdm(total=len(todo) * len(steps), desc="weights", unit="step", disable=not progress or not todo) as bar:
         for name in todo:

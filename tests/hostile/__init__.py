@@ -200,10 +200,10 @@ def mp4_bytes(size: int, frames: int) -> bytes:
     """A grey H.264 mp4 of `frames` frames at size x size (made once per session by ffmpeg's lavfi)."""
     import subprocess
 
-    from phybench.data.video import _ffmpeg_exe
+    from phybench.data.video import ffmpeg_exe
 
     if (size, frames) not in _MP4:
-        cmd = [_ffmpeg_exe(), "-nostdin", "-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i",
+        cmd = [ffmpeg_exe(), "-nostdin", "-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i",
                f"color=c=gray:s={size}x{size}:r=10", "-frames:v", str(frames), "-c:v", "libx264", "-preset",
                "ultrafast", "-pix_fmt", "yuv420p", "-movflags", "frag_keyframe+empty_moov", "-f", "mp4", "pipe:1"]
         _MP4[size, frames] = subprocess.run(cmd, capture_output=True, check=True).stdout

@@ -9,6 +9,22 @@
 
   var DATA = JSON.parse(document.getElementById("phybench-data").textContent);
   var WARN_RATE = 0.05; // untrackable share worth a second look
+  // The fields describing a model: phybench.scoring.model_fields.MODEL_FIELDS, serialised into the page.
+  var MODEL_FIELDS = DATA.model_fields || [];
+
+  function fieldsShown(show) {
+    return MODEL_FIELDS.filter(function (f) { return f.show === show; });
+  }
+
+  function fieldText(field, value) {
+    if (Array.isArray(value)) return value.join(", ");
+    if (field.style === "count" && typeof value === "number") return paramsText(value);
+    return String(value);
+  }
+
+  function absent(value) {
+    return value === undefined || value === null || value === "";
+  }
 
   function fmt(x) {
     if (x === null || x === undefined) return "–";
@@ -69,15 +85,9 @@
   // ------------------------------------------------------------------ table cells
   function modelCell(row, detailsId) {
     var meta = row.meta || {};
-    var bits = [];
-    if (meta.family) bits.push(String(meta.family));
-    if (meta.size !== undefined) bits.push(String(meta.size));
-    if (typeof meta.params === "number") bits.push(paramsText(meta.params) + " params");
-    if (meta.train_split !== undefined) bits.push("trained on " + String(meta.train_split));
-    if (meta.track !== undefined) bits.push("conditioned on " + String(meta.track));
-    if (meta.train_size !== undefined) {
-      bits.push((typeof meta.train_size === "number" ? paramsText(meta.train_size) : String(meta.train_size)) + " videos");
-    }
+    var bits = fieldsShown("summary").filter(function (f) { return !absent(meta[f.key]); }).map(function (f) {
+      return f.text.replace("{}", fieldText(f, meta[f.key]));
+    });
     // A debugging subset (--limit N) is flagged; the official lite protocol is labelled as such.
     var partial = row.sources.filter(function (s) {
       var p = s.provenance;
@@ -117,9 +127,9 @@
       }));
     }
     if (v.text !== "self-reported") children.push(h("div", { class: "verification", text: v.text }));
-    if (meta.lossy !== undefined) {
-      children.push(h("span", { class: "badge", text: "lossy source", title: String(meta.lossy) }));
-    }
+    fieldsShown("badge").forEach(function (f) {
+      if (!absent(meta[f.key])) children.push(h("span", { class: "badge", text: f.label, title: fieldText(f, meta[f.key]) }));
+    });
     children.push(toggle);
     return h("td", { class: "model" }, children);
   }
@@ -185,19 +195,20 @@
     definition(dl, "frames", (p.resolution || "?") + " px" + (p.pixel_mapping ? ", " + p.pixel_mapping + " mapping" : ""));
     definition(dl, "untrackable", String(source.untrackable) + " video" + (source.untrackable === 1 ? "" : "s"));
     var m = source.model || {};
-    [["version", "model version"], ["model_version", "model version"], ["checkpoint_sha256", "checkpoint"],
-      ["sampler", "sampler"], ["seeds", "seeds"], ["notes", "notes"], ["condition_frames", "condition frames"]].forEach(function (pair) {
-      var value = m[pair[0]];
-      if (value === undefined || value === "") return;
-      definition(dl, pair[1], Array.isArray(value) ? value.join(", ") : value, pair[0] === "checkpoint_sha256");
+    fieldsShown("details").forEach(function (f) {
+      var value = m[f.key];
+      if (absent(value)) return;
+      if (f.style === "link") {
+        dl.appendChild(h("dt", { text: f.label }));
+        var dd = h("dd", {});
+        var url = String(value);
+        if (/^https?:\/\//i.test(url)) dd.appendChild(h("a", { href: url, rel: "noopener noreferrer nofollow", text: url }));
+        else dd.textContent = url;
+        dl.appendChild(dd);
+        return;
+      }
+      definition(dl, f.label, fieldText(f, value), f.style === "code");
     });
-    if (typeof m.url === "string") {
-      dl.appendChild(h("dt", { text: "url" }));
-      var dd = h("dd", {});
-      if (/^https?:\/\//i.test(m.url)) dd.appendChild(h("a", { href: m.url, rel: "noopener noreferrer nofollow", text: m.url }));
-      else dd.textContent = m.url;
-      dl.appendChild(dd);
-    }
     var card = h("div", { class: "source" }, [
       h("h4", {}, [h("span", { class: "split", text: source.split }), " ", h("code", { text: source.file })]),
       dl,

@@ -1,0 +1,89 @@
+"""The results layout: a results file and the two files that may sit beside it, named here only.
+
+* ``NAME.json``: the results file (`phybench score`; its contents: `phybench.scoring.results`);
+* ``NAME.samples.json``: its per-video sidecar (true and generated velocities, law fits) for a
+  family with a plotted DoF, written with it as a unit;
+* ``NAME.verified.json``: its verification record (`phybench leaderboard verify`; its contents
+  and signature: `phybench.leaderboard.verification`, which reads and writes it through the
+  names here).
+
+Every module that writes, finds, pairs or parses these files calls this one, so the layout
+is spelled once (docs/results.md describes it).  Bytes are what they always were: the results
+file is `results_bytes` (sorted keys, indent 2), the sidecar one sorted-key JSON line.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+RESULTS_SUFFIX = ".json"
+SAMPLES_SUFFIX = ".samples.json"
+RECORD_SUFFIX = ".verified.json"
+
+PathLike = str | os.PathLike[str]
+
+
+def samples_path(results_path: PathLike) -> Path:
+    """``dir/name.json`` -> ``dir/name.samples.json``."""
+    p = Path(results_path)
+    return p.with_name(p.stem + SAMPLES_SUFFIX)
+
+
+def record_path(results_path: PathLike) -> Path:
+    """``dir/name.json`` -> ``dir/name.verified.json``."""
+    p = Path(results_path)
+    return p.with_name(p.name[: -len(RESULTS_SUFFIX)] + RECORD_SUFFIX if p.name.endswith(RESULTS_SUFFIX)
+                       else p.name + RECORD_SUFFIX)
+
+
+def is_samples(path: PathLike) -> bool:
+    return Path(path).name.endswith(SAMPLES_SUFFIX)
+
+
+def is_record(path: PathLike) -> bool:
+    return Path(path).name.endswith(RECORD_SUFFIX)
+
+
+def is_beside(path: PathLike) -> bool:
+    """A sidecar or a record: a file that belongs to a results file, never one itself."""
+    return is_samples(path) or is_record(path)
+
+
+def results_of(path: PathLike) -> Path:
+    """The results file a sidecar or a record belongs to (``name.samples.json`` ->
+    ``name.json``); a results file is its own."""
+    p = Path(path)
+    for suffix in (SAMPLES_SUFFIX, RECORD_SUFFIX):
+        if p.name.endswith(suffix):
+            return p.with_name(p.name[: -len(suffix)] + RESULTS_SUFFIX)
+    return p
+
+
+def samples_bytes(samples: Any) -> bytes:
+    """The sidecar's bytes: one line of sorted-key JSON."""
+    return (json.dumps(samples, sort_keys=True) + "\n").encode()
+
+
+def output_files(path: PathLike, results: dict[str, Any], samples: Any | None) -> list[tuple[Path, bytes]]:
+    """(path, bytes) of a results file and, when there is one, its sidecar (first), every byte
+    made before anything is written (an unencodable string fails here)."""
+    from .results import results_bytes
+
+    path = Path(path)
+    files = [(path, results_bytes(results))]
+    if samples is not None:
+        files.insert(0, (samples_path(path), samples_bytes(samples)))
+    return files
+
+
+def parse(data: bytes | str) -> Any:
+    """A results file's (or its sidecar's) document from its bytes; ValueError if not JSON.
+    Readers of untrusted folders read the bytes safely first (`phybench.leaderboard.files`)."""
+    return json.loads(data.decode("utf-8") if isinstance(data, bytes) else data)
+
+
+def read(path: PathLike) -> Any:
+    """A results file's (or its sidecar's) document, read from a trusted path."""
+    return parse(Path(path).read_bytes())

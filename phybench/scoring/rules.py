@@ -1,0 +1,576 @@
+"""The abnormality judge's rules, as a table: one `Rule` row per rule, with its check, the
+settings text every results file quotes, and the planted kinds (`phybench.violations`) it is
+meant to catch.
+
+The judge (`phybench.scoring.abnormal`) runs the rows in order on every colour of a scene;
+its `SETTINGS`, the help of `phybench judge` and the calibration's kind list
+(`phybench.calibration.calibration_kinds`) are generated from `RULES`, so adding a rule is one
+row plus its function (docs/adding-a-judge-rule.md says what else that implies: every shipped
+results file changes).
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Literal, Mapping, Sequence
+
+import numpy as np
+from scipy import ndimage
+
+from .findings import Ctx, Finding, single, touching
+from .motion import (GAP, GRAVITY_ABS, GRAVITY_MIN, GRAVITY_REL, JERK_ABS, JERK_FRAMES, JERK_REL, KINK_ABS,
+                     KINK_ABS_LONG, KINK_REL, KINK_REL_LONG, KINK_W, KINK_W_LONG, NOISE_K, REST_HOLD, REST_MOVE,
+                     REST_TURN, SPIN_ELONGATION, SPIN_RATE, SPIN_RATE_CONTACT, SPIN_WINDOWS, TRACK_AREA,
+                     TRACK_MIN_AREA, TUNNEL_STOP, motion)
+from .segment import (HARD, HIGH, INK, LOW, MIN_PIECE, NEAR, RESIDUAL, RESIDUAL_MIN, SOLID, Layer, Segmentation,
+                      box_gaps, descriptors)
+
+BORDER = 3.0  # px at 128 px: a piece this close to the frame's border touches it
+PERIMETER_EVERY = 4  # the blur estimate counts perimeters on every 4th generated frame
+BLUR_PX = 2.0  # blur factor = 1 + (extra edge width of the generated frames, px at 128 px) / 2 px
+DUST_REL = 0.25  # pieces under a quarter of the ground truth's smallest piece (last condition frame) are dust
+# Frame-to-frame rules
+AREA_REL = 0.15  # relative area change allowed ...
+AREA_ABS = 6.0  # ... or px^2 at 128 px, times the blur factor ...
+AREA_EDGE = 0.5  # ... or px^2 per px of the perimeter of a disc of that area, times the blur factor
+TELEPORT_FACTOR = 1.5  # one step: 1.5 x the ground truth's fastest per-frame move of the colour ...
+TELEPORT_MARGIN = 6.0  # ... + 6 px at 128 px (a picture shifted by 2 px moves every body)
+# Static and at-rest colours
+SHIFT = 2.0  # px at 128 px: a global shift of the picture registered away
+STATIC_SIGMA = 1.0  # px at 128 px: both frames smoothed before they are compared
+STATIC_BASE = 0.4  # px^2 per px of the colour's perimeter ...
+STATIC_EDGE = 0.5  # ... + this per unit of blur factor above 1 ...
+STATIC_GT = 2.0  # ... + twice the ground truth's own largest change (contacts mix colours at the rim)
+REST_GT = 4.0  # px^2 at 128 px: a colour whose ground truth changes less than this is at rest
+# Shape
+SHAPE_MIN_AREA = 40.0  # px^2 at 128 px
+SHAPE_ELONGATION = 0.15  # elongation may drift this much beyond the ground truth's own drift (+0.05) ...
+SHAPE_COMPACTNESS = 0.08  # ... and compactness this much (+0.03) ...
+SHAPE_SMALL = 2.5  # ... or 2.5 / sqrt(area in px^2) (1.25 / sqrt for compactness), times the blur factor
+FREEZE_STILL = 0.2  # px at 128 px: a piece whose centroid moves less than this stands still ...
+FREEZE_MOVE = 0.5  # ... while the ground truth's moves at least this far ...
+FREEZE_FRAMES = 2  # ... for 2 frames touching nothing (freeze) ...
+STOP_FRAMES = 3  # ... or 3 frames touching something (stop)
+
+
+@dataclass
+class ColourView:
+    """One dynamic colour of a judged scene: its layers without dust and its reach."""
+
+    statics: list[bool]  # per body of this colour: static?
+    g: Layer  # the ground truth's layer
+    p: Layer  # the generated video's layer
+    reach: float  # px: the farthest a piece may move in one frame (from the ground truth's fastest step)
+    fastest: float  # px: the ground truth's fastest step
+
+
+@dataclass
+class Segmented:
+    """A generated video and its ground truth, segmented once: what the judge's rules and the
+    per-body metrics (`phybench.scoring.bodies`) share."""
+
+    ctx: Ctx
+    gens: Segmentation
+    gts: Segmentation
+    colours: dict[tuple[int, ...], list[bool]]  # every colour of the scene: per body, static?
+    dynamic: dict[tuple[int, ...], ColourView]  # the colours with a dynamic body
+
+
+
+def without_dust(q: Layer, least: float, border: float) -> Layer:
+    """The layer without pieces under `least` px^2 off the border (codec slivers at another
+    colour's rim); a small piece on the border may be a body partly in view, and stays."""
+    keep = [(a >= least) | (e < border) for a, e in zip(q.piece_area, q.piece_edge)]
+    if all(k.all() for k in keep):
+        return q
+    pe = [e[k] for e, k in zip(q.piece_edge, keep)]
+    px = [e[k] for e, k in zip(q.piece_exit, keep)]
+    return Layer(q.soft, q.area, np.array([int(k.sum()) for k in keep], np.int64),
+                 np.array([e.min() if len(e) else np.inf for e in pe]), np.array([e.min() if len(e) else np.inf for e in px]),
+                 [c[k] for c, k in zip(q.centroids, keep)], pe, px, [a[k] for a, k in zip(q.piece_area, keep)],
+                 [m[k] for m, k in zip(q.moments, keep)], [b[k] for b, k in zip(q.boxes, keep)], q.perimeter, q.partial)
+
+
+def steps(p: Layer, start: int, reach: float, border: float, boxes: bool = False) -> np.ndarray:
+    """(T,) the largest distance from a piece to the nearest same-colour piece of the frame
+    before, px, over the pieces that cannot have just entered the view.  Where the colour has
+    gained a piece (less those that could have left), pieces on the border or whole within
+    `reach` px of it may be new; otherwise none is, so every piece counts: a body that jumps
+    to the border keeps its colour's count, and is not excused as one coming in."""
+    out = np.zeros(len(p.area))
+    for t in range(max(start, 1), len(p.area)):
+        a, b = p.centroids[t], p.centroids[t - 1]
+        if len(a) and len(b):
+            leavers = int(((p.piece_edge[t - 1] < border) | (p.piece_exit[t - 1] < reach)).sum())
+            if len(a) > len(b) - leavers:
+                free = (p.piece_edge[t] >= border) & (p.piece_exit[t] >= reach)
+            else:
+                free = np.ones(len(a), bool)
+            if free.any():
+                d = np.sqrt(((a[free, None, :] - b[None, :, :]) ** 2).sum(axis=-1))
+                if boxes and len(a) != len(b):  # a piece overlapping one of the frame before split off or merged
+                    d = np.where(box_gaps(p.boxes[t][free], p.boxes[t - 1]) <= 0.0, 0.0, d)
+                d = d.min(axis=1)
+                out[t] = d.max()
+    return out
+
+
+def _area(p: Layer, name: str, ctx: Ctx, reach: float) -> list[Finding]:
+    """Area jumps between consecutive frames that the view's border cannot explain."""
+    d = np.zeros(ctx.T)
+    d[1:] = np.diff(p.area)
+    touching = p.edge < ctx.border
+    before = np.zeros(ctx.T, bool)
+    before[1:] = touching[:-1]
+    gained = np.zeros(ctx.T, bool)
+    gained[1:] = p.count[1:] > p.count[:-1]
+    could_leave = np.zeros(ctx.T, bool)
+    could_leave[1:] = p.exit[:-1] < reach
+    could_enter = p.exit < reach
+    # growth: only a piece on the border before (coming in) or a new one; shrinkage: only a
+    # piece on the border now (going out) or one that could have left
+    dust_before = np.zeros(ctx.T, bool)  # the larger side of the change was nothing but dust: too little to judge
+    dust_before[1:] = p.count[:-1] == 0
+    excused = (((d > 0) & (before | gained | could_enter | (p.count == 0)))
+               | ((d < 0) & (touching | could_leave | dust_before)))
+    d = np.abs(d)
+    d[excused] = 0.0
+    d[:ctx.start] = 0.0
+    big = np.maximum(p.area, np.roll(p.area, 1))
+    allowed = np.maximum.reduce([AREA_REL * big, np.full(ctx.T, AREA_ABS * ctx.scale_a * ctx.blur),
+                                 AREA_EDGE * 2 * np.sqrt(np.pi * big) * ctx.blur])  # the rim of a small body flickers
+    bad = np.flatnonzero(d > allowed)
+    if not bad.size:
+        return []
+    t = int(bad[0])
+    what = "shrank or vanished" if p.area[t] < p.area[t - 1] else "grew or appeared"
+    return [Finding("area", name, bad.tolist(),
+                    f"area {p.area[t - 1]:.0f} -> {p.area[t]:.0f} px^2 at frame {t} away from the border: {what}")]
+
+
+def _registered_change(soft: np.ndarray, ref: int, frames: range, ctx: Ctx, register: bool) -> np.ndarray:
+    """(len(frames),) sum |smoothed coverage - the reference frame's|, px^2, after the best
+    global shift of at most SHIFT px (found once, on the mean of the frames)."""
+    if not len(frames):
+        return np.zeros(0)
+    f = max(1, int(round(ctx.scale_l)))  # compared at 128 px: block averages of f x f pixels
+    def pooled(x: np.ndarray) -> np.ndarray:
+        if f == 1:
+            return x
+        n, h, w = x.shape
+        h2, w2 = h // f, w // f
+        out = np.zeros((n, h2, w2), np.float32)
+        for i in range(f):
+            for j in range(f):
+                out += x[:, i:h2 * f:f, j:w2 * f:f]
+        return out  # px^2 of the full frame per block
+    sig = STATIC_SIGMA
+    k = int(round(SHIFT))
+    raw_ref, raw = pooled(soft[ref:ref + 1])[0], pooled(soft[frames.start:frames.stop])
+    ref_img, stack = np.zeros_like(raw_ref), np.zeros_like(raw)
+    rows = np.flatnonzero(raw_ref.any(axis=1) | raw.any(axis=(0, 2)))
+    cols = np.flatnonzero(raw_ref.any(axis=0) | raw.any(axis=(0, 1)))
+    if rows.size:  # smoothed only where there is coverage (+ the kernel's reach): zeros elsewhere either way
+        m = k + int(np.ceil(4 * sig)) + 1
+        r0, r1 = max(rows[0] - m, 0), min(rows[-1] + 1 + m, raw.shape[1])
+        c0, c1 = max(cols[0] - m, 0), min(cols[-1] + 1 + m, raw.shape[2])
+        ref_img[r0:r1, c0:c1] = ndimage.gaussian_filter(raw_ref[r0:r1, c0:c1], sig, mode="nearest")
+        stack[:, r0:r1, c0:c1] = ndimage.gaussian_filter(raw[:, r0:r1, c0:c1], (0, sig, sig), mode="nearest")
+    H, W = ref_img.shape
+    crop = (slice(k, H - k), slice(k, W - k))
+    best = (0, 0)
+    if register and k:
+        mean = stack.mean(axis=0)
+        base = ref_img[crop]
+        costs = {}
+        for dy in range(-k, k + 1):
+            for dx in range(-k, k + 1):
+                costs[(dy, dx)] = float(np.abs(mean[k + dy:H - k + dy, k + dx:W - k + dx] - base).sum())
+        best = min(costs, key=lambda key: (costs[key], abs(key[0]) + abs(key[1]), key))
+    dy, dx = best
+    moved = stack[:, k + dy:H - k + dy, k + dx:W - k + dx]
+    return np.abs(moved - ref_img[crop][None]).reshape(len(moved), -1).sum(axis=1)
+
+
+def _rest_change(g: Layer, ctx: Ctx) -> np.ndarray | None:
+    """The ground truth's own change (as `_registered_change`) when its colour is at rest, else None."""
+    frames = range(ctx.start, ctx.T)
+    if not len(frames) or g.area[ctx.ref] <= 0:
+        return None
+    ref = g.centroids[ctx.ref]
+    for t in frames:  # cheap test first: a piece that moves a pixel is not at rest
+        c = g.centroids[t]
+        if len(c) != len(ref) or (len(c) and np.sqrt(((c[:, None] - ref[None]) ** 2).sum(-1)).min(axis=1).max() > 1.0):
+            return None
+    change = _registered_change(g.soft, ctx.ref, frames, ctx, register=False)
+    return change if change.max() <= REST_GT * ctx.scale_a else None
+
+
+def _unmoved(p: Layer, g: Layer, name: str, ctx: Ctx, rule: str, own: np.ndarray | None = None) -> list[Finding]:
+    """A static colour (or a body at rest in the ground truth) stays where it was.
+
+    own: the ground truth's own change, when the caller has it already."""
+    frames = range(ctx.start, ctx.T)
+    if not len(frames):
+        return []
+    gen = _registered_change(p.soft, ctx.ref, frames, ctx, register=True)
+    if own is None:
+        own = _registered_change(g.soft, ctx.ref, frames, ctx, register=False)
+    perimeter = max(float(p.perimeter[ctx.ref]), float(g.perimeter[ctx.ref]))
+    allowed = (perimeter * (STATIC_BASE + STATIC_EDGE * (ctx.blur - 1.0)) + STATIC_GT * float(own.max(initial=0.0))
+               + AREA_ABS * ctx.scale_a)
+    bad = np.flatnonzero(gen > allowed) + ctx.start
+    if not bad.size:
+        return []
+    what = "static pixels" if rule == "static" else "bodies at rest in the ground truth"
+    return [Finding(rule, name, bad.tolist(), f"{what} moved: smoothed coverage differs by up to {gen.max():.0f} px^2 "
+                                              f"from the last condition frame (at most {allowed:.0f} allowed)")]
+
+
+def _overlap(p: Layer, g: Layer, c: tuple[int, ...], name: str, gens: Segmentation, ctx: Ctx) -> list[Finding]:
+    """Gradual area change against the last condition frame: interpenetration or a slow deform."""
+    ref = ctx.ref
+
+    def deviation(q: Layer) -> np.ndarray:
+        ok = (q.edge >= ctx.border) & (q.count == q.count[ref]) & (q.edge[ref] >= ctx.border)
+        ok[:ctx.start] = False
+        return np.where(ok, np.abs(q.area - q.area[ref]), 0.0)
+
+    if p.edge[ref] < ctx.border or g.edge[ref] < ctx.border:
+        return []
+    allowed = max(AREA_REL * ctx.blur * p.area[ref], float(deviation(g).max()) + AREA_ABS * ctx.scale_a * ctx.blur)
+    bad = np.flatnonzero(deviation(p) > allowed)
+    if not bad.size:
+        return []
+    t = int(bad[0])
+    mine = ndimage.binary_dilation(p.soft[t] > 0, iterations=2)
+    touched = [o for o, lay in gens.layers.items() if o != c and (mine & (lay.soft[t] >= 0.5)).any()]
+    rule = "interpenetration" if touched else "area"
+    what = f", overlapping colour {','.join(map(str, touched[0]))}" if touched else ""
+    return [Finding(rule, name, bad.tolist(), f"area {p.area[ref]:.0f} -> {p.area[t]:.0f} px^2 from the last condition "
+                                              f"frame to frame {t} (at most {allowed:.0f} allowed){what}")]
+
+
+def _merge(p: Layer, g: Layer, name: str, ctx: Ctx) -> list[Finding]:
+    """Two bodies of one colour drawn as one piece, where the ground truth never joins them."""
+    clear_gt = g.edge >= ctx.border
+    if not clear_gt.any():
+        return []
+    floor = int(g.count[clear_gt].min())
+    whole = p.area >= (1.0 - AREA_REL) * p.area[ctx.ref]
+    bad = np.flatnonzero((p.edge >= ctx.border) & (p.count < floor) & (p.count >= 1) & whole)
+    bad = bad[bad >= ctx.start]
+    if not bad.size:
+        return []
+    t = int(bad[0])
+    return [Finding("merge", name, bad.tolist(), f"{int(p.count[t])} piece(s) at frame {t}; the ground truth always "
+                                                  f"shows at least {floor} away from the border")]
+
+
+
+
+
+
+def _shape(p: Layer, g: Layer, name: str, ctx: Ctx) -> list[Finding]:
+    """A rigid body keeps its shape: elongation and compactness against the last condition frame."""
+    ref, least = ctx.ref, SHAPE_MIN_AREA * ctx.scale_a
+    frames = [ref, *range(ctx.start, ctx.T)]
+    gen = {t: descriptors(p, t) for t in frames if single(p, t, ctx, least)}
+    if ref not in gen:
+        return []
+    gt = {t: descriptors(g, t) for t in frames if single(g, t, ctx, least)}
+
+    def drift(d: dict[int, tuple[float, float, float]], i: int) -> float:
+        return max((abs(x[i] - d[ref][i]) for t, x in d.items() if t != ref), default=0.0) if ref in d else 0.0
+
+    small = 1.0 / np.sqrt(max(float(p.piece_area[ref][0]), 1.0))  # rasterisation noise grows as a body shrinks
+    tol_e = max(max(SHAPE_ELONGATION, SHAPE_SMALL * small) * ctx.blur, drift(gt, 0) + 0.05)
+    tol_c = max(max(SHAPE_COMPACTNESS, 0.5 * SHAPE_SMALL * small) * ctx.blur, drift(gt, 1) + 0.03)
+    r = gen[ref]
+    bad = [t for t, x in gen.items() if t != ref and (abs(x[0] - r[0]) > tol_e or abs(x[1] - r[1]) > tol_c)]
+    if not bad:
+        return []
+    x = gen[bad[0]]
+    return [Finding("shape", name, bad, f"elongation {r[0]:.2f} -> {x[0]:.2f}, compactness {r[1]:.2f} -> {x[1]:.2f} "
+                                        f"at frame {bad[0]}: a rigid body changed shape")]
+
+
+
+
+def _freeze(p: Layer, g: Layer, c: tuple[int, ...], name: str, gens: Segmentation, ctx: Ctx,
+            reach: float) -> list[Finding]:
+    """A body that stops while its ground truth moves: in mid-air (freeze) or dead at a contact (stop)."""
+    free_still: set[int] = set()  # frames with a still piece touching nothing
+    any_still: set[int] = set()  # frames with a still piece, touching or not
+    for t in range(max(ctx.start, 1), ctx.T):
+        a, b, ga, gb = p.centroids[t], p.centroids[t - 1], g.centroids[t], g.centroids[t - 1]
+        if not (len(a) and len(b) and len(ga) and len(gb)):
+            continue
+        moved = np.sqrt(((a[:, None] - b[None]) ** 2).sum(-1)).min(axis=1)
+        gt_moved = np.sqrt(((ga[:, None] - gb[None]) ** 2).sum(-1)).min(axis=1)
+        for i in np.flatnonzero(moved < FREEZE_STILL * ctx.scale_l):
+            # its ground truth: the pieces its box overlaps, else the nearest within one step; all must move
+            over = np.flatnonzero(box_gaps(p.boxes[t][i:i + 1], g.boxes[t])[0] <= ctx.gap)
+            if not over.size:
+                near = np.sqrt(((ga - a[i]) ** 2).sum(-1))
+                over = np.flatnonzero(near == near.min()) if near.min() <= reach else over
+            if not over.size or (gt_moved[over] < FREEZE_MOVE * ctx.scale_l).any():
+                continue
+            any_still.add(t)
+            if not touching(gens, c, p.boxes[t][i], t, ctx):
+                free_still.add(t)
+    out = []
+    runs = [t for t in sorted(free_still) if all(t - k in free_still for k in range(1, FREEZE_FRAMES))]
+    if runs:
+        out.append(Finding("freeze", name, runs, f"a piece stands still from frame {runs[0] - FREEZE_FRAMES + 1} on, "
+                                                 "touching nothing, while the ground truth's moves: stopped in mid-air"))
+    runs = [t for t in sorted(any_still) if all(t - k in any_still for k in range(1, STOP_FRAMES))
+            and any(t - k not in free_still for k in range(STOP_FRAMES))]
+    if runs:
+        out.append(Finding("stop", name, runs, f"a piece stands still from frame {runs[0] - STOP_FRAMES + 1} on, at a "
+                                               "contact, while the ground truth's moves: stopped dead"))
+    return out
+
+
+def _break(p: Layer, g: Layer, statics: list[bool], name: str, ctx: Ctx) -> list[Finding]:
+    """More pieces off the border than the colour's bodies (or its ground truth's most pieces)."""
+    start = ctx.start
+    ceiling = max(len(statics), int(g.count.max(initial=0)))  # a jar may be drawn in several pieces
+    off = np.array([int((e >= ctx.border).sum()) for e in p.piece_edge])  # a border may cut a body in two
+    bad = np.flatnonzero(off[start:] > ceiling) + start
+    if bad.size:
+        return [Finding("break", name, bad.tolist(), f"{int(off[bad[0]])} pieces off the border at frame "
+                                                     f"{int(bad[0])}; at most {ceiling} expected")]
+    return []
+
+
+def _teleport(p: Layer, name: str, ctx: Ctx, reach: float, fastest: float) -> list[Finding]:
+    """A piece farther than one step from every piece of its colour in the frame before."""
+    T, start = ctx.T, ctx.start
+    step = steps(p, start, reach, ctx.border, boxes=True)
+    same = np.zeros(T, bool)  # a jump keeps the count; a piece appearing or splitting off is the area rule's
+    same[1:] = p.count[1:] == p.count[:-1]
+    bad = np.flatnonzero((step > reach) & same)
+    if bad.size:
+        return [Finding("teleport", name, bad.tolist(),
+                        f"a piece {step[bad[0]]:.1f} px from every piece of the frame before at frame "
+                        f"{int(bad[0])}; its ground truth's fastest step is {fastest:.1f} px")]
+    return []
+
+
+# ---------------------------------------------------------------- the table
+Check = Callable[[Segmented, tuple[int, ...], str], list[Finding]]  # (scene, colour, colour's name) -> findings
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One rule of the judge: `check` runs on every colour of the `colours` kind (a colour only
+    static bodies have, or one with a dynamic body); `settings` are its entries of the judge's
+    `SETTINGS` (every number it uses, in words); `planted_kinds` the planted violations
+    (`phybench.violations.KINDS`) it is meant to catch, which the calibration plants."""
+
+    name: str
+    check: Check
+    settings: Mapping[str, str]
+    planted_kinds: tuple[str, ...] = ()
+    colours: Literal["static", "dynamic"] = "dynamic"
+    summary: str = ""  # one line for `phybench judge --help`
+
+
+def _static_check(pr: Segmented, c: tuple[int, ...], name: str) -> list[Finding]:
+    return _unmoved(pr.gens.layers[c], pr.gts.layers[c], name, pr.ctx, "static")
+
+
+def _area_check(pr: Segmented, c: tuple[int, ...], name: str) -> list[Finding]:
+    return _area(pr.dynamic[c].p, name, pr.ctx, pr.dynamic[c].reach)
+
+
+def _break_check(pr: Segmented, c: tuple[int, ...], name: str) -> list[Finding]:
+    v = pr.dynamic[c]
+    return _break(v.p, v.g, v.statics, name, pr.ctx)
+
+
+def _teleport_check(pr: Segmented, c: tuple[int, ...], name: str) -> list[Finding]:
+    v = pr.dynamic[c]
+    return _teleport(v.p, name, pr.ctx, v.reach, v.fastest)
+
+
+def _overlap_check(pr: Segmented, c: tuple[int, ...], name: str) -> list[Finding]:
+    return _overlap(pr.dynamic[c].p, pr.dynamic[c].g, c, name, pr.gens, pr.ctx)
+
+
+def _merge_check(pr: Segmented, c: tuple[int, ...], name: str) -> list[Finding]:
+    return _merge(pr.dynamic[c].p, pr.dynamic[c].g, name, pr.ctx)
+
+
+def _rest_check(pr: Segmented, c: tuple[int, ...], name: str) -> list[Finding]:
+    v = pr.dynamic[c]
+    own = _rest_change(v.g, pr.ctx)
+    return [] if own is None else _unmoved(v.p, v.g, name, pr.ctx, "rest", own)
+
+
+def _freeze_check(pr: Segmented, c: tuple[int, ...], name: str) -> list[Finding]:
+    v = pr.dynamic[c]
+    return _freeze(v.p, v.g, c, name, pr.gens, pr.ctx, v.reach)
+
+
+def _shape_check(pr: Segmented, c: tuple[int, ...], name: str) -> list[Finding]:
+    v = pr.dynamic[c]
+    return _shape(v.p, v.g, name, pr.ctx) if len(v.statics) == 1 else []  # a rigid body: one body of the colour
+
+
+def _motion_check(pr: Segmented, c: tuple[int, ...], name: str) -> list[Finding]:
+    v = pr.dynamic[c]
+    return motion(v.p, v.g, c, name, pr.gens, pr.gts, pr.ctx, v.reach)
+
+
+# In the order the judge runs them (a verdict lists its findings in this order).
+RULES: list[Rule] = [
+    Rule("static", _static_check, {
+        "static": (f"a colour only static bodies have: its coverage, pooled to 128 px, smoothed (sigma {STATIC_SIGMA:g} px) and registered "
+                   f"to the last condition frame by the best global shift of at most {SHIFT:g} px, differs from it by more "
+                   f"than ({STATIC_BASE:g} + {STATIC_EDGE:g} x (blur - 1)) px^2 per px of its perimeter + {STATIC_GT:g} x the "
+                   f"ground truth's own "
+                   f"largest difference + {AREA_ABS:g} px^2"),
+    }, planted_kinds=("static",), colours="static",
+        summary="a colour only static bodies have stays put"),
+    Rule("area", _area_check, {
+        "area": (f"a colour's area changes by more than max({AREA_REL:g} x area, {AREA_ABS:g} px^2 x blur, {AREA_EDGE:g} "
+                 "px^2 x the perimeter of a disc of that area x blur) from the frame "
+                 "before, unless the border explains it: a rise needs a piece on the border before, a new piece, or a "
+                 "whole piece within one step of entering; a fall needs a piece on the border now or a whole piece within "
+                 "one step of leaving; a fall from, or a rise to, nothing but pieces under the dust size is not judged: "
+                 "vanish / appear / deform / colour change"),
+    }, planted_kinds=("vanish", "appear", "deform", "colour"), colours="dynamic",
+        summary="vanish / appear / deform / colour change"),
+    Rule("break", _break_check, {
+        "break": "more pieces of a colour than max(its bodies, the most pieces its ground truth shows in any frame)",
+    }, planted_kinds=("break",), colours="dynamic",
+        summary="more pieces than bodies"),
+    Rule("teleport", _teleport_check, {
+        "teleport": ("where a colour keeps its count of pieces, a piece farther than one step from every piece of its colour in the frame before whose bounding box "
+                     "it does not overlap where the count of pieces changed (a piece split off or merged is no jump); where the colour "
+                     "has gained a piece (less those that could have left), pieces on the border or whole within one step "
+                     "of it are excused as just entered"),
+    }, planted_kinds=("teleport", "reverse"), colours="dynamic",
+        summary="a piece farther than one step from its colour's pieces"),
+    Rule("overlap", _overlap_check, {
+        "overlap": (f"a colour's area, in a frame where none of its pieces touches the border and it has as many pieces as "
+                    f"in the last condition frame, differs from its area there by more than max({AREA_REL:g} x that area x blur, "
+                    f"the ground truth's own largest such difference + {AREA_ABS:g} px^2 x blur): 'interpenetration' when "
+                    "another object touches it then, else 'area' (a gradual deform)"),
+    }, planted_kinds=("interpenetration", "sink"), colours="dynamic",
+        summary="a gradual area change: interpenetration or deform"),
+    Rule("merge", _merge_check, {
+        "merge": ("fewer pieces of a colour than the fewest its ground truth shows in any frame where none touches the "
+                  f"border, while none touches the border and its area is within {AREA_REL:g} of the last condition "
+                  "frame's (not a vanish)"),
+    }, planted_kinds=(), colours="dynamic",
+        summary="fewer pieces than the ground truth ever shows"),
+    Rule("rest", _rest_check, {
+        "rest": (f"a colour whose ground truth changes by less than {REST_GT:g} px^2 after the condition frames (bodies "
+                 "at rest) breaks the static test: motion without cause"),
+    }, planted_kinds=(), colours="dynamic",
+        summary="a colour at rest in the ground truth moves"),
+    Rule("freeze", _freeze_check, {
+        "freeze": (f"for {FREEZE_FRAMES} consecutive frames a piece moves less than {FREEZE_STILL:g} px while the ground "
+                   f"truth's pieces it overlaps (else the one nearest it, within a step) move at least {FREEZE_MOVE:g} px, with no "
+                   f"object and no border within "
+                   f"{GAP:g} px of it: a body stopped in mid-air"),
+        "stop": (f"the same for {STOP_FRAMES} consecutive frames while touching something: a body stopped dead at a "
+                 "contact the ground truth does not stop at"),
+    }, planted_kinds=("freeze", "stop", "restitution-0"), colours="dynamic",
+        summary="a body stopped in mid-air (freeze) or dead at a contact (stop)"),
+    Rule("shape", _shape_check, {
+        "shape": (f"a colour of one body, drawn as one piece off the border and of at least {SHAPE_MIN_AREA:g} px^2 in "
+                  "the last condition frame and in frame t, keeps its shape: elongation (sqrt of the ratio of its "
+                  f"second-moment eigenvalues) within max(max({SHAPE_ELONGATION:g}, {SHAPE_SMALL:g} / sqrt(area)) x blur, the "
+                  "ground truth's own drift + 0.05) and "
+                  "compactness (area / (4 pi sqrt of the eigenvalues' product); 1 for a disc) within max(max("
+                  f"{SHAPE_COMPACTNESS:g}, {SHAPE_SMALL / 2:g} / sqrt(area)) x blur, the ground truth's own drift + 0.03) of "
+                  "the condition frame's"),
+    }, planted_kinds=("reshape",), colours="dynamic",
+        summary="a rigid body keeps its elongation and compactness"),
+    Rule("motion", _motion_check, {
+        "tracked": (f"each body of a dynamic colour, followed from its piece in the last condition frame by the nearest "
+                    f"piece within one step (lost where two bodies would share a piece); free in a frame when it is off the "
+                    f"border, no other ink, no other piece of its colour and no border lies within {GAP:g} px of its "
+                    f"bounding box, and its piece is within {TRACK_AREA:g} of its ground truth's area and at least "
+                    f"{TRACK_MIN_AREA:g} px^2 x blur^2, in the generated "
+                    "video and its ground truth"),
+        "jerk": (f"a tracked body's acceleration (second difference of its centroid) differs from its ground truth's by "
+                 f"more than {JERK_ABS:g} px x blur + {JERK_REL:g} x the ground truth's speed + {NOISE_K:g} x the robust "
+                 f"spread of the ground truth's own, in {JERK_FRAMES} free frames (stutter, stop-go); centroids weighted by "
+                 "coverage"),
+        "kink": (f"a tracked body's change of velocity (least-squares velocities over the {KINK_W} frames before and "
+                 f"after; or over {KINK_W_LONG}, with {KINK_ABS_LONG:g} and {KINK_REL_LONG:g}) differs from its ground "
+                 f"truth's by more than {KINK_ABS:g} px/frame x blur + {KINK_REL:g} x its "
+                 f"speed + {NOISE_K:g} x the robust spread of the ground truth's own, all frames free (drift, a turn, a "
+                 "reversal in mid-air)"),
+        "gravity": (f"over the longest free run (at least {GRAVITY_MIN} frames), the fitted acceleration (least-squares "
+                    f"parabola) differs from the ground truth's by more than max({GRAVITY_ABS:g} px/frame^2 x blur, "
+                    f"{GRAVITY_REL:g} x the ground truth's) + {NOISE_K:g} x the fit's standard error"),
+        "spin": (f"a tracked body at least {SPIN_ELONGATION:g} times as long as wide turns (least-squares angular rate "
+                 f"over {KINK_W + 1} frames) {SPIN_RATE:g} rad/frame ({SPIN_RATE_CONTACT:g} where it touches something) "
+                 f"faster or slower than its ground truth, in {SPIN_WINDOWS} windows"),
+        "tunnel": (f"a tracked body, moving towards a side of the view in its last 2 frames, leaves the view through it, where its ground truth, in view to the end, stops at or "
+                   f"bounces from (its speed towards that side falls below {TUNNEL_STOP:g} px/frame): through a wall or floor"),
+        "rest (per body)": (f"a body whose ground truth stays within {REST_MOVE / 4:g} px and {REST_TURN / 4:g} rad of "
+                            f"its pose in the last condition frame until {REST_HOLD} frames after t moves more than "
+                            f"{REST_MOVE:g} px x blur or turns more than {REST_TURN:g} rad by frame t"),
+    }, planted_kinds=("stutter", "drift", "reverse-midair", "gravity-1.2", "gravity-0.8", "gravity-reversed",
+                      "gravity-sideways", "spin", "tunnel"), colours="dynamic",
+        summary="motion without cause: jerk, kink, gravity, spin, tunnel, rest per body"),
+]
+
+
+# What every rule shares (the rules' own entries are their rows of `phybench.scoring.rules.RULES`).
+COMMON: dict[str, Any] = {
+    "segmentation": (f"per object colour of the scene: a pixel farther than {INK} levels from the background belongs "
+                     f"to a colour whose background-to-colour line it lies within max({RESIDUAL:g} x the line's length, "
+                     f"{RESIDUAL_MIN:g} levels) of (where two could explain it, one with a solid piece within {NEAR:g} px, "
+                     f"then the least residual / reach + {SOLID:g} x (1 - t)), "
+                     f"with coverage t along it; area = sum of "
+                     f"clip((t - {LOW:g}) / {HIGH - LOW:g}, 0, 1); pieces = 8-connected components of t >= {HARD:g}, "
+                     f"under {MIN_PIECE:g} px^2 ignored; lengths in px at 128 px, scaled with the width"),
+    "blur": (f"blur factor = 1 + (edge width of the generated frames - the ground truth's, px at 128 px) / {BLUR_PX:g}, "
+             "edge width = partly covered pixels per pixel of piece perimeter; it widens the area, static, shape and "
+             "motion tolerances"),
+    "border": f"a piece within {BORDER:g} px of the frame's border touches it",
+    "frames": "generated frames, each against the frame before it (the last condition frame included)",
+    "step": (f"one step = {TELEPORT_FACTOR:g} x the ground truth's fastest per-frame move of a piece of that colour + "
+             f"{TELEPORT_MARGIN:g} px x blur"),
+}
+VERDICT: dict[str, Any] = {
+    "verdict": "abnormal = 1 if any rule fires in any generated frame, else 0; its mean over videos is the abnormal ratio",
+}
+
+
+def settings(rules: Sequence[Rule] | None = None) -> dict[str, Any]:
+    """The judge's settings block: what the rules share, each rule's own entries, the verdict.
+    Built from the table on every call, so a row added to `RULES` shows here."""
+    out = dict(COMMON)
+    for rule in RULES if rules is None else rules:
+        out.update(rule.settings)
+    out.update(VERDICT)
+    return out
+
+
+SETTINGS: dict[str, Any] = settings()  # one dict for the life of the process: `added` updates it in place
+
+
+@contextmanager
+def added(rule: Rule, before: str | None = None) -> Iterator[Rule]:
+    """`rule` in the table (before the row named `before`, else last) for the duration of the
+    block, `SETTINGS` updated in place; the table and `SETTINGS` restored after it.  For tests
+    and experiments: a rule that ships is a row written in `RULES`."""
+    at = next((i for i, r in enumerate(RULES) if r.name == before), len(RULES))
+    RULES.insert(at, rule)
+    SETTINGS.clear()
+    SETTINGS.update(settings())
+    try:
+        yield rule
+    finally:
+        RULES.remove(rule)
+        SETTINGS.clear()
+        SETTINGS.update(settings())
