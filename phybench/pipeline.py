@@ -324,6 +324,52 @@ def _generate_failed(exc: Exception, work: Path, model_name: str, n: int, of: in
                     "command again to resume (--restart starts over)", "model_error")
 
 
+def _generate_and_pack(model: Any, model_name: str, split_dir: str | os.PathLike[str], m: dict[str, Any],
+                       work: Path, sub: Path, rank: int, size: int, batch_size: int, progress: bool) -> None:
+    """This process's share of a split's videos from `model.generate`, resumed from what is already
+    written; process 0 then waits for the others' and packs the submission into `sub`."""
+    from tqdm import tqdm
+
+    inputs = work / "inputs"
+    if rank == 0 and not (inputs / "manifest.json").is_file():
+        export_inputs(split_dir, inputs, progress=False)
+    _wait_for([inputs / "manifest.json"], f"the inputs of {m['task']}/{m['split']}")
+    with np.load(inputs / "condition_frames.npz", allow_pickle=False) as z:
+        cond, ids = z["frames"], [str(s) for s in z["sample_ids"]]
+    gen = work / "generated"
+    call = model_caller(model, inputs, split_dir)  # passes prompts/states when generate takes them
+    # This process's share: every size-th sample of the split, not of what is left (the others
+    # may already have written some), minus what a killed run already wrote (resume).
+    mine = [k for k in range(rank, len(ids), size) if not (gen / f"{ids[k]}.npy").is_file()]
+    bar = tqdm(total=len(mine), desc=f"{model_name} {m['task']}/{m['split']}"
+               + (f" [{rank}/{size}]" if size > 1 else ""), unit="video", disable=not progress)
+    T, C, R = int(m["frames"]), int(m["condition_frames"]), int(m["resolution"])
+    batches = range(0, len(mine), batch_size)
+    for n, a in enumerate(batches):
+        batch = mine[a:a + batch_size]
+        try:
+            answer = call(cond[batch], T, [ids[k] for k in batch])
+        except Exception as exc:
+            bar.close()
+            raise _generate_failed(exc, work, model_name, n, len(batches), [ids[k] for k in batch],
+                                   len(ids) - len(mine) + a) from None
+        videos = _check_videos(answer, batch, ids, model_name, T, C, R, first=n == 0)
+        for k, video in zip(batch, videos):
+            atomic_save_npy(gen / f"{ids[k]}.npy", video)
+        bar.update(len(batch))
+    bar.close()
+    (work / ERROR_LOG).unlink(missing_ok=True)
+    if rank != 0:
+        return
+    _wait_for([gen / f"{sid}.npy" for sid in ids], f"the other processes' videos of {m['task']}/{m['split']}")
+    if not (sub / "submission.json").is_file():
+        try:
+            pack(gen, inputs, sub, model_name, progress=False,
+                 conditioning=conditioning_record(model, int(m["condition_frames"])))
+        except InputsError as exc:
+            raise RunError(str(exc), exc.code) from None
+
+
 def run(model: Any, model_name: str, split_dirs: Sequence[str | os.PathLike[str]], out: str | os.PathLike[str],
         *, batch_size: int = 8, metrics: Sequence[str] | None = None, progress: bool = True,
         model_args: dict[str, Any] | None = None, identity: dict[str, Any] | None = None,
@@ -336,8 +382,6 @@ def run(model: Any, model_name: str, split_dirs: Sequence[str | os.PathLike[str]
     split's work folder made by another identity is refused (RunError ``run_mismatch``) unless
     `restart`, which deletes it first.
     """
-    from tqdm import tqdm
-
     from .scoring.score import score, write_results
 
     out = Path(out)
@@ -360,44 +404,7 @@ def run(model: Any, model_name: str, split_dirs: Sequence[str | os.PathLike[str]
             if rank == 0 and not (sub / "submission.json").is_file():
                 _run_baseline(model, model_args or {}, model_name, split_dir, sub, progress)
         else:
-            inputs = work / "inputs"
-            if rank == 0 and not (inputs / "manifest.json").is_file():
-                export_inputs(split_dir, inputs, progress=False)
-            _wait_for([inputs / "manifest.json"], f"the inputs of {m['task']}/{m['split']}")
-            with np.load(inputs / "condition_frames.npz", allow_pickle=False) as z:
-                cond, ids = z["frames"], [str(s) for s in z["sample_ids"]]
-            gen = work / "generated"
-            call = model_caller(model, inputs, split_dir)  # passes prompts/states when generate takes them
-            # This process's share: every size-th sample of the split, not of what is left (the others
-            # may already have written some), minus what a killed run already wrote (resume).
-            mine = [k for k in range(rank, len(ids), size) if not (gen / f"{ids[k]}.npy").is_file()]
-            bar = tqdm(total=len(mine), desc=f"{model_name} {m['task']}/{m['split']}"
-                       + (f" [{rank}/{size}]" if size > 1 else ""), unit="video", disable=not progress)
-            T, C, R = int(m["frames"]), int(m["condition_frames"]), int(m["resolution"])
-            batches = range(0, len(mine), batch_size)
-            for n, a in enumerate(batches):
-                batch = mine[a:a + batch_size]
-                try:
-                    answer = call(cond[batch], T, [ids[k] for k in batch])
-                except Exception as exc:
-                    bar.close()
-                    raise _generate_failed(exc, work, model_name, n, len(batches), [ids[k] for k in batch],
-                                           len(ids) - len(mine) + a) from None
-                videos = _check_videos(answer, batch, ids, model_name, T, C, R, first=n == 0)
-                for k, video in zip(batch, videos):
-                    atomic_save_npy(gen / f"{ids[k]}.npy", video)
-                bar.update(len(batch))
-            bar.close()
-            (work / ERROR_LOG).unlink(missing_ok=True)
-            if rank != 0:
-                continue
-            _wait_for([gen / f"{sid}.npy" for sid in ids], f"the other processes' videos of {m['task']}/{m['split']}")
-            if not (sub / "submission.json").is_file():
-                try:
-                    pack(gen, inputs, sub, model_name, progress=False,
-                         conditioning=conditioning_record(model, int(m["condition_frames"])))
-                except InputsError as exc:
-                    raise RunError(str(exc), exc.code) from None
+            _generate_and_pack(model, model_name, split_dir, m, work, sub, rank, size, batch_size, progress)
         if rank != 0:
             continue
         scored = score(sub, split_dir, metrics, progress=progress)

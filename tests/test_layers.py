@@ -229,6 +229,44 @@ def test_reading_a_split_loads_no_scorer():
     assert not later, f"reading a split loaded {later}"
 
 
+MAX_FUNCTION_LINES = 80  # issue 35: no function over 80 lines
+
+
+def long_functions(root: Path = ROOT, limit: int = MAX_FUNCTION_LINES) -> list[tuple[int, str]]:
+    """(lines, "module:qualname") for every function (methods and nested ones too) over `limit` lines,
+    counted from its `def` (decorators excluded) to its last line, longest first."""
+    out: list[tuple[int, str]] = []
+    for module, path in modules(root).items():
+        stack: list[tuple[ast.AST, str]] = [(ast.parse(path.read_text(encoding="utf-8")), "")]
+        while stack:
+            node, prefix = stack.pop()
+            for child in ast.iter_child_nodes(node):
+                name = prefix
+                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    name = f"{prefix}{child.name}."
+                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    n = (child.end_lineno or child.lineno) - child.lineno + 1
+                    if n > limit:
+                        out.append((n, f"{module}:{name[:-1]}"))
+                stack.append((child, name))
+    return sorted(out, reverse=True)
+
+
+def test_no_function_over_80_lines():
+    """Issue 35: every function of the package fits in 80 lines (split one along its seams, into named helpers)."""
+    assert not long_functions(), "functions over 80 lines: " + ", ".join(f"{f} ({n})" for n, f in long_functions())
+
+
+def test_the_length_check_sees_a_planted_long_function(tmp_path):
+    """A method of 81 lines nested in a class is found, named and counted; one of 80 is not."""
+    (tmp_path / PACKAGE).mkdir()
+    body = "".join(f"        x{i} = {i}\n" for i in range(79))
+    (tmp_path / PACKAGE / "m.py").write_text(
+        "class C:\n    def long(self):\n" + body + "        return x0\n"
+        "    def fits(self):\n" + body + "\n", encoding="utf-8")
+    assert long_functions(tmp_path) == [(81, "phybench.m:C.long")]
+
+
 def _main() -> None:
     graph = import_graph()
     found, up = cycles(graph), upward(graph)
@@ -240,6 +278,8 @@ def _main() -> None:
     for a, b in up:
         print(f"  upward: {a} -> {b}")
     print("over 600 lines:", ", ".join(f"{m} ({n})" for n, m in big if n > 600) or "none")
+    print(f"functions over {MAX_FUNCTION_LINES} lines:",
+          ", ".join(f"{f} ({n})" for n, f in long_functions()) or "none")
 
 
 if __name__ == "__main__":

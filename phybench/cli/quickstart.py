@@ -54,14 +54,63 @@ def quickstart_tasks() -> list[Any]:
 QUICKSTART_BASELINES = ("ground-truth", "copy-last", "linear-extrapolation", "physics-oracle", "nearest-neighbour")
 
 
-def cmd_quickstart(args: argparse.Namespace) -> int:
-    """The whole loop on a small default: splits -> baselines -> scores -> leaderboard."""
-    from ..reference import run_baseline
+def _quickstart_splits(out: Path, args: argparse.Namespace, protocol: Any) -> list[tuple[str, str, int, str, str]]:
+    """Step 1: generate (or reuse) every quickstart split and verify the evaluation ones; one summary row each."""
     from ..data.generate import generate
-    from ..leaderboard import LeaderboardError, build, check_out_dir
-    from ..scoring.score import parse_metrics, score, write_results
     from ..data.split import make_plan, read_manifest
     from ..data.verify import verify
+
+    summary: list[tuple[str, str, int, str, str]] = []
+    for spec in quickstart_tasks():
+        task, train = spec.name, spec.train_splits[0]
+        for split in spec.eval_splits + (train,):
+            if split == train:
+                limit = args.train_limit
+            else:
+                limit = protocol.size(spec, split) if protocol else args.limit
+            plan = make_plan(spec, split, None, min(limit, spec.split_size(split)), None)
+            folder = out / "data" / f"{task}-{split}"
+            t0 = time.perf_counter()
+            result = generate(plan, folder, workers=args.workers, progress=True, command=canonical_command(plan))
+            dt = time.perf_counter() - t0
+            if split != train:
+                report = verify(folder)
+                if not report.ok:
+                    raise CliError(f"{folder} failed verification: {report.problems[0]}")
+            m = result.manifest or read_manifest(folder)
+            summary.append((task, split, plan.num_samples, "reused" if result.written == 0 else f"{dt:.1f} s",
+                            m["split_hash"][:16]))
+    return summary
+
+
+def _quickstart_scores(out: Path, results_dir: Path, metrics: tuple[str, ...], workers: int) -> None:
+    """Steps 2 and 3: each reference baseline's submission on each evaluation split, scored (reused when there)."""
+    from ..reference import run_baseline
+    from ..scoring.score import score, write_results
+
+    for spec in quickstart_tasks():
+        task = spec.name
+        for split in spec.eval_splits:
+            data = out / "data" / f"{task}-{split}"
+            for name in QUICKSTART_BASELINES:
+                results_file = results_dir / f"{task}-{split}-{name}.json"
+                if results_file.exists():
+                    print(f"  {task}/{split} {name}: reused {results_file}")
+                    continue
+                sub = out / "submissions" / f"{task}-{split}-{name}"
+                if not (sub / "submission.json").exists():
+                    train = out / "data" / f"{task}-{spec.train_splits[0]}" if name == "nearest-neighbour" else None
+                    run_baseline(name, data, sub, train, progress=True, cache_dir=out / "cache", fmt="npz")
+                res = score(sub, data, metrics, workers=workers, progress=True)
+                write_results(results_file, res)
+                v = res.results["summary"]["overall"].get("velocity_error", {}).get("mean")
+                print(f"  {task}/{split} {name}: velocity error {v}")
+
+
+def cmd_quickstart(args: argparse.Namespace) -> int:
+    """The whole loop on a small default: splits -> baselines -> scores -> leaderboard."""
+    from ..leaderboard import LeaderboardError, build, check_out_dir
+    from ..scoring.score import parse_metrics
 
     out = Path(args.out)
     metrics = parse_metrics(args.metrics)
@@ -84,49 +133,14 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
           f"{args.train_limit} training samples, metrics {','.join(metrics)}\n")
 
     print("[1/4] splits: generate and verify (a second run reuses them)")
-    summary = []
-    for spec in quickstart_tasks():
-        task, train = spec.name, spec.train_splits[0]
-        for split in spec.eval_splits + (train,):
-            if split == train:
-                limit = args.train_limit
-            else:
-                limit = protocol.size(spec, split) if protocol else args.limit
-            plan = make_plan(spec, split, None, min(limit, spec.split_size(split)), None)
-            folder = out / "data" / f"{task}-{split}"
-            t0 = time.perf_counter()
-            result = generate(plan, folder, workers=args.workers, progress=True, command=canonical_command(plan))
-            dt = time.perf_counter() - t0
-            if split != train:
-                report = verify(folder)
-                if not report.ok:
-                    raise CliError(f"{folder} failed verification: {report.problems[0]}")
-            m = result.manifest or read_manifest(folder)
-            summary.append((task, split, plan.num_samples, "reused" if result.written == 0 else f"{dt:.1f} s",
-                            m["split_hash"][:16]))
+    summary = _quickstart_splits(out, args, protocol)
     print(f"\n{'task':<10} {'split':<10} {'n':>6}  {'time':>7}  split hash")
     for task, split, n, dt, h in summary:
         print(f"{task:<10} {split:<10} {n:>6}  {dt:>7}  {h}")
 
     print("\n[2/4] reference baselines -> submissions, [3/4] score them")
     results_dir = out / "results"
-    for spec in quickstart_tasks():
-        task = spec.name
-        for split in spec.eval_splits:
-            data = out / "data" / f"{task}-{split}"
-            for name in QUICKSTART_BASELINES:
-                results_file = results_dir / f"{task}-{split}-{name}.json"
-                if results_file.exists():
-                    print(f"  {task}/{split} {name}: reused {results_file}")
-                    continue
-                sub = out / "submissions" / f"{task}-{split}-{name}"
-                if not (sub / "submission.json").exists():
-                    train = out / "data" / f"{task}-{spec.train_splits[0]}" if name == "nearest-neighbour" else None
-                    run_baseline(name, data, sub, train, progress=True, cache_dir=out / "cache", fmt="npz")
-                res = score(sub, data, metrics, workers=args.workers, progress=True)
-                write_results(results_file, res)
-                v = res.results["summary"]["overall"].get("velocity_error", {}).get("mean")
-                print(f"  {task}/{split} {name}: velocity error {v}")
+    _quickstart_scores(out, results_dir, metrics, args.workers)
 
     print("\n[4/4] leaderboard")
     board = build(results_dir, out / "site", splits_dir=out / "data")

@@ -124,6 +124,80 @@ def hub_error(exc: Exception, repo_id: str, revision: str | None, what: str) -> 
     return HubError(f"{what}: {type(exc).__name__}: {exc} (nothing was committed; run the same command again)")
 
 
+def _verified_splits(task: str, split_dirs: list[str | os.PathLike[str]],
+                     progress: bool) -> dict[str, tuple[Path, dict[str, Any]]]:
+    """Split name -> (folder, manifest) for splits that verify, are of `task`, appear once and have every file."""
+    local: dict[str, tuple[Path, dict[str, Any]]] = {}
+    for d in split_dirs:
+        folder = Path(d)
+        manifest = read_manifest(folder)
+        if manifest["task"] != task:
+            raise HubError(f"{folder} holds task {manifest['task']!r}, not {task!r}; publish it with its own task")
+        if manifest["split"] in local:
+            raise HubError(f"split {manifest['split']!r} given twice: {local[manifest['split']][0]} and {folder}")
+        problems, _ = check_split(folder, manifest, progress)
+        if problems:
+            raise HubError(
+                f"{folder} does not verify, refusing to publish it ({len(problems)} problem(s)):\n  - "
+                + "\n  - ".join(problems[:10])
+                + f"\nrun `phybench verify {folder}` for the full report; nothing was uploaded"
+            )
+        for path, _ in split_files(folder, manifest):
+            if not path.is_file():
+                raise HubError(f"{path} is missing")
+        local[manifest["split"]] = (folder, manifest)
+    return local
+
+
+def _remote_tree(api: Any, repo_id: str, private: bool) -> tuple[str, list[str]]:
+    """Create the dataset repo if needed; its `main` head and the files there (the commit's parent)."""
+    hf = hf_module()
+    try:
+        api.create_repo(repo_id, repo_type=REPO_TYPE, private=private, exist_ok=True)
+        head = api.repo_info(repo_id, repo_type=REPO_TYPE, revision="main").sha
+        remote = [f.path for f in api.list_repo_tree(repo_id, repo_type=REPO_TYPE, revision=head, recursive=True)
+                  if isinstance(f, hf.hf_api.RepoFile)]
+    except Exception as exc:
+        if isinstance(exc, (hf.errors.HfHubHTTPError, OSError)) or _is_transport_error(exc):
+            raise hub_error(exc, repo_id, None, "publish") from None
+        raise
+    return head, remote
+
+
+def _kept_manifests(api: Any, repo_id: str, head: str, remote: list[str], ours: set[str]) -> list[dict[str, Any]]:
+    """The manifests of the splits already in the repo that this publish keeps (the card lists them too)."""
+    hf = hf_module()
+    kept_manifests = []
+    for path in remote:
+        parts = path.split("/")
+        if len(parts) == 3 and parts[2] == MANIFEST and "/".join(parts[:2]) not in ours:
+            try:
+                file = api.hf_hub_download(repo_id, path, repo_type=REPO_TYPE, revision=head)
+                kept_manifests.append(json.loads(Path(file).read_text()))
+            except (hf.errors.HfHubHTTPError, OSError, ValueError) as exc:
+                raise HubError(f"publish: cannot read {path} already in {repo_id!r}: {exc}") from None
+            except RecursionError:
+                raise HubError(f"publish: cannot read {path} already in {repo_id!r}: its JSON is nested too "
+                               "deeply") from None
+    return kept_manifests
+
+
+def _keep_card_sizes(api: Any, repo_id: str, head: str, sizes: dict[tuple[Any, str], int]) -> None:
+    """Add to `sizes` the byte sizes the current card gives for splits not in it (a card we cannot read only costs them)."""
+    from .card import parse_dataset_card
+
+    hf = hf_module()
+    try:
+        old, _ = parse_dataset_card(Path(api.hf_hub_download(repo_id, "README.md", repo_type=REPO_TYPE,
+                                                     revision=head)).read_text())
+        for info in old.get("dataset_info") or []:
+            for sp in info.get("splits") or []:
+                key = (info.get("config_name"), str(sp.get("name")))
+                sizes.setdefault(key, int(sp.get("num_bytes") or 0))
+    except (DatasetCardError, OSError, ValueError, hf.errors.HfHubHTTPError):
+        pass  # a card we cannot read only costs the sizes
+
+
 # ------------------------------------------------------------------ publish
 @progress_bars
 def publish(
@@ -144,7 +218,7 @@ def publish(
     and stay in the card; a split published again replaces the old one.  Returns the
     `huggingface_hub.CommitInfo` (`.oid` is the revision to pin).
     """
-    from .card import parse_dataset_card, render_card, validate_card  # imported on use: jinja2 and yaml
+    from .card import render_card, validate_card  # imported on use: jinja2 and yaml
 
     hf = hf_module()
     token = hub_token(token)
@@ -161,62 +235,16 @@ def publish(
         raise HubError("nothing to publish: give at least one split folder")
 
     # 1. Every split verifies, belongs to `task`, and appears once.
-    local: dict[str, tuple[Path, dict[str, Any]]] = {}
-    for d in split_dirs:
-        folder = Path(d)
-        manifest = read_manifest(folder)
-        if manifest["task"] != task:
-            raise HubError(f"{folder} holds task {manifest['task']!r}, not {task!r}; publish it with its own task")
-        if manifest["split"] in local:
-            raise HubError(f"split {manifest['split']!r} given twice: {local[manifest['split']][0]} and {folder}")
-        problems, _ = check_split(folder, manifest, progress)
-        if problems:
-            raise HubError(
-                f"{folder} does not verify, refusing to publish it ({len(problems)} problem(s)):\n  - "
-                + "\n  - ".join(problems[:10])
-                + f"\nrun `phybench verify {folder}` for the full report; nothing was uploaded"
-            )
-        for path, _ in split_files(folder, manifest):
-            if not path.is_file():
-                raise HubError(f"{path} is missing")
-        local[manifest["split"]] = (folder, manifest)
-
+    local = _verified_splits(task, split_dirs, progress)
     api = hf.HfApi(endpoint=endpoint, token=token)
-    try:
-        api.create_repo(repo_id, repo_type=REPO_TYPE, private=private, exist_ok=True)
-        head = api.repo_info(repo_id, repo_type=REPO_TYPE, revision="main").sha
-        remote = [f.path for f in api.list_repo_tree(repo_id, repo_type=REPO_TYPE, revision=head, recursive=True)
-                  if isinstance(f, hf.hf_api.RepoFile)]
-    except Exception as exc:
-        if isinstance(exc, (hf.errors.HfHubHTTPError, OSError)) or _is_transport_error(exc):
-            raise hub_error(exc, repo_id, None, "publish") from None
-        raise
+    head, remote = _remote_tree(api, repo_id, private)
 
     # 2. The card covers every split that will be in the repo: the kept ones and ours.
     ours = {repo_folder(task, s) for s in local}
-    kept_manifests = []
-    for path in remote:
-        parts = path.split("/")
-        if len(parts) == 3 and parts[2] == MANIFEST and "/".join(parts[:2]) not in ours:
-            try:
-                file = api.hf_hub_download(repo_id, path, repo_type=REPO_TYPE, revision=head)
-                kept_manifests.append(json.loads(Path(file).read_text()))
-            except (hf.errors.HfHubHTTPError, OSError, ValueError) as exc:
-                raise HubError(f"publish: cannot read {path} already in {repo_id!r}: {exc}") from None
-            except RecursionError:
-                raise HubError(f"publish: cannot read {path} already in {repo_id!r}: its JSON is nested too "
-                               "deeply") from None
+    kept_manifests = _kept_manifests(api, repo_id, head, remote, ours)
     sizes = {(task, hf_split_name(s)): split_num_bytes(folder, m) for s, (folder, m) in local.items()}
     if "README.md" in remote:  # keep the sizes the current card gives for the splits we keep
-        try:
-            old, _ = parse_dataset_card(Path(api.hf_hub_download(repo_id, "README.md", repo_type=REPO_TYPE,
-                                                         revision=head)).read_text())
-            for info in old.get("dataset_info") or []:
-                for sp in info.get("splits") or []:
-                    key = (info.get("config_name"), str(sp.get("name")))
-                    sizes.setdefault(key, int(sp.get("num_bytes") or 0))
-        except (DatasetCardError, OSError, ValueError, hf.errors.HfHubHTTPError):
-            pass  # a card we cannot read only costs the sizes
+        _keep_card_sizes(api, repo_id, head, sizes)
     manifests = kept_manifests + [m for _, m in local.values()]
     new_files = {f"{repo_folder(task, s)}/{rel}": path for s, (folder, m) in local.items()
                  for path, rel in split_files(folder, m)}

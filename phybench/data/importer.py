@@ -297,6 +297,101 @@ def _write_shard(spec: TaskSpec, folder: Path, name: str, rows: list[dict[str, A
     return file_sha256(path)
 
 
+def _write_rows(spec: TaskSpec, task: str, tmp: Path, src: Path, split: str, n: int, shard_size: int,
+                progress: bool) -> tuple[int, list[dict[str, Any]], list[str], dict[str, int]]:
+    """Write the first `n` rows of `src` into `tmp`'s shards; returns (resolution, shards, row digests, levels).
+
+    Every frame must be square and of one size across the file."""
+    from tqdm import tqdm
+
+    resolution: int | None = None
+    plan_shards = max(1, -(-n // shard_size))
+    shards: list[dict[str, Any]] = []
+    digests: list[str] = []
+    levels: dict[str, int] = {}
+    rows: list[dict[str, Any]] = []
+    pngs: list[list[bytes]] = []
+    shard_digests: list[bytes] = []
+    bar = tqdm(total=n, desc=f"import {task}", unit="video", disable=not progress)
+
+    def flush() -> None:
+        k = len(shards)
+        name = f"shard-{k:05d}-of-{plan_shards:05d}"
+        sha = _write_shard(spec, tmp, name, rows, pngs)
+        shards.append({
+            "file": f"{DATA_DIR}/{name}.parquet",
+            "start": k * shard_size,
+            "stop": k * shard_size + len(rows),
+            "sha256": sha,
+            "content_sha256": hashlib.sha256(b"".join(shard_digests)).hexdigest(),
+        })
+        rows.clear()
+        pngs.clear()
+        shard_digests.clear()
+
+    for row, video in iter_phyworld(src, spec, split, limit=n):
+        h, w = video.shape[1:3]
+        if h != w:
+            raise PhyworldImportError(f"row {row['index']}: frames are {w}x{h}; phybench splits are square")
+        if resolution is None:
+            resolution = w
+        elif w != resolution:
+            raise PhyworldImportError(f"row {row['index']}: frames are {w} px, earlier rows {resolution} px")
+        digest = row_digest(spec, row, video)
+        digests.append(digest.hex())
+        shard_digests.append(digest)
+        levels[row["level"]] = levels.get(row["level"], 0) + 1
+        rows.append(row)
+        pngs.append(encode_video(video))
+        if len(rows) == shard_size:
+            flush()
+        bar.update(1)
+    if rows:
+        flush()
+    bar.close()
+    assert resolution is not None
+    return resolution, shards, digests, levels
+
+
+def _imported_record(spec: TaskSpec, src: Path, source_sha256: str, n: int) -> dict[str, Any]:
+    """The manifest's `imported` entry: where the rows came from and how each derived field was made."""
+    with _open(src) as f:
+        chunk_ids = [c for c, *_ in _chunks(f)]
+    layout = "chunk" if chunk_ids == [None] else "merged"
+    return {
+        "source": src.name,
+        "format": SOURCE_FORMAT,
+        "sha256": source_sha256,
+        "size": src.stat().st_size,
+        "layout": layout,
+        "chunks": [c for c in chunk_ids if c is not None],
+        "rows": n,
+        "reference": "github.com/phyworld/phyworld (Kang et al. 2024, arXiv:2411.02385)",
+        "video": "H.264 MP4 decoded with imageio-ffmpeg, stored as lossless PNG frames",
+        "id_ranges": {k: list(v) for k, v in id_ranges(spec).items()},
+        "derived": {
+            "velocities": "central differences of positions, one-sided at the ends",
+            "frames_in_view": "frames with every ball wholly inside the square",
+            "contact_time": "collision: frame-0 gap / (v1 + v2), s after frame 0",
+            "level": "id inside id_ranges, else the OOD level of the DoFs outside them",
+        },
+    }
+
+
+def _check_import(spec: TaskSpec, src: Path, split: str, shard_size: int, out: Path) -> None:
+    """Refuse a missing source, a training split name, a bad shard size or a used `out` before any work."""
+    if not src.is_file():
+        raise PhyworldImportError(f"{src}: no such file")
+    if spec.is_training(split):
+        raise PhyworldImportError(
+            f"split name {split!r} marks a states-only training split; imported splits hold videos"
+        )
+    if shard_size < 1:
+        raise PhyworldImportError(f"shard size must be positive, got {shard_size}")
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise PhyworldImportError(f"{out} exists and is not empty; choose a new folder")
+
+
 def import_phyworld(
     hdf5_file: str | os.PathLike[str],
     task: str,
@@ -313,23 +408,12 @@ def import_phyworld(
     either absent or whole.  Refuses an `out_dir` that exists and is not empty.
     Returns `out_dir`.
     """
-    from tqdm import tqdm
-
     from ..tasks import get_task
 
     spec = get_task(task)
     src = Path(hdf5_file)
-    if not src.is_file():
-        raise PhyworldImportError(f"{src}: no such file")
-    if spec.is_training(split):
-        raise PhyworldImportError(
-            f"split name {split!r} marks a states-only training split; imported splits hold videos"
-        )
-    if shard_size < 1:
-        raise PhyworldImportError(f"shard size must be positive, got {shard_size}")
     out = Path(out_dir)
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise PhyworldImportError(f"{out} exists and is not empty; choose a new folder")
+    _check_import(spec, src, split, shard_size, out)
     total = count_rows(src)
     n = total if limit is None else min(limit, total)
     if n < 1:
@@ -340,57 +424,8 @@ def import_phyworld(
     os.umask(umask)
     with atomic_folder(out, mode=0o777 & ~umask) as tmp:  # the split is an ordinary folder (not private)
         (tmp / DATA_DIR).mkdir()
-        resolution: int | None = None
-        plan_shards = max(1, -(-n // shard_size))
-        shards: list[dict[str, Any]] = []
-        digests: list[str] = []
-        levels: dict[str, int] = {}
-        rows: list[dict[str, Any]] = []
-        pngs: list[list[bytes]] = []
-        shard_digests: list[bytes] = []
-        bar = tqdm(total=n, desc=f"import {task}", unit="video", disable=not progress)
-
-        def flush() -> None:
-            k = len(shards)
-            name = f"shard-{k:05d}-of-{plan_shards:05d}"
-            sha = _write_shard(spec, tmp, name, rows, pngs)
-            shards.append({
-                "file": f"{DATA_DIR}/{name}.parquet",
-                "start": k * shard_size,
-                "stop": k * shard_size + len(rows),
-                "sha256": sha,
-                "content_sha256": hashlib.sha256(b"".join(shard_digests)).hexdigest(),
-            })
-            rows.clear()
-            pngs.clear()
-            shard_digests.clear()
-
-        for row, video in iter_phyworld(src, spec, split, limit=n):
-            h, w = video.shape[1:3]
-            if h != w:
-                raise PhyworldImportError(f"row {row['index']}: frames are {w}x{h}; phybench splits are square")
-            if resolution is None:
-                resolution = w
-            elif w != resolution:
-                raise PhyworldImportError(f"row {row['index']}: frames are {w} px, earlier rows {resolution} px")
-            digest = row_digest(spec, row, video)
-            digests.append(digest.hex())
-            shard_digests.append(digest)
-            levels[row["level"]] = levels.get(row["level"], 0) + 1
-            rows.append(row)
-            pngs.append(encode_video(video))
-            if len(rows) == shard_size:
-                flush()
-            bar.update(1)
-        if rows:
-            flush()
-        bar.close()
-        assert resolution is not None
-
+        resolution, shards, digests, levels = _write_rows(spec, task, tmp, src, split, n, shard_size, progress)
         plan = SplitPlan(spec, split, resolution, n, shard_size)
-        with _open(src) as f:
-            chunk_ids = [c for c, *_ in _chunks(f)]
-        layout = "chunk" if chunk_ids == [None] else "merged"
         command = f"phybench import phyworld {src.name} --task {task} --split {split}"
         if limit is not None and n < total:
             command += f" --limit {n}"
@@ -408,24 +443,7 @@ def import_phyworld(
             "command": command,
             "pixel_mapping": PIXEL_MAPPING,
             "time_offset": TIME_OFFSET,
-            "imported": {
-                "source": src.name,
-                "format": SOURCE_FORMAT,
-                "sha256": source_sha256,
-                "size": src.stat().st_size,
-                "layout": layout,
-                "chunks": [c for c in chunk_ids if c is not None],
-                "rows": n,
-                "reference": "github.com/phyworld/phyworld (Kang et al. 2024, arXiv:2411.02385)",
-                "video": "H.264 MP4 decoded with imageio-ffmpeg, stored as lossless PNG frames",
-                "id_ranges": {k: list(v) for k, v in id_ranges(spec).items()},
-                "derived": {
-                    "velocities": "central differences of positions, one-sided at the ends",
-                    "frames_in_view": "frames with every ball wholly inside the square",
-                    "contact_time": "collision: frame-0 gap / (v1 + v2), s after frame 0",
-                    "level": "id inside id_ranges, else the OOD level of the DoFs outside them",
-                },
-            },
+            "imported": _imported_record(spec, src, source_sha256, n),
             "shards": shards,
             "split_hash": split_hash(plan.identity(), digests),
         }

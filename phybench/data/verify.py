@@ -37,6 +37,35 @@ def _decode_row_video(row: dict[str, Any]) -> np.ndarray | None:
     return decode_video(row["video"]) if "video" in row else None
 
 
+def _row_digests(plan: Any, table: Any, entry: dict[str, Any], regen_at: set[int], problems: list[Problem],
+                 bar: Any) -> tuple[list[str], list[dict[str, Any]], int]:
+    """Each row's digest in one shard (its video decoded), re-simulating those in `regen_at`.
+
+    Returns (digests, rows, how many were regenerated); problems found are appended to `problems`."""
+    spec = plan.spec
+    shard_digests: list[str] = []
+    shard_rows: list[dict[str, Any]] = []
+    regenerated = 0
+    for row in table_rows(table):
+        try:
+            video = _decode_row_video(row)
+        except Exception as exc:  # a damaged PNG inside a readable Parquet file
+            problems.append(error("video_undecodable", f"{entry['file']}: {row['sample_id']}: video does not decode ({exc})",
+                                  row["sample_id"], entry["file"]))
+            video = np.zeros((0,), np.uint8)  # digest of nothing: the split hash will differ
+        shard_rows.append(row)
+        d = row_digest(spec, row, video).hex()
+        shard_digests.append(d)
+        if row["index"] in regen_at:
+            fresh_row, fresh_video = generate_sample(plan, int(row["index"]))
+            if row_digest(spec, fresh_row, fresh_video).hex() != d:
+                problems.append(error("regenerated_differs", f"{row['sample_id']}: stored sample differs from a "
+                                      "fresh simulation and render", row["sample_id"], entry["file"]))
+            regenerated += 1
+        bar.update(1)
+    return shard_digests, shard_rows, regenerated
+
+
 def verify(folder: str | os.PathLike[str], regenerate: int = 0, progress: bool = False) -> VerifyReport:
     """Recompute every hash of a split and say what differs.
 
@@ -89,26 +118,9 @@ def verify(folder: str | os.PathLike[str], regenerate: int = 0, progress: bool =
         if table.num_rows != entry["stop"] - entry["start"]:
             problems.append(error("row_count", f"{entry['file']}: {table.num_rows} rows, manifest says "
                                   f"{entry['stop'] - entry['start']}", entry=entry["file"]))
-        shard_digests: list[str] = []
-        shard_rows: list[dict[str, Any]] = []
-        for row in table_rows(table):
-            try:
-                video = _decode_row_video(row)
-            except Exception as exc:  # a damaged PNG inside a readable Parquet file
-                problems.append(error("video_undecodable", f"{entry['file']}: {row['sample_id']}: video does not decode ({exc})",
-                                      row["sample_id"], entry["file"]))
-                video = np.zeros((0,), np.uint8)  # digest of nothing: the split hash will differ
-            shard_rows.append(row)
-            d = row_digest(spec, row, video).hex()
-            shard_digests.append(d)
-            if row["index"] in regen_at:
-                fresh_row, fresh_video = generate_sample(plan, int(row["index"]))
-                if row_digest(spec, fresh_row, fresh_video).hex() != d:
-                    problems.append(error("regenerated_differs", f"{row['sample_id']}: stored sample differs from a "
-                                          "fresh simulation and render", row["sample_id"], entry["file"]))
-                regenerated += 1
-            checked += 1
-            bar.update(1)
+        shard_digests, shard_rows, n_regen = _row_digests(plan, table, entry, regen_at, problems, bar)
+        regenerated += n_regen
+        checked += len(shard_rows)
         for finding in shard_findings(spec, shard_rows, closed_form=not manifest.get("imported")):
             problems.append(error("family_check", f"{entry['file']}: {finding}", finding.sample_id, entry["file"]))
         content = hashlib.sha256(b"".join(bytes.fromhex(d) for d in shard_digests)).hexdigest()

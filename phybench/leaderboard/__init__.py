@@ -81,6 +81,32 @@ def _write_site(out_dir: Path, files: dict[str, str]) -> None:
     replace_folder(out_dir, {name: text.encode("utf-8") for name, text in files.items()})
 
 
+def _keyring(keys: Any) -> Any:
+    """The board's keyring (`signing.Keyring`) from `keys`: a keyring, keyring folders or None (the default)."""
+    from .signing import Keyring, SigningError, load_keyring
+
+    try:
+        return keys if isinstance(keys, Keyring) else load_keyring(keys)
+    except SigningError as exc:
+        raise LeaderboardError(f"the board's keyring cannot be read: {exc}") from None
+
+
+def _site_files(data: dict[str, Any], probe_docs: list[Any]) -> dict[str, str]:
+    """Every file of the site, by name: the page, its markdown, CSV and JSON exports, the probes' page, the marker."""
+    files = {
+        "index.html": page_html(data, probes=bool(probe_docs)),
+        "leaderboard.md": markdown(data),
+        "leaderboard.csv": csv_text(data),
+        "leaderboard.json": json_text(data),
+    }
+    if probe_docs:
+        files[probe_page.PAGE] = probe_page.page_html(probe_docs)
+    for name in STATIC_FILES:
+        files[name] = template_text(name)
+    files[SITE_MARKER] = SITE_MARKER_TEXT
+    return files
+
+
 def build(
     results_dir: str | Path,
     out_dir: str | Path,
@@ -109,14 +135,7 @@ def build(
     if splits_dir is not None and not Path(splits_dir).is_dir():
         raise LeaderboardError(f"--splits {splits_dir} is not a folder")
     check_out_dir(results_dir, out_dir)
-    keyring = None
-    if require_verified:  # the public board: every record's signature, by the board's keys
-        from .signing import Keyring, SigningError, load_keyring
-
-        try:
-            keyring = keys if isinstance(keys, Keyring) else load_keyring(keys)
-        except SigningError as exc:
-            raise LeaderboardError(f"the board's keyring cannot be read: {exc}") from None
+    keyring = _keyring(keys) if require_verified else None  # the public board: every record's signature
     entries, refused, warnings = read_all(results_dir, registry_check, Path(splits_dir) if splits_dir else None,
                                           keyring=keyring)
     if require_verified:
@@ -148,17 +167,7 @@ def build(
         "refused": [{"file": r.file, "reason": r.reason, "code": r.code} for r in refused],
         "model_fields": page_fields(),  # how the page's script draws a model's fields
     }
-    files = {
-        "index.html": page_html(data, probes=bool(probe_docs)),
-        "leaderboard.md": markdown(data),
-        "leaderboard.csv": csv_text(data),
-        "leaderboard.json": json_text(data),
-    }
-    if probe_docs:
-        files[probe_page.PAGE] = probe_page.page_html(probe_docs)
-    for name in STATIC_FILES:
-        files[name] = template_text(name)
-    files[SITE_MARKER] = SITE_MARKER_TEXT
+    files = _site_files(data, probe_docs)
     _write_site(out_dir, files)
     return BuildReport(
         out_dir=out_dir,

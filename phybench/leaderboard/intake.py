@@ -138,6 +138,22 @@ def split_index(splits_dir: Path) -> dict[str, Path]:
     return found
 
 
+def _read_meta(archive: Path) -> dict[str, Any]:
+    """The submission's submission.json, or Refused with what kept the archive from opening."""
+    from ..submission.archive import SubmissionError
+    from ..submission.format import Submission
+
+    try:
+        with Submission(archive) as opened:
+            meta = opened._meta if opened._meta_ok else None
+            opened_problems = [f"[{p.code}] {p.message}" for p in opened.problems if p.severity == "error"]
+    except SubmissionError as exc:
+        raise Refused([f"[{p.code}] {p.message}" for p in exc.problems] or [str(exc)]) from None
+    if not isinstance(meta, dict):
+        raise Refused(opened_problems or ["[invalid_json] submission.json could not be read"])
+    return meta
+
+
 @dataclass
 class Syncer:
     """One sync run's state: the Hub client, the splits, where results go."""
@@ -279,14 +295,10 @@ class Syncer:
         submission hash, {repo path: the local copy that was scored}): exactly what is admitted.
 
         Raises Refused with every problem found."""
-        from ..scoring.results import results_bytes
-        from ..scoring.score import ScoreError, score, write_results
         from ..submission.archive import SubmissionError
         from ..submission.card import check_card
-        from ..submission.format import Submission
         from ..data.split import read_manifest
         from ..submission.validation import validate
-        from .verification import Verification, claim_differences, write_record
 
         slug, hash12, sizes = self._folder(self._changes(details), head_files, main_files)
         prefix = f"{SUBMISSIONS_DIR}/{slug}/{hash12}/"
@@ -294,14 +306,7 @@ class Syncer:
         archive_name = next(n for n in sizes if n in ARCHIVES)
         archive = work / archive_name  # the name tells the reader the container type
         shutil.copyfile(local[archive_name], archive)
-        try:
-            with Submission(archive) as opened:
-                meta = opened._meta if opened._meta_ok else None
-                opened_problems = [f"[{p.code}] {p.message}" for p in opened.problems if p.severity == "error"]
-        except SubmissionError as exc:
-            raise Refused([f"[{p.code}] {p.message}" for p in exc.problems] or [str(exc)]) from None
-        if not isinstance(meta, dict):
-            raise Refused(opened_problems or ["[invalid_json] submission.json could not be read"])
+        meta = _read_meta(archive)
         problems: list[str] = []
         _, card_problems = check_card(local[CARD].read_bytes(), meta)
         problems += [f"[{p.code}] {p.message}" for p in card_problems]
@@ -339,6 +344,17 @@ class Syncer:
         if problems:
             raise Refused(problems)
         assert report.submission_hash is not None
+        self._score_and_record(num, head, archive, split_dir, out, claim, report.submission_hash, vhash)
+        return out, report.submission_hash, {prefix + name: path for name, path in local.items()}
+
+    def _score_and_record(self, num: int, head: str, archive: Path, split_dir: Path, out: Path, claim: Any,
+                          submission_hash: str, vhash: str | None) -> None:
+        """Score an accepted submission, hold it to its claim if it made one, and write the results
+        file with its (signed) verification record.  Raises Refused if scoring fails or the claim differs."""
+        from ..scoring.results import results_bytes
+        from ..scoring.score import ScoreError, score, write_results
+        from .verification import Verification, claim_differences, write_record
+
         try:
             scored = score(archive, split_dir, self.metrics, progress=self.progress)
         except ScoreError as exc:
@@ -352,14 +368,13 @@ class Syncer:
                 raise Refused([f"[claim-differs] {d}" for d in differ])
         write_results(out, scored)
         write_record(out, Verification(
-            results_sha256=file_sha256(out), submission_hash=report.submission_hash,
+            results_sha256=file_sha256(out), submission_hash=submission_hash,
             split_hash=results["provenance"]["split_hash"], phybench_version=__version__,
             verified_by=str(self.verified_by)[:200], date=datetime.datetime.now(datetime.timezone.utc).date().isoformat(),
             recomputed=tuple(results["metrics"]),
             extra={"pull_request": num, "repo": self.repo, "revision": head, "videos_hash": vhash,
                    **({"claim_not_recomputed": not_recomputed} if not_recomputed else {})},
         ), self.signer)
-        return out, report.submission_hash, {prefix + name: path for name, path in local.items()}
 
     def _on_the_board(self, meta: dict[str, Any], out: Path) -> list[str]:
         """A row the board already has for this model on this split (the build allows one per model

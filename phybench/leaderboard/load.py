@@ -401,6 +401,59 @@ def _split_manifests(splits_dir: Path) -> dict[tuple[str, str, int], dict[str, s
     return found
 
 
+def _check_splits(entries: list[Entry], splits_dir: Path | None, refused: dict[str, list[tuple[str, str]]]) -> None:
+    """Results on the same split must agree on what that split is (and, with `splits_dir`, be one found there).
+
+    Official protocols are separate boards, so a full and a lite result never disagree;
+    debugging subsets of different sizes do, and are refused with the reason in words."""
+    by_split: dict[tuple[str, str, int, str], list[Entry]] = {}
+    for e in entries:
+        by_split.setdefault((e.results["task"], e.results["split"], e.key[1], e.key[2]), []).append(e)
+    manifests = _split_manifests(splits_dir) if splits_dir is not None else None
+    for (task, split, res, _), group in sorted(by_split.items()):
+        hashes = sorted({e.results["provenance"]["split_hash"] for e in group})
+        if len(hashes) > 1:
+            for e in group:
+                other = [o for o in group if o.results["provenance"]["split_hash"] != e.results["provenance"]["split_hash"]]
+                mine, theirs = _samples_words(e.results), _samples_words(other[0].results)
+                why = (f"; this file is on {mine}, {other[0].file} on {theirs}: score both on the same samples "
+                       f"(`phybench generate {task} --split {split}` with the same --limit, or none for the full "
+                       "split; the command is in the split's manifest.json)" if mine != theirs else
+                       "; they are on the same number of samples, so the splits differ in content: regenerate "
+                       "one with this phybench, or check which one `phybench verify` accepts")
+                refused.setdefault(e.file, []).append((SPLIT_HASH_DISAGREES,
+                    f"split hash {e.results['provenance']['split_hash'][:12]} of {task}/{split} at {res} px disagrees "
+                    f"with {', '.join(o.file for o in other)}; every results file on one split must quote the same "
+                    f"split hash{why}"
+                ))
+        if manifests is not None:
+            known = manifests.get((task, split, res))
+            for e in group:
+                h = e.results["provenance"]["split_hash"]
+                if not known:
+                    refused.setdefault(e.file, []).append(
+                        (SPLIT_NOT_FOUND, f"no {task}/{split} split at {res} px under the split folders to verify it against"))
+                elif h not in known:
+                    where = ", ".join(f"{folder} ({k[:12]})" for k, folder in sorted(known.items()))
+                    refused.setdefault(e.file, []).append((SPLIT_HASH_MISMATCH, f"split hash {h[:12]} is not the manifest's: {where}"))
+
+
+def _check_duplicates(entries: list[Entry], refused: dict[str, list[tuple[str, str]]]) -> None:
+    """One model, one file per (task, split, resolution) and submission: files of one model with
+    different submission hashes are independent runs (seeds), shown as one row; the same
+    submission twice would be counted twice."""
+    seen: dict[tuple[Any, ...], list[str]] = {}
+    for e in entries:
+        seen.setdefault((e.model, e.results["task"], e.results["split"], e.key[1], e.key[2],
+                         str(e.results["provenance"].get("submission_hash"))), []).append(e.file)
+    for (model, task, split, res, _, _), group in seen.items():
+        if len(group) > 1:
+            for f in group:
+                others = ", ".join(g for g in group if g != f)
+                refused.setdefault(f, []).append((DUPLICATE_MODEL, f"model {model!r} on {task}/{split} at {res} px is "
+                                                                   f"also in {others}, from the same submission"))
+
+
 def read_all(
     results_dir: Path, registry_check: bool, splits_dir: Path | None, skip: Path | None = None,
     keyring: Any = None,
@@ -456,53 +509,8 @@ def read_all(
         else:
             entries.append(Entry(rel, doc, samples, verification))
 
-    # Results on the same split must agree on what that split is.
-    # (Official protocols are separate boards, so a full and a lite result never disagree;
-    # debugging subsets of different sizes do, and are refused with the reason in words.)
-    by_split: dict[tuple[str, str, int, str], list[Entry]] = {}
-    for e in entries:
-        by_split.setdefault((e.results["task"], e.results["split"], e.key[1], e.key[2]), []).append(e)
-    manifests = _split_manifests(splits_dir) if splits_dir is not None else None
-    for (task, split, res, _), group in sorted(by_split.items()):
-        hashes = sorted({e.results["provenance"]["split_hash"] for e in group})
-        if len(hashes) > 1:
-            for e in group:
-                other = [o for o in group if o.results["provenance"]["split_hash"] != e.results["provenance"]["split_hash"]]
-                mine, theirs = _samples_words(e.results), _samples_words(other[0].results)
-                why = (f"; this file is on {mine}, {other[0].file} on {theirs}: score both on the same samples "
-                       f"(`phybench generate {task} --split {split}` with the same --limit, or none for the full "
-                       "split; the command is in the split's manifest.json)" if mine != theirs else
-                       "; they are on the same number of samples, so the splits differ in content: regenerate "
-                       "one with this phybench, or check which one `phybench verify` accepts")
-                refused.setdefault(e.file, []).append((SPLIT_HASH_DISAGREES,
-                    f"split hash {e.results['provenance']['split_hash'][:12]} of {task}/{split} at {res} px disagrees "
-                    f"with {', '.join(o.file for o in other)}; every results file on one split must quote the same "
-                    f"split hash{why}"
-                ))
-        if manifests is not None:
-            known = manifests.get((task, split, res))
-            for e in group:
-                h = e.results["provenance"]["split_hash"]
-                if not known:
-                    refused.setdefault(e.file, []).append(
-                        (SPLIT_NOT_FOUND, f"no {task}/{split} split at {res} px under the split folders to verify it against"))
-                elif h not in known:
-                    where = ", ".join(f"{folder} ({k[:12]})" for k, folder in sorted(known.items()))
-                    refused.setdefault(e.file, []).append((SPLIT_HASH_MISMATCH, f"split hash {h[:12]} is not the manifest's: {where}"))
-
-    # One model, one file per (task, split, resolution) and submission: files of one model with
-    # different submission hashes are independent runs (seeds), shown as one row; the same
-    # submission twice would be counted twice.
-    seen: dict[tuple[Any, ...], list[str]] = {}
-    for e in entries:
-        seen.setdefault((e.model, e.results["task"], e.results["split"], e.key[1], e.key[2],
-                         str(e.results["provenance"].get("submission_hash"))), []).append(e.file)
-    for (model, task, split, res, _, _), group in seen.items():
-        if len(group) > 1:
-            for f in group:
-                others = ", ".join(g for g in group if g != f)
-                refused.setdefault(f, []).append((DUPLICATE_MODEL, f"model {model!r} on {task}/{split} at {res} px is "
-                                                                   f"also in {others}, from the same submission"))
+    _check_splits(entries, splits_dir, refused)
+    _check_duplicates(entries, refused)
     for file, reasons in checks.check_across(entries).items():
         refused.setdefault(file, []).extend(reasons)
 

@@ -211,7 +211,7 @@ def combine(entries: list[Entry]) -> tuple[list[dict[str, Any]], list[Refusal]]:
     Several files of one model on one split (different submissions: `load` refuses the same
     one twice) are independent runs, merged cell by cell (`merge_runs`).
     """
-    boards: dict[tuple[str, int], dict[str, Any]] = {}
+    boards: dict[tuple[str, int, str], dict[str, Any]] = {}
     refused: list[Refusal] = []
     known = list(_registered_tasks())
     runs: dict[tuple[Any, ...], list[Entry]] = {}
@@ -269,6 +269,12 @@ def combine(entries: list[Entry]) -> tuple[list[dict[str, Any]], list[Refusal]]:
                 if g.samples["dof"]:
                     row["samples_dof"] = g.samples["dof"]
 
+    out = _ordered_boards(boards, known)
+    return out, refused
+
+
+def _ordered_boards(boards: dict[tuple[str, int, str], dict[str, Any]], known: list[str]) -> list[dict[str, Any]]:
+    """The boards in registration order, each with its title, id, levels and metrics; rows by model name."""
     out: list[dict[str, Any]] = []
     ids: set[str] = set()
     resolutions: dict[str, set[int]] = {}
@@ -317,7 +323,7 @@ def combine(entries: list[Entry]) -> tuple[list[dict[str, Any]], list[Refusal]]:
                                    metrics[0] if metrics else None),  # the table opens on it, as leaderboard.md ranks
             "rows": rows,
         })
-    return out, refused
+    return out
 
 
 def _registered_tasks() -> list[str]:

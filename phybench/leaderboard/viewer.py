@@ -347,34 +347,9 @@ def _disagreement(a: _Model, b: _Model, order: list[str], metric: str = "velocit
     return {"a": a.name, "b": b.name, "metric": metric, "rows": [p[1] for p in pairs], "one_sided": one_sided}
 
 
-def build_viewer(
-    submission: str | os.PathLike[str],
-    split_dir: str | os.PathLike[str],
-    out_dir: str | os.PathLike[str],
-    *,
-    results: str | os.PathLike[str] | None = None,
-    board: str | os.PathLike[str] | None = None,
-    compare: Sequence[str | os.PathLike[str]] = (),
-    per_kind: int = PER_KIND,
-    max_videos: int = MAX_VIDEOS,
-    max_bytes: int = MAX_BYTES,
-    progress: bool = False,
-    log: Callable[[str], None] | None = None,
-) -> ViewerReport:
-    """Score `submission` (and each of `compare`) cheaply on `split_dir` and write the viewer into `out_dir`.
-
-    Raises `ViewerError` (nothing written) for an --out that is not a viewer, a submission that
-    does not match the split, or a results file of another submission or split."""
-    from ..data.split import SplitError, SplitReader, row_scene
-    from ..scoring.abnormal import judge
-    from ..scoring.parse import parse_video
-    from ..scoring.sample import pixel_mapping
-    from ..submission import SubmissionError, open_submission
-    from ..tasks import family_of, get_task
-
-    say = log or (lambda _line: None)
-    split_dir, out = Path(split_dir), Path(out_dir)
-    paths = [Path(submission), *(Path(c) for c in compare)]
+def _check_inputs(paths: list[Path], split_dir: Path, out: Path, results: str | os.PathLike[str] | None,
+                  board: str | os.PathLike[str] | None, per_kind: int, max_videos: int) -> None:
+    """Refuse bad arguments before anything is scored, so nothing is written for them."""
     if per_kind < 1 or max_videos < 0:
         raise ViewerError("--per-kind must be at least 1 and --max-videos at least 0", "usage")
     for p in paths:
@@ -387,46 +362,46 @@ def build_viewer(
     if results is not None and not Path(results).is_file():
         raise ViewerError(f"--results {results}: no such file", "not_found")
     check_out_dir(out, [split_dir, *paths] + ([Path(results)] if results else []) + ([Path(board)] if board else []))
+
+
+def _open_split(split_dir: Path) -> Any:
+    """The split's reader; a split without videos is refused (the viewer shows the ground truth's frames)."""
+    from ..data.split import SplitError, SplitReader
+
     try:
         reader = SplitReader(split_dir)
     except SplitError as exc:
         raise ViewerError(str(exc), "split_invalid") from None
-    manifest = reader.manifest
-    if not manifest.get("with_video", True):
+    if not reader.manifest.get("with_video", True):
         raise ViewerError(f"{split_dir} holds no videos (states only): the viewer shows the ground truth's frames; "
                           "use a split generated with its videos", "split_without_video")
-    spec = get_task(manifest["task"])
-    family = family_of(spec)
-    headline_param = getattr(family, "law_headline", None)
-    mapping = pixel_mapping(manifest)
-    width = int(manifest["resolution"])
+    return reader
+
+
+def _videos_of(model: _Model, manifest: dict[str, Any]) -> Any:
+    """The model's submission opened against the split's manifest, its errors as the viewer's."""
+    from ..submission import SubmissionError, open_submission
+
+    try:
+        return open_submission(model.path, manifest=manifest)
+    except SubmissionError as exc:
+        raise ViewerError(f"{model.path}: {exc}", "score_error") from None
+
+
+def _judge_findings(models: Sequence[_Model], order: list[str], rows: list[dict[str, Any]], reader: Any) -> None:
+    """Pass 1: the judge's findings where it called a video abnormal (the details keep only the verdict)."""
+    from ..data.split import row_scene
+    from ..scoring.abnormal import judge
+    from ..submission import SubmissionError
+
+    manifest = reader.manifest
     cf = int(manifest["condition_frames"])
-
-    models = []
-    for p in paths:
-        say(f"scoring {p} (cheap metrics: {', '.join(CHEAP_METRICS)})")
-        models.append(_score(p, split_dir, progress))
-    main = models[0]
-    results_doc = _read_results(Path(results), main) if results is not None else main.results
-    rows = list(reader.rows())
-    order = [r["sample_id"] for r in rows]
-    for m in models:
-        if set(m.details) != set(order):
-            raise ViewerError(f"{m.path} does not answer this split's sample ids", "ids_mismatch")
-
-    def videos_of(model: _Model) -> Any:
-        try:
-            return open_submission(model.path, manifest=manifest)
-        except SubmissionError as exc:
-            raise ViewerError(f"{model.path}: {exc}", "score_error") from None
-
-    # Pass 1: the judge's findings where it called a video abnormal (the details keep only the verdict).
     for m in models:
         bad = [s for s in order if (m.details[s].get("abnormal") or 0) >= 1]
         if not bad:
             continue
         by_id = {r["sample_id"]: r for r in rows}
-        with videos_of(m) as sub:
+        with _videos_of(m, manifest) as sub:
             for sid in bad:
                 bodies = row_scene(by_id[sid]).bodies
                 try:
@@ -437,17 +412,30 @@ def build_viewer(
                                 [not b.dynamic for b in bodies], cf)
                 m.findings[sid] = [f.to_dict() for f in verdict.findings]
 
-    gallery = gallery_of(models, order, per_kind)
-    compares = [_disagreement(main, other, order) for other in models[1:]]
+
+def _media_ids(gallery: list[dict[str, Any]], compares: list[dict[str, Any]], order: list[str],
+               per_kind: int, max_videos: int) -> list[str]:
+    """The videos given media, most wanted first: the gallery's, the comparisons', then split order."""
     wanted: list[str] = []
     for kind in gallery:
         wanted += kind["ids"]
     for comp in compares:
         wanted += [r["id"] for r in comp["rows"][:per_kind]] + comp["one_sided"][:per_kind]
     wanted += order
-    media_ids = list(dict.fromkeys(wanted))[:max_videos]
+    return list(dict.fromkeys(wanted))[:max_videos]
 
-    # Pass 2: sprites and tracks for the videos with media.
+
+def _media(models: Sequence[_Model], reader: Any, rows: list[dict[str, Any]], order: list[str],
+           media_ids: list[str], family: Any, max_bytes: int) -> tuple[dict[str, bytes], dict[str, dict[str, Any]]]:
+    """Pass 2: sprites and tracks for the videos with media, until the byte budget runs out."""
+    from ..data.split import row_scene
+    from ..scoring.parse import parse_video
+    from ..scoring.sample import pixel_mapping
+    from ..submission import SubmissionError
+
+    manifest = reader.manifest
+    mapping = pixel_mapping(manifest)
+    width = int(manifest["resolution"])
     step = max(1, math.ceil(width / MAX_SIDE))
     files: dict[str, bytes] = {}
     media: dict[str, dict[str, Any]] = {}
@@ -456,7 +444,7 @@ def build_viewer(
     subs: list[Any] = []
     try:
         for m in models:
-            subs.append(videos_of(m))
+            subs.append(_videos_of(m, manifest))
         for sid in media_ids:  # gallery first: the byte budget cuts the least wanted
             if used >= max_bytes:
                 break
@@ -488,7 +476,15 @@ def build_viewer(
     finally:
         for sub in subs:
             sub.close()
+    return files, media
 
+
+def _data_doc(manifest: dict[str, Any], models: Sequence[_Model], rows: list[dict[str, Any]],
+              media: dict[str, dict[str, Any]], results_doc: dict[str, Any],
+              results: str | os.PathLike[str] | None, board: str | os.PathLike[str] | None,
+              headline_param: str | None, gallery: list[dict[str, Any]], compares: list[dict[str, Any]],
+              media_summary: dict[str, Any]) -> dict[str, Any]:
+    """The page's data, inlined as JSON: header, per-video table, gallery, comparisons and media."""
     videos = []
     for row in rows:
         sid = row["sample_id"]
@@ -498,14 +494,14 @@ def build_viewer(
                        "media": media.get(sid)})
     present = [m for m in TABLE_METRICS if any(m in d for mdl in models for d in mdl.details.values())]
     prov = results_doc.get("provenance", {})
-    data_doc = {
+    return {
         "kind": "phybench-viewer",
         "phybench_version": __version__,
         "task": manifest["task"],
         "split": manifest["split"],
-        "resolution": width,
+        "resolution": int(manifest["resolution"]),
         "frames": int(manifest["frames"]),
-        "condition_frames": cf,
+        "condition_frames": int(manifest["condition_frames"]),
         "frame_interval": float(manifest["frame_interval"]),
         "models": [{"name": m.name, "submission_hash": m.results["provenance"]["submission_hash"]} for m in models],
         "provenance": {k: prov.get(k) for k in ("phybench_version", "protocol", "split_hash", "task_spec_hash",
@@ -518,9 +514,60 @@ def build_viewer(
         "videos": videos,
         "gallery": gallery,
         "compare": compares,
-        "media": {"videos": len(media), "total": len(rows), "cap": max_videos, "max_bytes": max_bytes,
-                  "bytes": sum(m["bytes"] for m in media.values())},
+        "media": media_summary,
     }
+
+
+def build_viewer(
+    submission: str | os.PathLike[str],
+    split_dir: str | os.PathLike[str],
+    out_dir: str | os.PathLike[str],
+    *,
+    results: str | os.PathLike[str] | None = None,
+    board: str | os.PathLike[str] | None = None,
+    compare: Sequence[str | os.PathLike[str]] = (),
+    per_kind: int = PER_KIND,
+    max_videos: int = MAX_VIDEOS,
+    max_bytes: int = MAX_BYTES,
+    progress: bool = False,
+    log: Callable[[str], None] | None = None,
+) -> ViewerReport:
+    """Score `submission` (and each of `compare`) cheaply on `split_dir` and write the viewer into `out_dir`.
+
+    Raises `ViewerError` (nothing written) for an --out that is not a viewer, a submission that
+    does not match the split, or a results file of another submission or split."""
+    from ..tasks import family_of, get_task
+
+    say = log or (lambda _line: None)
+    split_dir, out = Path(split_dir), Path(out_dir)
+    paths = [Path(submission), *(Path(c) for c in compare)]
+    _check_inputs(paths, split_dir, out, results, board, per_kind, max_videos)
+    reader = _open_split(split_dir)
+    manifest = reader.manifest
+    family = family_of(get_task(manifest["task"]))
+
+    models = []
+    for p in paths:
+        say(f"scoring {p} (cheap metrics: {', '.join(CHEAP_METRICS)})")
+        models.append(_score(p, split_dir, progress))
+    main = models[0]
+    results_doc = _read_results(Path(results), main) if results is not None else main.results
+    rows = list(reader.rows())
+    order = [r["sample_id"] for r in rows]
+    for m in models:
+        if set(m.details) != set(order):
+            raise ViewerError(f"{m.path} does not answer this split's sample ids", "ids_mismatch")
+
+    _judge_findings(models, order, rows, reader)
+    gallery = gallery_of(models, order, per_kind)
+    compares = [_disagreement(main, other, order) for other in models[1:]]
+    media_ids = _media_ids(gallery, compares, order, per_kind, max_videos)
+    files, media = _media(models, reader, rows, order, media_ids, family, max_bytes)
+
+    media_summary = {"videos": len(media), "total": len(rows), "cap": max_videos, "max_bytes": max_bytes,
+                     "bytes": sum(m["bytes"] for m in media.values())}
+    data_doc = _data_doc(manifest, models, rows, media, results_doc, results, board,
+                         getattr(family, "law_headline", None), gallery, compares, media_summary)
     files["index.html"] = page_html(data_doc).encode("utf-8")
     for name in STATIC_FILES:
         files[name] = template_bytes(name)

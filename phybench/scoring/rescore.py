@@ -37,7 +37,6 @@ def rescore(results_path: str | os.PathLike[str], submission: str | os.PathLike[
     from tqdm import tqdm
 
     from .loop import PassSettings, run_pass
-    from .results import summarise
     from ..submission.archive import SubmissionError
     from ..submission.format import open_submission
     from ..submission.validation import check_header, finish, record_video, unopenable
@@ -51,23 +50,7 @@ def rescore(results_path: str | os.PathLike[str], submission: str | os.PathLike[
     if not isinstance(doc, dict) or doc.get("kind") != "phybench-results" or not isinstance(doc.get("provenance"), dict):
         raise ScoreError(f"{results_path}: not a phybench results file (kind 'phybench-results')")
     prov = doc["provenance"]
-    bad = [m for m in metrics if m not in METRICS or METRICS.get(m).kind not in RESCORABLE_KINDS
-           or METRICS.get(m).compute is None or METRICS.get(m).weights]
-    if bad:
-        raise ScoreError(f"cannot recompute {', '.join(bad)} alone: only per-video metrics without weights can be "
-                         "(score the submission in full)")
-    missing = [m for m in metrics if m not in doc["metrics"]]
-    # A companion the family gained after the file was scored may be added: a fresh score lists
-    # companions after the requested metrics, in the family's order, so appending them in that
-    # order gives the list a fresh score would.
-    companions = [m for m in family_of(get_task(doc["task"])).metrics if m in METRICS and METRICS.get(m).companion]
-    addable = [m for m in companions if m not in doc["metrics"]]
-    not_addable = [m for m in missing if m not in addable]
-    if not_addable:
-        raise ScoreError(f"{results_path} does not report {', '.join(not_addable)}; score the submission in full")
-    if missing and addable[: len(missing)] != [m for m in addable if m in missing]:
-        raise ScoreError(f"add the family's new companions together ({', '.join(addable)}); "
-                         "or score the submission in full")
+    missing, addable = _check_metrics(doc, metrics, results_path)
     reader = SplitReader(split_dir)
     manifest = reader.manifest
     if manifest["split_hash"] != prov["split_hash"]:
@@ -103,8 +86,41 @@ def rescore(results_path: str | os.PathLike[str], submission: str | os.PathLike[
     if got != prov["submission_hash"]:
         raise ScoreError(f"{submission} is not the submission {results_path} was scored from (content hash "
                          f"{got[:12]}, the results say {prov['submission_hash'][:12]})")
-    details = {i: done.found[i][0] for i in ids}
-    ordered = [details[i] for i in ids]
+    _update_summaries(doc, [done.found[i][0] for i in ids], metrics)
+    for k in keys:
+        prov["metric_settings"][k] = current[k]
+    prov["rescored"] = {"metrics": sorted(metrics), "phybench_version": __version__}
+    return doc
+
+
+def _check_metrics(doc: dict[str, Any], metrics: Sequence[str],
+                   results_path: str | os.PathLike[str]) -> tuple[list[str], list[str]]:
+    """Refuse metrics that cannot be recomputed alone or that the file does not report (except the
+    family's new companions, added together); returns (the requested ones missing, the addable companions)."""
+    bad = [m for m in metrics if m not in METRICS or METRICS.get(m).kind not in RESCORABLE_KINDS
+           or METRICS.get(m).compute is None or METRICS.get(m).weights]
+    if bad:
+        raise ScoreError(f"cannot recompute {', '.join(bad)} alone: only per-video metrics without weights can be "
+                         "(score the submission in full)")
+    missing = [m for m in metrics if m not in doc["metrics"]]
+    # A companion the family gained after the file was scored may be added: a fresh score lists
+    # companions after the requested metrics, in the family's order, so appending them in that
+    # order gives the list a fresh score would.
+    companions = [m for m in family_of(get_task(doc["task"])).metrics if m in METRICS and METRICS.get(m).companion]
+    addable = [m for m in companions if m not in doc["metrics"]]
+    not_addable = [m for m in missing if m not in addable]
+    if not_addable:
+        raise ScoreError(f"{results_path} does not report {', '.join(not_addable)}; score the submission in full")
+    if missing and addable[: len(missing)] != [m for m in addable if m in missing]:
+        raise ScoreError(f"add the family's new companions together ({', '.join(addable)}); "
+                         "or score the submission in full")
+    return missing, addable
+
+
+def _update_summaries(doc: dict[str, Any], ordered: list[dict[str, Any]], metrics: Sequence[str]) -> None:
+    """Replace `metrics` (and the blocks their summary hooks add) in the overall and per-level summaries."""
+    from .results import summarise
+
     levels: dict[str, list[dict[str, Any]]] = {}
     for d in ordered:
         levels.setdefault(d["level"], []).append(d)
@@ -117,7 +133,3 @@ def rescore(results_path: str | os.PathLike[str], submission: str | os.PathLike[
                 target[m] = block[m]
             else:
                 target.pop(m, None)
-    for k in keys:
-        prov["metric_settings"][k] = current[k]
-    prov["rescored"] = {"metrics": sorted(metrics), "phybench_version": __version__}
-    return doc

@@ -169,17 +169,30 @@ def video_errors(
                                   condition_frames)
     lost = frames & missing
     if lost.any():
-        reasons = []
-        for b in range(gt.shape[1]):
-            idx = np.flatnonzero(lost[:, b])
-            if idx.size:
-                who = colour_names[b] if colour_names and b < len(colour_names) else f"ball {b}"
-                reasons.append(f"{who} not found in frame(s) {_frame_ranges(idx.tolist())}")
-        result.untrackable = "; ".join(reasons)
+        result.untrackable = _untrackable_reason(lost, colour_names)
         return result
+    _motion_errors(result, parsed.positions, gt, radii, pairs, frames, world_size=world_size,
+                   frame_interval=frame_interval, condition_frames=condition_frames, contact_time=contact_time)
+    return result
 
+
+def _untrackable_reason(lost: np.ndarray, colour_names: tuple[str, ...] | None) -> str:
+    """Which ball was not found in which scored frames, in words (`lost`: (T, B))."""
+    reasons = []
+    for b in range(lost.shape[1]):
+        idx = np.flatnonzero(lost[:, b])
+        if idx.size:
+            who = colour_names[b] if colour_names and b < len(colour_names) else f"ball {b}"
+            reasons.append(f"{who} not found in frame(s) {_frame_ranges(idx.tolist())}")
+    return "; ".join(reasons)
+
+
+def _motion_errors(result: VideoErrors, parsed: np.ndarray, gt: np.ndarray, radii: np.ndarray, pairs: np.ndarray,
+                   frames: np.ndarray, *, world_size: float, frame_interval: float, condition_frames: int,
+                   contact_time: float) -> None:
+    """Fill the velocity, position, generated-velocity, momentum and energy errors of a tracked video."""
     dt = frame_interval
-    v_hat = np.diff(parsed.positions, axis=0) / dt  # (T-1, B, 2) world units / s
+    v_hat = np.diff(parsed, axis=0) / dt  # (T-1, B, 2) world units / s
     v = np.diff(gt, axis=0) / dt
     # Figure-5 style "generated vs conditioned velocity": ball 0's x velocity over the
     # generated pairs where it is in view (collisions: before contact, where it still
@@ -191,7 +204,7 @@ def video_errors(
         result.generated_velocity = float(v_hat[free, 0, 0].mean())
     err = np.linalg.norm(v_hat - v, axis=-1)  # (T-1, B)
     result.velocity_error = float(err[pairs].mean())
-    result.position_error = float(np.linalg.norm(parsed.positions - gt, axis=-1)[frames].mean())
+    result.position_error = float(np.linalg.norm(parsed - gt, axis=-1)[frames].mean())
     if gt.shape[1] > 1 and np.isfinite(contact_time):
         both = pairs.all(axis=1)  # (T-1,) pairs where every ball is scored
         if both.any():
@@ -205,7 +218,6 @@ def video_errors(
             rel = rel[np.isfinite(rel)]
             if rel.size:
                 result.energy_error = float(rel.mean())
-    return result
 
 
 def _lost_share_and_tracked_error(result: VideoErrors, parsed: np.ndarray, gt: np.ndarray, missing: np.ndarray,

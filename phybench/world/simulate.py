@@ -71,6 +71,42 @@ def _add_walls(world: b2World, size: float, L: float, sim: SimulatorSettings) ->
     walls.userData = -1
 
 
+def _create_bodies(world: b2World, initial: Scene, sim: SimulatorSettings, euler: np.ndarray,
+                   dynamic_collide: bool, ghost: int | None) -> list:
+    """One Box2D body per body of `initial`'s first frame, in its order (`userData` = its index),
+    in Box2D units and time scale, dynamic ones started at their velocity plus the Euler offset."""
+    k, L = sim.time_scale, sim.length_scale
+    poses0 = initial.poses[0]  # (B, 3)
+    velocities0 = np.zeros((len(initial.bodies), 2)) if initial.velocities is None else np.asarray(initial.velocities)[0]
+    bodies: list = []
+    for spec, pose, vel in zip(initial.bodies, poses0, velocities0):
+        position = (float(pose[0] * L), float(pose[1] * L))
+        if spec.dynamic:
+            if pose[2] != 0.0:
+                body = world.CreateDynamicBody(position=position, angle=float(pose[2]), bullet=spec.bullet,
+                                               fixedRotation=spec.fixed_rotation)
+            else:  # the exact call the ball tasks' golden trajectories were made with
+                body = world.CreateDynamicBody(position=position, bullet=spec.bullet, fixedRotation=spec.fixed_rotation)
+            if not spec.fixed_rotation:
+                body.angularDamping = sim.angular_damping
+        else:
+            body = world.CreateStaticBody(position=position, angle=float(pose[2]))
+        # dynamic_collide=False: dynamic bodies pass through each other (a shared negative
+        # collision group) but still meet static bodies and walls (planted interpenetration)
+        group = {} if dynamic_collide or not spec.dynamic else {"groupIndex": -1}
+        if ghost is not None and len(bodies) == ghost:
+            group = {"maskBits": 0}
+        for shape in _fixtures(spec.shape, L):
+            body.CreateFixture(shape=shape, density=sim.density, friction=sim.friction, restitution=sim.restitution,
+                               **group)
+        if spec.dynamic:
+            v0 = (vel + euler) * (k * L)
+            body.linearVelocity = (float(v0[0]), float(v0[1]))
+        body.userData = len(bodies)
+        bodies.append(body)
+    return bodies
+
+
 def simulate(initial: Scene, settings: SimulatorSettings, frames: int, frame_interval: float,
              record_contacts: bool = False, dynamic_collide: bool = True,
              ghost: int | None = None) -> Scene | tuple[Scene, np.ndarray]:
@@ -97,34 +133,7 @@ def simulate(initial: Scene, settings: SimulatorSettings, frames: int, frame_int
     world = b2World(gravity=(0.0, -g * k * k * L), doSleep=False)
     # Euler offset (point 3): start half a step's gravity "above" the true velocity.
     euler = np.array([0.0, 0.5 * g * h])
-    poses0 = initial.poses[0]  # (B, 3)
-    velocities0 = np.zeros((len(initial.bodies), 2)) if initial.velocities is None else np.asarray(initial.velocities)[0]
-    bodies = []
-    for spec, pose, vel in zip(initial.bodies, poses0, velocities0):
-        position = (float(pose[0] * L), float(pose[1] * L))
-        if spec.dynamic:
-            if pose[2] != 0.0:
-                body = world.CreateDynamicBody(position=position, angle=float(pose[2]), bullet=spec.bullet,
-                                               fixedRotation=spec.fixed_rotation)
-            else:  # the exact call the ball tasks' golden trajectories were made with
-                body = world.CreateDynamicBody(position=position, bullet=spec.bullet, fixedRotation=spec.fixed_rotation)
-            if not spec.fixed_rotation:
-                body.angularDamping = sim.angular_damping
-        else:
-            body = world.CreateStaticBody(position=position, angle=float(pose[2]))
-        # dynamic_collide=False: dynamic bodies pass through each other (a shared negative
-        # collision group) but still meet static bodies and walls (planted interpenetration)
-        group = {} if dynamic_collide or not spec.dynamic else {"groupIndex": -1}
-        if ghost is not None and len(bodies) == ghost:
-            group = {"maskBits": 0}
-        for shape in _fixtures(spec.shape, L):
-            body.CreateFixture(shape=shape, density=sim.density, friction=sim.friction, restitution=sim.restitution,
-                               **group)
-        if spec.dynamic:
-            v0 = (vel + euler) * (k * L)
-            body.linearVelocity = (float(v0[0]), float(v0[1]))
-        body.userData = len(bodies)
-        bodies.append(body)
+    bodies = _create_bodies(world, initial, sim, euler, dynamic_collide, ghost)
     if sim.walls:
         _add_walls(world, initial.world_size, L, sim)
     T, B = frames, len(bodies)
