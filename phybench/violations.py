@@ -143,8 +143,10 @@ def _reshape(scene: Scene, spec: TaskSpec, k: int) -> Planted:
     if b is None:
         return Planted(None, note="no dynamic disc or bar in view at the onset")
     body = scene.bodies[b]
-    area = np.pi * body.shape.radius ** 2 if isinstance(body.shape, Disc) else body.shape.width * body.shape.height
-    new = Rect(np.sqrt(2 * area), np.sqrt(area / 2)) if isinstance(body.shape, Disc) else Disc(np.sqrt(area / np.pi))
+    shape = body.shape
+    assert isinstance(shape, (Disc, Rect))  # _pick's default shapes
+    area = np.pi * shape.radius ** 2 if isinstance(shape, Disc) else shape.width * shape.height
+    new = Rect(np.sqrt(2 * area), np.sqrt(area / 2)) if isinstance(shape, Disc) else Disc(np.sqrt(area / np.pi))
     return Planted(_with_body(scene, b, dataclasses.replace(body, shape=new)), b)
 
 
@@ -209,6 +211,7 @@ def _resimulate(change: Callable[[Any], Any], applies: Callable[[TaskSpec, Scene
         start = scene.frames(slice(c, c + 1))
         settings = change(spec.simulator)
         tail = simulate(start, settings, scene.num_frames - c, spec.frame_interval, **simulate_args)
+        assert isinstance(tail, Scene)  # no record_contacts: the scene alone
         poses = scene.poses.copy()
         poses[c:] = tail.poses
         return Planted(dataclasses.replace(scene, poses=poses))
@@ -234,11 +237,14 @@ def _interpenetrate(scene: Scene, spec: TaskSpec, k: int) -> Planted:
 
     c = spec.condition_frames - 1
     start = scene.frames(slice(c, c + 1))
-    _, touch = simulate(start, spec.simulator, scene.num_frames - c, spec.frame_interval, record_contacts=True)
+    result = simulate(start, spec.simulator, scene.num_frames - c, spec.frame_interval, record_contacts=True)
+    assert isinstance(result, tuple)  # record_contacts: (scene, first_touch)
+    _, touch = result
     dynamic = np.array([x.dynamic for x in scene.bodies])
     if not np.isfinite(touch[np.ix_(dynamic, dynamic)]).any():
         return Planted(None, note="the moving bodies never touch after the condition frames")
     tail = simulate(start, spec.simulator, scene.num_frames - c, spec.frame_interval, dynamic_collide=False)
+    assert isinstance(tail, Scene)  # no record_contacts: the scene alone
     poses = scene.poses.copy()
     poses[c:] = tail.poses
     return Planted(dataclasses.replace(scene, poses=poses))

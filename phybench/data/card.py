@@ -112,7 +112,7 @@ def card_context(manifests: list[dict[str, Any]], repo_id: str, meta: dict[str, 
     """What the prose template sees."""
     from ..tasks import family_of, get_task
 
-    tasks = []
+    tasks: list[dict[str, Any]] = []
     seen_dofs: dict[str, dict[str, Any]] = {}
     for task in _task_order(manifests):
         spec = get_task(task)
@@ -132,7 +132,7 @@ def card_context(manifests: list[dict[str, Any]], repo_id: str, meta: dict[str, 
                 "pixel_mapping": m.get("pixel_mapping", "tile"),
                 "time_offset": m.get("time_offset", 0.0),
             })
-        dofs = [{"name": d.name, "unit": d.unit, "id_range": d.id_range, "ood_ranges": d.ood_ranges,
+        dofs: list[dict[str, Any]] = [{"name": d.name, "unit": d.unit, "id_range": d.id_range, "ood_ranges": d.ood_ranges,
                  "description": d.description} for d in spec.dofs]
         for d in dofs:
             seen_dofs.setdefault(d["name"], d)

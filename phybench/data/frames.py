@@ -34,7 +34,7 @@ def encode_png(frame: np.ndarray) -> bytes:
     raw = np.zeros((h, 1 + 3 * w), dtype=np.uint8)  # filter byte 0 per row, then RGB
     raw[:, 1:] = frame.reshape(h, 3 * w)
     header = struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)
-    idat = zlib_ng.compress(memoryview(raw), COMPRESSION_LEVEL)  # no copy
+    idat = zlib_ng.compress(raw.data, COMPRESSION_LEVEL)  # raw's memoryview: no copy
     return PNG_SIGNATURE + _chunk(b"IHDR", header) + _chunk(b"IDAT", idat) + _chunk(b"IEND", b"")
 
 

@@ -199,7 +199,7 @@ def sample_digest(
         _digest_update(h, "angles", np.ascontiguousarray(row["angles"], dtype="<f4").tobytes())
         _digest_update(h, "bodies", row["bodies"].encode())
     if video is not None:
-        _digest_update(h, "video", memoryview(np.ascontiguousarray(video, dtype=np.uint8)).cast("B"))
+        _digest_update(h, "video", np.ascontiguousarray(video, dtype=np.uint8).data.cast("B"))
     return h.digest()
 
 
@@ -329,12 +329,15 @@ def write_shard(plan: SplitPlan, out: Path, shard: int) -> dict[str, Any]:
     import pyarrow.parquet as pq
 
     start, stop = plan.shard_range(shard)
-    rows, pngs, digests = [], [] if plan.with_video else None, []
+    rows: list[dict[str, Any]] = []
+    pngs: list[list[bytes]] | None = [] if plan.with_video else None
+    digests: list[bytes] = []
     for index in range(start, stop):
         row, video = generate_sample(plan, index)
         digests.append(row_digest(plan.spec, row, video))
         rows.append(row)
         if video is not None:
+            assert pngs is not None  # a video comes with plan.with_video only
             pngs.append(encode_video(video))
     refuse_failing_rows(plan, rows, start)
     table = rows_to_table(plan.spec, rows, pngs, plan.with_states)

@@ -57,18 +57,22 @@ def decode_mp4(data: bytes, *, max_bytes: int = DEFAULT_MAX_BYTES, timeout_s: fl
     finally:
         if memfd is not None:
             os.close(memfd)  # the child holds its own copy
+    out_pipe, err_pipe = proc.stdout, proc.stderr
+    assert out_pipe is not None and err_pipe is not None  # both are PIPE
     stderr = bytearray()
     timed_out = threading.Event()
 
     def _feed() -> None:
+        stdin = proc.stdin
+        assert stdin is not None  # PIPE: only a run without a memfd feeds it
         try:
-            proc.stdin.write(data)
-            proc.stdin.close()
+            stdin.write(data)
+            stdin.close()
         except OSError:  # ffmpeg gave up early; its message says why
             pass
 
     def _drain() -> None:
-        for chunk in iter(lambda: proc.stderr.read(4096), b""):
+        for chunk in iter(lambda: err_pipe.read(4096), b""):
             if len(stderr) < 65536:
                 stderr.extend(chunk)
 
@@ -85,7 +89,7 @@ def decode_mp4(data: bytes, *, max_bytes: int = DEFAULT_MAX_BYTES, timeout_s: fl
     timer.start()
     out = bytearray()
     try:
-        while chunk := proc.stdout.read(1 << 20):
+        while chunk := out_pipe.read(1 << 20):
             out.extend(chunk)
             if len(out) > max_bytes:
                 proc.kill()
@@ -96,10 +100,10 @@ def decode_mp4(data: bytes, *, max_bytes: int = DEFAULT_MAX_BYTES, timeout_s: fl
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-        proc.stdout.close()
+        out_pipe.close()
         for t in helpers:
             t.join(5)
-        proc.stderr.close()
+        err_pipe.close()
     if timed_out.is_set():
         raise ValueError(f"decoding took longer than {timeout_s:g} s and was stopped")
     # ffmpeg's first line is the most specific ("moov atom not found"); drop its "[in#0 @ 0x..]" tags

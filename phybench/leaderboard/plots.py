@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any
+from typing import Any, Callable
 
 from ..scoring.metrics import METRICS
 from .export import cell_mean
@@ -91,9 +91,12 @@ def _params_text(p: float) -> str:
 def plot_scaling(board: dict[str, Any], family: str, rows: list[dict[str, Any]], axis: str,
                  metric: str = FALLBACK_METRIC) -> str | None:  # plots: the paper's metric
     """Error against training-set size (or model size) for one family, ID solid and OOD dashed."""
+    xs: dict[str, float]  # each plotted row's x
+    group_of: Callable[[dict[str, Any]], str | None]
     if axis == "train_size":
-        xs = {r["model"]: train_size(r["meta"].get("train_size")) for r in rows}
-        rows = [r for r in rows if xs[r["model"]] is not None]
+        sizes = {r["model"]: train_size(r["meta"].get("train_size")) for r in rows}
+        rows = [r for r in rows if sizes[r["model"]] is not None]
+        xs = {model: size for model, size in sizes.items() if size is not None}
         group_of = _size_label
         categorical = False
     else:
@@ -115,8 +118,8 @@ def plot_scaling(board: dict[str, Any], family: str, rows: list[dict[str, Any]],
         colour = PALETTE[gi % len(PALETTE)]
         for key, name, dash in ((ID_LEVEL, "ID", ""), (OOD_ALL, "OOD", "5 4")):
             pts = sorted(
-                (xs[r["model"]], cell_mean(r["cells"].get(key), metric), r["model"]) for r in members
-                if cell_mean(r["cells"].get(key), metric) is not None
+                (xs[r["model"]], y, r["model"]) for r in members
+                if (y := cell_mean(r["cells"].get(key), metric)) is not None
             )
             if pts:
                 if group is None:

@@ -84,8 +84,7 @@ def _board_html(board: dict[str, Any]) -> str:
                 if svg:
                     figures.append(_figure(svg, f"Scaling of {family} with {what}: {words}, ID solid, OOD dashed.",
                                            "", name, shown))
-    scatters = [(row, plot_velocity_scatter(board, row)) for row in board["rows"]]
-    scatters = [(row, svg) for row, svg in scatters if svg]
+    scatters = [(row, svg) for row in board["rows"] if (svg := plot_velocity_scatter(board, row))]
     scatter_html = ""
     if scatters:
         cards = "".join(_figure(svg, row["model"], "small") for row, svg in scatters)

@@ -69,7 +69,9 @@ def analyse(submission: str | os.PathLike[str], split_dir: str | os.PathLike[str
             if meta.get("split_hash") != manifest["split_hash"]:
                 raise ProbeError(f"the submission was made for split hash {str(meta.get('split_hash'))[:12]}, "
                                  f"but {split_dir} has {manifest['split_hash'][:12]}")
-            model = meta.get("model") if isinstance(meta.get("model"), dict) else {}
+            model = meta.get("model")
+            if not isinstance(model, dict):
+                model = {}
             options = {"train_split": train_split or model.get("train_split")}
             analysis = probe.analyse(reader, sub, progress, options)
         sub_hash = submission_hash(submission)

@@ -21,6 +21,7 @@ from ..tasks.probe_families.holes import (  # noqa: F401  re-exported: the probe
     hull_class,
 )
 from ..tasks.spec import TaskSpec
+from ..world.scene import rgb
 from .page import esc, mean_text, rows_section
 from .reading import mean_ci, share, split_videos
 from .registry import Probe, ProbeError, register_probe
@@ -38,9 +39,10 @@ def _holes_analyse(reader: Any, sub: Any, progress: bool, options: dict[str, Any
 
     spec: TaskSpec = reader.spec
     family = family_of(spec)
+    assert isinstance(family, HolesFamily)  # the probe runs on probe-holes tasks only
     sets = {name: value for name, value in spec.param("hole_sets")}
     train = options.get("train_split")
-    if train not in sets:
+    if not isinstance(train, str) or train not in sets:
         raise ProbeError(f"say which training set the model learnt from: --train-split one of {', '.join(sets)} "
                          f"(the submission names {train!r})")
     classes = family.square_classes(spec, train)
@@ -49,7 +51,7 @@ def _holes_analyse(reader: Any, sub: Any, progress: bool, options: dict[str, Any
     columns = ["sample_id", "level", "velocity_1", "velocity_2", "contact_time", "positions", "radii", "colours"]
     for row, video in split_videos(reader, sub, columns, "holes", progress):
         sample_id = row["sample_id"]
-        colours = [tuple(int(c) for c in rgb) for rgb in np.asarray(row["colours"])]
+        colours = [rgb(c) for c in np.asarray(row["colours"])]
         parsed = parse_video(np.asarray(video), colours, pixel_mapping(manifest))
         err = video_errors(parsed, row["positions"], row["radii"], world_size=spec.world_size,
                            frame_interval=spec.frame_interval, condition_frames=spec.condition_frames,

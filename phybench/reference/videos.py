@@ -5,7 +5,7 @@ from typing import Any, Sequence
 import numpy as np
 from ..data.frames import decode_video
 from ..world.render import render as render_scene
-from ..world.scene import Scene
+from ..world.scene import Scene, rgb
 from ..tasks.spec import TaskSpec
 from ..data.split import row_scene
 from .estimate import Estimate, estimate_initial
@@ -13,7 +13,7 @@ from .estimate import Estimate, estimate_initial
 
 # ------------------------------------------------------------------ one video each
 def row_colours(row: dict[str, Any]) -> list[tuple[int, int, int]]:
-    return [tuple(int(c) for c in rgb) for rgb in np.asarray(row["colours"])]
+    return [rgb(c) for c in np.asarray(row["colours"])]
 
 
 def row_condition(row: dict[str, Any], spec: TaskSpec) -> np.ndarray:
@@ -59,6 +59,7 @@ def oracle_video(frames: np.ndarray, colours: Sequence[tuple[int, int, int]], sp
     initial = Scene.discs(est.positions[keep], est.velocities[keep], est.radii[keep],
                           np.array(colours, dtype=np.uint8).reshape(-1, 3)[keep])
     states = simulate(initial, spec.simulator, spec.frames, spec.frame_interval)
+    assert isinstance(states, Scene)  # no record_contacts: the scene alone
     positions = np.full((spec.frames, len(keep), 2), np.nan)
     positions[:, keep] = states.positions
     return _render(positions, est, colours, frames)
@@ -75,6 +76,7 @@ def oracle_from_state(row: dict[str, Any], spec: TaskSpec, resolution: int, fram
 
     initial = row_scene(row).frames(slice(0, 1))
     states = simulate(initial, spec.simulator, spec.frames, spec.frame_interval)
+    assert isinstance(states, Scene)  # no record_contacts: the scene alone
     video = render_scene(states, resolution)
     video[: len(frames)] = frames
     return video

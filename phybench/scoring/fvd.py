@@ -69,6 +69,10 @@ class _MaxPoolSame(nn.Module):
 class _FrozenBatchNorm(nn.Module):
     """Sonnet BatchNorm at inference: (x - mean) / sqrt(var + eps) + offset; no scale."""
 
+    bias: torch.Tensor  # buffers (register_buffer): tensors, not the Module that __getattr__ is typed as
+    running_mean: torch.Tensor
+    running_var: torch.Tensor
+
     def __init__(self, channels: int) -> None:
         super().__init__()
         self.register_buffer("bias", torch.zeros(channels))
@@ -89,7 +93,7 @@ class Unit3D(nn.Module):
         self.kernel, self.stride = kernel, stride
         # stride 1 with odd kernels pads symmetrically: let the convolution do it
         self.pad_inside = stride == (1, 1, 1) and all(k % 2 == 1 for k in kernel)
-        padding = tuple(k // 2 for k in kernel) if self.pad_inside else 0
+        padding = (kernel[0] // 2, kernel[1] // 2, kernel[2] // 2) if self.pad_inside else 0
         self.conv = nn.Conv3d(in_channels, out_channels, kernel, stride, padding=padding, bias=bias)
         self.bn = _FrozenBatchNorm(out_channels) if batch_norm else None
         self.activation = activation
@@ -297,6 +301,10 @@ class FVD(Metric):
     higher_is_better = False
     is_differentiable = False
     full_state_update = False
+    # list states (add_state): lists of (N, 400) tensors; torchmetrics makes each one tensor only while
+    # synced across processes, which `features` handles
+    real_features: list[torch.Tensor]
+    fake_features: list[torch.Tensor]
 
     def __init__(self, batch_size: int = 4, **kwargs: Any) -> None:
         super().__init__(**kwargs)

@@ -37,6 +37,9 @@ SETTINGS = {
 class LPIPS(nn.Module):
     """LPIPS distance d(x0, x1) for (N, 3, H, W) images in [-1, 1] -> (N,)."""
 
+    shift: torch.Tensor  # buffers (register_buffer): tensors, not the Module that __getattr__ is typed as
+    scale: torch.Tensor
+
     def __init__(self, state_dict: dict[str, torch.Tensor] | None = None) -> None:
         super().__init__()
         self.register_buffer("shift", torch.tensor(_SHIFT).view(1, 3, 1, 1), persistent=False)
@@ -67,9 +70,10 @@ class LPIPS(nn.Module):
 
     def forward(self, x0: torch.Tensor, x1: torch.Tensor) -> torch.Tensor:
         f0, f1 = self._features(x0), self._features(x1)
-        total = 0.0
-        for lin, a, b in zip(self.lins, f0, f1):
-            total = total + lin((a - b).square()).mean(dim=(2, 3))  # (N, 1)
+        dists = [lin((a - b).square()).mean(dim=(2, 3)) for lin, a, b in zip(self.lins, f0, f1)]  # (N, 1) each
+        total = dists[0]
+        for d in dists[1:]:
+            total = total + d  # in tap order, as the reference sums
         return total.flatten()  # (N,)
 
 
@@ -134,6 +138,8 @@ class LPIPSVideo(Metric):
     higher_is_better = False
     is_differentiable = False
     full_state_update = False
+    score_sum: torch.Tensor  # states (add_state): tensors, not the Module that __getattr__ is typed as
+    num_videos: torch.Tensor
 
     def __init__(self, batch_size: int = 32, **kwargs: Any) -> None:
         super().__init__(**kwargs)

@@ -96,7 +96,8 @@ class Metric:
     def settings(self) -> Mapping[str, Any] | None:
         """The settings block itself (imports its module on first use; may raise ImportError)."""
         if isinstance(self._settings, str):
-            self._settings = importlib.import_module(self._settings).SETTINGS
+            block: Mapping[str, Any] = importlib.import_module(self._settings).SETTINGS
+            self._settings = block
         return self._settings
 
     @property

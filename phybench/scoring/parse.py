@@ -276,7 +276,7 @@ def _colour_key(colours: Sequence[tuple[int, int, int]]) -> tuple[tuple[float, f
         raise ValueError(f"colours must be (R, G, B) triples, got {np.shape(colours)}")
     if not np.all(np.isfinite(array)) or array.min() < 0 or array.max() > 255:
         raise ValueError(f"colour values must be in [0, 255], got {array.tolist()}")
-    return tuple(tuple(float(v) for v in row) for row in array)
+    return tuple((float(r), float(g), float(b)) for r, g, b in array)
 
 
 # ------------------------------------------------------------------ unmixing

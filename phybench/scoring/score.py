@@ -211,6 +211,7 @@ def _weights(metrics: tuple[str, ...], asked: bool, warnings: list[str]) -> tupl
         hashes = weight_hashes()
         for m in torch_metrics:
             name = METRICS.get(m).weights
+            assert name is not None  # torch_metrics are those with weights
             load(name)  # verifies the file hash now, not half-way through
             weights[name] = hashes[name]
             weights[f"{name}.source"] = hashes[f"{name}.source"]

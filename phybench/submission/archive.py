@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import bz2
 import gzip
+import io
 import lzma
 import os
 import re
@@ -362,6 +363,13 @@ class _CappedStream:
     def tell(self) -> int:
         return self._pos
 
+    # the rest of tarfile's file-object protocol; reading a tar calls neither
+    def write(self, b: bytes) -> int:
+        raise io.UnsupportedOperation("a submission archive is read only")
+
+    def close(self) -> None:
+        """Nothing to do: the file underneath belongs to the reader, which closes it."""
+
 
 _TAR_ERRORS = (tarfile.TarError, OSError, EOFError, zlib.error, lzma.LZMAError, ValueError)
 
@@ -400,12 +408,14 @@ class _TarSource:
             self._stream = _CappedStream(raw, cap)
             try:
                 self._tar = tarfile.open(fileobj=self._stream, mode="r:", encoding="utf-8", errors="surrogateescape")
+                members = 0  # as many as tarfile has read (its undocumented `members` list)
                 while (member := self._tar.next()) is not None:
+                    members += 1
                     listing.add(member.name, _tar_kind(member), member.size if member.isreg() else 0, member,
                                 self.where)
                 asked, got = self._stream.last_read
                 if got < asked:  # tarfile met the end of the bytes where a header or the end marker belongs
-                    raise tarfile.ReadError(f"it ends after {len(self._tar.members)} member(s) without the "
+                    raise tarfile.ReadError(f"it ends after {members} member(s) without the "
                                             "end-of-archive marker")
             except LimitExceeded:
                 raise SubmissionError([_error(

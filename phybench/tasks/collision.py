@@ -1,7 +1,7 @@
 """Perfectly elastic head-on collision (conservation of momentum and energy): two balls."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -25,12 +25,12 @@ class CollisionFamily(TaskFamily):
     """
 
     name = "collision"
-    quickstart_order = 1
+    quickstart_order: ClassVar[int | None] = 1
     metrics = DEFAULT_METRICS + ("momentum_error", "energy_error", "law_error")
     law_fit = "collision_1d"  # phybench.scoring.law: velocities before / after, restitution, contact time
     law_headline = "restitution"
     plot_dof = "velocity_1"
-    phyworld_id_ranges = {
+    phyworld_id_ranges: ClassVar[dict[str, tuple[float, float]] | None] = {
         "radius_1": (0.5, 1.5),
         "radius_2": (0.5, 1.5),
         "velocity_1": (1.0, 4.0),
@@ -80,6 +80,7 @@ class CollisionFamily(TaskFamily):
 
     def closed_form(self, spec: TaskSpec, initial: Scene) -> tuple[np.ndarray, np.ndarray]:
         t = laws.frame_times(spec.frames, spec.frame_interval)
+        assert initial.velocities is not None  # placements set the initial velocities
         vel0 = initial.velocities[0]
         pos, vel, _ = laws.collision(
             initial.positions[0], initial.radii, (vel0[0, 0], -vel0[1, 0]), t, spec.simulator.density

@@ -178,14 +178,14 @@ def _minimal_cover(order: tuple[int, ...], size: int) -> tuple[int, ...] | None:
         if len(chosen) == size:
             return None
         a, b = missing[0]  # every cover holds a template with this pair: branch on those
-        for t in sorted((t for t in order if a in TEMPLATES[t] and b in TEMPLATES[t] and t not in chosen), key=rank.get):
+        for t in sorted((t for t in order if a in TEMPLATES[t] and b in TEMPLATES[t] and t not in chosen), key=rank.__getitem__):
             found = search(chosen + [t], covered | frozenset(itertools.combinations(TEMPLATES[t], 2)))
             if found is not None:
                 return found
         return None
 
     found = search([], frozenset())
-    return None if found is None else tuple(sorted(found, key=rank.get))
+    return None if found is None else tuple(sorted(found, key=rank.__getitem__))
 
 
 @lru_cache(maxsize=8)
@@ -245,7 +245,9 @@ def touching_at_start(spec: TaskSpec, initial: Scene) -> bool:
     from ..world.simulate import simulate
 
     loose = Scene(tuple(dataclasses.replace(b, dynamic=True) for b in initial.bodies), initial.poses, initial.world_size)
-    _, touching = simulate(loose, spec.simulator, 1, spec.frame_interval, record_contacts=True)
+    result = simulate(loose, spec.simulator, 1, spec.frame_interval, record_contacts=True)
+    assert isinstance(result, tuple)  # record_contacts: (scene, first_touch)
+    _, touching = result
     return bool((touching == 0.0).any())
 
 
@@ -286,7 +288,9 @@ class CombinatorialFamily(TaskFamily):
                 continue
             if touching_at_start(spec, initial):
                 continue  # bodies overlap or touch in the initial scene
-            scene, first_touch = simulate(initial, spec.simulator, T, dt, record_contacts=True)
+            result = simulate(initial, spec.simulator, T, dt, record_contacts=True)
+            assert isinstance(result, tuple)  # record_contacts: (scene, first_touch)
+            scene, first_touch = result
             first = float(first_touch.min())
             if not first < dt * (T - 1):
                 continue  # not an event: nothing touches before the last frame

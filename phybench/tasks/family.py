@@ -171,16 +171,16 @@ def family_text(spec: TaskSpec, state: dict[str, Any]) -> str:
 @contextlib.contextmanager
 def temporary_task(spec: TaskSpec, family: type[TaskFamily] | None = None) -> Iterator[TaskSpec]:
     """Register a task (and its family) for a ``with`` block only."""
-    added_family = family is not None and family.name not in FAMILIES
-    if added_family:
-        register_family(family)
+    added_family = family if family is not None and family.name not in FAMILIES else None
+    if added_family is not None:
+        register_family(added_family)
     register_task(spec)
     try:
         yield spec
     finally:
         TASKS.unregister(spec.name)
-        if added_family:
-            FAMILIES.unregister(family.name)
+        if added_family is not None:
+            FAMILIES.unregister(added_family.name)
 
 
 def load_plugins() -> list[str]:

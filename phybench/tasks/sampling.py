@@ -173,4 +173,6 @@ def simulate_sample(spec: TaskSpec, sample: SampleSpec) -> Scene:
         return sample.trajectory
     from ..world.simulate import simulate
 
-    return simulate(sample.initial, spec.simulator, spec.frames, spec.frame_interval)
+    trajectory = simulate(sample.initial, spec.simulator, spec.frames, spec.frame_interval)
+    assert isinstance(trajectory, Scene)  # no record_contacts: the scene alone
+    return trajectory

@@ -84,5 +84,5 @@ def collision(
 def fully_in_view(positions: np.ndarray, radii: np.ndarray, world_size: float) -> np.ndarray:
     """(T, B) bool: each ball lies wholly inside the square [0, L]^2."""
     r = np.asarray(radii)[None, :, None]  # (1, B, 1)
-    inside = (positions >= r) & (positions <= world_size - r)  # (T, B, 2)
-    return inside.all(axis=-1)
+    inside: np.ndarray = (positions >= r) & (positions <= world_size - r)  # (T, B, 2)
+    return np.asarray(inside.all(axis=-1))  # inside is at least 3-D: always an array, never a scalar

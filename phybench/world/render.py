@@ -631,7 +631,7 @@ def _inclusion_exclusion(
     """
     scale = max(abs(_signed_area(p)) for p in parts) or 1.0
     terms: list[tuple[int, tuple]] = []
-    frontier = [((i,), parts[i]) for i in range(len(parts)) if abs(_signed_area(parts[i])) > 0]
+    frontier: list[tuple[tuple[int, ...], tuple[tuple[float, float], ...]]] = [((i,), parts[i]) for i in range(len(parts)) if abs(_signed_area(parts[i])) > 0]
     while frontier:
         next_frontier = []
         for members, polygon in frontier:

@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any
+from typing import Any, Iterable
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 WORLD_SIZE = 10.0  # world units; the square the camera sees
 
@@ -33,6 +34,14 @@ PHYRE_BLACK = (0, 0, 0)  # PHYRE static objects
 PHYRE_RED = (0xF3, 0x4F, 0x46)  # PHYRE red ball
 BACKGROUND = WHITE
 COLOUR_NAMES = {RED: "red", BLUE: "blue", BLACK: "black", PHYRE_GREY: "grey", PHYRE_RED: "red"}
+
+
+def rgb(colour: Iterable[Any]) -> tuple[int, int, int]:
+    """An RGB triple of Python ints from a list, an array row or a tuple: the type `Body.colour` holds."""
+    r, g, b = (int(c) for c in colour)
+    return r, g, b
+
+
 SHAPE_NOUNS = {"disc": "ball", "rect": "bar", "ring": "ring", "jar": "jar", "polygon": "polygon"}
 
 
@@ -156,7 +165,7 @@ class Body:
             dims["vertices"] = tuple(tuple(float(c) for c in v) for v in dims["vertices"])
         return cls(
             kind(**dims),
-            tuple(int(c) for c in d["colour"]),
+            rgb(d["colour"]),
             bool(d["dynamic"]),
             str(d.get("name", "")),
             tuple((str(k), str(v)) for k, v in d.get("attrs", ())),
@@ -168,7 +177,7 @@ class Body:
         """How messages name the body: its name, else colour and shape ("red ball")."""
         if self.name:
             return self.name
-        colour = COLOUR_NAMES.get(tuple(self.colour), "rgb(%d, %d, %d)" % tuple(self.colour))
+        colour = COLOUR_NAMES.get(rgb(self.colour), "rgb(%d, %d, %d)" % rgb(self.colour))
         return f"{colour} {SHAPE_NOUNS[shape_kind(self.shape)]}"
 
     @property
@@ -234,10 +243,10 @@ class Scene:
     @classmethod
     def discs(
         cls,
-        positions: np.ndarray,
-        velocities: np.ndarray | None,
-        radii: np.ndarray,
-        colours: np.ndarray | tuple[tuple[int, int, int], ...],
+        positions: ArrayLike,
+        velocities: ArrayLike | None,
+        radii: ArrayLike,
+        colours: ArrayLike,
         world_size: float = WORLD_SIZE,
     ) -> "Scene":
         """Plain dynamic discs: positions (T, B, 2) or (B, 2) for one frame."""
@@ -250,7 +259,7 @@ class Scene:
         if velocities is not None:
             velocities = np.asarray(velocities, dtype=np.float64).reshape(T, B, 2)
         bodies = tuple(
-            Body(Disc(float(r)), tuple(int(c) for c in colour)) for r, colour in zip(np.asarray(radii), np.asarray(colours))
+            Body(Disc(float(r)), rgb(colour)) for r, colour in zip(np.asarray(radii), np.asarray(colours))
         )
         return cls(bodies, poses, world_size, velocities)
 

@@ -118,7 +118,9 @@ class CompositionFamily(TaskFamily):
         poses = np.array([[[(L + WALL_X) / 2, L / 2, 0.0], [x_square, y_square, 0.0], [x_ball, y_ball, 0.0]]])
         velocities = np.array([[[0.0, 0.0], [v if square_moves else 0.0, 0.0], [v if ball_moves else 0.0, 0.0]]])
         initial = Scene(bodies, poses, L, velocities)
-        trajectory, touch = simulate(initial, spec.simulator, T, spec.frame_interval, record_contacts=True)
+        result = simulate(initial, spec.simulator, T, spec.frame_interval, record_contacts=True)
+        assert isinstance(result, tuple)  # record_contacts: (scene, first_touch)
+        trajectory, touch = result
         ball_square, ball_wall, square_wall = touch[BALL, SQUARE], touch[BALL, WALL], touch[SQUARE, WALL]
         expected = {  # the event each scene must be (the placement's guarantee; tests check it too)
             "square-moves": np.isinf(ball_square) and np.isinf(ball_wall) and np.isinf(square_wall),

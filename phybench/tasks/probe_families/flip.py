@@ -78,6 +78,7 @@ class FlipFamily(TaskFamily):
 
     def closed_form(self, spec: TaskSpec, initial: Scene) -> tuple[np.ndarray, np.ndarray]:
         t = laws.frame_times(spec.frames, spec.frame_interval)
+        assert initial.velocities is not None  # placements set the initial velocities
         pos, vel = laws.ballistic(initial.positions[0, 0], initial.velocities[0, 0], 0.0, t)
         return pos[:, None, :], vel[:, None, :]
 
