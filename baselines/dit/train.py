@@ -121,11 +121,19 @@ class Counter:
         self.step = int(state["step"])
 
 
+def hardware(processes: int) -> str:
+    """What the run trained on, for the submission's card: "1x NVIDIA H100 80GB HBM3" or "CPU, 2 threads"."""
+    if torch.cuda.is_available():
+        return f"{processes}x {torch.cuda.get_device_name()}"
+    return f"CPU, {processes} process(es) x {torch.get_num_threads()} threads"
+
+
 class Clock:
     """Wall time of the training loop: the fixed-time budget (`max_seconds`) and the throughput record.
 
-    The first step (CUDA context, kernel selection, loader start-up) is timed apart, so steps/s
-    is the steady rate.  Every process stops at the same step: the main process's clock decides.
+    The first step (CUDA context, kernel selection, torch.compile, loader start-up) is timed
+    apart, so steps/s is the steady rate; the budget counts it.  Every process stops at the
+    same step: the first whose clock runs out stops all (a reduce of the flags).
     """
 
     def __init__(self, budget: float | None, accelerator):
@@ -149,7 +157,8 @@ class Clock:
         record = {"steps": steps, "batch_size": batch_size, "first_step_s": round(self.first or 0.0, 3),
                   "steady_s": round(steady, 3),
                   "steps_per_s": round((steps - 1) / steady, 4) if steps > 1 and steady > 0 else None,
-                  "device": torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu"}
+                  "device": torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu",
+                  "hardware": hardware(self.accelerator.num_processes)}
         path.write_text(json.dumps(record, indent=2) + "\n")
 
 

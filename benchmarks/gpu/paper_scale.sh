@@ -18,7 +18,8 @@
 # Without a pretrained VAE on the machine (training one would take the whole budget) the run
 # diffuses pixels at 32 px with 4x4 patches on 8-frame windows: 8 x 8 x 8 = 512 tokens, the
 # same sequence, rolled out 5 frames a window at sampling time (`sample.rollout`).  Knobs:
-# TRAIN_S (training-loop seconds, default 300), STEPS_CAP, BATCH, LR, WORKERS, SAMPLE_STEPS.
+# TRAIN_S (training-loop seconds, default 300), STEPS_CAP, BATCH, LR, WORKERS, SAMPLE_STEPS,
+# EXTRA_SET (more config overrides, e.g. "compile=true"), SKIP_SAMPLE=1 (a throughput run only).
 set -euo pipefail
 OUT=${1:?usage: paper_scale.sh OUT}
 W=${WORK:-$(mktemp -d)}
@@ -56,7 +57,7 @@ done
 
 stamp "train ($SET)"
 $PY -m phybench_baselines.dit.train --config paper --train-data "$W/data/uniform-train-30k" \
-    --out "$W/run" --set $COMMON $SET > "$W/train.log" 2>&1 || { tr '\r' '\n' < "$W/train.log" | tail -40; exit 1; }
+    --out "$W/run" --set $COMMON $SET ${EXTRA_SET:-} > "$W/train.log" 2>&1 || { tr '\r' '\n' < "$W/train.log" | tail -40; exit 1; }
 tr '\r' '\n' < "$W/train.log" | grep -v '^ *$' | tail -3
 cp "$W/run/log.jsonl" "$OUT/"
 $PY - "$W" "$env" > "$OUT/run.json" <<'PYEOF'
@@ -74,6 +75,7 @@ matmul=""; [ "$TINY" = 1 ] || matmul="--matmul"
 $PY "$(dirname "$0")/mfu.py" "$W/run" $matmul > "$OUT/timing.json"
 cat "$OUT/timing.json"
 
+[ "${SKIP_SAMPLE:-0}" = 1 ] && { stamp "done (no sampling)"; exit 0; }
 for s in id ood; do
   stamp "sample $s"
   $PY -m phybench_baselines.dit.sample --checkpoint "$W/run" --data "$W/data/uniform-$s-eval" \
