@@ -47,3 +47,35 @@ def test_pack_records_sources_and_results_carry_them(tmp_path):
     assert json.loads((sub / "submission.json").read_text())["sources"] == kinds
     results = score(sub, split, ("velocity_error",), progress=False).results
     assert results["model"]["sources"] == {"mp4:avc1": 1, "npy": 2}
+
+
+def test_pack_and_validate_warn_when_every_source_was_a_lossy_mp4(tmp_path, capsys):
+    """The docs promise a warning for mp4; pack repacks losslessly, so the record must carry it (issue 37)."""
+    iio = pytest.importorskip("imageio.v3")
+    split = tmp_path / "split"
+    generate(make_plan(get_task("uniform"), "id-eval", limit=2), split, progress=False)
+    inputs = tmp_path / "inputs"
+    assert main(["export-inputs", "--data", str(split), "--out", str(inputs), "--quiet"]) == 0
+    reader = SplitReader(split)
+    for kind in ("mp4", "npy"):
+        gen = tmp_path / f"gen-{kind}"
+        for row in reader.rows():
+            path = gen / row["sample_id"]
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if kind == "mp4":
+                (path.parent / (path.name + ".mp4")).write_bytes(
+                    iio.imwrite("<bytes>", reader.video(row), extension=".mp4", fps=10))
+            else:
+                np.save(f"{path}.npy", reader.video(row))
+        sub = tmp_path / f"sub-{kind}"
+        capsys.readouterr()
+        assert main(["pack", str(gen), "--inputs", str(inputs), "--out", str(sub), "--name", "m", "--quiet"]) == 0
+        packed = capsys.readouterr().err
+        assert main(["validate", str(sub), "--data", str(split), "--json"]) == 0
+        report = json.loads(capsys.readouterr().out)
+        codes = [p["code"] for p in report["problems"]]
+        if kind == "mp4":
+            assert "all 2 videos were packed from a lossy mp4 (mp4:avc1 x2" in packed
+            assert codes == ["lossy_mp4"]
+        else:
+            assert "lossy" not in packed and codes == []

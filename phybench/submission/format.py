@@ -115,6 +115,29 @@ def parse_meta(data: bytes) -> tuple[Any, list[Problem]]:
     return meta, schema_problems(meta)
 
 
+def lossy_source_problems(meta: Any) -> list[Problem]:
+    """A `lossy_mp4` warning when `phybench pack` recorded mp4 sources (submission.json `sources`).
+
+    Pack stores every video losslessly, so the videos/ folder alone no longer shows that they came
+    from a lossy codec; the record does, and the warning the docs promise for mp4 must not vanish
+    just because the frames were repacked."""
+    sources = meta.get("sources") if isinstance(meta, dict) else None
+    if not isinstance(sources, dict) or not sources:
+        return []
+    from ..data.source import is_lossy, source_counts
+
+    lossy = {s: n for s, n in source_counts(sources).items() if is_lossy(s)}
+    if not lossy:
+        return []
+    n = sum(lossy.values())
+    every = f"all {n}" if n == len(sources) else f"{n} of {len(sources)}"
+    kinds = ", ".join(f"{k} x{v}" for k, v in lossy.items())
+    return [_warning("lossy_mp4", f"{every} videos were packed from a lossy mp4 ({kinds}; submission.json "
+                     "sources): the codec changed pixels before packing, which moves the scores (ball positions "
+                     "are measured from pixels); pack lossless .npy, .npz or PNG frames for a result you report",
+                     entry=META)]
+
+
 def _unencodable(value: Any, where: str = "the document") -> str | None:
     """Where a string (key or value) in decoded JSON cannot be encoded as UTF-8, or None."""
     if isinstance(value, str):
@@ -248,6 +271,8 @@ class Submission:
         self._meta = meta
         self._meta_ok = not problems
         self.problems.extend(problems)
+        if not problems:
+            self.problems.extend(lossy_source_problems(meta))
 
     def _read_entry(self, entry: Entry, limit: int) -> bytes:
         if entry.size > limit:

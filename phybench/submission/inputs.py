@@ -358,6 +358,10 @@ def pack(generated: str | os.PathLike[str], inputs_dir: str | os.PathLike[str], 
     differ: list[tuple[float, str]] = []
     try:
         written = write_submission(out, meta, videos(), fmt="npz")
+        if warnings is not None:
+            from .format import lossy_source_problems
+
+            warnings.extend(p.message for p in lossy_source_problems(meta))
         if differ and warnings is not None:
             worst = max(differ)
             warnings.append(f"{len(differ)} video(s) have condition frames that differ from the exported ones (mean "
