@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import textwrap
+from shlex import quote
 from typing import Callable
 
 from . import CliError
@@ -75,7 +76,7 @@ def cmd_baseline_dit(args: argparse.Namespace) -> int:
         path = sample.main(argv)
     except (FileNotFoundError, FileExistsError, ValueError) as exc:
         raise CliError(str(exc)) from None
-    print(f"wrote {path}; score it with: phybench score {path} --data {args.data}")
+    print(f"wrote {path}; score it with: phybench score {quote(str(path))} --data {quote(str(args.data))}")
     return 0
 
 
@@ -94,5 +95,5 @@ def cmd_baseline(args: argparse.Namespace) -> int:
                             model_name=args.model_name)
     except BaselineError as exc:
         raise CliError(str(exc)) from None
-    print(f"wrote {path}; score it with: phybench score {path} --data {args.data}")
+    print(f"wrote {path}; score it with: phybench score {quote(str(path))} --data {quote(str(args.data))}")
     return 0

@@ -6,6 +6,7 @@ import json
 import textwrap
 import time
 from pathlib import Path
+from shlex import quote
 from typing import Any, Callable
 
 from . import CliError
@@ -308,7 +309,7 @@ def cmd_publish(args: argparse.Namespace) -> int:
                    token=args.token, progress=not args.quiet)
     print(f"published {len(args.splits)} split(s) of {args.task} to {args.repo_id}")
     print(f"revision {info.oid}  {info.commit_url}")
-    print(f"pin it: phybench score SUB --from-hub {args.repo_id} --task {args.task} --split SPLIT --revision {info.oid}")
+    print(f"pin it: phybench score SUB --from-hub {quote(args.repo_id)} --task {args.task} --split SPLIT --revision {info.oid}")
     return 0
 
 

@@ -5,6 +5,7 @@ import argparse
 import sys
 import textwrap
 from pathlib import Path
+from shlex import quote
 from typing import Any, Callable
 
 from . import CliError
@@ -85,7 +86,7 @@ def cmd_export_inputs(args: argparse.Namespace) -> int:
         raise CliError(str(exc), exc.code) from None
     print(f"wrote {out}: condition frames as PNG (frames/) and one .npz, a prompt per sample (prompts.csv) and its "
           f"numeric state (states.jsonl); {out}/manifest.json lists the ids and "
-          f"what to write. Then: phybench pack GENERATED --inputs {out} --out SUB --name MODEL")
+          f"what to write. Then: phybench pack GENERATED --inputs {quote(str(out))} --out SUB --name MODEL")
     return 0
 
 
@@ -102,7 +103,7 @@ def cmd_pack(args: argparse.Namespace) -> int:
         raise CliError(str(exc), exc.problems[0].code if exc.problems else "invalid_submission") from None
     for w in warnings:
         print(f"warning: {w}", file=sys.stderr)
-    print(f"wrote {out}; check it with: phybench validate {out} --data SPLIT_DIR")
+    print(f"wrote {out}; check it with: phybench validate {quote(str(out))} --data SPLIT_DIR")
     return 0
 
 
@@ -177,5 +178,5 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(report.to_text())
         print(f"site: {Path(args.site) / 'index.html'}")
     else:
-        print(f"leaderboard: phybench leaderboard build {results_dir} --out SITE")
+        print(f"leaderboard: phybench leaderboard build {quote(str(results_dir))} --out SITE")
     return 0

@@ -33,6 +33,7 @@ import functools
 import json
 import os
 from pathlib import Path
+from shlex import quote
 from typing import Any
 
 from .._version import __version__
@@ -140,7 +141,7 @@ def _verified_splits(task: str, split_dirs: list[str | os.PathLike[str]],
             raise HubError(
                 f"{folder} does not verify, refusing to publish it ({len(problems)} problem(s)):\n  - "
                 + "\n  - ".join(problems[:10])
-                + f"\nrun `phybench verify {folder}` for the full report; nothing was uploaded"
+                + f"\nrun `phybench verify {quote(str(folder))}` for the full report; nothing was uploaded"
             )
         for path, _ in split_files(folder, manifest):
             if not path.is_file():

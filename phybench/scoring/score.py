@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from shlex import quote
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -44,7 +45,7 @@ def invalid_submission(report: Any, submission: Any, split_dir: Any) -> ScoreErr
     first = errors[0]
     return ScoreError(f"the submission does not validate: {len(errors)} error(s) ("
                       + ", ".join(f"{n} {c}" for c, n in counts.most_common()) + f"), first: {first.message}; "
-                      f"all of them: phybench validate {submission} --data {split_dir}", first.code)
+                      f"all of them: phybench validate {quote(str(submission))} --data {quote(str(split_dir))}", first.code)
 
 
 @dataclass
@@ -300,7 +301,7 @@ def _check_split(split: _Split, digests: list[str]) -> None:
     if recomputed != split.manifest["split_hash"]:
         raise ScoreError(
             f"{split.dir} does not verify: its manifest says split hash {split.manifest['split_hash']}, the data gives "
-            f"{recomputed}. Run `phybench verify {split.dir}` to see which shard changed, then regenerate or re-download it.")
+            f"{recomputed}. Run `phybench verify {quote(str(split.dir))}` to see which shard changed, then regenerate or re-download it.")
 
 
 def _condition_warnings(details: list[dict[str, Any]], manifest: dict[str, Any]) -> list[str]:

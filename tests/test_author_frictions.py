@@ -1,0 +1,40 @@
+"""The frictions a first-time author met (issue 37 item 6), each pinned by a test that runs the CLI."""
+from __future__ import annotations
+
+import shlex
+
+import numpy as np
+
+from phybench.cli import main
+from phybench.data.generate import generate
+from phybench.data.split import SplitReader, make_plan
+from phybench.tasks import get_task
+
+
+def _pasted(line: str, after: str) -> list[str]:
+    """The words a shell would see if the command printed after `after` were pasted."""
+    return shlex.split(line.split(after, 1)[1])
+
+
+def test_printed_follow_up_commands_survive_paths_with_spaces(tmp_path, capsys):
+    """Every command the CLI prints to paste is shell-quoted: a path with spaces stays one word."""
+    root = tmp_path / "my runs"
+    split, inputs, gen = root / "uni split", root / "the inputs", root / "gen vids"
+    generate(make_plan(get_task("uniform"), "id-eval", limit=2), split, progress=False)
+    assert main(["export-inputs", "--data", str(split), "--out", str(inputs), "--quiet"]) == 0
+    words = _pasted(capsys.readouterr().out, "Then: ")
+    assert words[:4] == ["phybench", "pack", "GENERATED", "--inputs"] and words[4] == str(inputs)
+    reader = SplitReader(split)
+    for row in reader.rows():
+        path = gen / row["sample_id"]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        np.save(f"{path}.npy", reader.video(row))
+    sub = root / "my sub"
+    assert main(["pack", str(gen), "--inputs", str(inputs), "--out", str(sub), "--name", "m", "--quiet"]) == 0
+    words = _pasted(capsys.readouterr().out, "check it with: ")
+    assert words == ["phybench", "validate", str(sub), "--data", "SPLIT_DIR"]
+    gt = root / "ground truth"
+    assert main(["baseline", "ground-truth", "--data", str(split), "--out", str(gt), "--quiet"]) == 0
+    words = _pasted(capsys.readouterr().out, "score it with: ")
+    assert words == ["phybench", "score", str(gt), "--data", str(split)]
+    assert main(words[1:] + ["--metrics", "velocity_error", "--quiet"]) == 0  # and the pasted command runs
