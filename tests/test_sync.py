@@ -583,4 +583,47 @@ def test_submit_uploads_an_archive_as_it_is_and_finds_the_card_beside_it(world, 
     assert json.loads(files[f"{folder}/card.json"]) == card("copy-last")
     assert hub.discussion(repo, 1).author == "reader" and hub.discussion(repo, 1).status == "open"
     out = phybench(hub, home, "submit", archive, "--repo", "tester/absent")
-    assert out.returncode == 2 and "the Hub refused the pull request" in out.stderr, out.stderr
+    assert out.returncode == 2 and "no dataset repo tester/absent" in out.stderr, out.stderr
+
+
+def test_card_init_then_submit_without_a_token_says_log_in_and_with_one_opens_the_pr(world, hub, tmp_path):
+    """Issue 37 item 6: `card init` prefills a card from submission.json (never overwriting; an unfinished
+    template is refused by the card check); `submit` with no token says how to log in, nothing uploaded."""
+    repo, home = "tester/first-author", tmp_path / "hf"
+    api(hub, home, "HfApi().create_repo(repo, repo_type='dataset'); result = 1", repo=repo)
+    sub = tmp_path / "runs" / "m" / "uniform-id-eval" / "submission"
+    shutil.copytree(world["subs"]["linear-extrapolation"], sub)
+    out = phybench(hub, home, "card", "init", sub)
+    assert out.returncode == 0, out.stderr
+    path = sub.parent / "card.json"
+    template = json.loads(path.read_text())
+    meta = json.loads((sub / "submission.json").read_text())
+    assert template["model"] == meta["model"]["name"] and template["seeds"] == meta["seeds"]
+    assert template["input"] == {"type": "frames", "condition_frames": meta["condition_frames"]}
+    assert template["sampling"] == meta["sampler"] and template["license"] == "EDIT-ME"
+    assert "[card-license]" in out.stdout and "[card-url]" in out.stdout  # what is left to fill in
+    out = phybench(hub, home, "submit", sub, "--repo", repo)  # the unfinished template is refused
+    assert out.returncode == 2 and "placeholder" in out.stderr, out.stderr
+    before = path.read_bytes()
+    out = phybench(hub, home, "card", "init", sub, "--license", "MIT")
+    assert out.returncode == 2 and "[out_exists]" in out.stderr and path.read_bytes() == before
+    path.unlink()
+    out = phybench(hub, home, "card", "init", sub, "--code-url", "https://github.com/me/m", "--license", "MIT")
+    assert out.returncode == 0 and "passes the card check" in out.stdout, out.stdout
+    out = phybench(hub, home, "submit", sub, "--repo", repo, token=None)
+    assert out.returncode == 2 and "[hub_auth]" in out.stderr and "hf auth login" in out.stderr, out.stderr
+    assert "HF_TOKEN" in out.stderr and "401" not in out.stderr and out.stderr.count("\n") == 1
+    out = phybench(hub, home, "submit", sub, "--repo", repo, token="hf_not_a_token")
+    assert out.returncode == 2 and "did not accept your token" in out.stderr and "hf auth login" in out.stderr
+    assert not hub.state.repos[("dataset", repo)].discussions  # nothing opened
+    out = phybench(hub, home, "submit", sub, "--repo", repo)
+    assert out.returncode == 0 and "opened" in out.stdout, out.stderr
+    files = hub.files(repo, "refs/pr/1")
+    card_file = next(d for p, d in files.items() if p.endswith("/card.json"))
+    assert json.loads(card_file)["code_url"] == "https://github.com/me/m"
+
+
+def test_submit_help_example_path_is_where_run_writes_the_submission():
+    from phybench.cli.submit import EXAMPLES
+
+    assert "runs/m/uniform-id-eval/submission" in EXAMPLES["submit"] and "runs/m/submissions/" not in EXAMPLES["submit"]

@@ -3,7 +3,7 @@
 `data` (tasks, generate, verify, publish, import), `scoring` (validate, score, weights),
 `baselines` (baseline), `submission` (export-inputs, pack, run), `leaderboard`, `quickstart`,
 `judge` (judge, violations, calibrate-judge), `probes` (analyze), `study`, `plausibility`,
-`submit` (submit; the options of `leaderboard sync`), `viewer` (view).
+`submit` (submit, card init; the options of `leaderboard sync`), `viewer` (view).
 A module has `PARSERS` ({command: add_parser(add)}) or `register(add)`; each subparser sets
 `func=` through `set_defaults`, so a new command is one file plus one line here.
 """
@@ -83,7 +83,7 @@ COMMAND_MODULES: tuple[str, ...] = (
 )
 # The order `phybench --help` lists the group modules' commands in (the rest follow).
 HELP_ORDER = ("tasks", "generate", "verify", "validate", "score", "weights", "baseline", "export-inputs", "pack",
-              "run", "submit", "leaderboard", "view", "publish", "import", "quickstart")
+              "run", "submit", "card", "leaderboard", "view", "publish", "import", "quickstart")
 
 
 def _command_modules() -> list[Any]:

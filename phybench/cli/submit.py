@@ -14,7 +14,8 @@ from . import CliError
 EXAMPLES = {
     "submit": """
         examples:
-          phybench submit runs/m/submissions/uniform-id-eval --repo phybench/submissions
+          phybench card init runs/m/uniform-id-eval/submission   # card.json beside it, prefilled; edit it
+          phybench submit runs/m/uniform-id-eval/submission --repo phybench/submissions
           phybench submit sub/ --repo phybench/submissions --card card.json --results results.json --data data/uniform-id-eval
 
         The submission (folder or archive), its card (card.json in or beside SUB, or --card) and
@@ -41,23 +42,72 @@ def _add_submit(add: Callable[..., argparse.ArgumentParser]) -> None:
     sb.set_defaults(func=cmd_submit)
 
 
-PARSERS = {"submit": _add_submit}
+def _add_card(add: Callable[..., argparse.ArgumentParser]) -> None:
+    cd = add("card", "Write a submission card (card.json) prefilled from the submission, for you to finish.")
+    cd.add_argument("action", choices=["init"], help="init: write the template (never overwrites)")
+    cd.add_argument("submission", metavar="SUB", help="submission folder or archive")
+    cd.add_argument("--out", metavar="CARD", help="where to write it (default: card.json beside SUB, where "
+                                                  "`phybench submit` looks)")
+    cd.add_argument("--code-url", help="where the code that made the videos lives (http(s))")
+    cd.add_argument("--checkpoint-url", help="where the weights can be downloaded (http(s))")
+    cd.add_argument("--report-url", help="technical report or paper (http(s))")
+    cd.add_argument("--license", metavar="SPDX", help="licence of the videos and model, e.g. Apache-2.0")
+    cd.add_argument("--contact", help="how to reach the authors")
+    cd.epilog = textwrap.dedent("""
+        examples:
+          phybench card init runs/m/uniform-id-eval/submission
+          phybench card init sub.zip --code-url https://github.com/me/model --license MIT --out card.json
+
+        Model name, condition frames and track, sampler settings and seeds come from the
+        submission's submission.json; fields only you know are left as EDIT-ME, which
+        `phybench submit` refuses until you fill them in (docs/leaderboard.md, "The card").
+    """)
+    cd.set_defaults(func=cmd_card)
+
+
+PARSERS = {"submit": _add_submit, "card": _add_card}
+
+
+def cmd_card(args: argparse.Namespace) -> int:
+    from shlex import quote
+
+    from ..submission.card_template import CardInitError, init_card
+
+    try:
+        path, problems = init_card(args.submission, args.out, code_url=args.code_url,
+                                   checkpoint_url=args.checkpoint_url, report_url=args.report_url,
+                                   license=args.license, contact=args.contact)
+    except CardInitError as exc:
+        raise CliError(str(exc), exc.code) from None
+    print(f"wrote {path}, prefilled from {args.submission}'s submission.json")
+    if problems:
+        print("fill in before submitting:")
+        for p in problems:
+            print(f"  [{p.code}] {p.message}")
+    else:
+        print("it passes the card check; read it over")
+    print(f"then: phybench submit {quote(str(args.submission))} --repo OWNER/NAME --card {quote(str(path))}")
+    return 0
 
 
 def cmd_submit(args: argparse.Namespace) -> int:
     from ..leaderboard.intake import IntakeError, prepare_upload, submit
+    from ..leaderboard.intake_submit import hub_refusal, require_token
 
     try:
         prepared = prepare_upload(args.submission, args.card, args.results, args.data)
     except IntakeError as exc:
         raise CliError(str(exc)) from None
     try:
+        require_token()
+    except IntakeError as exc:
+        raise CliError(str(exc), "hub_auth") from None
+    try:
         url = submit(prepared, args.repo, revision=args.revision)
     except IntakeError as exc:
         raise CliError(str(exc)) from None
-    except Exception as exc:  # noqa: BLE001 - the Hub's answer (no such repo, no token, ...) in one line
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise CliError(f"the Hub refused the pull request: {first}") from None
+    except Exception as exc:  # noqa: BLE001 - the Hub's answer (no such repo, a bad token, ...) in one line
+        raise CliError(hub_refusal(exc, args.repo), "hub") from None
     print(f"opened {url}")
     print(f"  {prepared.folder}/: {', '.join(p.rsplit('/', 1)[1] for p in prepared.files)}")
     print("  the maintainers' `phybench leaderboard sync` re-scores it and comments the outcome there")

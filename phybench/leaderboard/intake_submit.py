@@ -180,3 +180,29 @@ def submit(prepared: Upload, repo: str, revision: str = "main", token: str | Non
     if not info.pr_url:
         raise IntakeError(f"{repo}: the Hub made a commit but opened no pull request ({info.commit_url})")
     return str(info.pr_url)
+
+
+LOG_IN = "log in (`hf auth login`) or set HF_TOKEN"
+
+
+def require_token() -> None:
+    """Refuse before any upload when huggingface_hub has no token (HF_TOKEN or `hf auth login`'s).
+
+    Without one the Hub answers the pull request with a bare `401 Unauthorized` and its URL,
+    which tells a first-time author nothing about what to do."""
+    from huggingface_hub import get_token
+
+    if not get_token():
+        raise IntakeError(f"not logged in to the Hub: {LOG_IN}; a read token is enough to open a pull request. "
+                          "Nothing was uploaded")
+
+
+def hub_refusal(exc: BaseException, repo: str) -> str:
+    """The Hub's refusal of the pull request as one line an author can act on."""
+    status = getattr(getattr(exc, "response", None), "status_code", None)
+    first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    if status == 401:
+        return f"the Hub did not accept your token (401 Unauthorized): {LOG_IN} with a valid token. Nothing was uploaded"
+    if status == 404:
+        return f"the Hub has no dataset repo {repo} (or your token cannot see it): check --repo. Nothing was uploaded"
+    return f"the Hub refused the pull request: {first}"

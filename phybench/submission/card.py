@@ -30,6 +30,7 @@ MAX_CARD_BYTES = 64 * 1024
 MAX_TEXT = 2000  # characters of any one string (key or value) in a card
 MAX_DEPTH = 4  # nesting of the free-form sampling settings (card -> sampling -> ... )
 INPUT_TYPES = ("frames", "frames+text", "frames+state")
+PLACEHOLDER = "EDIT-ME"  # what `phybench card init` leaves for the author to fill in; never accepted
 
 # Stable problem codes.
 CARD_JSON = "card-json"  # not UTF-8, not JSON, duplicate keys, NaN/Infinity
@@ -142,7 +143,20 @@ def card_problems(doc: Any) -> list[Problem]:
         path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err.absolute_path)
         where = f"{CARD_NAME} at {path}" if path else CARD_NAME
         problems.append(_problem(_schema_code(err), f"{where}: {_schema_message(err)}"))
-    return problems + text
+    return problems + text + _placeholder_problems(doc)
+
+
+def _placeholder_problems(doc: Any) -> list[Problem]:
+    """A field still holding `phybench card init`'s placeholder: the template was not finished."""
+    if not isinstance(doc, dict):
+        return []
+    found = [(k, v) for k, v in doc.items() if isinstance(v, str) and PLACEHOLDER in v]
+    track = doc.get("input")
+    if isinstance(track, dict) and track.get("type") == PLACEHOLDER:
+        found.append(("input.type", PLACEHOLDER))
+    codes = {"license": CARD_LICENSE, "code_url": CARD_URL, "checkpoint_url": CARD_URL, "report_url": CARD_URL}
+    return [_problem(codes.get(k, CARD_SCHEMA), f"{CARD_NAME} at .{k}: still the template's placeholder "
+                                               f"{v[:80]!r}; fill it in") for k, v in found]
 
 
 def check_against_submission(card: dict[str, Any], meta: Any) -> list[Problem]:
