@@ -38,3 +38,25 @@ def test_printed_follow_up_commands_survive_paths_with_spaces(tmp_path, capsys):
     words = _pasted(capsys.readouterr().out, "score it with: ")
     assert words == ["phybench", "score", str(gt), "--data", str(split)]
     assert main(words[1:] + ["--metrics", "velocity_error", "--quiet"]) == 0  # and the pasted command runs
+
+
+def test_conditions_doc_says_how_to_use_a_local_folder_and_quotes_the_real_torchvision_line():
+    """docs/conditions.md shows `save_pretrained` for a local folder, and the transformers line it calls
+    harmless is the one the installed transformers prints (so the doc is rewritten when that changes)."""
+    import re
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "conditions.md").read_text()
+    assert ".save_pretrained(" in doc and "pipeline=models/svd" in doc
+    quoted = re.search(r"``\s*`(\w+)` requires torchvision \(not installed\); falling back to `(\w+)`\s*``", doc)
+    assert quoted and quoted.group(2) == quoted.group(1) + "Pil"
+    try:
+        from importlib.util import find_spec
+
+        spec = find_spec("transformers.utils.import_utils")
+    except ImportError:
+        spec = None
+    if spec is None or spec.origin is None:
+        return  # without the diffusers extra there is no line to compare with
+    source = Path(spec.origin).read_text()
+    assert "requires torchvision (not installed); falling back to" in source
