@@ -256,8 +256,13 @@ def world() -> tuple[int, int]:
 
 
 def protocol_splits(tasks: Sequence[str], protocol_name: str, out: str | os.PathLike[str], *,
-                    progress: bool = True) -> list[Path]:
-    """The protocol's evaluation splits of `tasks`, generated under OUT/data/ (reused when there)."""
+                    progress: bool = True, limit: int | None = None) -> list[Path]:
+    """The protocol's evaluation splits of `tasks`, generated under OUT/data/ (reused when there).
+
+    limit: instead of the protocol, the first `limit` samples of each split (`run --limit`, a smoke
+    test), in OUT/data/<task>-<split>-limit<N>/ so a protocol split there is never mixed with it.
+    Such a split has its own split hash and its results say `limit N`: a debugging subset, which
+    the leaderboard labels as no official protocol."""
     from .data.generate import generate
     from .data.split import make_plan
     from .tasks import get_task
@@ -269,11 +274,12 @@ def protocol_splits(tasks: Sequence[str], protocol_name: str, out: str | os.Path
     for task in tasks:
         spec = get_task(task)
         for split in spec.eval_splits:
-            folder = Path(out) / "data" / f"{task}-{split}"
+            folder = Path(out) / "data" / (f"{task}-{split}" if limit is None else f"{task}-{split}-limit{limit}")
             if rank == 0:
-                plan = make_plan(spec, split, None, protocol.size(spec, split), None)
-                generate(plan, folder, progress=progress,
-                         command=f"phybench generate {task} --split {split} --protocol {protocol.name}")
+                n = protocol.size(spec, split) if limit is None else limit
+                plan = make_plan(spec, split, None, n, None)
+                how = f"--protocol {protocol.name}" if limit is None else f"--limit {plan.num_samples}"
+                generate(plan, folder, progress=progress, command=f"phybench generate {task} --split {split} {how}")
             folders.append(folder)
     if size > 1:  # the others wait for process 0's splits
         for folder in folders:

@@ -108,3 +108,29 @@ def test_bad_rank_is_explained(splits, tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("WORLD_SIZE", "2")
     assert main(["run", "--model", "phybench.examples.shift:Model", "--data", splits[0], "--out", str(tmp_path / "x")]) == 2
     assert "RANK=2 is not in [0, WORLD_SIZE=2)" in capsys.readouterr().err
+
+
+def test_limit_is_a_smoke_test_on_the_first_n_samples_labelled_as_such(tmp_path, capsys):
+    """`run --tasks T --limit N` (issue 37 item 6): N-sample splits of their own, results that say
+    'limit N' (not an official protocol), and --limit refused where it cannot mean that."""
+    out = tmp_path / "smoke"
+    args = ["run", "--model", "phybench.examples.shift:Model", "--tasks", "uniform", "--limit", "2",
+            "--out", str(out), "--metrics", "velocity_error", "--quiet"]
+    assert main(args) == 0
+    assert "--limit 2 is a smoke test" in capsys.readouterr().err
+    for split in ("id-eval", "ood-eval"):
+        manifest = json.loads((out / "data" / f"uniform-{split}-limit2" / "manifest.json").read_text())
+        full = make_plan(get_task("uniform"), split)
+        assert manifest["num_samples"] == 2 and manifest["command"].endswith("--limit 2")
+        results = json.loads((out / "results" / f"uniform-{split}-shift.json").read_text())
+        assert results["summary"]["overall"]["videos"] == 2
+        assert results["provenance"]["protocol"] == "limit 2" and full.num_samples > 2
+    assert main(["leaderboard", "build", str(out / "results"), "--out", str(tmp_path / "site")]) == 0
+    board = json.loads((tmp_path / "site" / "leaderboard.json").read_text())["boards"][0]
+    assert board["protocols"] == ["limit 2"]  # the board keeps it apart from lite and full
+    capsys.readouterr()
+    for extra, words in ((["--protocol", "lite"], "not both"), (["--limit", "0"], "positive")):
+        assert main([*args[:-1], *extra]) == 2 and words in capsys.readouterr().err
+    assert main(["run", "--model", "phybench.examples.shift:Model", "--data", str(out / "data" / "uniform-id-eval-limit2"),
+                 "--limit", "2", "--out", str(tmp_path / "x")]) == 2
+    assert "goes with --tasks" in capsys.readouterr().err

@@ -17,6 +17,7 @@ EXAMPLES = {
           phybench run --model phybench.examples.shift:Model --tasks uniform,parabola,collision --protocol lite --out runs/shift --site site/
           phybench run --model my_pkg.model:Model --model-args ckpt=runs/m.pt,steps=50 --data data/uniform-id-eval --out runs/m
           phybench run --model phybench.examples.shift:Model --tasks uniform --out runs/shift --view   # then open the printed viewer
+          phybench run --model my_pkg.model:Model --tasks uniform --limit 8 --out runs/smoke   # a smoke test, 8 per split
           phybench run --model baseline:nearest-neighbour --model-args train=data/uniform-train-30k --tasks uniform --out runs/nn
           accelerate launch --num_processes 4 -m phybench.cli run --model my_pkg.model:Model --tasks uniform --out runs/m
 
@@ -58,7 +59,10 @@ def _add_run(add: Callable[..., argparse.ArgumentParser]) -> None:
     where.add_argument("--data", metavar="SPLIT_DIR", nargs="+", help="evaluation splits to answer")
     where.add_argument("--tasks", metavar="T1,T2", help="answer these tasks' evaluation splits on --protocol "
                        "(generated under OUT/data/, reused on a re-run)")
-    rn.add_argument("--protocol", default="lite", help="with --tasks: full or lite (default lite)")
+    rn.add_argument("--protocol", help="with --tasks: full or lite (default lite)")
+    rn.add_argument("--limit", type=int, metavar="N", help="with --tasks, instead of --protocol: only the first N "
+                    "samples of each split, a smoke test (a debugging subset: its results say 'limit N' and "
+                    "a board labels them so; give it its own --out)")
     rn.add_argument("--site", metavar="DIR", help="then build a leaderboard site from OUT/results into DIR")
     rn.add_argument("--view", action="store_true", help="then write a viewer of each split's videos "
                                                         "(OUT/<task>-<split>/view/index.html; docs/viewer.md)")
@@ -123,6 +127,19 @@ def _views(split_dirs: Any, results: list[Path], out: Path, quiet: bool) -> None
               f"{report.media_bytes / 1e6:.1f} MB)")
 
 
+def _check_limit(args: argparse.Namespace) -> None:
+    """`--limit N` makes N-sample splits, so it goes with --tasks and not with an official --protocol."""
+    if args.limit is None:
+        return
+    if args.limit < 1:
+        raise CliError(f"--limit must be a positive number of samples, got {args.limit}")
+    if args.protocol:
+        raise CliError("give --protocol (an official result) or --limit N (a smoke test), not both")
+    if not args.tasks:
+        raise CliError("--limit goes with --tasks (it generates N-sample splits); for your own split folders make "
+                       f"them small instead: phybench generate TASK --split SPLIT --limit {args.limit} --out DIR")
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     import os
     import sys as _sys
@@ -131,6 +148,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                                   parse_model_args, protocol_splits, run, world)
     from ..scoring.score import ScoreError, parse_metrics
 
+    _check_limit(args)
     if "" not in _sys.path and os.getcwd() not in _sys.path:
         _sys.path.insert(0, os.getcwd())  # MODULE:CLASS from the current folder, as `python -m` would
     try:
@@ -149,8 +167,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         check_model_name(name)
         identity = model_identity(args.model, model_args, name)
         if args.tasks:
-            data = protocol_splits([t.strip() for t in args.tasks.split(",") if t.strip()], args.protocol,
-                                   args.out, progress=not args.quiet)
+            data = protocol_splits([t.strip() for t in args.tasks.split(",") if t.strip()], args.protocol or "lite",
+                                   args.out, progress=not args.quiet, limit=args.limit)
         else:
             data = args.data
         files = run(model, name, data, args.out, batch_size=args.batch_size, metrics=metrics,
@@ -163,6 +181,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 0
     for f in files:
         print(f"results: {f}")
+    if args.limit is not None:
+        print(f"note: --limit {args.limit} is a smoke test on the first {args.limit} samples of each split, not an "
+              "official protocol: its results say 'limit N' and a board labels them as a debugging subset; "
+              f"run --protocol lite (into another --out) for a result to report", file=sys.stderr)
     if args.view:
         _views(data, files, Path(args.out), quiet=args.quiet)
     results_dir = Path(args.out) / "results"
