@@ -60,3 +60,15 @@ def test_conditions_doc_says_how_to_use_a_local_folder_and_quotes_the_real_torch
         return  # without the diffusers extra there is no line to compare with
     source = Path(spec.origin).read_text()
     assert "requires torchvision (not installed); falling back to" in source
+
+
+def test_readme_says_what_the_plain_score_line_costs():
+    """The README's plain `phybench score` line runs LPIPS and FVD once fetched: the next line says so,
+    that an estimate comes first, and how to leave them out."""
+    from pathlib import Path
+
+    lines = (Path(__file__).resolve().parent.parent / "README.md").read_text().splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("phybench score my-sub ") and "--metrics" not in line)
+    note = lines[at + 1]
+    assert note.startswith("#") and "LPIPS+FVD" in note and "estimate" in note
+    assert "--metrics velocity_error,ssim,psnr" in note

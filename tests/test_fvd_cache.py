@@ -59,9 +59,20 @@ def test_a_long_lpips_fvd_run_prints_an_estimate_first(tmp_path, monkeypatch, ca
     write_submission(sub, submission_meta(reader.manifest, "gt"), ((r["sample_id"], reader.video(r)) for r in reader.rows()))
     score(sub, data, ("lpips", "fvd"), progress=True, batch_size=4)
     err = capsys.readouterr().err
-    assert "estimate: LPIPS" in err and "I3D" in err and "x2 (reference and generated" in err and "for 2 videos" in err
-    score(sub, data, ("lpips", "fvd"), progress=True, batch_size=4)
-    assert "(reference features cached)" in capsys.readouterr().err
+    assert "estimate: LPIPS+FVD on 2 videos: about" in err and "on this CPU" in err
+    assert "I3D" in err and "x2 (reference and generated" in err
+    assert "--metrics" not in err  # nothing cheaper was asked for
+    score(sub, data, ("velocity_error", "ssim", "psnr", "lpips", "fvd"), progress=True, batch_size=4)
+    line = capsys.readouterr().err.split("estimate: ", 1)[1].split("\n", 1)[0]
+    assert "(reference features cached)" in line  # the first run cached the reference half
+    assert line.endswith(tuple(f"; --metrics velocity_error,ssim,psnr takes about {k} s" for k in range(1, 90)))
+
+
+def test_the_estimate_reads_as_a_person_says_it():
+    from phybench.scoring.estimate import _duration
+
+    assert [_duration(s) for s in (0.2, 40, 88, 95, 599, 3000, 9000)] == \
+        ["1 s", "40 s", "88 s", "1.6 min", "10.0 min", "50 min", "2.5 h"]
 
 
 def test_workers_and_threads_give_the_same_bytes_with_lpips_and_fvd(tmp_path, fetched):

@@ -23,6 +23,10 @@ EXAMPLES = {
           phybench score sub/ --data data/uniform-id-eval --details details.parquet --fail-above velocity_error=0.05
           phybench score sub/ --from-hub my-org/phybench --task uniform --split id-eval --revision 3f1c0a9
 
+        without --metrics, LPIPS and FVD run too once their weights are fetched: seconds a video on
+        a CPU, so before a run of 50 videos or more the cost with and without them is estimated on
+        one video and printed (stderr); --metrics velocity_error,ssim,psnr leaves them out.
+
         exit codes: 0 scored (and every threshold passed), 1 a --fail-above/--fail-below
         threshold was crossed, 2 the submission or split is invalid (nothing is written).
     """,

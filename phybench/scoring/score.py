@@ -131,46 +131,6 @@ def parse_metrics(text: str | Sequence[str] | None) -> tuple[str, ...]:
 ESTIMATE_MIN_VIDEOS = 50  # below this a long run is not long: no estimate
 
 
-def _print_estimate(manifest: dict[str, Any], n: int, lpips: bool, fvd: bool, cached: bool,
-                    batch_size: int, device: str) -> None:
-    """Before a long LPIPS / FVD run: their cost per video, measured here on one blank video."""
-    import sys
-    import time
-
-    frames, res = int(manifest["frames"]), int(manifest["resolution"])
-    generated = frames - int(manifest["condition_frames"])
-    blank = np.full((frames, res, res, 3), 255, np.uint8)
-    parts, per_video = [], 0.0
-    if lpips:
-        from .lpips import LPIPS, lpips_frames
-
-        lpips_model = LPIPS().to(device)
-
-        t0 = time.perf_counter()
-        lpips_frames(blank[:generated], blank[:generated], model=lpips_model, batch_size=batch_size)
-        dt = time.perf_counter() - t0
-        per_video += dt
-        parts.append(f"LPIPS {dt:.2f} s")
-    if fvd:
-        import torch
-
-        from .features import I3D_THREADS, torch_threads
-        from .fvd import cached_model, i3d_logits
-
-        cached_model(str(torch.device(device)))  # built once, as the run will
-        t0 = time.perf_counter()
-        with torch_threads(I3D_THREADS, device):
-            i3d_logits(blank[None], batch_size=1, device=device)
-        dt = time.perf_counter() - t0
-        per_video += dt * (1 if cached else 2)
-        parts.append(f"I3D {dt:.2f} s" + (" (reference features cached)" if cached else " x2 (reference and generated; "
-                                          "cached for the next model on this split)"))
-    if parts:
-        minutes = per_video * n / 60
-        print(f"estimate: {', '.join(parts)} per video, measured here on one video: about {minutes:.1f} min "
-              f"for {n} videos on {device} (velocity and image metrics add little)", file=sys.stderr)
-
-
 @dataclass
 class _Split:
     """An evaluation split opened for scoring: its rows are read once, in stored order (the order
@@ -270,8 +230,13 @@ def score(
         cached = load_reference(cache, len(ids))
         settings = PassSettings(metrics, torch_metrics, batch_size, device, real_cached=cached is not None)
         if progress and len(ids) >= ESTIMATE_MIN_VIDEOS and torch_metrics and features is None:
-            _print_estimate(manifest, len(ids), "lpips" in torch_metrics, "fvd" in torch_metrics, cached is not None,
-                            batch_size, device)
+            import sys
+
+            from .estimate import estimate_line
+
+            print(estimate_line(split.reader, split.rows[0], len(ids), metrics, torch_metrics,
+                                cached=cached is not None, batch_size=batch_size, device=device, workers=workers),
+                  file=sys.stderr)
         with tqdm(total=len(ids), desc=f"score {manifest['task']}/{manifest['split']}", unit="video",
                   disable=not progress) as bar:
             done = run_pass(sub, split.reader, split.rows, order, settings, workers=workers, features=features,

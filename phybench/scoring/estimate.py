@@ -1,0 +1,87 @@
+"""How long a `score` run will take, said before it starts (stderr), measured here on one video.
+
+LPIPS and FVD run whenever their weights are fetched (the README's set-up fetches them), and on
+a CPU they cost tens of times what the velocity and image metrics do: a first-time author saw a
+plain `phybench score` run past 50 minutes on 200 videos with nothing said, where the same run
+without them takes a minute and a half.  So before such a run `score` times, on the split's
+first ground-truth video, one LPIPS pass, one I3D pass (twice when the FVD reference features
+are not cached yet) and the other metrics, and prints the total and what the run would cost
+without LPIPS and FVD, with the `--metrics` to get that.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any, Sequence
+
+import numpy as np
+
+
+def _duration(seconds: float) -> str:
+    """'40 s', '1.5 min', '2.3 h': rounded, as a person says it."""
+    if seconds < 90:
+        return f"{max(seconds, 1):.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.1f} min" if seconds < 600 else f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def _time_lpips(video: np.ndarray, generated: int, batch_size: int, device: str) -> float:
+    from .lpips import LPIPS, lpips_frames
+
+    model = LPIPS().to(device)
+    t0 = time.perf_counter()
+    lpips_frames(video[-generated:], video[-generated:], model=model, batch_size=batch_size)
+    return time.perf_counter() - t0
+
+
+def _time_i3d(video: np.ndarray, device: str) -> float:
+    import torch
+
+    from .features import I3D_THREADS, torch_threads
+    from .fvd import cached_model, i3d_logits
+
+    cached_model(str(torch.device(device)))  # built once, as the run will
+    t0 = time.perf_counter()
+    with torch_threads(I3D_THREADS, device):
+        i3d_logits(video[None], batch_size=1, device=device)
+    return time.perf_counter() - t0
+
+
+def _time_cheap(reader: Any, row: dict[str, Any], video: np.ndarray, cheap: Sequence[str]) -> float:
+    """One row as the pass scores it (ground truth decoded and hashed, then scored), plus one more
+    decode for the submission's own video."""
+    from .sample import score_row
+
+    t0 = time.perf_counter()
+    score_row(reader, row, video, cheap)
+    reader.video(row)
+    return time.perf_counter() - t0
+
+
+def estimate_line(reader: Any, row: dict[str, Any], n: int, metrics: Sequence[str], torch_metrics: Sequence[str],
+                  *, cached: bool, batch_size: int = 16, device: str = "cpu", workers: int = 1) -> str:
+    """One line for stderr: the run's cost with and without LPIPS/FVD, from one measured video.
+
+    reader, row: the split and its first row, whose ground-truth video is the one measured (a
+    real one: the parser's cost depends on what it finds).  `workers` divide the time (they
+    score whole videos in parallel)."""
+    manifest, video = reader.manifest, reader.video(row)
+    generated = int(manifest["frames"]) - int(manifest["condition_frames"])
+    cheap = [m for m in metrics if m not in torch_metrics]
+    per_video, parts = _time_cheap(reader, row, video, cheap), []
+    base = per_video
+    if "lpips" in torch_metrics:
+        dt = _time_lpips(video, generated, batch_size, device)
+        per_video += dt
+        parts.append(f"LPIPS {dt:.2f} s")
+    if "fvd" in torch_metrics:
+        dt = _time_i3d(video, device)
+        per_video += dt * (1 if cached else 2)
+        parts.append(f"I3D {dt:.2f} s" + (" (reference features cached)" if cached else
+                                          " x2 (reference and generated; cached for the next model on this split)"))
+    par = max(1, workers)
+    names = "+".join(m.upper() for m in torch_metrics)
+    where = f"this {'CPU' if str(device) == 'cpu' else device}" + (f" with {par} workers" if par > 1 else "")
+    line = (f"estimate: {names} on {n} videos: about {_duration(per_video * n / par)} on {where} "
+            f"({', '.join(parts)} per video, measured here on one video)")
+    return line + (f"; --metrics {','.join(cheap)} takes about {_duration(base * n / par)}" if cheap else "")
