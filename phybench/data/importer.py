@@ -40,6 +40,7 @@ from functools import lru_cache
 import json
 import os
 from pathlib import Path
+from shlex import quote
 from typing import Any, Iterator
 
 import numpy as np
@@ -426,7 +427,7 @@ def import_phyworld(
         (tmp / DATA_DIR).mkdir()
         resolution, shards, digests, levels = _write_rows(spec, task, tmp, src, split, n, shard_size, progress)
         plan = SplitPlan(spec, split, resolution, n, shard_size)
-        command = f"phybench import phyworld {src.name} --task {task} --split {split}"
+        command = f"phybench import phyworld {quote(src.name)} --task {task} --split {split}"
         if limit is not None and n < total:
             command += f" --limit {n}"
         manifest = {
