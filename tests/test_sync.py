@@ -464,6 +464,42 @@ def test_the_sync_signs_or_does_not_start(world, hub, tmp_path, board_key):
     assert not (tmp_path / "site").exists()
 
 
+def test_one_sync_at_a_time_per_board(world, hub, tmp_path):
+    """Issue 36: a second sync of the same board while one runs exits at once (sync_busy, exit 2)
+    and posts nothing; a sync killed with SIGKILL leaves no lock behind (flock dies with it)."""
+    import signal
+
+    from phybench.leaderboard.sync_lock import LOCK_NAME, sync_lock
+
+    repo, home, results = "tester/locked", tmp_path / "hf", tmp_path / "results"
+    api(hub, home, "HfApi().create_repo(repo, repo_type='dataset'); result = 1", repo=repo)
+    num = raw_pr(hub, home, repo, {"README.md": b"# taken over\n"})  # refused at once: outside submissions/
+    args = ["leaderboard", "sync", "--repo", repo, "--splits", world["splits"], "--results", results,
+            "--site", tmp_path / "site", "--metrics", CHEAP]
+    results.mkdir()
+    with sync_lock(results):  # a sync of this board is running
+        out = phybench(hub, home, *args, token=WRITE)
+    assert out.returncode == 2, out.stdout + out.stderr
+    [line] = out.stderr.strip().splitlines()
+    assert line.startswith("phybench leaderboard: error [sync_busy]: another `leaderboard sync` of this board is "
+                           f"running (it holds {results / LOCK_NAME}: pid {os.getpid()} on "), line
+    assert hub.discussion(repo, num).status == "open" and bot_comments(hub, repo, num) == []
+    assert not (tmp_path / "site").exists()
+
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from pathlib import Path\n"
+                               "from phybench.leaderboard.sync_lock import sync_lock\n"
+                               "with sync_lock(Path(sys.argv[1])):\n print('held', flush=True); time.sleep(600)",
+                               str(results)], stdout=subprocess.PIPE, text=True, env=env_for(hub, home, None))
+    assert holder.stdout.readline().strip() == "held"
+    holder.send_signal(signal.SIGKILL)
+    holder.wait(timeout=30)
+    holder.stdout.close()
+    assert (results / LOCK_NAME).is_file()  # the file stays; the lock does not
+    out = phybench(hub, home, *args, token=WRITE)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert hub.discussion(repo, num).status == "closed" and len(bot_comments(hub, repo, num)) == 1
+
+
 SYNC_FLAGS = ["--repo", "--splits", "--results", "--site", "--metrics"]  # what the tests above pass
 
 

@@ -540,14 +540,17 @@ def sync(repo: str, splits_dir: str | os.PathLike[str], results_dir: str | os.Pa
     if not splits.is_dir():
         raise IntakeError(f"--splits {splits} is not a folder")
     results.mkdir(parents=True, exist_ok=True)
-    syncer = Syncer(repo, splits, results, metrics, verified_by, progress, log, api)
-    outcomes = syncer.run()
-    if not any(o.status == "admitted" for o in outcomes) and (site / "index.html").is_file():
-        return SyncReport(outcomes, None)
-    try:
-        # The public board: verified rows only (every admitted row has its record; a shipped file
-        # without one stops the build here rather than appearing as self-reported).
-        build(results, site, require_verified=True)
-    except LeaderboardError as exc:
-        return SyncReport(outcomes, None, str(exc).splitlines()[0])
-    return SyncReport(outcomes, site)
+    from .sync_lock import sync_lock
+
+    with sync_lock(results):  # one sync per board: a second one raises SyncBusy before reading the Hub
+        syncer = Syncer(repo, splits, results, metrics, verified_by, progress, log, api)
+        outcomes = syncer.run()
+        if not any(o.status == "admitted" for o in outcomes) and (site / "index.html").is_file():
+            return SyncReport(outcomes, None)
+        try:
+            # The public board: verified rows only (every admitted row has its record; a shipped file
+            # without one stops the build here rather than appearing as self-reported).
+            build(results, site, require_verified=True)
+        except LeaderboardError as exc:
+            return SyncReport(outcomes, None, str(exc).splitlines()[0])
+        return SyncReport(outcomes, site)
