@@ -8,18 +8,16 @@ so it posts nothing.
 
 Stale locks: the lock is the kernel's ``flock``, not the file's existence, so a sync that dies
 in any way (an exception, Ctrl-C, SIGKILL, a lost runner) releases it with its process; the
-file stays behind and only records who held it last (pid, host, start time), shown in the
-message of a sync that finds it busy.  There is nothing to clean up by hand: a lock file left
-by a dead sync never blocks the next one.  The file is hidden, so the build and the sync's own
+file stays behind, empty (a sync that finds nothing to do writes no byte, so the lock does not
+write one either).  There is nothing to clean up by hand: a lock file left by a dead sync never
+blocks the next one; `fuser RESULTS/.phybench-sync.lock` names the process that holds it.  The file is hidden, so the build and the sync's own
 scans of the results folder skip it, and the workflow commits only ``RESULTS/hub/``.
 Limits: ``flock`` is POSIX (Linux, macOS), and on a network file system it may not lock
 across machines; keep a board's results folder on a local disk, as the workflow does.
 """
 from __future__ import annotations
 
-import datetime
 import os
-import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -33,13 +31,6 @@ class SyncBusy(IntakeError):
     """Another sync of the same board holds its lock; this one did nothing."""
 
     code = "sync_busy"
-
-
-def _holder(fd: int) -> str:
-    try:
-        return os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "unknown"
-    except OSError:
-        return "unknown"
 
 
 @contextmanager
@@ -57,12 +48,9 @@ def sync_lock(results: Path) -> Iterator[Path]:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise SyncBusy(f"another `leaderboard sync` of this board is running (it holds {path}: "
-                           f"{_holder(fd)}); this one did nothing and posted nothing. Run it again when "
-                           "that one has finished (a dead sync's lock is released with its process)") from None
-        now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"pid {os.getpid()} on {socket.gethostname()[:100]}, since {now}\n".encode(), 0)
+            raise SyncBusy(f"another `leaderboard sync` of this board is running (it holds {path}); this one "
+                           "did nothing and posted nothing. Run it again when that one has finished (a dead "
+                           "sync's lock is released with its process)") from None
         yield path
     finally:
         os.close(fd)  # releases the lock; the file stays (it is not the lock)
