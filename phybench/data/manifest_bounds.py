@@ -76,7 +76,7 @@ def _shard_problem(manifest: dict[str, Any], shards: list[Any], n: int, size: in
             return f"shard {i} is not an object"
         name, digest = entry.get("file"), entry.get("sha256")
         start, stop = entry.get("start"), entry.get("stop")
-        if not all(isinstance(v, int) and not isinstance(v, bool) for v in (start, stop)):
+        if not (isinstance(start, int) and isinstance(stop, int)) or isinstance(start, bool) or isinstance(stop, bool):
             return f"shard {i} ({str(name)[:80]!r}) has no whole-number start and stop"
         if name in names:
             return f"shard file {str(name)[:80]!r} is listed more than once"
