@@ -40,3 +40,22 @@ def test_the_full_list_goes_to_the_work_folder(tmp_path):
     path = write_full_list(tmp_path, 7, "ab" * 20, ["[a] one\ntwo", "[b] three"])
     assert path == tmp_path / ".sync" / "refused-pr7-abababababab.txt"
     assert path.read_text() == "[a] one two\n[b] three\n"
+
+
+def test_ten_thousand_unexpected_files_are_one_short_line(tmp_path):
+    """The problem itself is bounded too: 10,000 unknown names in one submission folder were one 100 KB line."""
+    from types import SimpleNamespace
+
+    import pytest
+
+    from phybench.leaderboard.intake import Refused, Syncer
+
+    syncer = Syncer("o/r", tmp_path, tmp_path)
+    syncer.max_archive = 1 << 30
+    prefix = "submissions/m/0123456789ab/"
+    paths = [prefix + "card.json", prefix + "submission.zip"] + [f"{prefix}f{i:05d}.txt" for i in range(10_000)]
+    with pytest.raises(Refused) as exc:
+        syncer._folder(paths, {p: SimpleNamespace(size=1) for p in paths}, {})
+    [line] = exc.value.problems
+    assert line.startswith("[intake-files] 10,000 unexpected file(s) f00000.txt, f00001.txt")
+    assert "and 9,990 more: a submission folder holds" in line and len(line) < 600
