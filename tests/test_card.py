@@ -54,6 +54,13 @@ def test_a_good_card_passes_and_round_trips():
     ({"checkpoint_url": "https://"}, CARD_URL, "is not an http(s) link"),
     ({"license": "Apache 2"}, CARD_LICENSE, "is not an SPDX license id"),
     ({"license": "MIT OR Apache-2.0"}, None, ""),
+    # issue 36: the pattern alone let these through as SPDX
+    ({"license": "Proprietary"}, CARD_LICENSE, "'Proprietary' is not an SPDX license id or expression (unknown license)"),
+    ({"license": "Foo-1.0 OR MIT"}, CARD_LICENSE, "is not an SPDX license id"),
+    ({"license": "MIT WITH Apache-2.0"}, CARD_LICENSE, "unknown license exception"),
+    ({"license": "MIT AND"}, CARD_LICENSE, "is not an SPDX license id"),
+    ({"license": "LicenseRef-Proprietary"}, None, ""),
+    ({"license": "GPL-2.0-only WITH Classpath-exception-2.0 AND CC-BY-4.0"}, None, ""),
     ({"seeds": []}, CARD_SCHEMA, "card.json at .seeds"),
     ({"seeds": [1, 1]}, CARD_SCHEMA, "non-unique"),
     ({"seeds": [-1]}, CARD_SCHEMA, "less than the minimum"),

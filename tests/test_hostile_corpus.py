@@ -1132,10 +1132,37 @@ def zlib_crc(text: str) -> int:
     return zlib.crc32(text.encode())
 
 
+def _tiled(n: int, size: int, same_file: bool = False, same_hash: bool = False, ranges=None):
+    """The split's one shard re-listed as `n` samples in shards of `size` (issue 36: sizes that do not add up)."""
+    def fn(d):
+        one = d["shards"][0]
+        spans = ranges or [(i, min(i + size, n)) for i in range(0, n, size)]
+        d["num_samples"], d["shard_size"] = n, size
+        d["shards"] = [{**one, "start": a, "stop": b,
+                        "file": one["file"] if same_file else f"data/shard-{k:05d}.parquet",
+                        "sha256": one["sha256"] if same_hash else f"{k:064x}"} for k, (a, b) in enumerate(spans)]
+        return d
+    return fn
+
+
+HUB_SIZES = [
+    ("one-shard-5000-times", lambda d: {**d, "shards": d["shards"] * 5000}),
+    ("same-file-three-times", _tiled(3, 1, same_file=True, same_hash=True)),
+    ("same-bytes-two-names", _tiled(3, 2, same_hash=True)),
+    ("rows-overlap", _tiled(3, 2, ranges=[(0, 2), (1, 3)])),
+    ("rows-gap", _tiled(4, 2, ranges=[(0, 2), (3, 4)])),
+    ("shard-over-its-size", _tiled(3, 1, ranges=[(0, 2), (2, 3), (3, 3)])),
+    ("rows-short", _tiled(3, 3, ranges=[(0, 2)])),
+    ("samples-a-trillion", setkey("num_samples", 10**12)),
+    ("samples-zero", setkey("num_samples", 0)),
+    ("shard-size-string", setkey("shard_size", "3")),
+    ("resolution-huge", setkey("resolution", 10**6)),
+    ("start-not-a-number", lambda d: {**d, "shards": [{**d["shards"][0], "start": "0"}]}),
+]
 HUB = [(f"hub-{n}", _hub_manifest(change), code) for n, change, code in MANIFEST_EDITS] + [
     ("hub-other-task", _hub_manifest(setkey("task", "parabola")), "hub"),
     ("hub-hash-lies", _hub_manifest(setkey("split_hash", "f" * 64)), "hub"),
-]
+] + [(f"hub-{n}", _hub_manifest(change), "manifest_sizes") for n, change in HUB_SIZES]
 
 
 @pytest.mark.parametrize("build,code", [pytest.param(b, c, id=n) for n, b, c in HUB])
@@ -1155,6 +1182,46 @@ def test_hub_manifest(ctx, monkeypatch, tmp_path_factory, hub, build, code):
     assert tree(ctx.tmp, ctx.split) == before
     if code != "hub":
         assert str(exc.value).startswith(f"{repo}:uniform/id-eval at revision ")
+
+
+def test_hub_manifest_listing_one_shard_5000_times_is_refused_by_its_sizes_at_once(ctx, monkeypatch,
+                                                                                   tmp_path_factory, hub):
+    """Issue 36: the shard is neither hashed nor decoded 5,000 times; the counts refuse it first."""
+    import time
+
+    from phybench.data.download import load_split
+    from phybench.data.split import SplitError
+
+    import phybench.data.download as download_module
+
+    monkeypatch.setenv("PHYBENCH_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+    cache = tmp_path_factory.mktemp("hf")
+    load_split("uniform", "id-eval", _hub_manifest(lambda d: d)(ctx, hub), endpoint=hub.url, cache_dir=cache)  # warm
+    checked = []
+    monkeypatch.setattr(download_module, "check_split", lambda *a, **k: checked.append(1) or ([], None))
+    repo = _hub_manifest(lambda d: {**d, "shards": d["shards"] * 5000})(ctx, hub)
+    t0 = time.perf_counter()
+    with pytest.raises(SplitError) as exc:
+        load_split("uniform", "id-eval", repo, endpoint=hub.url, cache_dir=cache)
+    assert time.perf_counter() - t0 < 1.0
+    assert exc.value.code == "manifest_sizes" and checked == [], str(exc.value)  # no shard hashed or decoded
+    assert "it lists 5,000 shard(s); 3 samples in shards of" in str(exc.value)
+    assert "`manifest_sizes`" in (Path(__file__).parents[1] / "docs" / "submission.md").read_text()
+
+
+def test_a_shard_file_larger_than_its_rows_can_be_is_refused_unopened(ctx, tmp_path):
+    """Byte sizes: a (sparse) 64 GB shard file under a manifest that declares 3 rows is refused by
+    its size alone (lstat through the cache link; never read)."""
+    from phybench.data.manifest_bounds import max_shard_bytes, size_problem
+
+    folder = ctx.copy(ctx.split)
+    doc = json.loads((folder / "manifest.json").read_text())
+    assert size_problem(doc, folder) is None
+    shard_file = folder / doc["shards"][0]["file"]
+    with open(shard_file, "r+b") as f:
+        f.truncate(64 << 30)
+    why = size_problem(doc, folder)
+    assert why is not None and "68,719,476,736 bytes" in why and f"{max_shard_bytes(doc, 3):,}" in why
 
 
 @pytest.mark.slow

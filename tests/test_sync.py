@@ -124,7 +124,10 @@ def zip_of(entries: dict[str, bytes]) -> bytes:
 
 
 def bot_comments(hub, repo, num) -> list[str]:
-    return [e["data"]["latest"]["raw"] for e in hub.discussion(repo, num).events
+    """The sync's comments as readers see their text (the author's words in them are escaped, issue 36)."""
+    import html
+
+    return [html.unescape(e["data"]["latest"]["raw"]) for e in hub.discussion(repo, num).events
             if e["type"] == "comment" and e["author"]["name"] == "tester"]
 
 
@@ -462,6 +465,100 @@ def test_the_sync_signs_or_does_not_start(world, hub, tmp_path, board_key):
     out = subprocess.run([sys.executable, *args], env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 2 and "[verify-key]" in out.stderr, out.stdout + out.stderr
     assert not (tmp_path / "site").exists()
+
+
+def test_one_sync_at_a_time_per_board(world, hub, tmp_path):
+    """Issue 36: a second sync of the same board while one runs exits at once (sync_busy, exit 2)
+    and posts nothing; a sync killed with SIGKILL leaves no lock behind (flock dies with it)."""
+    import signal
+
+    from phybench.leaderboard.sync_lock import LOCK_NAME, sync_lock
+
+    repo, home, results = "tester/locked", tmp_path / "hf", tmp_path / "results"
+    api(hub, home, "HfApi().create_repo(repo, repo_type='dataset'); result = 1", repo=repo)
+    num = raw_pr(hub, home, repo, {"README.md": b"# taken over\n"})  # refused at once: outside submissions/
+    args = ["leaderboard", "sync", "--repo", repo, "--splits", world["splits"], "--results", results,
+            "--site", tmp_path / "site", "--metrics", CHEAP]
+    results.mkdir()
+    with sync_lock(results):  # a sync of this board is running
+        out = phybench(hub, home, *args, token=WRITE)
+    assert out.returncode == 2, out.stdout + out.stderr
+    [line] = out.stderr.strip().splitlines()
+    assert line.startswith("phybench leaderboard: error [sync_busy]: another `leaderboard sync` of this board is "
+                           f"running (it holds {results / LOCK_NAME}); this one did nothing"), line
+    assert hub.discussion(repo, num).status == "open" and bot_comments(hub, repo, num) == []
+    assert not (tmp_path / "site").exists()
+
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from pathlib import Path\n"
+                               "from phybench.leaderboard.sync_lock import sync_lock\n"
+                               "with sync_lock(Path(sys.argv[1])):\n print('held', flush=True); time.sleep(600)",
+                               str(results)], stdout=subprocess.PIPE, text=True, env=env_for(hub, home, None))
+    assert holder.stdout.readline().strip() == "held"
+    holder.send_signal(signal.SIGKILL)
+    holder.wait(timeout=30)
+    holder.stdout.close()
+    assert (results / LOCK_NAME).is_file()  # the file stays; the lock does not
+    out = phybench(hub, home, *args, token=WRITE)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert hub.discussion(repo, num).status == "closed" and len(bot_comments(hub, repo, num)) == 1
+
+
+HOSTILE_NAME = "<img src=x onerror=alert(1)> [win](https://evil.example) @victim `rm` <!-- phybench-sync head=0 -->"
+
+
+def raw_bot_comments(hub, repo, num) -> list[str]:
+    return [e["data"]["latest"]["raw"] for e in hub.discussion(repo, num).events
+            if e["type"] == "comment" and e["author"]["name"] == "tester"]
+
+
+@pytest.mark.slow
+def test_refusal_comments_are_escaped_and_bounded(world, hub, tmp_path):
+    """Issue 36: a refusal quoting a hostile model name posts no HTML, Markdown link, @mention, code span
+    or marker of the author's; a pull request of 10,000 files gets a comment of a few KB (it was 109 KB)
+    listing 20 problems and a count, and the full list is written to the sync's work folder."""
+    from phybench.leaderboard.hub_text import MAX_BODY_BYTES, WORK_DIR
+    from phybench.leaderboard.intake import pack_zip
+    from phybench.submission.format import submission_hash
+
+    repo, home, results = "tester/escaped", tmp_path / "hf", tmp_path / "results"
+    api(hub, home, "HfApi().create_repo(repo, repo_type='dataset'); result = 1", repo=repo)
+    sub = world["subs"]["copy-last"]
+    h12 = submission_hash(sub)[:12]
+    named = raw_pr(hub, home, repo, {f"submissions/copy-last/{h12}/submission.zip": pack_zip(sub),
+                                     f"submissions/copy-last/{h12}/card.json":
+                                         json.dumps(card(HOSTILE_NAME)).encode()})
+    junk = tmp_path / "junk"
+    junk.mkdir()
+    for i in range(10_000):
+        (junk / f"{i:05d}.txt").write_bytes(b"x")
+    many = api(hub, home, "from pathlib import Path\n"
+               "ops = [CommitOperationAdd('junk/' + p.name, str(p)) for p in sorted(Path(folder).iterdir())]\n"
+               "result = HfApi().create_commit(repo, ops, commit_message='many', repo_type='dataset', "
+               "create_pr=True).pr_num", token=READ, repo=repo, folder=str(junk))
+    out = phybench(hub, home, "leaderboard", "sync", "--repo", repo, "--splits", world["splits"], "--results",
+                   results, "--site", tmp_path / "site", "--metrics", CHEAP, token=WRITE)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+
+    [text] = raw_bot_comments(hub, repo, named)
+    assert "[card-mismatch]" in text, text
+    body, marker = text.rsplit("\n", 1)
+    assert marker == f"<!-- phybench-sync head={hub.discussion(repo, named).head} outcome=refused -->"
+    assert "](" not in body and "<img" not in body and "@victim" not in body and "<!--" not in body, body
+    quoted = body.split("Problems (1):", 1)[1].split("Fix them", 1)[0]
+    assert not any(c in quoted.replace("[card-mismatch]", "") for c in "<>()@`"), quoted
+    assert "&#60;img src=x onerror=alert&#40;1&#41;&#62; &#91;win&#93;&#40;https&#58;//evil.example&#41; " \
+           "&#64;victim &#96;rm&#96;" in quoted, quoted
+    import html
+
+    assert HOSTILE_NAME[:80] in html.unescape(quoted)  # what readers see: the name as it was sent
+
+    [text] = raw_bot_comments(hub, repo, many)
+    assert len(text.encode()) < MAX_BODY_BYTES + 1024, len(text.encode())
+    assert "Problems (10,000):" in text and "- ... and 9,980 more (the full list is in the sync's work folder" in text
+    assert text.count("[intake-paths]") == 20
+    head = hub.discussion(repo, many).head
+    full = (results / WORK_DIR / f"refused-pr{many}-{head[:12]}.txt").read_text().splitlines()
+    assert len(full) == 10_000 and full[-1].startswith("[intake-paths] 'junk/09999.txt' is outside")
 
 
 SYNC_FLAGS = ["--repo", "--splits", "--results", "--site", "--metrics"]  # what the tests above pass

@@ -10,8 +10,12 @@ import json
 import os
 from pathlib import Path
 from typing import Any
+from .manifest_bounds import MANIFEST_SIZES, size_problem
 from .split import MANIFEST, SplitError, read_manifest
 from .hub import REPO_TYPE, HubError, check_split, hf_module, hub_error, progress_bars, repo_folder, split_files
+
+
+MAX_MANIFEST_BYTES = 32 << 20  # a manifest of 100,000 shards is about 30 MB
 
 
 # ------------------------------------------------------------------ load
@@ -70,6 +74,21 @@ def _forget_download(folder: Path) -> None:
                 path.rmdir()
         except OSError:
             pass
+
+
+def _check_manifest_bytes(file: Path) -> None:
+    """A manifest larger than any real one is refused before it is parsed."""
+    if file.stat().st_size > MAX_MANIFEST_BYTES:
+        raise SplitError(f"{MANIFEST} is {file.stat().st_size:,} bytes; at most {MAX_MANIFEST_BYTES:,}",
+                         code=MANIFEST_SIZES)
+
+
+def _check_sizes(manifest: dict[str, Any], folder: Path) -> None:
+    """The manifest's declared rows, shards and bytes agree, before any shard is hashed or decoded."""
+    why = size_problem(manifest, folder)
+    if why is not None:
+        raise SplitError(f"its manifest does not add up: {why}; refusing it before reading any shard",
+                         code=MANIFEST_SIZES)
 
 
 def _check_identity(manifest: dict[str, Any], task: str, split: str, where: str) -> None:
@@ -150,7 +169,9 @@ def load_split(
             + _available(repo_id, commit, token, endpoint)
         )
     try:
+        _check_manifest_bytes(folder / MANIFEST)
         manifest = read_manifest(folder)
+        _check_sizes(manifest, folder)
     except SplitError as exc:
         _forget_download(folder)
         raise HubError(f"{where} at revision {commit}: {exc} (the cached copy was removed; run again)",

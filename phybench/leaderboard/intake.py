@@ -67,7 +67,7 @@ from ..scoring.layout import is_beside, is_record, record_path, samples_path, pa
 
 RESULTS_SUBDIR = "hub"  # under --results: one results file (+ record, + sidecar) per admitted PR
 MARKER = "<!-- phybench-sync"
-MAX_LISTED = 40  # problems listed in one comment; the rest are counted
+MAX_LISTED = 40  # problems a log line lists; the rest are counted (a comment lists fewer: hub_text.MAX_LINES)
 _PATH = re.compile(r"^submissions/([a-z0-9][a-z0-9._-]{0,63})/([0-9a-f]{12})/([A-Za-z0-9._-]{1,40})$")
 _DIFF = re.compile(r"^diff --git a/(\S+) b/(\S+)$")
 _MARK = re.compile(r"<!-- phybench-sync head=([0-9a-f]{7,64}) outcome=(admitted|refused) -->")
@@ -93,7 +93,8 @@ class Outcome:
 
     def to_text(self) -> str:
         head = f"#{self.num}: {self.status}" + (f" -> {self.results}" if self.results else "")
-        return "\n".join([head, *(f"    {x}" for x in self.lines[:MAX_LISTED])])
+        more = [f"    ... and {len(self.lines) - MAX_LISTED:,} more"] if len(self.lines) > MAX_LISTED else []
+        return "\n".join([head, *(f"    {x[:500]}" for x in self.lines[:MAX_LISTED]), *more])
 
 
 @dataclass
@@ -245,7 +246,8 @@ class Syncer:
         unknown = sorted(n for n in sizes if n not in (CARD, CLAIM, *ARCHIVES))
         archives = [n for n in sizes if n in ARCHIVES]
         if unknown:
-            problems.append(f"[intake-files] unexpected file(s) {', '.join(unknown)}: a submission folder holds "
+            names = ", ".join(unknown[:10]) + (f" and {len(unknown) - 10:,} more" if len(unknown) > 10 else "")
+            problems.append(f"[intake-files] {len(unknown):,} unexpected file(s) {names}: a submission folder holds "
                             f"one {'/'.join(ARCHIVES[:2])}... archive, {CARD} and optionally {CLAIM}")
         if len(archives) != 1:
             problems.append(f"[intake-files] {len(archives)} submission archives; exactly one of "
@@ -419,14 +421,18 @@ class Syncer:
         return []
 
     def comment(self, num: int, head: str, outcome: str, lines: Sequence[str]) -> None:
+        """Post the outcome.  Every problem line is escaped and the list bounded (`hub_text`): what
+        an author sent never reaches the Hub's renderer as Markdown or HTML from the board's account."""
+        from .hub_text import bounded_lines, write_full_list
+
         if outcome == "admitted":
             body = [f"**phybench leaderboard sync: admitted** (phybench {__version__})", "", *lines]
         else:
-            shown = list(lines[:MAX_LISTED])
-            if len(lines) > MAX_LISTED:
-                shown.append(f"... and {len(lines) - MAX_LISTED} more")
+            shown = bounded_lines(lines)
+            if shown[-1].startswith("- ... and ") and write_full_list(self.results_dir, num, head, lines):
+                shown = bounded_lines(lines, "the full list is in the sync's work folder; ask the maintainers")
             body = [f"**phybench leaderboard sync: refused** (phybench {__version__}), at commit {head[:12]}.", "",
-                    "Problems:", *(f"- {x}" for x in shown), "",
+                    f"Problems ({len(lines):,}):", *shown, "",
                     "Fix them and submit again (`phybench submit`); this pull request is closed."]
         body.append(f"\n<!-- phybench-sync head={head} outcome={outcome} -->")
         self.api.comment_discussion(self.repo, num, "\n".join(body), repo_type="dataset")
@@ -441,6 +447,8 @@ class Syncer:
         if str(again.sha) != str(info.sha):
             raise IntakeError(f"pull request #{num} changed while it was read (head {str(info.sha)[:12]} -> "
                               f"{str(again.sha)[:12]}); left open for the next sync")
+        if not re.fullmatch(r"[0-9a-f]{40,64}", str(info.sha)):  # it goes into comments and commit messages
+            raise IntakeError(f"pull request #{num}: the Hub gave a head that is not a commit id; left open")
         return str(info.sha), {s.rfilename: s for s in info.siblings or []}, details
 
     @staticmethod
@@ -540,14 +548,17 @@ def sync(repo: str, splits_dir: str | os.PathLike[str], results_dir: str | os.Pa
     if not splits.is_dir():
         raise IntakeError(f"--splits {splits} is not a folder")
     results.mkdir(parents=True, exist_ok=True)
-    syncer = Syncer(repo, splits, results, metrics, verified_by, progress, log, api)
-    outcomes = syncer.run()
-    if not any(o.status == "admitted" for o in outcomes) and (site / "index.html").is_file():
-        return SyncReport(outcomes, None)
-    try:
-        # The public board: verified rows only (every admitted row has its record; a shipped file
-        # without one stops the build here rather than appearing as self-reported).
-        build(results, site, require_verified=True)
-    except LeaderboardError as exc:
-        return SyncReport(outcomes, None, str(exc).splitlines()[0])
-    return SyncReport(outcomes, site)
+    from .sync_lock import sync_lock
+
+    with sync_lock(results):  # one sync per board: a second one raises SyncBusy before reading the Hub
+        syncer = Syncer(repo, splits, results, metrics, verified_by, progress, log, api)
+        outcomes = syncer.run()
+        if not any(o.status == "admitted" for o in outcomes) and (site / "index.html").is_file():
+            return SyncReport(outcomes, None)
+        try:
+            # The public board: verified rows only (every admitted row has its record; a shipped file
+            # without one stops the build here rather than appearing as self-reported).
+            build(results, site, require_verified=True)
+        except LeaderboardError as exc:
+            return SyncReport(outcomes, None, str(exc).splitlines()[0])
+        return SyncReport(outcomes, site)

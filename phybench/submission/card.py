@@ -143,7 +143,10 @@ def card_problems(doc: Any) -> list[Problem]:
         path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err.absolute_path)
         where = f"{CARD_NAME} at {path}" if path else CARD_NAME
         problems.append(_problem(_schema_code(err), f"{where}: {_schema_message(err)}"))
-    return problems + text + _placeholder_problems(doc)
+    placeholders = _placeholder_problems(doc)  # an unfinished template's licence is said once, as that
+    if isinstance(doc, dict) and not any(p.code == CARD_LICENSE for p in problems + placeholders):
+        problems += license_problems(doc.get("license"))
+    return problems + text + placeholders
 
 
 def _placeholder_problems(doc: Any) -> list[Problem]:
@@ -157,6 +160,28 @@ def _placeholder_problems(doc: Any) -> list[Problem]:
     codes = {"license": CARD_LICENSE, "code_url": CARD_URL, "checkpoint_url": CARD_URL, "report_url": CARD_URL}
     return [_problem(codes.get(k, CARD_SCHEMA), f"{CARD_NAME} at .{k}: still the template's placeholder "
                                                f"{v[:80]!r}; fill it in") for k, v in found]
+
+
+def license_problems(value: Any) -> list[Problem]:
+    """A licence the schema's pattern lets through must also be an SPDX expression of known ids.
+
+    The pattern only says what an expression looks like ("Proprietary" and made-up ids match
+    it); the ids and exceptions are checked against the SPDX License List that `packaging`
+    (PyPA, the list its `packaging.licenses` ships, used for PEP 639 licence metadata) carries:
+    known ids joined by AND / OR / WITH, and ``LicenseRef-<name>`` for a licence that is not on
+    the list.  Case is not significant, as in SPDX."""
+    if not isinstance(value, str):
+        return []
+    from packaging.licenses import InvalidLicenseExpression, canonicalize_license_expression
+
+    try:
+        canonicalize_license_expression(value)
+    except InvalidLicenseExpression as exc:
+        why = str(exc).split(":")[0].strip().lower() or "not a valid expression"
+        return [_problem(CARD_LICENSE, f"{CARD_NAME} at .license: {value[:80]!r} is not an SPDX license id or "
+                                       f"expression ({why}); use ids from https://spdx.org/licenses/ (e.g. "
+                                       "Apache-2.0, MIT, CC-BY-4.0) or LicenseRef-<name> for one not listed there")]
+    return []
 
 
 def check_against_submission(card: dict[str, Any], meta: Any) -> list[Problem]:
