@@ -130,9 +130,14 @@ def test_a_sync_killed_at_every_step_boundary_finishes_on_the_next_run(world, hu
     assert want_hub["prs"][2][0] == want_hub["prs"][3][0] == "closed"
     assert json.loads(want_site["leaderboard.json"]) != before_rows
     assert "linear-extrapolation" in want_site["index.html"].decode()
-    for step in ("download submission.zip", "score #2", "commit #2", "comment #2 admitted", "close #2",
-                 "comment #3 refused", "close #3", "build", "journal site built"):
-        assert step in steps, (step, steps)
+    assert steps == [  # every step the sync takes, in its order: each is a boundary a kill can hit
+        "start",
+        "download card.json", "download submission.zip", "journal #2 downloaded", "journal #2 scoring", "score #2",
+        "journal #2 scored", "commit #2", "journal #2 committed", "comment #2 admitted", "journal #2 commented",
+        "journal #2 forgotten", "close #2",
+        "download card.json", "download submission.zip", "journal #3 downloaded", "journal #3 forgotten",
+        "comment #3 refused", "journal #3 forgotten", "close #3",
+        "build", "journal site built"], steps
 
     for n in range(1, len(steps) + 1):
         restore(hub, repo, snapshot, saved)

@@ -22,7 +22,12 @@ Why a second sync does nothing: it lists *open* pull requests only, and every ha
 is merged or closed.  If a sync stops between its comment and the status change, the next
 one finds its own comment (by the sync's own Hub user, carrying a marker with the commit
 it judged) and finishes the job without commenting twice; a comment by anyone else
-carrying the marker counts for nothing.  Each pull request is handled in its own ``try``:
+carrying the marker counts for nothing.  Every step is also written down in a journal under
+``RESULTS/.sync/`` (`phybench.leaderboard.journal`): a sync killed anywhere (even by SIGKILL)
+is finished by the next one, which removes a row scored but never committed, closes what was
+committed, and rebuilds the site whenever the results are not what it was built from.
+Downloads go to temporary folders there, removed on every way out (stale ones at the next
+start).  Each pull request is handled in its own ``try``:
 a hostile one (an archive bomb, a path-traversal entry, a forged claim, files outside its
 folder) is refused or, if it breaks something unexpected, reported and left open, and the
 others go on.
