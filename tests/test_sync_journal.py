@@ -205,3 +205,41 @@ def test_the_journal_is_written_atomically_and_an_unreadable_one_starts_over(tmp
     assert not Journal(results).site_current(tmp_path / "elsewhere", results_state(results))
     journal.path.write_text('{"version": 1, "prs": ')  # hand-edited, cut short
     assert Journal(results).numbers() == [] and not Journal(results).site_current(tmp_path / "site", state)
+
+
+@pytest.mark.slow
+def test_a_commit_whose_answer_is_lost_keeps_its_row(world, hub, tmp_path):  # noqa: F811
+    """The admission commit lands on main but its answer never comes back (the connection drops):
+    the sync cannot tell, so it used to remove the row, and the next sync closed the pull request
+    as admitted with no row on the board.  Now the row is kept when main has the scored files (the
+    journal says which), the pull request is left open (exit 1), and the next sync closes it with
+    one comment; the row is on the site."""
+    from phybench.leaderboard.intake import pack_zip
+    from phybench.leaderboard.journal import Journal
+    from phybench.submission.format import submission_hash
+
+    repo, home = "tester/lost-answer", tmp_path / "hf"
+    api(hub, home, "HfApi().create_repo(repo, repo_type='dataset'); result = 1", repo=repo)
+    sub = world["subs"]["linear-extrapolation"]
+    folder = f"submissions/linear-extrapolation/{submission_hash(sub)[:12]}"
+    num = raw_pr(hub, home, repo, {f"{folder}/submission.zip": pack_zip(sub),
+                                   f"{folder}/card.json": json.dumps(card("linear-extrapolation")).encode()})
+    results, site = tmp_path / "results", tmp_path / "site"
+    args = ["leaderboard", "sync", "--repo", repo, "--splits", world["splits"], "--results", results, "--site", site,
+            "--metrics", CHEAP]
+    hub.state.lose_commit_answer = True
+    try:
+        out, _ = run_sync(hub, tmp_path, args, 0)
+    finally:
+        hub.state.lose_commit_answer = False
+    assert out.returncode == 1 and "left open after an error" in out.stdout, out.stdout + out.stderr
+    assert f"{folder}/submission.zip" in hub.files(repo)  # it did land
+    assert hub.discussion(repo, num).status == "open" and not bot_comments(hub, repo, num)
+    [row] = [p for p in (results / "hub").glob("*.json") if p.name.count(".") == 1]
+    assert Journal(results).entry(num)["step"] == "committed"
+    out, _ = run_sync(hub, tmp_path, args, 0)
+    assert out.returncode == 0 and "1 admitted" in out.stdout, out.stdout + out.stderr
+    assert hub.discussion(repo, num).status == "closed" and len(bot_comments(hub, repo, num)) == 1
+    assert row.is_file() and Journal(results).numbers() == []
+    board = json.loads((site / "leaderboard.json").read_bytes())
+    assert {r["model"] for b in board["boards"] for r in b["rows"]} == {"linear-extrapolation"}
