@@ -38,7 +38,8 @@ Pull requests and discussions (the Hub's community tab), as `create_commit(creat
 
 A commit is applied all at once or not at all, as on the Hub.  Faults for tests:
 `drop_commit` closes the connection half-way through reading a commit body (nothing is
-committed); `corrupt` flips one byte of every download whose path matches a pattern.
+committed); `lose_commit_answer` applies the next commit and then hangs up without answering
+(the client cannot tell that it landed); `corrupt` flips one byte of every download whose path matches a pattern.
 
 Model repos (no `/api/models/...` prefix in the URLs) are handled the same way as datasets.
 """
@@ -159,6 +160,7 @@ class HubState:
         self.lfs: dict[str, bytes] = {}
         self.requests: list[tuple[str, str, int]] = []  # (method, path, status)
         self.drop_commit = False
+        self.lose_commit_answer = False  # one-shot: the next commit lands, its answer is lost
         self.corrupt: list[str] = []  # fnmatch patterns of repo paths whose downloads get a flipped byte
         self.counter = 0
         # called as on_download(repo_id, path) before a file download is served (a test's hook:
@@ -583,6 +585,9 @@ class Handler(BaseHTTPRequestHandler):
                 pr.events.append(self._event("commit", {"subject": summary, "oid": sha}))
             else:
                 repo.refs[branch] = sha
+            if self.state.lose_commit_answer:
+                self.state.lose_commit_answer = False
+                raise _Drop()
         self._json(200, {"success": True, "commitOid": sha,
                          "commitUrl": f"{self.base}/{self._prefix(repo_type)}{repo_id}/commit/{sha}",
                          "pullRequestUrl": pr_url})

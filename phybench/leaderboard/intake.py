@@ -22,7 +22,12 @@ Why a second sync does nothing: it lists *open* pull requests only, and every ha
 is merged or closed.  If a sync stops between its comment and the status change, the next
 one finds its own comment (by the sync's own Hub user, carrying a marker with the commit
 it judged) and finishes the job without commenting twice; a comment by anyone else
-carrying the marker counts for nothing.  Each pull request is handled in its own ``try``:
+carrying the marker counts for nothing.  Every step is also written down in a journal under
+``RESULTS/.sync/`` (`phybench.leaderboard.journal`): a sync killed anywhere (even by SIGKILL)
+is finished by the next one, which removes a row scored but never committed, closes what was
+committed, and rebuilds the site whenever the results are not what it was built from.
+Downloads go to temporary folders there, removed on every way out (stale ones at the next
+start).  Each pull request is handled in its own ``try``:
 a hostile one (an archive bomb, a path-traversal entry, a forged claim, files outside its
 folder) is refused or, if it breaks something unexpected, reported and left open, and the
 others go on.
@@ -40,7 +45,6 @@ import json
 import os
 import re
 import shutil
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,7 +67,8 @@ from .intake_submit import (  # noqa: F401  the author's side, re-exported: `phy
     parse_claim,
     submit,
 )
-from ..scoring.layout import is_beside, is_record, record_path, samples_path, parse as parse_results
+from ..scoring.layout import is_beside, is_record, parse as parse_results
+from .journal import Journal, hub_id, recover, results_state, terminate_as_exit
 
 RESULTS_SUBDIR = "hub"  # under --results: one results file (+ record, + sidecar) per admitted PR
 MARKER = "<!-- phybench-sync"
@@ -171,6 +176,7 @@ class Syncer:
     splits: dict[str, Path] = field(default_factory=dict)
     max_archive: int = 0
     signer: Any = None
+    journal: Any = None  # `phybench.leaderboard.journal.Journal` of results_dir, opened by `run`
 
     def start(self) -> None:
         from huggingface_hub import HfApi
@@ -305,6 +311,7 @@ class Syncer:
         slug, hash12, sizes = self._folder(self._changes(details), head_files, main_files)
         prefix = f"{SUBMISSIONS_DIR}/{slug}/{hash12}/"
         local = {name: self._download(prefix + name, head, head_files[prefix + name], work) for name in sorted(sizes)}
+        self.journal.mark(num, "downloaded", head=head)
         archive_name = next(n for n in sizes if n in ARCHIVES)
         archive = work / archive_name  # the name tells the reader the container type
         shutil.copyfile(local[archive_name], archive)
@@ -368,6 +375,7 @@ class Syncer:
             differ, not_recomputed = claim_differences(claim, results)
             if differ:
                 raise Refused([f"[claim-differs] {d}" for d in differ])
+        self.journal.mark(num, "scoring", head=head, results=out.relative_to(self.results_dir).as_posix())
         write_results(out, scored)
         write_record(out, Verification(
             results_sha256=file_sha256(out), submission_hash=submission_hash,
@@ -437,6 +445,11 @@ class Syncer:
         body.append(f"\n<!-- phybench-sync head={head} outcome={outcome} -->")
         self.api.comment_discussion(self.repo, num, "\n".join(body), repo_type="dataset")
 
+    def close(self, num: int) -> None:
+        """Close pull request `num`: the last step; the journal needs nothing more of it."""
+        self.api.change_discussion_status(self.repo, num, "closed", repo_type="dataset")
+        self.journal.forget(num)
+
     def _pinned(self, num: int) -> tuple[str, dict[str, Any], Any]:
         """(head sha, {path: sibling} at that head, the discussion details), read so that the diff
         is the head's: the head is read before and after the details, and a pull request that
@@ -486,35 +499,46 @@ class Syncer:
         head, head_files, details = self._pinned(num)
         prior = self._prior(details, head)
         if prior == "refused":  # commented by an earlier sync that stopped before closing
-            self.api.change_discussion_status(self.repo, num, "closed", repo_type="dataset")
+            self.close(num)
             return Outcome(num, "refused", ["(refused by an earlier sync; closed now)"])
         if self._already_admitted(details, head_files, main_files):  # committed by a sync that stopped
             if prior is None:
                 self.comment(num, head, "admitted", [f"Re-scored at commit {head[:12]} and committed onto the board "
                                                      "by an earlier sync; this pull request is closed."])
-            self.api.change_discussion_status(self.repo, num, "closed", repo_type="dataset")
+            self.close(num)
             return Outcome(num, "admitted", ["(committed by an earlier sync; closed now)"])
-        with tempfile.TemporaryDirectory(prefix=f"phybench-pr{num}-") as tmp:
+        with self.journal.download_folder() as tmp:  # removed on every way out; after a SIGKILL, at the next start
             try:
-                path, digest, files = self.evaluate(num, head, details, head_files, main_files, Path(tmp))
+                path, digest, files = self.evaluate(num, head, details, head_files, main_files, tmp)
             except Refused as exc:
+                self.journal.forget(num)
                 self.comment(num, head, "refused", exc.problems)
-                self.api.change_discussion_status(self.repo, num, "closed", repo_type="dataset")
+                self.close(num)
                 return Outcome(num, "refused", exc.problems)
+            except BaseException:
+                recover(self.journal, {}, self.log, only=num)  # a row this run half-wrote goes
+                raise
+            self.journal.mark(num, "scored", results_sha256=file_sha256(path),
+                              files={p: hub_id(head_files[p]) for p in files})
             try:
                 commit = self._commit_admitted(num, head, files, main_sha)
             except BaseException:
-                # not on main, so not on the board: the next sync scores the PR again from scratch
-                for leftover in (path, samples_path(path), record_path(path)):
-                    leftover.unlink(missing_ok=True)
+                # not on main, so not on the board: the row goes and the next sync scores the PR again
+                # (unless the commit did land and only its answer was lost: `recover` reads main)
+                try:
+                    recover(self.journal, self.main_files()[1], self.log, only=num)
+                except Exception:  # noqa: BLE001 - main unreadable: not known on main, so the row goes
+                    recover(self.journal, {}, self.log, only=num)
                 raise
+            self.journal.mark(num, "committed", commit=commit)
         if prior is None:
             self.comment(num, head, "admitted", [
                 f"Re-scored from submission `{digest}` at commit {head[:12]}: every number is this sync's own "
                 f"(results file `{path.name}`, verification record beside it).",
                 f"Exactly those files were committed onto the board's main ({commit[:12]}); this pull request is "
                 "closed."])
-        self.api.change_discussion_status(self.repo, num, "closed", repo_type="dataset")
+            self.journal.mark(num, "commented")
+        self.close(num)
         return Outcome(num, "admitted", [], path)
 
     def main_files(self) -> tuple[str, dict[str, Any]]:
@@ -525,8 +549,14 @@ class Syncer:
 
     def run(self) -> list[Outcome]:
         self.start()
+        self.journal = self.journal or Journal(self.results_dir)
+        for stale in self.journal.clean_stale():
+            self.log(f"removed {stale.name}: the download folder of a sync that was killed")
+        recover(self.journal, self.main_files()[1], self.log)
         prs = sorted(d.num for d in self.api.get_repo_discussions(
             self.repo, repo_type="dataset", discussion_type="pull_request", discussion_status="open"))
+        for num in set(self.journal.numbers()) - set(prs):  # committed, then closed by someone: done
+            self.journal.forget(num)
         outcomes = []
         for num in prs:
             try:
@@ -552,13 +582,18 @@ def sync(repo: str, splits_dir: str | os.PathLike[str], results_dir: str | os.Pa
 
     with sync_lock(results):  # one sync per board: a second one raises SyncBusy before reading the Hub
         syncer = Syncer(repo, splits, results, metrics, verified_by, progress, log, api)
-        outcomes = syncer.run()
-        if not any(o.status == "admitted" for o in outcomes) and (site / "index.html").is_file():
-            return SyncReport(outcomes, None)
-        try:
-            # The public board: verified rows only (every admitted row has its record; a shipped file
-            # without one stops the build here rather than appearing as self-reported).
-            build(results, site, require_verified=True)
-        except LeaderboardError as exc:
-            return SyncReport(outcomes, None, str(exc).splitlines()[0])
-        return SyncReport(outcomes, site)
+        with terminate_as_exit():  # SIGTERM runs the `finally`s too (the download folders are removed)
+            outcomes = syncer.run()
+            # Rebuilt whenever the results are not what the site was last built from: also when a sync
+            # was killed after admitting a row and before building (the journal says so; issue 36).
+            state = results_state(results, site)
+            if syncer.journal.site_current(site, state):
+                return SyncReport(outcomes, None)
+            try:
+                # The public board: verified rows only (every admitted row has its record; a shipped file
+                # without one stops the build here rather than appearing as self-reported).
+                build(results, site, require_verified=True)
+            except LeaderboardError as exc:
+                return SyncReport(outcomes, None, str(exc).splitlines()[0])
+            syncer.journal.site_built(site, state)
+    return SyncReport(outcomes, site)
