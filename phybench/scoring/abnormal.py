@@ -67,6 +67,8 @@ __all__ = ["SETTINGS", "Finding", "Verdict", "Shape", "judge", "judge_sample", "
 
 BORDER = 3.0  # px at 128 px: a piece this close to the frame's border touches it
 PERIMETER_EVERY = 4  # the blur estimate counts perimeters on every 4th generated frame
+LEVELS_TOL = 8.0  # levels: a level map of the generated frames moving no level further is left alone
+LEVELS_SHARE = 0.002  # a level bin of the ground truth enters the map's fit with this share of the pixels
 BLUR_PX = 2.0  # blur factor = 1 + (extra edge width of the generated frames, px at 128 px) / 2 px
 DUST_REL = 0.25  # pieces under a quarter of the ground truth's smallest piece (last condition frame) are dust
 # Frame-to-frame rules
@@ -75,8 +77,11 @@ AREA_ABS = 6.0  # ... or px^2 at 128 px, times the blur factor ...
 AREA_EDGE = 0.5  # ... or px^2 per px of the perimeter of a disc of that area, times the blur factor
 TELEPORT_FACTOR = 1.5  # one step: 1.5 x the ground truth's fastest per-frame move of the colour ...
 TELEPORT_MARGIN = 6.0  # ... + 6 px at 128 px (a picture shifted by 2 px moves every body)
+SOLID_PEAK = 0.95  # dead-zoned coverage (raw 0.815): a piece counts towards a break only where it is this solid somewhere
 # Static and at-rest colours
-SHIFT = 2.0  # px at 128 px: a global shift of the picture registered away
+SHIFT = 2.0  # px at 128 px: a global shift of the picture registered away ...
+TURNS = (-1.5, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5)  # ... then a turn about the centre (degrees) ...
+ZOOMS = (0.97, 0.98, 0.99, 1.0, 1.01, 1.02, 1.03)  # ... and a zoom, each kept where it lowers the difference
 STATIC_SIGMA = 1.0  # px at 128 px: both frames smoothed before they are compared
 STATIC_BASE = 0.4  # px^2 per px of the colour's perimeter ...
 STATIC_EDGE = 0.5  # ... + this per unit of blur factor above 1 ...
@@ -100,6 +105,10 @@ SETTINGS: dict[str, Any] = {
                      f"with coverage t along it; area = sum of "
                      f"clip((t - {LOW:g}) / {HIGH - LOW:g}, 0, 1); pieces = 8-connected components of t >= {HARD:g}, "
                      f"under {MIN_PIECE:g} px^2 ignored; lengths in px at 128 px, scaled with the width"),
+    "levels": (f"the generated frames are first mapped back, per channel, through the affine level map from the "
+               f"ground truth's levels to theirs (medians per 8-level bin holding {LEVELS_SHARE:g} of the pixels, "
+               f"every {PERIMETER_EVERY}th generated frame), where it moves a level more than {LEVELS_TOL:g} and its "
+               "slope lies within (0.5, 2): a washed-out or contrasted picture is not a grey body"),
     "blur": (f"blur factor = 1 + (edge width of the generated frames - the ground truth's, px at 128 px) / {BLUR_PX:g}, "
              "edge width = partly covered pixels per pixel of piece perimeter; it widens the area, static, shape and "
              "motion tolerances"),
@@ -109,17 +118,23 @@ SETTINGS: dict[str, Any] = {
              f"{TELEPORT_MARGIN:g} px x blur"),
     "area": (f"a colour's area changes by more than max({AREA_REL:g} x area, {AREA_ABS:g} px^2 x blur, {AREA_EDGE:g} "
              "px^2 x the perimeter of a disc of that area x blur) from the frame "
-             "before, unless the border explains it: a rise needs a piece on the border before, a new piece, or a "
+             "before, unless the border explains it or the ground truth's own change in that frame is within the "
+             "same tolerance of it: a rise needs a piece on the border before, a new piece, or a "
              "whole piece within one step of entering; a fall needs a piece on the border now or a whole piece within "
              "one step of leaving; a fall from, or a rise to, nothing but pieces under the dust size is not judged: "
              "vanish / appear / deform / colour change"),
-    "break": "more pieces of a colour than max(its bodies, the most pieces its ground truth shows in any frame)",
+    "break": ("more pieces of a colour than max(its bodies, the most pieces its ground truth shows in any frame), "
+              f"counting only pieces whose coverage reaches {SOLID_PEAK:g} somewhere (a blended frame's ghosts are no "
+              "pieces)"),
     "teleport": ("where a colour keeps its count of pieces, a piece farther than one step from every piece of its colour in the frame before whose bounding box "
                  "it does not overlap where the count of pieces changed (a piece split off or merged is no jump); where the colour "
                  "has gained a piece (less those that could have left), pieces on the border or whole within one step "
                  "of it are excused as just entered"),
     "static": (f"a colour only static bodies have: its coverage, pooled to 128 px, smoothed (sigma {STATIC_SIGMA:g} px) and registered "
-               f"to the last condition frame by the best global shift of at most {SHIFT:g} px, differs from it by more "
+               f"to the last condition frame by the best global shift of at most {SHIFT:g} px, then the best turn "
+               f"about the centre of {', '.join(f'{a:g}' for a in TURNS)} degrees and zoom of "
+               f"{', '.join(f'{z:g}' for z in ZOOMS)}, one at a time, twice over (each kept only where it lowers the "
+               "difference of the frames' mean, shifts searched again), differs from it by more "
                f"than ({STATIC_BASE:g} + {STATIC_EDGE:g} x (blur - 1)) px^2 per px of its perimeter + {STATIC_GT:g} x the "
                f"ground truth's own "
                f"largest difference + {AREA_ABS:g} px^2"),
@@ -205,6 +220,7 @@ def prepare(video: np.ndarray, gt_video: np.ndarray, colours: Sequence[Sequence[
         raise ValueError(f"video {video.shape} and ground truth {gt_video.shape} differ in shape")
     T, H, W = video.shape[:3]
     start = min(max(int(condition_frames), 1), T)
+    video = match_levels(video, gt_video, start)
     by_colour: dict[tuple[int, ...], list[bool]] = {}
     for c, s in zip(colours, static):
         by_colour.setdefault(tuple(int(x) for x in c), []).append(bool(s))
@@ -231,6 +247,49 @@ def prepare(video: np.ndarray, gt_video: np.ndarray, colours: Sequence[Sequence[
     return Prepared(ctx, gens, gts, by_colour, dynamic)
 
 
+def match_levels(video: np.ndarray, gt_video: np.ndarray, start: int) -> np.ndarray:
+    """`video` with its generated frames (index >= start) mapped back through the affine level
+    map, per channel, that takes the ground truth's levels to theirs, where that map moves
+    some level by more than LEVELS_TOL (else `video` itself).
+
+    A model that washes its colours out (a contrast of 0.85 turns the white background into
+    grey 236) draws the right scene in the wrong levels; the judge's colour lines start at the
+    white background, so it would read the grey as a grey body.  The map is fitted on the
+    generated frames against the ground truth's (every PERIMETER_EVERY-th frame): per channel,
+    the median generated level of the pixels in each 8-level bin of the ground truth holding
+    at least LEVELS_SHARE of them, weighted by their count.  The medians ignore what a model
+    drew in the wrong place (a few bodies' pixels); a map steeper or flatter than 2x is no
+    contrast change, and is left to the rules."""
+    frames = np.arange(start, len(video), PERIMETER_EVERY)
+    if not len(frames):
+        return video
+    a = np.ones(3)
+    b = np.zeros(3)
+    for ch in range(3):
+        ref = gt_video[frames, ..., ch].ravel()
+        gen = video[frames, ..., ch].ravel()
+        bins = ref >> 3
+        counts = np.bincount(bins, minlength=32)
+        kept = np.flatnonzero(counts >= LEVELS_SHARE * ref.size)
+        x = np.array([ref[bins == k].mean() for k in kept])
+        y = np.array([np.median(gen[bins == k]) for k in kept])
+        w = counts[kept].astype(np.float64)
+        if len(kept) >= 2 and np.ptp(x) >= 64:
+            xm, ym = np.average(x, weights=w), np.average(y, weights=w)
+            a[ch] = np.sum(w * (x - xm) * (y - ym)) / np.sum(w * (x - xm) ** 2)
+            b[ch] = ym - a[ch] * xm
+        elif len(kept):
+            b[ch] = float(np.average(y - x, weights=w))
+    levels = np.arange(256.0)
+    if np.abs(np.outer(a - 1.0, levels) + b[:, None]).max() <= LEVELS_TOL or not np.all((a > 0.5) & (a < 2.0)):
+        return video
+    out = video.copy()
+    lut = np.clip(np.rint((levels[None, :] - b[:, None]) / a[:, None]), 0, 255).astype(np.uint8)  # (3, 256)
+    for ch in range(3):
+        out[start:, ..., ch] = lut[ch][video[start:, ..., ch]]
+    return out
+
+
 def judge(video: np.ndarray, gt_video: np.ndarray, colours: Sequence[Sequence[int]], static: Sequence[bool],
           condition_frames: int) -> Verdict:
     """The verdict on one generated (T, H, W, 3) uint8 video, its ground truth as the yardstick.
@@ -252,10 +311,13 @@ def judge_prepared(pr: Prepared) -> Verdict:
             continue
         view = pr.dynamic[c]
         g, p, reach, fastest = view.g, view.p, view.reach, view.fastest
-        findings += _area(p, name, ctx, reach)
+        findings += _area(p, g, name, ctx, reach)
         ceiling = max(len(statics), int(g.count.max(initial=0)))  # a jar may be drawn in several pieces
         off = np.array([int((e >= ctx.border).sum()) for e in p.piece_edge])  # a border may cut a body in two
-        bad = np.flatnonzero(off[start:] > ceiling) + start
+        over = np.flatnonzero(off[start:] > ceiling) + start
+        if over.size:  # only where the count is over: ghosts of a blended frame are no pieces
+            off[over] = [_solid_pieces(p, int(t), ctx.border) for t in over]
+        bad = over[off[over] > ceiling]
         if bad.size:
             findings.append(Finding("break", name, bad.tolist(), f"{int(off[bad[0]])} pieces off the border at frame "
                                                                  f"{int(bad[0])}; at most {ceiling} expected"))
@@ -277,6 +339,19 @@ def judge_prepared(pr: Prepared) -> Verdict:
             findings += _shape(p, g, name, ctx)
         findings += motion(p, g, c, name, gens, gts, ctx, reach)
     return Verdict(bool(findings), findings)
+
+
+def _solid_pieces(p: Layer, t: int, border: float) -> int:
+    """Pieces of frame t off the border whose peak coverage reaches SOLID_PEAK.
+
+    A temporally blended frame (0.5 itself + 0.25 each neighbour, as temporal autoencoders
+    draw) splits a fast body into pieces of coverage 0.5-0.75: its own place and its ghosts.
+    A body broken in two is drawn solid in both halves, so only solid pieces count."""
+    n = 0
+    for e, (r0, r1, c0, c1) in zip(p.piece_edge[t], p.boxes[t]):
+        if e >= border and float(p.soft[t, int(r0):int(r1), int(c0):int(c1)].max(initial=0.0)) >= SOLID_PEAK:
+            n += 1
+    return n
 
 
 def _without_dust(q: Layer, least: float, border: float) -> Layer:
@@ -319,10 +394,14 @@ def _steps(p: Layer, start: int, reach: float, border: float, boxes: bool = Fals
 
 
 
-def _area(p: Layer, name: str, ctx: Ctx, reach: float) -> list[Finding]:
-    """Area jumps between consecutive frames that the view's border cannot explain."""
+def _area(p: Layer, g: Layer, name: str, ctx: Ctx, reach: float) -> list[Finding]:
+    """Area jumps between consecutive frames that the view's border cannot explain, nor the
+    ground truth's own jump in the same frame (a ball struck out of the view within one frame
+    leaves from where it does not yet touch the border: the ground truth shows it too)."""
     d = np.zeros(ctx.T)
     d[1:] = np.diff(p.area)
+    own = np.zeros(ctx.T)
+    own[1:] = np.diff(g.area)
     touching = p.edge < ctx.border
     before = np.zeros(ctx.T, bool)
     before[1:] = touching[:-1]
@@ -343,6 +422,7 @@ def _area(p: Layer, name: str, ctx: Ctx, reach: float) -> list[Finding]:
     big = np.maximum(p.area, np.roll(p.area, 1))
     allowed = np.maximum.reduce([AREA_REL * big, np.full(ctx.T, AREA_ABS * ctx.scale_a * ctx.blur),
                                  AREA_EDGE * 2 * np.sqrt(np.pi * big) * ctx.blur])  # the rim of a small body flickers
+    d[np.abs(np.diff(p.area, prepend=p.area[:1]) - own) <= allowed] = 0.0  # the ground truth does the same
     bad = np.flatnonzero(d > allowed)
     if not bad.size:
         return []
@@ -386,14 +466,39 @@ def _registered_change(soft: np.ndarray, ref: int, frames: range, ctx: Ctx, regi
     if register and k:
         mean = stack.mean(axis=0)
         base = ref_img[crop]
-        costs = {}
-        for dy in range(-k, k + 1):
-            for dx in range(-k, k + 1):
-                costs[(dy, dx)] = float(np.abs(mean[k + dy:H - k + dy, k + dx:W - k + dx] - base).sum())
-        best = min(costs, key=lambda key: (costs[key], abs(key[0]) + abs(key[1]), key))
+
+        def shift_cost(img: np.ndarray) -> tuple[float, tuple[int, int]]:
+            costs = {(dy, dx): float(np.abs(img[k + dy:H - k + dy, k + dx:W - k + dx] - base).sum())
+                     for dy in range(-k, k + 1) for dx in range(-k, k + 1)}
+            key = min(costs, key=lambda key: (costs[key], abs(key[0]) + abs(key[1]), key))
+            return costs[key], key
+
+        cost, best = shift_cost(mean)
+        if cost > 0.0:  # then a small turn and zoom about the centre, one axis at a time, twice over
+            pose = (1.0, 0.0)
+            for axis, grid in ((1, TURNS), (0, ZOOMS), (1, TURNS), (0, ZOOMS)):
+                for value in grid:
+                    trial = (value, pose[1]) if axis == 0 else (pose[0], value)
+                    if trial == pose:
+                        continue
+                    c, key = shift_cost(_similar(mean, *trial))
+                    if c < cost - 1e-9:
+                        cost, best, pose = c, key, trial
+            if pose != (1.0, 0.0):
+                stack = np.stack([_similar(frame, *pose) for frame in stack])
     dy, dx = best
     moved = stack[:, k + dy:H - k + dy, k + dx:W - k + dx]
     return np.abs(moved - ref_img[crop][None]).reshape(len(moved), -1).sum(axis=1)
+
+
+def _similar(img: np.ndarray, zoom: float, degrees: float) -> np.ndarray:
+    """(H, W) `img` read through a zoom by `zoom` and a turn by `degrees` about its centre
+    (bilinear, zero outside): what a picture drawn `1 / zoom` times the size looks like at
+    the reference's scale."""
+    a = np.deg2rad(degrees)
+    m = np.array([[np.cos(a), np.sin(a)], [-np.sin(a), np.cos(a)]]) * zoom
+    c = np.array([(img.shape[0] - 1) / 2.0, (img.shape[1] - 1) / 2.0])
+    return ndimage.affine_transform(img, m, c - m @ c, order=1, mode="constant", cval=0.0)
 
 
 def _rest_change(g: Layer, ctx: Ctx) -> np.ndarray | None:
