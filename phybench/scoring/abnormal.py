@@ -57,7 +57,8 @@ from scipy import ndimage
 from .findings import Ctx, Finding, Verdict, single, touching
 from .motion import (GAP, GRAVITY_ABS, GRAVITY_MIN, GRAVITY_REL, JERK_ABS, JERK_FRAMES, JERK_REL, KINK_ABS,
                      KINK_ABS_LONG, KINK_REL, KINK_REL_LONG, KINK_W, KINK_W_LONG, NOISE_K, REST_HOLD, REST_MOVE,
-                     REST_TURN, SPIN_ELONGATION, SPIN_RATE, SPIN_RATE_CONTACT, SPIN_WINDOWS, TRACK_AREA,
+                     REST_TURN, SPIN_ELONGATION, SPIN_RATE, SPIN_RATE_CONTACT, SPIN_WINDOWS, START_MIN, START_W,
+                     TRACK_AREA,
                      TRACK_MIN_AREA, TUNNEL_STOP, motion)
 from .segment import (BACKGROUND, HARD, HIGH, INK, LOW, MIN_PIECE, NEAR, RESIDUAL, RESIDUAL_MIN, SOLID,
                       Layer, Segmentation, Shape, box_gaps, colour_masks, descriptors, segment, shape_of, track)
@@ -91,6 +92,9 @@ REST_GT = 4.0  # px^2 at 128 px: a colour whose ground truth changes less than t
 SHAPE_MIN_AREA = 40.0  # px^2 at 128 px
 SHAPE_ELONGATION = 0.15  # elongation may drift this much beyond the ground truth's own drift (+0.05) ...
 SHAPE_COMPACTNESS = 0.08  # ... and compactness this much (+0.03) ...
+SHAPE_FILL = 0.12  # the fill of its outline (`_fill`: 1 for a disc) may move this much ...
+FILL_SMALL = 1.25  # ... or 1.25 / sqrt(area in px^2), times the blur factor ...
+FILL_QUANTILE, FILL_FRAMES = 0.95, 2  # ... measured on the 95% of its pixels nearest its centroid, in 2 frames
 SHAPE_SMALL = 2.5  # ... or 2.5 / sqrt(area in px^2) (1.25 / sqrt for compactness), times the blur factor
 FREEZE_STILL = 0.2  # px at 128 px: a piece whose centroid moves less than this stands still ...
 FREEZE_MOVE = 0.5  # ... while the ground truth's moves at least this far ...
@@ -153,7 +157,10 @@ SETTINGS: dict[str, Any] = {
               "ground truth's own drift + 0.05) and "
               "compactness (area / (4 pi sqrt of the eigenvalues' product); 1 for a disc) within max(max("
               f"{SHAPE_COMPACTNESS:g}, {SHAPE_SMALL / 2:g} / sqrt(area)) x blur, the ground truth's own drift + 0.03) of "
-              "the condition frame's"),
+              "the condition frame's; and the fill of its outline (the share of its pixels nearest its centroid, "
+              f"{FILL_QUANTILE:g}, over the disc they reach: 1 for a disc, 0.72 for a square) within max(max("
+              f"{SHAPE_FILL:g}, {FILL_SMALL:g} / sqrt(area)) x blur, the ground truth's own drift + 0.03) of the "
+              f"condition frame's in fewer than {FILL_FRAMES} frames"),
     "tracked": (f"each body of a dynamic colour, followed from its piece in the last condition frame by the nearest "
                 f"piece within one step (lost where two bodies would share a piece); free in a frame when it is off the "
                 f"border, no other ink, no other piece of its colour and no border lies within {GAP:g} px of its "
@@ -169,6 +176,11 @@ SETTINGS: dict[str, Any] = {
              f"truth's by more than {KINK_ABS:g} px/frame x blur + {KINK_REL:g} x its "
              f"speed + {NOISE_K:g} x the robust spread of the ground truth's own, all frames free (drift, a turn, a "
              "reversal in mid-air)"),
+    "start": (f"a tracked body's velocity over its first {START_MIN + 1}-{START_W + 1} free generated frames, less "
+              "its velocity over the free condition frames that end at the last one (at least 2; each fitted on its "
+              "own side, so a shifted picture cancels), differs from its ground truth's by more than "
+              f"{KINK_ABS_LONG:g} px/frame x blur + {KINK_REL_LONG:g} x its ground truth's speed in the condition frames: "
+              "a change of motion at the first generated frame"),
     "gravity": (f"over the longest free run (at least {GRAVITY_MIN} frames), the fitted acceleration (least-squares "
                 f"parabola) differs from the ground truth's by more than max({GRAVITY_ABS:g} px/frame^2 x blur, "
                 f"{GRAVITY_REL:g} x the ground truth's) + {NOISE_K:g} x the fit's standard error"),
@@ -597,11 +609,35 @@ def _shape(p: Layer, g: Layer, name: str, ctx: Ctx) -> list[Finding]:
     tol_c = max(max(SHAPE_COMPACTNESS, 0.5 * SHAPE_SMALL * small) * ctx.blur, drift(gt, 1) + 0.03)
     r = gen[ref]
     bad = [t for t, x in gen.items() if t != ref and (abs(x[0] - r[0]) > tol_e or abs(x[1] - r[1]) > tol_c)]
-    if not bad:
+    if bad:
+        x = gen[bad[0]]
+        return [Finding("shape", name, bad, f"elongation {r[0]:.2f} -> {x[0]:.2f}, compactness {r[1]:.2f} -> "
+                                            f"{x[1]:.2f} at frame {bad[0]}: a rigid body changed shape")]
+    # outline: how much of the disc through its farthest pixel a piece fills (a disc 1, a square 2 / pi)
+    fill_gen = {t: _fill(p, t) for t in gen}
+    fill_gt = {t: _fill(g, t) for t in gt}
+    own = max((abs(v - fill_gt[ref]) for v in fill_gt.values()), default=0.0) if ref in fill_gt else 0.0
+    tol_f = max(max(SHAPE_FILL, FILL_SMALL * small) * ctx.blur, own + 0.03)
+    bad = [t for t, v in fill_gen.items() if t != ref and abs(v - fill_gen[ref]) > tol_f]
+    if len(bad) < FILL_FRAMES:
         return []
-    x = gen[bad[0]]
-    return [Finding("shape", name, bad, f"elongation {r[0]:.2f} -> {x[0]:.2f}, compactness {r[1]:.2f} -> {x[1]:.2f} "
-                                        f"at frame {bad[0]}: a rigid body changed shape")]
+    return [Finding("shape", name, bad, f"fill of its outline {fill_gen[ref]:.2f} -> {fill_gen[bad[0]]:.2f} at frame "
+                                        f"{bad[0]}: a rigid body changed shape (a disc fills 1, a square 0.72)")]
+
+
+def _fill(q: Layer, t: int) -> float:
+    """The share FILL_QUANTILE of frame t's one piece (its pixels nearest its centroid) over the
+    disc they reach: 1 for a disc, about 0.72 for a square, whatever its turn (elongation and
+    compactness, from second moments, hardly tell a square from a disc of its area).  A quantile,
+    not the farthest pixel: a codec's stray pixel at the rim moves the farthest one."""
+    r0, r1, c0, c1 = (int(v) for v in q.boxes[t][0])
+    rows, cols = np.nonzero(q.soft[t, r0:r1, c0:c1] >= 0.5)
+    if not len(rows):
+        return 1.0
+    cy, cx = q.centroids[t][0]
+    d2 = (rows + r0 - cy) ** 2 + (cols + c0 - cx) ** 2
+    reach = float(np.sqrt(np.quantile(d2, FILL_QUANTILE, method="inverted_cdf"))) + 0.5  # to the pixel's edge
+    return float(FILL_QUANTILE * len(rows) / (np.pi * reach * reach))
 
 
 
