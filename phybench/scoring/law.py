@@ -150,11 +150,14 @@ def _best_break(t: np.ndarray, x: np.ndarray, ok: np.ndarray) -> int | None:
 
     Residuals of every split at once from prefix sums (O(T) per ball, not a fit per split);
     the lines of the chosen split are then fitted with least squares.  Ties: the earliest s.
+    A split needs one ball with two frames on each side, not every ball, and not
+    `MIN_SEGMENT_FRAMES`: a ball that leaves the view a frame after the contact, or a contact
+    a frame or two after the condition frames, must not push the break to a split that fits
+    frames of both sides with one line (the caller says "no fit" for a side that is too short).
     """
     T = len(t)
     total = np.zeros(T + 1)
-    valid = np.ones(T + 1, dtype=bool)
-    valid[0] = False
+    enough = {"pre": np.zeros(T + 1, dtype=bool), "post": np.zeros(T + 1, dtype=bool)}
     for b in range(x.shape[1]):
         w = ok[:, b].astype(np.float64)
         xb = np.where(ok[:, b], x[:, b], 0.0)
@@ -164,11 +167,13 @@ def _best_break(t: np.ndarray, x: np.ndarray, ok: np.ndarray) -> int | None:
                 n, st, sx, stt, stx, sxx = (c[-1] - c for c in sums)
             else:
                 n, st, sx, stt, stx, sxx = sums
-            valid &= n >= MIN_SEGMENT_FRAMES
+            enough["post" if part == "post" else "pre"] |= n >= 2
             with np.errstate(divide="ignore", invalid="ignore"):
                 vtt = stt - st * st / n
                 ssr = sxx - sx * sx / n - np.where(vtt > 0, (stx - st * sx / n) ** 2 / vtt, 0.0)
             total += np.where(np.isfinite(ssr), np.maximum(ssr, 0.0), 0.0)
+    valid = enough["pre"] & enough["post"]
+    valid[0] = False
     if not valid.any():
         return None
     return int(np.flatnonzero(valid)[np.argmin(total[valid])])
@@ -205,6 +210,8 @@ def fit_collision(positions: np.ndarray, ok: np.ndarray, radii: np.ndarray, fram
     for b in range(2):
         pre = ok[:, b] & (np.arange(T) < s)
         post = ok[:, b] & (np.arange(T) >= s)
+        if min(pre.sum(), post.sum()) < MIN_SEGMENT_FRAMES:
+            return _nan(COLLISION_PARAMS)  # too few frames of this ball on one side: no fit
         lines.append((_line(t_all[pre], positions[pre, b, 0]), _line(t_all[post], positions[post, b, 0])))
     (a1, u1, _), (c1, w1, _) = lines[0]
     (a2, u2, _), (c2, w2, _) = lines[1]
