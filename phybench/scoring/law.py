@@ -12,7 +12,7 @@ the conditioning cannot pull the fit towards the truth):
 
 - ``free_flight`` (uniform, parabola): per axis, least squares of p(t) = p0 + v t + g t^2 / 2
   over the generated frames where the ball is found whole (parser flags 0) with its centre at
-  least its true radius plus a pixel inside every edge (a sliver in a corner is no whole
+  least its true radius less a pixel inside every edge (a sliver in a corner is no whole
   ball), t = k dt, at least 6 frames.  Parameters: ``velocity_x``, ``velocity_y`` (at t = 0),
   ``gravity_x``, ``gravity_y`` (the constant acceleration; 0 for uniform motion), ``gravity``
   (its norm), ``speed`` and ``acceleration_along`` (the acceleration along the motion, negative
@@ -58,7 +58,7 @@ WRONG = 0.05  # a parameter off the truth by more than this (relative; see `judg
 
 SETTINGS: dict[str, Any] = {
     "frames": "generated frames (k >= condition_frames) where the parsed ball is found whole (parser flags 0) with "
-              "its centre at least its true radius + 1 px inside every edge, t = k dt; the ground truth's fit uses "
+              "its centre at least its true radius - 1 px inside every edge, t = k dt; the ground truth's fit uses "
               "the generated frames where its ball is fully in view, and the simulator's stored velocities where "
               "those frames cannot determine the law (truth.from_states = 1)",
     "free_flight": "per axis closed-form least squares of p(t) = p0 + v t + g t^2 / 2 (at least 6 frames, else no "
@@ -279,12 +279,13 @@ def _family(manifest: Mapping[str, Any]) -> Any:
 
 
 def inside_border(positions: np.ndarray, radii: np.ndarray, world_size: float, pixel: float) -> np.ndarray:
-    """bool (T, B): the parsed centre lies at least its true radius plus one pixel inside every edge.
+    """bool (T, B): the parsed centre lies at least its true radius less one pixel inside every edge.
 
     A sliver of a ball in a corner can parse as a small whole ball (blur and codecs soften
-    the edge test of `phybench.scoring.parse`); with the ground truth's radius it cannot
-    pass as a ball in view, so no fit takes it for one."""
-    margin = np.asarray(radii, dtype=np.float64)[None, :, None] + pixel
+    the edge test of `phybench.scoring.parse`); its centroid lies within the sliver, far
+    closer to the edge than the true radius, so no fit takes it for a ball in view.  The pixel
+    of slack keeps a whole ball rolling along the floor (its rim in the last pixel row)."""
+    margin = np.asarray(radii, dtype=np.float64)[None, :, None] - pixel
     with np.errstate(invalid="ignore"):
         return ((positions >= margin) & (positions <= world_size - margin)).all(axis=-1)
 
