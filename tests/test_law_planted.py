@@ -190,3 +190,20 @@ def test_closed_form_fit_is_order_independent_and_exact():
     line, _ = poly_fit(t, 3.0 - 0.5 * t, 1)
     np.testing.assert_allclose(line, [3.0, -0.5], rtol=1e-12)
     assert poly_fit(t[:1], x[:1], 1) is None
+
+
+# ------------------------------------------------------------------ the judge
+def test_the_judge_calls_a_ball_lost_in_noise_a_vanish(splits):
+    from phybench.scoring.abnormal import judge_sample
+    from phybench.scoring.metrics import Sample
+
+    reader = splits["uniform"]
+    cf = int(reader.manifest["condition_frames"])
+    row = next(iter(reader.rows()))
+    gt = reader.video(row)
+    noise = _generated(gt, cf, np.random.default_rng(1).integers(0, 256, gt[cf:].shape, dtype=np.uint8))
+    colours = [tuple(int(c) for c in row["colours"][0])]
+    for video, lost in ((noise, True), (gt, False)):
+        sample = Sample(row, video, gt, reader.manifest, parsed=parse_video(video, colours))
+        rules = {f.rule for f in judge_sample(sample).findings}
+        assert ("vanish" in rules) == lost, rules
