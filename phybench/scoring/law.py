@@ -287,7 +287,8 @@ def inside_border(positions: np.ndarray, radii: np.ndarray, world_size: float, p
     of slack keeps a whole ball rolling along the floor (its rim in the last pixel row)."""
     margin = np.asarray(radii, dtype=np.float64)[None, :, None] - pixel
     with np.errstate(invalid="ignore"):
-        return ((positions >= margin) & (positions <= world_size - margin)).all(axis=-1)
+        inside = np.asarray(((positions >= margin) & (positions <= world_size - margin)).all(axis=-1), dtype=bool)
+    return inside
 
 
 def _truth(law: LawFit, sample: Sample, gt: np.ndarray, ok: np.ndarray, radii: np.ndarray, dt: float,
@@ -308,7 +309,7 @@ def law_of(sample: Sample) -> dict[str, Any] | None:
         return cached
     family = _family(sample.manifest)
     law = LAW_FITS.get(getattr(family, "law_fit", None) or "")
-    result = None
+    result: dict[str, Any] | None = None
     window = (float("nan"), float("nan"))
     if law is not None and law.from_sample is not None:
         pair = law.from_sample(sample)

@@ -100,6 +100,7 @@ _REFINE_MIN_RADIUS = 1.0  # px: smaller blobs keep the centroid
 _CUT_MARGIN = 0.05  # px: how far past the image edge a disc must reach to be PARTLY_OUT
 _WHOLE_SHARE = 0.9  # a piece on the image border with less of the video's whole-disc area is PARTLY_OUT
 _BORDER_GAP = 3  # px: blobs this close to an image edge are judged across that edge only
+_MIN_PEAK = 0.45  # a blob with no pixel covered more than this is no ball (a smear)
 _MAX_SPREAD = 2.5  # `_spread` above which a whole, unsplit blob is no ball (a disc is 1; blur sigma adds 4 s^2 / R^2)
 
 # BT.601 full-range RGB -> (Y, Cb, Cr), the matrix H.264 decoders use for yuv420p.
@@ -642,7 +643,9 @@ def _parse_object(
     fitted = _fitted_colour(c, pixels, bg)  # (T, 3)
     off = ((fitted - colour) ** 2).sum(axis=1) > colour_tolerance**2
     flags[off & found] |= COLOUR_CHANGED
-    flags[found & _not_a_ball(col_sum, row_sum, area, cu - col0, cv - row0, out, split, row0, col0, width)] = MISSING | NOT_A_BALL
+    peak = c.max(axis=(1, 2)) if c.size else np.zeros(c.shape[0], dtype=c.dtype)  # (T,) the most covered pixel
+    flags[found & _not_a_ball(col_sum, row_sum, area, cu - col0, cv - row0, out, split, row0, col0, width, peak)] = (
+        MISSING | NOT_A_BALL)
     if refine:
         cu, cv = _refine_centres(col_sum, row_sum, area, radius, row0, col0, out, flags, cu, cv)
     # A piece with core pixels on the image's outermost row or column and less area than
@@ -676,7 +679,7 @@ def _spread(col_sum: np.ndarray, row_sum: np.ndarray, area: np.ndarray, cu: np.n
 
 def _not_a_ball(col_sum: np.ndarray, row_sum: np.ndarray, area: np.ndarray, cu: np.ndarray, cv: np.ndarray,
                 out: np.ndarray | None, split: np.ndarray, row0: np.ndarray, col0: np.ndarray,
-                width: int) -> np.ndarray:
+                width: int, peak: np.ndarray) -> np.ndarray:
     """bool (T,): what was found of this colour is no ball (issue 34: "no ball is no ball").
 
     Noise, a heavy smear or a wash of the colour still leaves core pixels, and their
@@ -684,7 +687,10 @@ def _not_a_ball(col_sum: np.ndarray, row_sum: np.ndarray, area: np.ndarray, cu: 
     opposite image edges (wider or taller than the view: a frame-wide wash), or, in one piece
     and not cut, when it is far more spread than a disc of its mass (`_spread` >
     `_MAX_SPREAD`, the mean of both axes; the benign blurs and codecs of `phybench.benign`
-    stay below 1.9).  Within `_BORDER_GAP` px of an edge a ball may be cut without the edge
+    stay below 1.9), or, anywhere, when it has no solid interior (no pixel covered more than
+    `_MIN_PEAK`: a disc blurred by a Gaussian of its own radius peaks at 0.39, and its blur
+    reaching the border must not make it a ball cut by the edge; the benign kinds keep 0.58 and
+    more on the smallest OOD ball; a sliver under half a pixel deep is no ball either).  Within `_BORDER_GAP` px of an edge a ball may be cut without the edge
     test seeing it (a shifted picture with a white margin), and a sliver is spread along the
     edge: there only the axis across that edge is judged.  Torn (SPLIT) blobs are SPLIT's."""
     qx, qy = _spread(col_sum, row_sum, area, cu, cv)
@@ -698,10 +704,11 @@ def _not_a_ball(col_sum: np.ndarray, row_sum: np.ndarray, area: np.ndarray, cu: 
     near_y = np.minimum(top, bottom) < _BORDER_GAP
     spread = np.where(near_x & near_y, np.minimum(qx, qy), np.where(near_x, qx, np.where(near_y, qy, 0.5 * (qx + qy))))
     smear = (spread > _MAX_SPREAD) & ~split
+    hollow = (peak < _MIN_PEAK) & ~split
     if out is None:
-        return smear
+        return smear | hollow
     wide = (out[:, 0] & out[:, 1]) | (out[:, 2] & out[:, 3])
-    return wide | (smear & ~out.any(axis=1))
+    return wide | hollow | (smear & ~out.any(axis=1))
 
 
 def _core_on_border(core: np.ndarray, row0: np.ndarray, col0: np.ndarray, width: int) -> np.ndarray:
