@@ -133,6 +133,8 @@ def free_flight_from_states(velocities: np.ndarray, ok: np.ndarray, frame_interv
     return _free_flight_params(v, g, 0.5 * (float(t[0]) + float(t[-1])))
 
 
+_TINY = 1e-6  # world units / s: a velocity (difference) below this is no motion
+
 COLLISION_PARAMS = ("velocity_before_1", "velocity_before_2", "velocity_after_1", "velocity_after_2", "restitution",
                     "momentum_change", "energy_change", "mass_ratio", "contact_time", "contact_time_offset")
 
@@ -184,14 +186,17 @@ def _collision_params(u: Sequence[float], w: Sequence[float], m: np.ndarray) -> 
     u1, u2 = u
     w1, w2 = w
     out = {"velocity_before_1": u1, "velocity_before_2": u2, "velocity_after_1": w1, "velocity_after_2": w2}
+    # Below these (world units / s, times a mass of order 1) the velocities are a fit's
+    # rounding (a frozen video fits 1e-17): no ratio of them is a law.
     closing = u1 - u2
-    out["restitution"] = (w2 - w1) / closing if abs(closing) > 1e-9 else float("nan")
+    out["restitution"] = (w2 - w1) / closing if abs(closing) > _TINY else float("nan")
     scale = m[0] * abs(u1) + m[1] * abs(u2)
-    out["momentum_change"] = ((m[0] * w1 + m[1] * w2) - (m[0] * u1 + m[1] * u2)) / scale if scale > 0 else float("nan")
+    out["momentum_change"] = ((m[0] * w1 + m[1] * w2) - (m[0] * u1 + m[1] * u2)) / scale if scale > _TINY \
+        else float("nan")
     before = m[0] * u1 * u1 + m[1] * u2 * u2
-    out["energy_change"] = (m[0] * w1 * w1 + m[1] * w2 * w2 - before) / before if before > 0 else float("nan")
+    out["energy_change"] = (m[0] * w1 * w1 + m[1] * w2 * w2 - before) / before if before > _TINY ** 2 else float("nan")
     dv2 = w2 - u2
-    out["mass_ratio"] = -(w1 - u1) / dv2 if abs(dv2) > 1e-6 * (abs(u1) + abs(u2)) else float("nan")
+    out["mass_ratio"] = -(w1 - u1) / dv2 if abs(dv2) > max(_TINY, 1e-6 * (abs(u1) + abs(u2))) else float("nan")
     return {k: float(v) for k, v in out.items()}
 
 
@@ -341,6 +346,12 @@ def law_of(sample: Sample) -> dict[str, Any] | None:
     return result
 
 
+def _worst(*parts: float) -> float:
+    """The largest finite part; NaN when none is (Python's max is order-dependent with NaN)."""
+    finite = [p for p in parts if np.isfinite(p)]
+    return max(finite) if finite else float("nan")
+
+
 def _rel(a: float, b: float) -> float:
     return abs(a - b) / abs(b) if np.isfinite(a) and np.isfinite(b) and abs(b) > 1e-12 else float("nan")
 
@@ -374,12 +385,12 @@ def judge_law(name: str, fit: Mapping[str, float], truth: Mapping[str, float], h
         if good:
             out["gravity"] = float(np.hypot(*(gf - gt)) / g_norm)
         out["law_error"] = out["gravity"] if headline == "gravity" and good else \
-            max(out["velocity"], out["acceleration"])
+            _worst(out["velocity"], out["acceleration"])
     elif name == "collision_1d":
         out["restitution"] = _rel(fit["restitution"], truth["restitution"])
         diff = fit["momentum_change"] - truth["momentum_change"]
         out["momentum"] = abs(diff) if np.isfinite(diff) else float("nan")
-        out["law_error"] = max(out["restitution"], out["momentum"])
+        out["law_error"] = _worst(out["restitution"], out["momentum"])
     elif headline is not None:
         out[headline] = out["law_error"] = _rel(fit.get(headline, float("nan")), truth.get(headline, float("nan")))
     return {k: float(v) for k, v in out.items()}
