@@ -54,6 +54,7 @@ import numpy as np
 from .lawfit import poly_fit
 from .metrics import Sample
 
+SPEED_FLOOR = 0.05  # world units / s (~2 px over the generated frames at 128 px): the least speed errors are relative to
 WRONG = 0.05  # a parameter off the truth by more than this (relative; see `judge_law`) is a wrong law
 
 SETTINGS: dict[str, Any] = {
@@ -71,7 +72,8 @@ SETTINGS: dict[str, Any] = {
                      "contact_time_offset = contact_time - the family's closed-form contact time"),
     "law_error": "signed parameters against the ground truth's fit: gravity headline |g - g_true| / |g_true| "
                  "(vectors); velocity headline max(|v - v_true| / |v_true| at the middle of the generated frames, "
-                 "|g - g_true| x generated duration / |v_true|); collision max(|e - e_true| / |e_true|, "
+                 f"|g - g_true| x generated duration / |v_true|), |v_true| at least {SPEED_FLOOR} units / s; "
+                 "collision max(|e - e_true| / |e_true|, "
                  "|momentum_change - truth's|); otherwise |fit - truth| / |truth| of the headline",
     "wrong_law": f"an aspect of the law whose error (as law_error's parts) exceeds {WRONG}",
     "summary": "per parameter: median and interquartile range (25th, 75th percentile) over the videos with a fit, "
@@ -361,7 +363,8 @@ def judge_law(name: str, fit: Mapping[str, float], truth: Mapping[str, float], h
     """Relative error of each aspect of the law (signed parameters, never only their size) and `law_error`.
 
     free_flight: ``velocity`` |v_fit - v_true| / |v_true| at the middle of the generated frames
-    (vectors); ``acceleration`` |g_fit - g_true| times the generated duration over |v_true| (the
+    (vectors; |v_true| at least `SPEED_FLOOR`, so a ball nearly at rest is not judged on the
+    parser's sub-pixel noise); ``acceleration`` |g_fit - g_true| times the generated duration over |v_true| (the
     velocity the wrong acceleration adds by the last frame: a ball slowing 3% a frame is far
     off); ``gravity`` |g_fit - g_true| / |g_true| (vectors: reversed gravity is 2).
     collision_1d: ``restitution`` relative; ``momentum`` the difference of the momentum changes
@@ -376,8 +379,8 @@ def judge_law(name: str, fit: Mapping[str, float], truth: Mapping[str, float], h
         tm = 0.5 * (t0 + t1)
         vf = np.array([fit["velocity_x"], fit["velocity_y"]]) + gf * tm
         vt = np.array([truth["velocity_x"], truth["velocity_y"]]) + gt * tm
-        speed = float(np.hypot(*vt))
-        ok = np.isfinite(vf).all() and np.isfinite(vt).all() and speed > 1e-12
+        speed = max(float(np.hypot(*vt)), SPEED_FLOOR)  # a ball nearly at rest: errors against the floor
+        ok = bool(np.isfinite(vf).all() and np.isfinite(vt).all())
         out["velocity"] = float(np.hypot(*(vf - vt)) / speed) if ok else float("nan")
         out["acceleration"] = float(np.hypot(*(gf - gt)) * (t1 - t0) / speed) if ok else float("nan")
         g_norm = float(np.hypot(*gt))
