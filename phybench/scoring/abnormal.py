@@ -127,6 +127,9 @@ SETTINGS: dict[str, Any] = {
              "whole piece within one step of entering; a fall needs a piece on the border now or a whole piece within "
              "one step of leaving; a fall from, or a rise to, nothing but pieces under the dust size is not judged: "
              "vanish / appear / deform / colour change"),
+    "vanish": ("families read by the velocity parser: a generated frame where the ground truth's ball is fully in "
+               "view and the parser finds no ball of its colour (missing: nothing, noise, a smear; "
+               "phybench.scoring.noball)"),
     "break": ("more pieces of a colour than max(its bodies, the most pieces its ground truth shows in any frame), "
               f"counting only pieces whose coverage reaches {SOLID_PEAK:g} somewhere (a blended frame's ghosts are no "
               "pieces)"),
@@ -692,8 +695,13 @@ def prepared_sample(sample: Any) -> Prepared:
 
 
 def judge_sample(sample: Any) -> Verdict:
-    """The verdict on a `phybench.scoring.metrics.Sample` (its row's bodies give colours and statics)."""
-    return judge_prepared(prepared_sample(sample))
+    """The verdict on a `phybench.scoring.metrics.Sample` (its row's bodies give colours and statics),
+    with a `vanish` where the parser finds no ball the ground truth shows (`phybench.scoring.noball`)."""
+    from .noball import no_ball_findings
+
+    verdict = judge_prepared(prepared_sample(sample))
+    lost = no_ball_findings(sample)
+    return Verdict(True, verdict.findings + lost) if lost else verdict
 
 
 def abnormal(sample: Any) -> float:
