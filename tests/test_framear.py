@@ -105,3 +105,23 @@ def test_cases_counts_where_out_of_range_fits_land():
     r = landing([s(2.0, 2.0), s(5.0, 3.9), s(5.5, 5.5), s(0.5, None)], 1.0, 4.0)  # a sidecar writes null for no fit
     assert r["videos_out_of_range"] == 3 and r["with_fit"] == 2
     assert r["share_inside_training_range"] == 0.5 and r["median_distance_true_to_range"] == 1.25
+
+
+def test_rollout_training_is_seeded_and_changes_the_weights(splits, tmp_path):
+    """The rollout-training option (context ending in the model's own frames) trains deterministically,
+    differs from teacher forcing, and `init` starts from a snapshot's weights."""
+    train = str(splits[0])
+    base = ["--set", *TINY, "val_rows=0"]
+    rolled = [*base, "rollout_frames=2", "rollout_start=1", "rollout_share=0.5"]
+    fa_train.main(["--train-data", train, "--out", str(tmp_path / "a"), *rolled])
+    fa_train.main(["--train-data", train, "--out", str(tmp_path / "b"), *rolled])
+    fa_train.main(["--train-data", train, "--out", str(tmp_path / "tf"), *base])
+    a, b, tf = ((tmp_path / x / "ema.safetensors").read_bytes() for x in ("a", "b", "tf"))
+    assert a == b and a != tf
+    init = tmp_path / "a" / "ema.safetensors"
+    history = fa_train.main(["--train-data", train, "--out", str(tmp_path / "i"), *base, "steps=1", "lr=0.0",
+                             "warmup_steps=1", "min_lr_ratio=0.0", f"init={init}"])
+    from safetensors.torch import load_file
+
+    got, want = load_file(str(tmp_path / "i" / "ema.safetensors")), load_file(str(init))
+    assert history and all(torch.equal(got[k], want[k]) for k in want)  # lr 0: the EMA stays at init

@@ -54,6 +54,13 @@ class FrameConfig:
     change_weight: float = 20.0  # loss weight of pixels that change from the last context frame (the rims), others 1
     context_noise: float = 0.02  # Gaussian noise on the context frames ([-1, 1] units): rollouts feed back their own frames
     sample_steps: int = 4  # Euler steps of the sampler
+    # rollout training (off by default): from `rollout_start` on, the first `rollout_share` of each batch gets a
+    # context whose last m frames (m drawn from 1..rollout_frames per step) the EMA model generated itself with
+    # the sampler (no gradient through it) from the real frames before them; the target stays the real frame
+    rollout_frames: int = 0
+    rollout_share: float = 0.5
+    rollout_start: int = 150
+    init: str = ""  # start from these EMA weights (a framear snapshot's .safetensors) instead of the seeded init
     seed: int = 0
     log_every: int = 50
     eval_every: int = 300  # validation and an EMA snapshot this often (and at the last step)
@@ -111,6 +118,22 @@ def weighted_loss(pred: torch.Tensor, target: torch.Tensor, last: torch.Tensor, 
     return ((pred - target) ** 2 * w).sum() / (w.sum() * pred.shape[1])
 
 
+def self_generated_context(ema: FrameNet, cfg: FrameConfig, clips: torch.Tensor, r_i: torch.Tensor,
+                           k: torch.Tensor, m: int, gen: torch.Generator) -> torch.Tensor:
+    """(n, context, 3, r, r): for target frame k of clip r_i, the context frames k - context .. k - 1 of which
+    the last m are the EMA model's own rollout (the sampler, as at test time) from the real frames before them.
+
+    Why: teacher forcing only ever shows the model real context, but a 29-frame rollout feeds it its own
+    frames, whose small errors (a shrinking small ball, residue at the border) it was never taught to undo;
+    here the loss asks it to map its own drifted frames back onto the real next frame (exposure bias)."""
+    from .sample import rollout
+
+    offsets = torch.arange(-cfg.context - m, -m)
+    first = clips[r_i[:, None], k[:, None] + offsets].float() / 127.5 - 1
+    frames = rollout(ema, cfg, first, cfg.context + m, gen)
+    return frames[:, -cfg.context:].clone()
+
+
 def lr_factor(cfg: FrameConfig, step: int) -> float:
     if step < cfg.warmup_steps:
         return (step + 1) / cfg.warmup_steps
@@ -132,15 +155,75 @@ def make_config(overrides: list[str]) -> FrameConfig:
         key, value = item.split("=", 1)
         if key not in FrameConfig.__dataclass_fields__:
             raise SystemExit(f"unknown config field {key!r}")
-        parsed = json.loads(value)
         old = getattr(cfg, key)
+        try:
+            parsed = json.loads(value)
+        except json.JSONDecodeError:
+            if not isinstance(old, str):
+                raise
+            parsed = value  # a string field (a path) need not be JSON-quoted
         setattr(cfg, key, float(parsed) if isinstance(old, float) and isinstance(parsed, int) else parsed)
     return cfg
 
 
+def write_run_files(out: Path, cfg: FrameConfig, manifest: dict) -> None:
+    """The run folder's config and the training split's identity (refusing a folder that holds a run)."""
+    out.mkdir(parents=True, exist_ok=True)
+    if (out / "ema.safetensors").exists():
+        raise SystemExit(f"{out} already holds a run: choose a new --out")
+    (out / "config.json").write_text(json.dumps(cfg.to_dict(), indent=2) + "\n")
+    m = manifest
+    (out / "train_split.json").write_text(json.dumps(
+        {**{k: m[k] for k in ("task", "split", "split_hash", "num_samples") if k in m},
+         "rows_trained": cfg.train_rows, "rows_validation": cfg.val_rows}, indent=2) + "\n")
+
+
+def training_batch(cfg: FrameConfig, clips: torch.Tensor, idx: torch.Tensor, step: int, rank: int, world: int,
+                   ema: FrameNet) -> tuple[torch.Tensor, ...]:
+    """(x_t, context, t, target, last) for the stream indices `idx` of this rank: noise and levels drawn
+    for the global batch from (seed, step) and sliced, so a fixed seed gives the same batch on any world size."""
+    micro = len(idx)
+    per_clip = clips.shape[1] - cfg.context  # targets k = context .. T-1 of every clip
+    r_i, k = idx // per_clip, idx % per_clip + cfg.context
+    target = clips[r_i, k].float() / 127.5 - 1  # (n, 3, r, r)
+    context = clips[r_i[:, None], k[:, None] + torch.arange(-cfg.context, 0)].float() / 127.5 - 1  # (n, c, 3, r, r)
+    gen = torch.Generator().manual_seed(cfg.seed * 1_000_003 + step)
+    share = slice(rank * micro, (rank + 1) * micro)
+    noise = torch.randn((world * micro, *target.shape[1:]), generator=gen)[share]
+    t = torch.rand(world * micro, generator=gen)[share]
+    ctx_noise = torch.randn((world * micro, *context.shape[1:]), generator=gen)[share]
+    if cfg.rollout_frames and step >= cfg.rollout_start:
+        n_r, m = round(cfg.rollout_share * micro), int(torch.randint(1, cfg.rollout_frames + 1, (1,), generator=gen))
+        k_r = k[:n_r].clamp(min=cfg.context + m)  # a target early in the clip moves later, so m real frames precede
+        target[:n_r] = clips[r_i[:n_r], k_r].float() / 127.5 - 1
+        context[:n_r] = self_generated_context(ema, cfg, clips, r_i[:n_r], k_r, m, gen)
+    last = context[:, -1]  # before the context noise: what the loss weighting compares the target with
+    context = context + cfg.context_noise * ctx_noise
+    tv = t.view(-1, 1, 1, 1)
+    xt = (1 - tv) * target + tv * noise  # rectified flow: data at t = 0, noise at t = 1
+    return xt, context, t, target, last
+
+
+def snapshot(out: Path, ema: FrameNet, step: int) -> None:
+    """The EMA weights as a snapshot (the learning curve) and as the run's current weights (safetensors)."""
+    from safetensors.torch import save_file
+
+    state = {k: v.contiguous() for k, v in ema.state_dict().items()}
+    meta = {"step": str(step)}
+    (out / "snapshots").mkdir(exist_ok=True)
+    save_file(state, str(out / "snapshots" / f"ema_{step:07d}.safetensors"), metadata=meta)
+    save_file(state, str(out / "ema.safetensors"), metadata=meta)
+
+
+def log(out: Path, history: list[dict], entry: dict) -> None:
+    history.append(entry)
+    with open(out / "log.jsonl", "a") as f:
+        f.write(json.dumps(entry) + "\n")
+
+
 def main(argv=None) -> list[dict]:
     from accelerate import Accelerator
-    from safetensors.torch import save_file
+    from safetensors.torch import load_file
 
     from .sample import validate_rows
 
@@ -161,29 +244,20 @@ def main(argv=None) -> list[dict]:
     t0 = time.perf_counter()
     clips = render_clips([rows[i] for i in train_idx], cfg.resolution)  # uint8 (N, T, 3, r, r)
     render_s = time.perf_counter() - t0
-    N, T = clips.shape[:2]
-    per_clip = T - cfg.context  # targets k = context .. T-1 of every clip
     if accelerator.is_main_process:
-        out.mkdir(parents=True, exist_ok=True)
-        if (out / "ema.safetensors").exists():
-            raise SystemExit(f"{out} already holds a run: choose a new --out")
-        (out / "config.json").write_text(json.dumps(cfg.to_dict(), indent=2) + "\n")
-        m = reader.manifest
-        (out / "train_split.json").write_text(json.dumps(
-            {**{k: m[k] for k in ("task", "split", "split_hash", "num_samples") if k in m},
-             "rows_trained": cfg.train_rows, "rows_validation": cfg.val_rows}, indent=2) + "\n")
+        write_run_files(out, cfg, reader.manifest)
 
     torch.manual_seed(cfg.seed)
     model = make_model(cfg)
+    if cfg.init:
+        model.load_state_dict(load_file(cfg.init))
     ema = copy.deepcopy(model).requires_grad_(False)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: lr_factor(cfg, s))
     model, opt, sched = accelerator.prepare(model, opt, sched)
     ema.to(accelerator.device)
     counter = Counter()
-    stream = iter(StreamSampler(N * per_clip, micro, rank, world, cfg.seed))
-    offsets = torch.arange(-cfg.context, 0)
-    gen = torch.Generator()
+    stream = iter(StreamSampler(clips.shape[0] * (clips.shape[1] - cfg.context), micro, rank, world, cfg.seed))
     history: list[dict] = []
     params = sum(p.numel() for p in ema.parameters())
     train_s = 0.0
@@ -191,21 +265,9 @@ def main(argv=None) -> list[dict]:
     while counter.step < cfg.steps:
         tic = time.perf_counter()
         idx = torch.tensor([next(stream) for _ in range(micro)])
-        r_i, k = idx // per_clip, idx % per_clip + cfg.context
-        target = clips[r_i, k].float() / 127.5 - 1  # (n, 3, r, r)
-        context = clips[r_i[:, None], k[:, None] + offsets].float() / 127.5 - 1  # (n, c, 3, r, r)
-        gen.manual_seed(cfg.seed * 1_000_003 + counter.step)
-        share = slice(rank * micro, (rank + 1) * micro)
-        noise = torch.randn((world * micro, *target.shape[1:]), generator=gen)[share]
-        t = torch.rand(world * micro, generator=gen)[share]
-        ctx_noise = torch.randn((world * micro, *context.shape[1:]), generator=gen)[share]
-        last = context[:, -1]  # clean: what the loss weighting compares the target with
-        context = context + cfg.context_noise * ctx_noise
-        tv = t.view(-1, 1, 1, 1)
-        xt = (1 - tv) * target + tv * noise  # rectified flow: data at t = 0, noise at t = 1
         dev = accelerator.device
-        pred = model(xt.to(dev), context.to(dev), t.to(dev))
-        loss = weighted_loss(pred, target.to(dev), last.to(dev), cfg.change_weight)
+        xt, context, t, target, last = (x.to(dev) for x in training_batch(cfg, clips, idx, counter.step, rank, world, ema))
+        loss = weighted_loss(model(xt, context, t), target, last, cfg.change_weight)
         accelerator.backward(loss)
         if cfg.grad_clip:
             accelerator.clip_grad_norm_(model.parameters(), cfg.grad_clip)
@@ -219,25 +281,16 @@ def main(argv=None) -> list[dict]:
         mean = accelerator.reduce(loss.detach(), reduction="mean").item()
         step = counter.step
         if accelerator.is_main_process and (step % cfg.log_every == 0 or step == cfg.steps):
-            entry = {"step": step, "loss": mean, "lr": sched.get_last_lr()[0], "train_s": round(train_s, 2),
-                     "steps_per_s": round(step / train_s, 3)}
-            history.append(entry)
-            with open(out / "log.jsonl", "a") as f:
-                f.write(json.dumps(entry) + "\n")
+            log(out, history, {"step": step, "loss": mean, "lr": sched.get_last_lr()[0], "train_s": round(train_s, 2),
+                               "steps_per_s": round(step / train_s, 3)})
         if accelerator.is_main_process and (step % cfg.eval_every == 0 or step == cfg.steps):
-            state = {k: v.contiguous() for k, v in ema.state_dict().items()}
-            meta = {"step": str(step)}
-            (out / "snapshots").mkdir(exist_ok=True)
-            save_file(state, str(out / "snapshots" / f"ema_{step:07d}.safetensors"), metadata=meta)
-            save_file(state, str(out / "ema.safetensors"), metadata=meta)
+            snapshot(out, ema, step)
             entry = {"step": step, "train_s": round(train_s, 2), "render_s": round(render_s, 2), "params": params}
             if val:
                 tic = time.perf_counter()
                 entry.update(validate_rows(ema, cfg, val, reader.manifest))
                 entry["val_s"] = round(time.perf_counter() - tic, 2)
-            history.append(entry)
-            with open(out / "log.jsonl", "a") as f:
-                f.write(json.dumps(entry) + "\n")
+            log(out, history, entry)
             if "val/velocity_error" in entry:
                 print(f"step {step}: loss {mean:.5f}, validation velocity error {entry['val/velocity_error']:.3f}, "
                       f"law within 10% {entry['val/law_within_10pct']:.2f}, untrackable {entry['val/untrackable']:.2f}, "

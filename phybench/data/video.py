@@ -28,6 +28,24 @@ def ffmpeg_exe() -> str:
     return imageio_ffmpeg.get_ffmpeg_exe()
 
 
+def _memory_file(data: bytes) -> int | None:
+    """An anonymous memory file holding `data` (its descriptor), or None where there is none
+    (not Linux, or the kernel refused): then the bytes go through a pipe."""
+    if not hasattr(os, "memfd_create"):
+        return None
+    memfd = None
+    try:
+        memfd = os.memfd_create("phybench-mp4", os.MFD_CLOEXEC)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(memfd, view):]
+        return memfd
+    except OSError:
+        if memfd is not None:
+            os.close(memfd)
+        return None
+
+
 def decode_mp4(data: bytes, *, max_bytes: int = DEFAULT_MAX_BYTES, timeout_s: float = DEFAULT_TIMEOUT_S) -> np.ndarray:
     """mp4 bytes -> uint8 (T, H, W, 3) via ffmpeg, in memory: nothing touches the disk.
 
@@ -35,17 +53,7 @@ def decode_mp4(data: bytes, *, max_bytes: int = DEFAULT_MAX_BYTES, timeout_s: fl
     comes last decodes); elsewhere through a pipe.  The mov demuxer is forced and only
     the file protocol allowed, so a crafted input cannot make ffmpeg open other files.
     Raises ValueError with ffmpeg's message, or LimitExceeded past max_bytes of decoded frames."""
-    memfd = None
-    if hasattr(os, "memfd_create"):
-        try:
-            memfd = os.memfd_create("phybench-mp4", os.MFD_CLOEXEC)
-            view = memoryview(data)
-            while view:
-                view = view[os.write(memfd, view):]
-        except OSError:
-            if memfd is not None:
-                os.close(memfd)
-            memfd = None
+    memfd = _memory_file(data)
     source, protocol = (f"file:/dev/fd/{memfd}", "file") if memfd is not None else ("pipe:0", "pipe")
     cmd = [ffmpeg_exe(), "-nostdin", "-hide_banner", "-loglevel", "error", "-protocol_whitelist", protocol,
            "-f", "mov", "-i", source, "-map", "0:v:0", "-fps_mode", "passthrough",
