@@ -354,7 +354,7 @@ def _generate_and_pack(model: Any, model_name: str, split_dir: str | os.PathLike
             raise _generate_failed(exc, work, model_name, n, len(batches), [ids[k] for k in batch],
                                    len(ids) - len(mine) + a) from None
         videos = _check_videos(answer, batch, ids, model_name, T, C, R, first=n == 0)
-        for k, video in zip(batch, videos):
+        for k, video in zip(batch, videos, strict=True):
             atomic_save_npy(gen / f"{ids[k]}.npy", video)
         bar.update(len(batch))
     bar.close()
