@@ -24,6 +24,7 @@ from typing import Any, ClassVar, Iterator
 import numpy as np
 
 from ..registry import Registry
+from ..world import laws
 from ..world.scene import Scene
 from .conditions import describe_state
 from .spec import SplitDecl, TaskSpec
@@ -195,3 +196,12 @@ def frames_possible(travel_per_frame: float, room: float, frames: int) -> int:
     if travel_per_frame <= 0.0:
         return frames
     return int(min(frames, math.floor(room / travel_per_frame * (1 - 1e-12)) + 1))
+
+
+def one_body_ballistic(spec: TaskSpec, initial: Scene, gravity: float) -> tuple[np.ndarray, np.ndarray]:
+    """The closed form of a scene of one body in free flight: (positions (T, 1, 2), velocities
+    (T, 1, 2)) from its initial pose and velocity under `gravity` (world units / s^2, along -y)."""
+    t = laws.frame_times(spec.frames, spec.frame_interval)
+    assert initial.velocities is not None  # placements set the initial velocities
+    pos, vel = laws.ballistic(initial.positions[0, 0], initial.velocities[0, 0], gravity, t)
+    return pos[:, None, :], vel[:, None, :]

@@ -5,9 +5,9 @@ from typing import Any
 
 import numpy as np
 
-from ..world import laws
 from ..world.scene import RED, Scene
-from .family import Placement, TaskFamily, frames_possible, register_family, register_task
+from .family import (Placement, TaskFamily, frames_possible, one_body_ballistic, register_family,
+                     register_task)
 from .fundamental import (
     ONE_BALL_GRIDS,
     ONE_BALL_LEVELS,
@@ -48,10 +48,7 @@ class UniformFamily(TaskFamily):
         return Placement(initial, n)
 
     def closed_form(self, spec: TaskSpec, initial: Scene) -> tuple[np.ndarray, np.ndarray]:
-        t = laws.frame_times(spec.frames, spec.frame_interval)
-        assert initial.velocities is not None  # placements set the initial velocities
-        pos, vel = laws.ballistic(initial.positions[0, 0], initial.velocities[0, 0], spec.simulator.gravity, t)
-        return pos[:, None, :], vel[:, None, :]
+        return one_body_ballistic(spec, initial, spec.simulator.gravity)
 
 
 register_task(

@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from ...world import laws
 from ...world.scene import RED, Body, Disc, Scene
-from ..family import Placement, TaskFamily, frames_possible, register_family, register_task
+from ..family import (Placement, TaskFamily, frames_possible, one_body_ballistic, register_family,
+                     register_task)
 from ..spec import CategoricalDof, Dof, SimulatorSettings, SplitDecl, TaskSpec
 
 TRAIN_VELOCITY = (2.5, 4.0)  # world units / s
@@ -77,10 +77,7 @@ class FlipFamily(TaskFamily):
         return Placement(initial, n, extra={"place_x": params["place_x"], "place_y": params["place_y"]})
 
     def closed_form(self, spec: TaskSpec, initial: Scene) -> tuple[np.ndarray, np.ndarray]:
-        t = laws.frame_times(spec.frames, spec.frame_interval)
-        assert initial.velocities is not None  # placements set the initial velocities
-        pos, vel = laws.ballistic(initial.positions[0, 0], initial.velocities[0, 0], 0.0, t)
-        return pos[:, None, :], vel[:, None, :]
+        return one_body_ballistic(spec, initial, 0.0)
 
 
 FLIP = register_task(TaskSpec(

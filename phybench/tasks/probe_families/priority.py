@@ -27,9 +27,9 @@ from typing import Any
 
 import numpy as np
 
-from ...world import laws
 from ...world.scene import BLUE, RED, Body, Disc, Rect, Ring, Scene
-from ..family import Placement, TaskFamily, frames_possible, register_family, register_task
+from ..family import (Placement, TaskFamily, frames_possible, one_body_ballistic, register_family,
+                     register_task)
 from ..spec import CategoricalDof, Dof, SimulatorSettings, SplitDecl, TaskSpec
 
 # The attributes' value sets: name -> (value name, range or None for a categorical value).
@@ -120,10 +120,7 @@ class PriorityFamily(TaskFamily):
         return Placement(initial, n)
 
     def closed_form(self, spec: TaskSpec, initial: Scene) -> tuple[np.ndarray, np.ndarray]:
-        t = laws.frame_times(spec.frames, spec.frame_interval)
-        assert initial.velocities is not None  # placements set the initial velocities
-        pos, vel = laws.ballistic(initial.positions[0, 0], initial.velocities[0, 0], 0.0, t)
-        return pos[:, None, :], vel[:, None, :]
+        return one_body_ballistic(spec, initial, 0.0)
 
     def describe(self, spec: TaskSpec) -> list[str]:
         pair = spec.param("pair")
