@@ -31,7 +31,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
@@ -39,60 +38,12 @@ import numpy as np
 
 from .data.split import SplitReader, row_scene
 from .io import atomic_write_bytes
+from .planting import OFF, Planted, ViolationError, onset_frame
+from .planting import pick as _pick, scaled as _scaled, visible as _visible, with_body as _with_body
 from .submission import submission_meta, write_submission
 from .tasks.spec import TaskSpec
 from .world.render import render
-from .world.scene import BLUE, RED, Body, Disc, Jar, Polygon, Rect, Scene, bounding_radius
-
-
-class ViolationError(Exception):
-    """The violation set cannot be made; the message says why."""
-
-
-@dataclass(frozen=True)
-class Planted:
-    """One perturbed scene (None: the kind does not apply) and what was done."""
-
-    scene: Scene | None
-    body: int = -1  # the body changed (-1: all, or none)
-    note: str = ""
-    onset: int | None = None  # the first changed frame, where the kind sets its own
-
-
-OFF = 1e3  # world units: a pose this far away renders nothing (a body that is gone)
-
-
-def onset_frame(spec: TaskSpec) -> int:
-    """The first perturbed frame: a third of the way into the generated frames."""
-    c = spec.condition_frames
-    return c + max(1, (spec.frames - c) // 3)
-
-
-def _visible(scene: Scene, t: int) -> np.ndarray:
-    """(B,) bool: the body lies wholly in view at frame t."""
-    p, r = scene.positions[t], scene.radii
-    return ((p - r[:, None]) >= 0).all(axis=1) & ((p + r[:, None]) <= scene.world_size).all(axis=1)
-
-
-def _pick(scene: Scene, t: int, shapes: tuple[type, ...] = (Disc, Rect)) -> int | None:
-    """The first dynamic body of one of `shapes` wholly in view at frames t-1 and t."""
-    ok = _visible(scene, t) & _visible(scene, t - 1)
-    for b, body in enumerate(scene.bodies):
-        if body.dynamic and isinstance(body.shape, shapes) and ok[b]:
-            return b
-    return None
-
-
-def _with_body(scene: Scene, b: int, body: Body) -> Scene:
-    bodies = list(scene.bodies)
-    bodies[b] = body
-    return dataclasses.replace(scene, bodies=tuple(bodies))
-
-
-def _scaled(shape: Any, k: float) -> Any:
-    if isinstance(shape, Disc):
-        return Disc(shape.radius * k)
-    return Rect(shape.width * k, shape.height * k)
+from .world.scene import BLUE, RED, Disc, Jar, Polygon, Rect, Scene, bounding_radius
 
 
 def _vanish(scene: Scene, spec: TaskSpec, k: int) -> Planted:

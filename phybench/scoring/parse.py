@@ -224,12 +224,18 @@ def parse_video(
     cover = unmix.coverage(pixels)  # (K, T, h, w) float32
     objects = [_object_window(cover[k], pixels, row0, col0) for k in range(k_count)]
     scale = mapping.pixel_size(width)
-    for k, own in enumerate(objects):
+    # Top layer first: a ball drawn later hides part of one drawn earlier, and what is left of
+    # the lower one (a crescent) is spread like no disc is; only a clean ball above counts.
+    above = np.zeros(cover.shape[1:], dtype=bool)  # (T, h, w) core of the clean balls drawn above
+    for k in reversed(range(k_count)):
+        own = objects[k]
         if own is None:  # not a single core pixel of this colour anywhere
             continue
+        hidden = _occluded(above, own, row0, col0)  # (T,)
         cu, cv, radius, f = _parse_object(
-            *own, width, unmix.colours[k], unmix.background, refine, colour_tolerance
+            *own, width, unmix.colours[k], unmix.background, refine, colour_tolerance, hidden
         )
+        above |= (cover[k] >= _CORE) & ((f & (MISSING | NOT_A_BALL)) == 0)[:, None, None]
         present = (f & MISSING) == 0
         x, y = mapping.to_world(cu, cv, width)
         positions[:, k, 0] = np.where(present, x, np.nan)
@@ -605,6 +611,17 @@ def _object_window(
     return _ObjectWindow(cover, core, row_count, pixels, row0 + sub[0], col0 + sub[1])
 
 
+def _occluded(above: np.ndarray, own: _ObjectWindow, row0: np.ndarray, col0: np.ndarray) -> np.ndarray:
+    """bool (T,): a clean ball drawn above has core pixels inside this object's window.
+
+    above: (T, h, w) in the shared window at image origin (row0, col0); own: the object's
+    window, inside the shared one."""
+    if not above.any():
+        return np.zeros(above.shape[0], dtype=bool)
+    h, w = own.cover.shape[1:]
+    return _gather(above, own.row0 - row0, own.col0 - col0, h, w).any(axis=(1, 2))
+
+
 def _parse_object(
     cover: np.ndarray,
     core: np.ndarray,
@@ -617,12 +634,14 @@ def _parse_object(
     bg: np.ndarray,
     refine: bool,
     colour_tolerance: float,
+    hidden: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Centre column, row and radius (T,) in pixels, and flags (T,) of one object.
 
     cover: (T, h, w) its coverage in its own window, core = cover >= `_CORE`,
     row_count (T, h) core pixels per row, pixels (T, h, w, 3) the window's pixels, at
-    image origin (row0, col0) (T,).
+    image origin (row0, col0) (T,); hidden (T,): a ball drawn above reaches into the window
+    (what is seen of this one may be a crescent: not judged by its spread).
     """
     h, w = cover.shape[1:]
     c, split = _own_blobs(cover, core, row_count)  # (T, h, w), (T,)
@@ -644,8 +663,8 @@ def _parse_object(
     off = ((fitted - colour) ** 2).sum(axis=1) > colour_tolerance**2
     flags[off & found] |= COLOUR_CHANGED
     peak = c.max(axis=(1, 2)) if c.size else np.zeros(c.shape[0], dtype=c.dtype)  # (T,) the most covered pixel
-    flags[found & _not_a_ball(col_sum, row_sum, area, cu - col0, cv - row0, out, split, row0, col0, width, peak)] = (
-        MISSING | NOT_A_BALL)
+    flags[found & _not_a_ball(col_sum, row_sum, area, cu - col0, cv - row0, out, split | hidden, row0, col0, width,
+                              peak)] = MISSING | NOT_A_BALL
     if refine:
         cu, cv = _refine_centres(col_sum, row_sum, area, radius, row0, col0, out, flags, cu, cv)
     # A piece with core pixels on the image's outermost row or column and less area than
