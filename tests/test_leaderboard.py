@@ -681,17 +681,17 @@ def test_a_model_field_is_one_table_row(documents, tmp_path, monkeypatch):
     from phybench.scoring.model_fields import MODEL_FIELDS, ModelField, scalar, submission_fields
 
     rows = [ModelField("licence", scalar("licence"), "summary", "licence", "licence {}", submission_key="licence"),
-            ModelField("hardware", scalar("hardware"), "details", "sampled on")]
+            ModelField("precision", scalar("precision"), "details", "sampled in")]
     monkeypatch.setattr(model_fields, "MODEL_FIELDS", [*MODEL_FIELDS, *rows])
     assert submission_fields({"licence": "MIT", "notes": "n", "other": 1}) == {"licence": "MIT", "notes": "n"}
     name, doc = _one(documents, model="DiT-B")
-    doc["model"].update(licence="MIT-0", hardware="one H100", unlisted="never shown")
+    doc["model"].update(licence="MIT-0", precision="bfloat16", unlisted="never shown")
     write_dir(tmp_path / "r", {name: (doc, None)})
     build(tmp_path / "r", tmp_path / "s")
     data = json.loads((tmp_path / "s" / "leaderboard.json").read_text())
     meta = data["boards"][0]["rows"][0]["meta"]
-    assert meta["licence"] == "MIT-0" and meta["hardware"] == "one H100" and "unlisted" not in meta
-    assert [f["key"] for f in data["model_fields"]][-2:] == ["licence", "hardware"]
+    assert meta["licence"] == "MIT-0" and meta["precision"] == "bfloat16" and "unlisted" not in meta
+    assert [f["key"] for f in data["model_fields"]][-2:] == ["licence", "precision"]
     browser = chromium_or_skip(tmp_path)
     try:
         cdp, js = open_tab(browser)
@@ -702,8 +702,8 @@ def test_a_model_field_is_one_table_row(documents, tmp_path, monkeypatch):
         assert line.endswith("· licence MIT-0") and line.startswith("DiT"), line
         js("document.querySelector('tr.main[data-model=\"DiT-B\"] button.toggle').click()")
         details = js("document.querySelector('tr.main[data-model=\"DiT-B\"]').nextElementSibling.textContent")
-        assert "sampled on" in details and "one H100" in details and "never shown" not in details
+        assert "sampled in" in details and "bfloat16" in details and "never shown" not in details
     finally:
         browser.close()
     monkeypatch.undo()
-    assert [f.key for f in model_fields.MODEL_FIELDS if f.key in ("licence", "hardware")] == []
+    assert [f.key for f in model_fields.MODEL_FIELDS if f.key in ("licence", "precision")] == []

@@ -38,6 +38,7 @@ class TrainConfig:
     sample_steps: int = 100  # sampler steps at evaluation (trailing spacing)
     eval_every: int = 5_000  # periodic evaluation (with --eval-data): velocity error parsed from pixels
     eval_samples: int = 64  # clips of the evaluation split it samples
+    max_seconds: float | None = None  # stop (and save) after this much training-loop wall time: a fixed-time GPU run
     # Conditioning beyond frames (the modality study, `conditioning`); left out of config.json when off.
     condition: str | None = None  # None: frames only; "state": + the numeric state; "text": + the prompt
     state_bodies: int = 0  # bodies of the state vector (the training split's most), set by the trainer
@@ -55,6 +56,8 @@ class TrainConfig:
         if self.condition is None:
             for key in CONDITION_FIELDS:
                 d.pop(key)
+        if self.max_seconds is None:  # a fixed-step run's config.json is as before
+            d.pop("max_seconds")
         return d
 
 

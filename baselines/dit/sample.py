@@ -128,6 +128,22 @@ def evaluate(model, codec: PixelCodec, cfg: TrainConfig, split_dir, n: int, step
             "eval/untrackable": untrackable / max(1, len(rows))}
 
 
+def training_record(run: Path, cfg: TrainConfig, trained: dict) -> dict:
+    """The card's training facts from the run folder: split hash, config, and (from the
+    trainer's throughput.json) steps, training-loop seconds and hardware."""
+    out: dict = {"train_config": " ".join(f"{k}={v}" for k, v in cfg.to_dict().items() if v is not None)[:2000]}
+    if isinstance(trained.get("split_hash"), str):
+        out["train_split_hash"] = trained["split_hash"]
+    timing_file = run / "throughput.json"
+    if timing_file.is_file():
+        timing = json.loads(timing_file.read_text())
+        out.update(train_steps=int(timing["steps"]),
+                   train_seconds=round(float(timing["first_step_s"]) + float(timing["steady_s"]), 1))
+        if isinstance(timing.get("hardware"), str):
+            out["hardware"] = timing["hardware"][:200]
+    return out
+
+
 def main(argv=None) -> Path:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--checkpoint", required=True, help="a run folder of phybench_baselines.dit.train")
@@ -170,6 +186,7 @@ def main(argv=None) -> Path:
                          checkpoint_sha256=file_sha256(run / "ema.safetensors"))
     if "num_samples" in trained:
         meta["model"]["train_size"] = int(trained["num_samples"])
+    meta["model"].update(training_record(run, cfg, trained))
     return write_submission(args.out, meta, videos(), fmt=args.format)
 
 

@@ -14,6 +14,7 @@ import argparse
 import copy
 import json
 import shutil
+import time
 from pathlib import Path
 
 import torch
@@ -118,6 +119,47 @@ class Counter:
 
     def load_state_dict(self, state):
         self.step = int(state["step"])
+
+
+def hardware(processes: int) -> str:
+    """What the run trained on, for the submission's card: "1x NVIDIA H100 80GB HBM3" or "CPU, 2 threads"."""
+    if torch.cuda.is_available():
+        return f"{processes}x {torch.cuda.get_device_name()}"
+    return f"CPU, {processes} process(es) x {torch.get_num_threads()} threads"
+
+
+class Clock:
+    """Wall time of the training loop: the fixed-time budget (`max_seconds`) and the throughput record.
+
+    The first step (CUDA context, kernel selection, torch.compile, loader start-up) is timed
+    apart, so steps/s is the steady rate; the budget counts it.  Every process stops at the
+    same step: the first whose clock runs out stops all (a reduce of the flags).
+    """
+
+    def __init__(self, budget: float | None, accelerator):
+        self.budget, self.accelerator = budget, accelerator
+        self.t0 = time.monotonic()
+        self.first: float | None = None
+
+    def tick(self) -> bool:
+        """Called after each step; True when the budget is spent."""
+        now = self.t_last = time.monotonic()
+        if self.first is None:
+            self.first, self.t1 = now - self.t0, now
+        if self.budget is None:
+            return False
+        over = torch.tensor(float(now - self.t0 > self.budget), device=self.accelerator.device)
+        return bool(self.accelerator.reduce(over, reduction="sum").item() > 0)
+
+    def write(self, path: Path, steps: int, batch_size: int) -> None:
+        """steps, seconds and clips/s of this process's run (timings: not part of the run's deterministic bytes)."""
+        steady = self.t_last - self.t1 if self.first is not None else 0.0  # steps 2..n, no saving or evaluation
+        record = {"steps": steps, "batch_size": batch_size, "first_step_s": round(self.first or 0.0, 3),
+                  "steady_s": round(steady, 3),
+                  "steps_per_s": round((steps - 1) / steady, 4) if steps > 1 and steady > 0 else None,
+                  "device": torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu",
+                  "hardware": hardware(self.accelerator.num_processes)}
+        path.write_text(json.dumps(record, indent=2) + "\n")
 
 
 @torch.no_grad()
@@ -240,6 +282,7 @@ def main(argv=None) -> list[tuple[int, float]]:
     history: list[tuple[int, float]] = []
     bar = tqdm(total=cfg.steps, initial=start, disable=not accelerator.is_local_main_process, desc="train")
     model.train()
+    clock = Clock(cfg.max_seconds, accelerator)
     while counter.step < cfg.steps:
         total = torch.zeros((), device=accelerator.device)
         for a in range(cfg.grad_accum):
@@ -271,12 +314,13 @@ def main(argv=None) -> list[tuple[int, float]]:
         history.append((counter.step, mean))
         bar.update(1)
         bar.set_postfix(loss=f"{mean:.4f}")
-        if counter.step % cfg.log_every == 0 or counter.step == cfg.steps:
+        last = clock.tick() or counter.step == cfg.steps  # the time budget ends the run like its last step
+        if counter.step % cfg.log_every == 0 or last:
             accelerator.log({"loss": mean, "lr": sched_lr.get_last_lr()[0]}, step=counter.step)
             if accelerator.is_main_process:
                 with open(out / "log.jsonl", "a") as f:
                     f.write(json.dumps({"step": counter.step, "loss": mean, "processes": world}) + "\n")
-        if counter.step % cfg.ckpt_every == 0 or counter.step == cfg.steps:
+        if counter.step % cfg.ckpt_every == 0 or last:
             accelerator.wait_for_everyone()
             accelerator.save_state(str(out / "checkpoints" / f"step_{counter.step:07d}"))
             if accelerator.is_main_process:
@@ -285,7 +329,7 @@ def main(argv=None) -> list[tuple[int, float]]:
                           metadata={"step": str(counter.step)})
                 for old in checkpoints(out)[:-cfg.keep_checkpoints]:
                     shutil.rmtree(old)
-        if args.eval_data and cfg.eval_every and (counter.step % cfg.eval_every == 0 or counter.step == cfg.steps):
+        if args.eval_data and cfg.eval_every and (counter.step % cfg.eval_every == 0 or last):
             if accelerator.is_main_process:
                 from .sample import evaluate
 
@@ -297,8 +341,12 @@ def main(argv=None) -> list[tuple[int, float]]:
                 bar.write(f"step {counter.step}: velocity error {metrics['eval/velocity_error']:.3f} on "
                           f"{cfg.eval_samples} clips, untrackable {100 * metrics['eval/untrackable']:.0f}%")
             accelerator.wait_for_everyone()
+        if last:
+            break
     bar.close()
     accelerator.wait_for_everyone()
+    if accelerator.is_main_process:
+        clock.write(out / "throughput.json", counter.step - start, cfg.batch_size)
     accelerator.end_training()
     return history
 

@@ -83,9 +83,15 @@ def _lossy(model: dict[str, Any]) -> Any:
     return None
 
 
-def _params(model: dict[str, Any]) -> Any:
-    p = model.get("params")
-    return p if isinstance(p, (int, float)) and not isinstance(p, bool) and math.isfinite(p) else None
+def _number(key: str) -> Callable[[dict[str, Any]], Any]:
+    """The reader of a finite number (not a bool)."""
+    def read(model: dict[str, Any]) -> Any:
+        p = model.get(key)
+        return p if isinstance(p, (int, float)) and not isinstance(p, bool) and math.isfinite(p) else None
+    return read
+
+
+_params = _number("params")
 
 
 def _train_size(model: dict[str, Any]) -> Any:
@@ -131,6 +137,7 @@ MODEL_FIELDS: list[ModelField] = [
     ModelField("train_split", scalar("train_split"), "summary", "training split", "trained on {}"),
     ModelField("track", _track, "summary", "condition track", "conditioned on {}", submission_key="conditioning"),
     ModelField("train_size", _train_size, "summary", "training videos", "{} videos", "count"),
+    ModelField("hardware", scalar("hardware"), "summary", "hardware", "on {}"),
     ModelField("version", scalar("version"), "details", "model version"),
     ModelField("model_version", scalar("model_version"), "details", "model version"),
     ModelField("checkpoint_sha256", scalar("checkpoint_sha256"), "details", "checkpoint", style="code"),
@@ -138,6 +145,10 @@ MODEL_FIELDS: list[ModelField] = [
     ModelField("seeds", _seeds, "details", "seeds", submission_key="seeds"),
     ModelField("notes", scalar("notes"), "details", "notes", submission_key="notes"),
     ModelField("condition_frames", scalar("condition_frames"), "details", "condition frames"),
+    ModelField("train_steps", _number("train_steps"), "details", "training steps", "{} steps", "count"),
+    ModelField("train_seconds", _number("train_seconds"), "details", "training time", "{} s"),
+    ModelField("train_split_hash", scalar("train_split_hash"), "details", "training split hash", style="code"),
+    ModelField("train_config", scalar("train_config"), "details", "training config", style="code"),
     ModelField("url", scalar("url"), "details", "url", style="link"),
     ModelField("lossy", _lossy, "badge", "lossy source", submission_key="sources", submitted=_source_counts),
 ]
