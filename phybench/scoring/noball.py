@@ -16,6 +16,7 @@ import numpy as np
 
 from .findings import Finding
 from .parse import MISSING
+from .velocity import unseen_in_condition
 
 def no_ball_findings(sample: Any) -> list[Finding]:
     """`vanish` findings of a sample whose parsed video has lost a ball the ground truth shows."""
@@ -29,6 +30,10 @@ def no_ball_findings(sample: Any) -> list[Finding]:
         return []
     view = fully_in_view(gt, np.asarray(sample.row["radii"], dtype=np.float64), float(sample.manifest["world_size"]))
     view[: sample.condition_frames] = False
+    # A ball the condition frames do not show (it enters later) cannot vanish: no model can know
+    # it exists, and velocity_error excludes such a video for the same reason.
+    radii = np.asarray(sample.row["radii"], dtype=np.float64)
+    view[:, unseen_in_condition(gt, radii, float(sample.manifest["world_size"]), sample.condition_frames)] = False
     lost = view & ((parsed.flags & MISSING) != 0)
     out = []
     for b in np.flatnonzero(lost.any(axis=0)):

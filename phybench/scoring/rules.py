@@ -523,7 +523,8 @@ COMMON: dict[str, Any] = {
     "levels": LEVELS_SETTINGS,
     "vanish": ("families read by the velocity parser: a generated frame where the ground truth's ball is fully in "
                "view and the parser finds no ball of its colour (missing: nothing, noise, a smear; "
-               "phybench.scoring.noball)"),
+               "phybench.scoring.noball); not for a ball visible in fewer than 2 condition frames (it enters later: "
+               "no model can know it, and velocity_error excludes the video)"),
     "step": (f"one step = {TELEPORT_FACTOR:g} x the ground truth's fastest per-frame move of a piece of that colour + "
              f"{TELEPORT_MARGIN:g} px x blur"),
 }
