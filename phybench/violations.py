@@ -16,7 +16,12 @@ DRIFT units over the clip), reverse-midair (turns back in free flight), stutter 
 generated frame twice: stop-go), gravity-0.8 and gravity-reversed (Box2D re-run),
 gravity-sideways (each fall turned sideways), spin (a bar turns SPIN rad a frame), stop
 (dead at its first contact, found by Box2D), tunnel (Box2D re-run with one body passing
-through everything, floor and walls included), sink (into the static body it touches).
+through everything, floor and walls included), sink (into the static body it touches);
+appear-far (a body appears at rest, far from every other), square (a ball becomes a square of
+its area), static-slide (a static body slides STATIC_SLIDE units a frame), drift-start (every
+moving body drifts up a third of a pixel a frame from the first generated frame on), slow-3
+(each generated move 3% shorter than the one before), curve (every moving body's height
+shifted by CURVE s^2: a smooth sideways drift).
 A kind that does not apply to a sample (no static body, no gravity, no collision) skips it
 and says so in the labels.  Benign degradations (`phybench.benign`) are the other half:
 correct videos made imperfect, which no rule should flag.
@@ -26,7 +31,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
@@ -34,60 +38,12 @@ import numpy as np
 
 from .data.split import SplitReader, row_scene
 from .io import atomic_write_bytes
+from .planting import OFF, Planted, ViolationError, onset_frame
+from .planting import pick as _pick, scaled as _scaled, visible as _visible, with_body as _with_body
 from .submission import submission_meta, write_submission
 from .tasks.spec import TaskSpec
 from .world.render import render
-from .world.scene import BLUE, RED, Body, Disc, Jar, Polygon, Rect, Scene, bounding_radius
-
-
-class ViolationError(Exception):
-    """The violation set cannot be made; the message says why."""
-
-
-@dataclass(frozen=True)
-class Planted:
-    """One perturbed scene (None: the kind does not apply) and what was done."""
-
-    scene: Scene | None
-    body: int = -1  # the body changed (-1: all, or none)
-    note: str = ""
-    onset: int | None = None  # the first changed frame, where the kind sets its own
-
-
-OFF = 1e3  # world units: a pose this far away renders nothing (a body that is gone)
-
-
-def onset_frame(spec: TaskSpec) -> int:
-    """The first perturbed frame: a third of the way into the generated frames."""
-    c = spec.condition_frames
-    return c + max(1, (spec.frames - c) // 3)
-
-
-def _visible(scene: Scene, t: int) -> np.ndarray:
-    """(B,) bool: the body lies wholly in view at frame t."""
-    p, r = scene.positions[t], scene.radii
-    return ((p - r[:, None]) >= 0).all(axis=1) & ((p + r[:, None]) <= scene.world_size).all(axis=1)
-
-
-def _pick(scene: Scene, t: int, shapes: tuple[type, ...] = (Disc, Rect)) -> int | None:
-    """The first dynamic body of one of `shapes` wholly in view at frames t-1 and t."""
-    ok = _visible(scene, t) & _visible(scene, t - 1)
-    for b, body in enumerate(scene.bodies):
-        if body.dynamic and isinstance(body.shape, shapes) and ok[b]:
-            return b
-    return None
-
-
-def _with_body(scene: Scene, b: int, body: Body) -> Scene:
-    bodies = list(scene.bodies)
-    bodies[b] = body
-    return dataclasses.replace(scene, bodies=tuple(bodies))
-
-
-def _scaled(shape: Any, k: float) -> Any:
-    if isinstance(shape, Disc):
-        return Disc(shape.radius * k)
-    return Rect(shape.width * k, shape.height * k)
+from .world.scene import BLUE, RED, Disc, Jar, Polygon, Rect, Scene, bounding_radius
 
 
 def _vanish(scene: Scene, spec: TaskSpec, k: int) -> Planted:
@@ -409,6 +365,99 @@ def _sink(scene: Scene, spec: TaskSpec, k: int) -> Planted:
     return Planted(dataclasses.replace(scene, poses=poses), b, onset=f)
 
 
+STATIC_SLIDE = 0.02  # world units per frame a static body slides
+DRIFT_START = 1.0 / 3.0  # px at 128 px per frame: every moving body's sideways drift from the first generated frame
+SLOW = 0.97  # each generated frame's move is this fraction of the one before
+CURVE = 0.5  # world units: a smooth drift of CURVE s^2, s from 0 (last condition frame) to 1 (last frame)
+
+
+def _appear_far(scene: Scene, spec: TaskSpec, k: int) -> Planted:
+    """A body that appears from nothing at the onset, far from every other body: a copy of
+    a dynamic body's shape and colour, at rest where it is farthest from the scene."""
+    b = _pick(scene, k)
+    if b is None:
+        return Planted(None, note="no dynamic disc or bar in view at the onset")
+    r = bounding_radius(scene.bodies[b].shape)
+    w = scene.world_size
+    grid = np.stack(np.meshgrid(np.linspace(2 * r, w - 2 * r, 25), np.linspace(2 * r, w - 2 * r, 25)), -1).reshape(-1, 2)
+    seen = _visible(scene, k)
+    others = scene.poses[k, seen, :2] if seen.any() else scene.poses[k, :, :2]
+    reach = np.array([bounding_radius(x.shape) for x, v in zip(scene.bodies, seen) if v or not seen.any()])
+    gap = (np.sqrt(((grid[:, None] - others[None]) ** 2).sum(-1)) - reach[None]).min(axis=1)
+    spot = grid[int(np.argmax(gap))]
+    if gap.max() < 3 * r:
+        return Planted(None, note="no free place far from every body")
+    poses = np.concatenate([scene.poses, scene.poses[:, b:b + 1]], axis=1)
+    poses[:k, -1, :2] = OFF
+    poses[k:, -1, :2] = spot
+    poses[k:, -1, 2] = 0.0
+    return Planted(Scene(scene.bodies + (scene.bodies[b],), poses, scene.world_size), b)
+
+
+def _square(scene: Scene, spec: TaskSpec, k: int) -> Planted:
+    """A ball turns into a square of the same area (elongation and compactness barely move)."""
+    b = _pick(scene, k, (Disc,))
+    if b is None:
+        return Planted(None, note="no dynamic disc in view at the onset")
+    side = float(np.sqrt(np.pi) * scene.bodies[b].shape.radius)
+    return Planted(_with_body(scene, b, dataclasses.replace(scene.bodies[b], shape=Rect(side, side))), b)
+
+
+def _static_slide(scene: Scene, spec: TaskSpec, k: int) -> Planted:
+    """A static body slides STATIC_SLIDE units a frame towards the view's centre."""
+    b = next((i for i, x in enumerate(scene.bodies) if not x.dynamic), None)
+    if b is None:
+        return Planted(None, note="the scene has no static body")
+    poses = scene.poses.copy()
+    to = scene.world_size / 2 - poses[k, b, :2]
+    u = to / np.linalg.norm(to) if np.linalg.norm(to) > 1e-9 else np.array([1.0, 0.0])
+    poses[:, b, :2] += np.clip(np.arange(scene.num_frames) - k + 1, 0, None)[:, None] * STATIC_SLIDE * u
+    return Planted(dataclasses.replace(scene, poses=poses), b)
+
+
+def _moved_from_condition(scene: Scene, spec: TaskSpec, change: Callable[[np.ndarray, np.ndarray], np.ndarray]
+                          ) -> Planted:
+    """Every dynamic body's positions from the last condition frame c on replaced by
+    change(positions (T - c, n, 2), s (T - c,) from 0 at c to 1 at the last frame)."""
+    c = spec.condition_frames - 1
+    dynamic = np.array([x.dynamic for x in scene.bodies])
+    if not dynamic.any() or scene.num_frames - c < 2:
+        return Planted(None, note="nothing moves after the condition frames")
+    poses = scene.poses.copy()
+    s = np.arange(scene.num_frames - c, dtype=np.float64) / (scene.num_frames - 1 - c)
+    poses[c:, dynamic, :2] = change(poses[c:, dynamic, :2], s)
+    return Planted(dataclasses.replace(scene, poses=poses))
+
+
+def _drift_start(scene: Scene, spec: TaskSpec, k: int) -> Planted:
+    """From the first generated frame on, every dynamic body drifts up DRIFT_START px (at 128 px)
+    a frame: a velocity the condition frames never showed."""
+    rate = DRIFT_START * scene.world_size / 128.0
+    def change(pos: np.ndarray, s: np.ndarray) -> np.ndarray:
+        out = pos.copy()
+        out[..., 1] += rate * np.arange(len(pos))[:, None]
+        return out
+    return _moved_from_condition(scene, spec, change)
+
+
+def _slow(scene: Scene, spec: TaskSpec, k: int) -> Planted:
+    """Every generated frame's move is SLOW times the one before: the bodies slow down by themselves."""
+    def change(pos: np.ndarray, s: np.ndarray) -> np.ndarray:
+        steps = np.diff(pos, axis=0) * (SLOW ** np.arange(1, len(pos)))[:, None, None]
+        return np.concatenate([pos[:1], pos[:1] + np.cumsum(steps, axis=0)])
+    return _moved_from_condition(scene, spec, change)
+
+
+def _curve(scene: Scene, spec: TaskSpec, k: int) -> Planted:
+    """Every dynamic body's height shifted by CURVE s^2: a smooth sideways drift of a uniform
+    mover (6.4 px by the last frame at 128 px)."""
+    def change(pos: np.ndarray, s: np.ndarray) -> np.ndarray:
+        out = pos.copy()
+        out[..., 1] += CURVE * s[:, None] ** 2
+        return out
+    return _moved_from_condition(scene, spec, change)
+
+
 KINDS: dict[str, Callable[[Scene, TaskSpec, int], Planted]] = {
     "vanish": _vanish,
     "appear": _appear,
@@ -436,10 +485,16 @@ KINDS: dict[str, Callable[[Scene, TaskSpec, int], Planted]] = {
     "stop": _stop,
     "tunnel": _tunnel,
     "sink": _sink,
+    "appear-far": _appear_far,
+    "square": _square,
+    "static-slide": _static_slide,
+    "drift-start": _drift_start,
+    "slow-3": _slow,
+    "curve": _curve,
 }
 # onset: the first frame that differs from the ground truth (speed and re-simulation: the first generated frame)
 _ONSET_AT_CONDITION = {"speed-1.2", "speed-0.8", "gravity-1.2", "restitution-0.8", "restitution-0", "reverse",
-                       "interpenetration", "gravity-0.8", "gravity-reversed"}
+                       "interpenetration", "gravity-0.8", "gravity-reversed", "drift-start", "slow-3", "curve"}
 
 
 def plant(kind: str, row: dict[str, Any], spec: TaskSpec, resolution: int, gt_video: np.ndarray

@@ -273,3 +273,44 @@ def test_shape_descriptors_of_rendered_bodies():
     assert bar.angle == pytest.approx(-0.3, abs=0.03)  # image rows point down: the world's +0.3 rad reads -0.3
     assert bar.rect[0] == pytest.approx(32, abs=2) and bar.rect[1] == pytest.approx(16, abs=2)
     assert shape_of(np.zeros((8, 8), bool)) is None
+
+
+def _struck_out_scene(T: int = 10, leave: int = 6):
+    """A blue ball resting near the right edge, struck out of the view within one frame at `leave`
+    (from where it does not touch the border: the full protocol's collision OOD case)."""
+    from phybench.world.scene import Body, Disc, Scene
+
+    blue, red = (0, 0, 255), (255, 0, 0)
+    poses = np.zeros((T, 2, 3))
+    poses[:, 0, :2] = [9.2, 5.0]
+    poses[leave:, 0, 0] = 11.5  # out of the 10-unit view in one frame
+    poses[:, 1, :2] = [3.0, 5.0]
+    poses[:, 1, 0] += 0.5 * np.arange(T)
+    return Scene((Body(Disc(0.4), blue), Body(Disc(0.8), red)), poses, 10.0), [blue, red]
+
+
+def test_a_ball_the_ground_truth_itself_knocks_out_of_view_in_one_frame_is_no_vanish():
+    from phybench.world.render import render
+
+    scene, colours = _struck_out_scene()
+    gt = render(scene, 128)
+    assert not judge(gt, gt, colours, [False, False], 3).abnormal
+    early, _ = _struck_out_scene(leave=5)  # the model's ball vanishes a frame before the ground truth's leaves
+    verdict = judge(render(early, 128), gt, colours, [False, False], 3)
+    assert "area" in {f.rule for f in verdict.findings}, verdict.to_dict()
+
+
+def test_levels_are_mapped_back_before_judging_and_only_when_they_moved():
+    from phybench.benign import degrade
+    from phybench.scoring.levels import LEVELS_TOL, match_levels
+    from phybench.world.render import render
+
+    scene, _ = _struck_out_scene()
+    gt = render(scene, 128)
+    washed = degrade("contrast-0.85", gt, 3, "x")
+    assert washed[5, 0, 0].tolist() == [236, 236, 236]  # the white background turned grey
+    back = match_levels(washed, gt, 3)
+    assert np.abs(back[3:].astype(int) - gt[3:].astype(int)).max() <= 2  # the levels are back within rounding
+    assert np.array_equal(back[:3], washed[:3])  # condition frames untouched
+    cast = degrade("cast-6", gt, 3, "x")  # moves no level by more than LEVELS_TOL: left alone
+    assert 6 <= LEVELS_TOL and match_levels(cast, gt, 3) is cast

@@ -148,3 +148,25 @@ def test_rescore_adds_the_new_companions_as_a_fresh_score_would(split, tmp_path)
     doc = rescore(path, sub, split, new, progress=False)
     assert doc["provenance"].pop("rescored")["metrics"] == sorted(new)
     assert results_bytes(doc) == results_bytes(fresh)
+
+
+@pytest.mark.slow
+def test_rescore_refreshes_the_tracking_wording_where_nothing_is_tracked(split, tmp_path):
+    """Combinatorial parses no disc (`object_reader = "none"`), so the tracking block of its results
+    says nothing its numbers depend on: a reworded block does not force a full re-score (LPIPS, FVD);
+    the rescored file equals a fresh score but for the `rescored` note."""
+    from phybench.scoring.results import results_bytes
+    from phybench.scoring.rescore import rescore
+
+    reader = SplitReader(split)
+    sub = tmp_path / "sub"
+    write_submission(sub, submission_meta(reader.manifest, "truth"), _videos(reader, None))
+    fresh = score(sub, split, ("ssim",), progress=False).results
+    old = json.loads(results_bytes(fresh))
+    assert old["untrackable"] == []
+    old["provenance"]["metric_settings"]["velocity"]["untrackable"] = "an older wording"
+    path = tmp_path / "old.json"
+    path.write_bytes(results_bytes(old))
+    doc = rescore(path, sub, split, ["abnormal"], progress=False)
+    assert doc["provenance"].pop("rescored")["metrics"] == ["abnormal"]
+    assert results_bytes(doc) == results_bytes(fresh)

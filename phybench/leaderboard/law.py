@@ -67,10 +67,32 @@ def _text(stats: dict[str, Any] | None) -> str:
     return _num(stats["median"]) + (f" [{_num(iqr[0])}, {_num(iqr[1])}]" if iqr else "")
 
 
-def law_rows(board: dict[str, Any]) -> tuple[str | None, list[str], list[tuple[str, list[str]]]]:
-    """(parameter, column labels, [(model, cells)]) of the board's learned-law table, the ground
-    truth's fit first; empty when no row carries a law."""
+# Parameters shown beside the headline (issue 34 item 3): a collision's momentum exchange beside
+# its restitution (an unequal-mass collision answered with the equal-mass outcome keeps
+# restitution 1), a uniform ball's acceleration along its motion beside its speed (slowing
+# down is a wrong law, not a speed a few percent off), gravity's signed vertical component
+# beside its size (reversed gravity has the same size).
+COMPANIONS: dict[str, tuple[str, ...]] = {
+    "restitution": ("momentum_change", "mass_ratio"),
+    "velocity_x": ("acceleration_along",),
+    "gravity": ("gravity_y",),
+}
+
+
+def shown_params(board: dict[str, Any]) -> list[str]:
+    """The headline and its companions that some row of the board carries, headline first."""
     name = headline(board["task"])
+    if name is None:
+        return []
+    present = {p for r in board["rows"] for cell in r["cells"].values() if isinstance(cell, dict)
+               for p in ((cell.get("law") or {}).get("params") or {})}
+    return [name] + [p for p in COMPANIONS.get(name, ()) if p in present]
+
+
+def law_rows(board: dict[str, Any], name: str | None = None) -> tuple[str | None, list[str], list[tuple[str, list[str]]]]:
+    """(parameter, column labels, [(model, cells)]) of the board's learned-law table of one
+    parameter (default: the headline), the ground truth's fit first; empty when no row carries it."""
+    name = name or headline(board["task"])
     levels = [c for c in board["levels"] if any(c["key"] in r["cells"] and r["cells"][c["key"]].get("law")
                                               for r in board["rows"])]
     if name is None or not levels:
@@ -90,8 +112,13 @@ def law_rows(board: dict[str, Any]) -> tuple[str | None, list[str], list[tuple[s
 
 
 def law_table_html(board: dict[str, Any]) -> str:
-    name, labels, rows = law_rows(board)
-    if not rows:
+    """The learned-law tables: the headline parameter's, then each companion's (`COMPANIONS`)."""
+    return "".join(_law_table_html(board, name) for name in shown_params(board))
+
+
+def _law_table_html(board: dict[str, Any], param: str) -> str:
+    name, labels, rows = law_rows(board, param)
+    if not rows or name is None:
         return ""
     def cell(text: str) -> str:
         """The median on the first line, its interquartile range under it (as the main table)."""
@@ -111,12 +138,14 @@ def law_table_html(board: dict[str, Any]) -> str:
 
 
 def law_markdown(board: dict[str, Any]) -> list[str]:
-    name, labels, rows = law_rows(board)
-    if not rows:
-        return []
-    out = ["", f"Learned law, `{name}`: median [interquartile range] over videos.", "",
-           "| model | " + " | ".join(markdown_escape(x) for x in labels) + " |", "|---|" + "---:|" * len(labels)]
-    out += ["| " + " | ".join([markdown_escape(model), *cells]) + " |" for model, cells in rows]
+    out: list[str] = []
+    for param in shown_params(board):
+        name, labels, rows = law_rows(board, param)
+        if not rows:
+            continue
+        out += ["", f"Learned law, `{name}`: median [interquartile range] over videos.", "",
+                "| model | " + " | ".join(markdown_escape(x) for x in labels) + " |", "|---|" + "---:|" * len(labels)]
+        out += ["| " + " | ".join([markdown_escape(model), *cells]) + " |" for model, cells in rows]
     return out
 
 

@@ -54,6 +54,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .findings import Ctx, Finding, Verdict
+from .levels import match_levels
 from .motion import GAP
 from . import rules
 from .rules import (BLUR_PX, BORDER, DUST_REL, PERIMETER_EVERY, SETTINGS, TELEPORT_FACTOR, TELEPORT_MARGIN, ColourView,
@@ -77,6 +78,7 @@ def segment_pair(video: np.ndarray, gt_video: np.ndarray, colours: Sequence[Sequ
         raise ValueError(f"video {video.shape} and ground truth {gt_video.shape} differ in shape")
     T, H, W = video.shape[:3]
     start = min(max(int(condition_frames), 1), T)
+    video = match_levels(video, gt_video, start)  # a washed-out picture is not a grey body
     by_colour: dict[tuple[int, ...], list[bool]] = {}
     for c, s in zip(colours, static):
         by_colour.setdefault(tuple(int(x) for x in c), []).append(bool(s))
@@ -142,8 +144,13 @@ def segmented_sample(sample: Any) -> Segmented:
 
 
 def judge_sample(sample: Any) -> Verdict:
-    """The verdict on a `phybench.scoring.metrics.Sample` (its row's bodies give colours and statics)."""
-    return judge_segmented(segmented_sample(sample))
+    """The verdict on a `phybench.scoring.metrics.Sample` (its row's bodies give colours and statics),
+    with a `vanish` where the parser finds no ball the ground truth shows (`phybench.scoring.noball`)."""
+    from .noball import no_ball_findings
+
+    verdict = judge_segmented(segmented_sample(sample))
+    lost = no_ball_findings(sample)
+    return Verdict(True, verdict.findings + lost) if lost else verdict
 
 
 def abnormal(sample: Any) -> float:

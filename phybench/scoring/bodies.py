@@ -28,9 +28,12 @@ such runs (rad / s); a video's value is the median over its bodies.
 from __future__ import annotations
 
 from dataclasses import dataclass
+import math
 from typing import Any
 
 import numpy as np
+
+from .lawfit import poly_fit
 
 BRIDGE = 3  # frames: a gap this short in a generated track is bridged linearly
 LOST = 0.25  # share of the view's width a lost body costs per frame (and the most any frame costs)
@@ -162,24 +165,27 @@ def _fit_track(track: Any, bt: BodyTracks) -> tuple[float, float]:
     runs = _free_runs(track, bt.start)
     if not runs:
         return float("nan"), float("nan")
-    n = sum(b - a for a, b in runs)
-    design = np.zeros((n, 1 + 2 * len(runs)))
-    rows, i = np.zeros(n), 0
-    for k, (a, b) in enumerate(runs):
+    # Closed form, no LAPACK (the same bits on every CPU): within a run t is centred on a
+    # symmetric grid, so t is orthogonal to 1 and t^2 and each run's speed drops out; the
+    # shared t^2 coefficient is the pooled regression of x - mean(x) on t^2 - mean(t^2).
+    num, den = [], []
+    for a, b in runs:
         t = (np.arange(a, b) - (a + b - 1) / 2) * bt.dt
-        design[i:i + len(t), 0] = t * t
-        design[i:i + len(t), 1 + 2 * k] = 1.0
-        design[i:i + len(t), 2 + 2 * k] = t
-        rows[i:i + len(t)] = track.pos[a:b, 0] * bt.unit  # image rows grow downwards
-        i += len(t)
-    accel = 2.0 * float(np.linalg.lstsq(design, rows, rcond=None)[0][0])
+        x = track.pos[a:b, 0] * bt.unit  # image rows grow downwards
+        q = t * t - math.fsum(t * t) / len(t)
+        r = x - math.fsum(x) / len(x)
+        num.append(math.fsum(q * r))
+        den.append(math.fsum(q * q))
+    total = math.fsum(den)
+    accel = 2.0 * math.fsum(num) / total if total > 0 else float("nan")
     omega = float("nan")
     turning = [(a, b) for a, b in runs if np.nanmedian(track.elongation[a:b]) >= ELONGATED]
     if turning:
         a, b = max(turning, key=lambda r: r[1] - r[0])
         angle = np.unwrap(2.0 * track.angle[a:b]) / 2.0  # an axis: unwrap modulo pi
         if np.isfinite(angle).all():
-            omega = float(np.polyfit(np.arange(a, b) * bt.dt, angle, 1)[0])
+            line = poly_fit(np.arange(a, b) * bt.dt, angle, 1)
+            omega = line[0][1] if line is not None else float("nan")
     return accel, omega
 
 

@@ -25,8 +25,9 @@ NOISE_K = 3.0  # ... + 3 x the ground truth's own robust spread (jerk and kink)
 KINK_W = 3  # frames per window: velocity fitted before and after each frame
 KINK_ABS, KINK_REL = 0.25, 0.05  # |dv - dv_gt| > 0.25 px + 0.05 |v_gt| ...
 KINK_W_LONG, KINK_ABS_LONG, KINK_REL_LONG = 6, 0.15, 0.03  # ... or, over 6-frame windows, 0.15 px + 0.03 |v_gt|
+START_W, START_MIN = 5, 3  # the velocity of the first 4-6 free generated frames against the condition frames'
 GRAVITY_MIN = 8  # frames in the longest free run for a fitted acceleration
-GRAVITY_ABS, GRAVITY_REL = 0.02, 0.15  # |a - a_gt| > max(0.02 px/frame^2, 0.15 |a_gt|)
+GRAVITY_ABS, GRAVITY_REL = 0.008, 0.15  # |a - a_gt| > max(0.008 px/frame^2, 0.15 |a_gt|)
 SPIN_ELONGATION = 1.6  # bodies this elongated have an angle to follow
 SPIN_RATE, SPIN_WINDOWS = 0.05, 2  # rad/frame beyond the ground truth's, in 2 windows ...
 SPIN_RATE_CONTACT = 0.1  # ... or this much where it touches something (contacts turn bodies)
@@ -48,14 +49,22 @@ class Track:
     axis: np.ndarray  # (T,) rad: ... and the angle of its major axis
 
 
-def _follow(q: Layer, seeds: np.ndarray, ctx: Ctx, reach: float) -> np.ndarray:
+def _follow(q: Layer, seeds: np.ndarray, ctx: Ctx, reach: float, back: bool = False) -> np.ndarray:
     """(n, T) the piece each of n bodies is drawn as in each frame from the last condition
     frame on (-1: lost, or shared with another body), following pieces from the seeds by
-    nearest centroid within one step."""
+    nearest centroid within one step; with `back`, also back through the condition frames."""
+    out = _follow_frames(q, seeds, range(ctx.ref, ctx.T), ctx.T, reach)
+    if back and ctx.ref > 0:
+        out[:, :ctx.ref] = _follow_frames(q, seeds, range(ctx.ref - 1, -1, -1), ctx.T, reach)[:, :ctx.ref]
+    return out
+
+
+def _follow_frames(q: Layer, seeds: np.ndarray, frames: range, T: int, reach: float) -> np.ndarray:
+    """`_follow` over `frames`, in their order."""
     n = len(seeds)
-    out = np.full((n, ctx.T), -1, int)
+    out = np.full((n, T), -1, int)
     cur = np.array(seeds, np.float64).reshape(n, 2)
-    for t in range(ctx.ref, ctx.T):
+    for t in frames:
         cents = q.centroids[t]
         if not n or not len(cents):
             continue
@@ -78,10 +87,11 @@ def _follow(q: Layer, seeds: np.ndarray, ctx: Ctx, reach: float) -> np.ndarray:
     return out
 
 
-def tracks(q: Layer, seg: Segmentation, c: tuple[int, ...], seeds: np.ndarray, ctx: Ctx, reach: float
-            ) -> list[Track]:
-    """Each seeded body's record, frame by frame (centroid, angle, elongation, free or touching)."""
-    which = _follow(q, seeds, ctx, reach)
+def tracks(q: Layer, seg: Segmentation, c: tuple[int, ...], seeds: np.ndarray, ctx: Ctx, reach: float,
+           back: bool = False) -> list[Track]:
+    """Each seeded body's record, frame by frame (centroid, angle, elongation, free or touching);
+    with `back`, through the condition frames too."""
+    which = _follow(q, seeds, ctx, reach, back)
     out = []
     for row in which:
         pos = np.full((ctx.T, 2), np.nan)
@@ -135,7 +145,8 @@ def motion(p: Layer, g: Layer, c: tuple[int, ...], name: str, gens: Segmentation
     """Motion without a visible cause: each body against its ground truth in free frames."""
     seeds = g.centroids[ctx.ref]
     found: dict[str, Finding] = {}
-    for gen, gt in zip(tracks(p, gens, c, seeds, ctx, reach), tracks(g, gts, c, seeds, ctx, reach)):
+    for gen, gt in zip(tracks(p, gens, c, seeds, ctx, reach, back=True), tracks(g, gts, c, seeds, ctx, reach, back=True),
+                       strict=True):
         for f in _motion_one(gen, gt, name, ctx):
             found.setdefault(f.rule, f)
     return list(found.values())
@@ -146,9 +157,9 @@ def _motion_one(gen: Track, gt: Track, name: str, ctx: Ctx) -> list[Finding]:
         whole = np.abs(gen.area / gt.area - 1.0) <= TRACK_AREA  # not merged with or split from a neighbour
     big = gt.area >= TRACK_MIN_AREA * ctx.scale_a * ctx.blur ** 2  # a few (blurred) pixels' centroid is too coarse
     free = gen.free & gt.free & whole & big
+    out: list[Finding] = _start(gen, gt, free.copy(), name, ctx)
     free[:ctx.start] = False  # generated frames only: a picture shifted against the condition frames is no kink
     s, bl = ctx.scale_l, ctx.blur
-    out: list[Finding] = []
     # jerk: per-frame acceleration
     if ctx.T >= 3:
         a_gen = gen.pos[2:] - 2 * gen.pos[1:-1] + gen.pos[:-2]
@@ -212,6 +223,40 @@ def _motion_one(gen: Track, gt: Track, name: str, ctx: Ctx) -> list[Finding]:
     out += _tunnel(gen, gt, name, ctx)
     out += _body_rest(gen, gt, name, ctx)
     return out
+
+
+def _start(gen: Track, gt: Track, free: np.ndarray, name: str, ctx: Ctx) -> list[Finding]:
+    """The velocity the generated frames start with against the one the condition frames show.
+
+    The kink rule looks at generated frames only (a picture shifted against the condition
+    frames moves every body at once, and is no kink), so a change of velocity at the first
+    generated frame went unseen.  Here each velocity is fitted on one side only: over the
+    free condition frames that end at the last one (at least 2) and over the first free
+    generated frames (START_MIN + 1 to START_W + 1), so a constant shift of the generated
+    picture cancels; the change is compared with the ground truth's own, as the kink's is."""
+    c = ctx.start
+    if c < 1 or c >= ctx.T or not free[c - 1]:
+        return []
+    w = 0
+    while w < START_W and c + w + 1 < ctx.T and free[c + w + 1] and free[c]:
+        w += 1
+    if w < START_MIN or not free[c]:
+        return []
+    first = c - 1
+    while first > 0 and free[first - 1]:  # the free condition frames that end at the last one
+        first -= 1
+    if c - first < 2:
+        return []
+    def change(pos: np.ndarray) -> np.ndarray:
+        return _slopes(pos[c:c + w + 1], w)[0] - _slopes(pos[first:c], c - 1 - first)[0]
+    v_gt = float(np.linalg.norm(_slopes(gt.pos[first:c], c - 1 - first)[0]))
+    diff = float(np.linalg.norm(change(gen.pos) - change(gt.pos)))
+    allowed = KINK_ABS_LONG * ctx.scale_l * ctx.blur + KINK_REL_LONG * v_gt
+    if diff <= allowed:
+        return []
+    return [Finding("start", name, list(range(c, c + w + 1)),
+                    f"the generated frames start at a velocity {diff:.2f} px/frame from the condition frames' (beyond its "
+                    f"ground truth's change; at most {allowed:.2f} allowed): a change of motion without a cause")]
 
 
 def _body_rest(gen: Track, gt: Track, name: str, ctx: Ctx) -> list[Finding]:

@@ -64,6 +64,7 @@ __all__ = [
     "PARTLY_OUT",
     "SPLIT",
     "COLOUR_CHANGED",
+    "NOT_A_BALL",
     "PixelMapping",
     "TILE",
     "PHYWORLD",
@@ -78,11 +79,13 @@ MISSING = 1  # no pixels of that colour: position and radius are NaN
 PARTLY_OUT = 2  # the object touches the image border: centre from a partial view
 SPLIT = 4  # its pixels form two or more substantial blobs (e.g. a torn ball)
 COLOUR_CHANGED = 8  # its colour is off the expected one by more than the tolerance
+NOT_A_BALL = 16  # (always with MISSING) ink of its colour, but no ball: noise, a smear, a frame-wide blob
 _FLAG_NAMES = {
     MISSING: "missing",
     PARTLY_OUT: "partly_out",
     SPLIT: "split",
     COLOUR_CHANGED: "colour_changed",
+    NOT_A_BALL: "not_a_ball",
 }
 
 _CORE = 0.15  # coverage that makes a pixel part of a blob; above lossy-video ringing
@@ -95,6 +98,10 @@ _CHROMA_WEIGHT = 0.25  # weight of chroma against luma when one colour sets the 
 _MIN_SHARE = 0.02  # below this chroma signal a pixel is split by plain RGB least squares
 _REFINE_MIN_RADIUS = 1.0  # px: smaller blobs keep the centroid
 _CUT_MARGIN = 0.05  # px: how far past the image edge a disc must reach to be PARTLY_OUT
+_WHOLE_SHARE = 0.9  # a piece on the image border with less of the video's whole-disc area is PARTLY_OUT
+_BORDER_GAP = 3  # px: blobs this close to an image edge are judged across that edge only
+_MIN_PEAK = 0.45  # a blob with no pixel covered more than this is no ball (a smear)
+_MAX_SPREAD = 2.5  # `_spread` above which a whole, unsplit blob is no ball (a disc is 1; blur sigma adds 4 s^2 / R^2)
 
 # BT.601 full-range RGB -> (Y, Cb, Cr), the matrix H.264 decoders use for yuv420p.
 _YCC = np.array(
@@ -217,12 +224,18 @@ def parse_video(
     cover = unmix.coverage(pixels)  # (K, T, h, w) float32
     objects = [_object_window(cover[k], pixels, row0, col0) for k in range(k_count)]
     scale = mapping.pixel_size(width)
-    for k, own in enumerate(objects):
+    # Top layer first: a ball drawn later hides part of one drawn earlier, and what is left of
+    # the lower one (a crescent) is spread like no disc is; only a clean ball above counts.
+    above = np.zeros(cover.shape[1:], dtype=bool)  # (T, h, w) core of the clean balls drawn above
+    for k in reversed(range(k_count)):
+        own = objects[k]
         if own is None:  # not a single core pixel of this colour anywhere
             continue
+        hidden = _occluded(above, own, row0, col0)  # (T,)
         cu, cv, radius, f = _parse_object(
-            *own, width, unmix.colours[k], unmix.background, refine, colour_tolerance
+            *own, width, unmix.colours[k], unmix.background, refine, colour_tolerance, hidden
         )
+        above |= (cover[k] >= _CORE) & ((f & (MISSING | NOT_A_BALL)) == 0)[:, None, None]
         present = (f & MISSING) == 0
         x, y = mapping.to_world(cu, cv, width)
         positions[:, k, 0] = np.where(present, x, np.nan)
@@ -598,6 +611,17 @@ def _object_window(
     return _ObjectWindow(cover, core, row_count, pixels, row0 + sub[0], col0 + sub[1])
 
 
+def _occluded(above: np.ndarray, own: _ObjectWindow, row0: np.ndarray, col0: np.ndarray) -> np.ndarray:
+    """bool (T,): a clean ball drawn above has core pixels inside this object's window.
+
+    above: (T, h, w) in the shared window at image origin (row0, col0); own: the object's
+    window, inside the shared one."""
+    if not above.any():
+        return np.zeros(above.shape[0], dtype=bool)
+    h, w = own.cover.shape[1:]
+    return _gather(above, own.row0 - row0, own.col0 - col0, h, w).any(axis=(1, 2))
+
+
 def _parse_object(
     cover: np.ndarray,
     core: np.ndarray,
@@ -610,12 +634,14 @@ def _parse_object(
     bg: np.ndarray,
     refine: bool,
     colour_tolerance: float,
+    hidden: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Centre column, row and radius (T,) in pixels, and flags (T,) of one object.
 
     cover: (T, h, w) its coverage in its own window, core = cover >= `_CORE`,
     row_count (T, h) core pixels per row, pixels (T, h, w, 3) the window's pixels, at
-    image origin (row0, col0) (T,).
+    image origin (row0, col0) (T,); hidden (T,): a ball drawn above reaches into the window
+    (what is seen of this one may be a crescent: not judged by its spread).
     """
     h, w = cover.shape[1:]
     c, split = _own_blobs(cover, core, row_count)  # (T, h, w), (T,)
@@ -636,9 +662,85 @@ def _parse_object(
     fitted = _fitted_colour(c, pixels, bg)  # (T, 3)
     off = ((fitted - colour) ** 2).sum(axis=1) > colour_tolerance**2
     flags[off & found] |= COLOUR_CHANGED
+    peak = c.max(axis=(1, 2)) if c.size else np.zeros(c.shape[0], dtype=c.dtype)  # (T,) the most covered pixel
+    flags[found & _not_a_ball(col_sum, row_sum, area, cu - col0, cv - row0, out, split | hidden, row0, col0, width,
+                              peak)] = MISSING | NOT_A_BALL
     if refine:
         cu, cv = _refine_centres(col_sum, row_sum, area, radius, row0, col0, out, flags, cu, cv)
+    # A piece with core pixels on the image's outermost row or column and less area than
+    # the video's typical unflagged piece (the median: whole discs, tangent ones included): part of the ball lies outside, whatever the edge test above
+    # concluded (blur and codecs soften a sliver's edge, which then passed as a small whole
+    # ball).  A whole disc tangent to the edge keeps its full area and stays unflagged.
+    # Set after the centres, which keep their exact-disc estimate where the disc is inside.
+    touch = _core_on_border(c >= _CORE, row0, col0, width) & (flags == 0)
+    if touch.any():
+        reference = float(np.median(area[flags == 0]))  # touching frames included: most are whole discs
+        flags[touch & (area < _WHOLE_SHARE * reference)] |= PARTLY_OUT
     return cu, cv, radius, flags
+
+
+def _spread(col_sum: np.ndarray, row_sum: np.ndarray, area: np.ndarray, cu: np.ndarray,
+            cv: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per frame (T,) and axis (x, y): 4 pi I_axis / M^2, the blob's second moment about its centroid
+    against a disc's of its mass.
+
+    1 for a disc (I_axis = M^2 / 4 pi), about 1 + 4 s^2 / R^2 for a disc blurred by a Gaussian of
+    s px, several for noise spread over the frame; a sliver cut by an edge is spread along the
+    edge but not across it.  From the column and row sums (the marginals hold each axis's
+    second moment); cu, cv are the centroid in window pixels."""
+    w, h = col_sum.shape[1], row_sum.shape[1]
+    dx = np.arange(0.5, w)[None, :] - cu[:, None]  # (T, w)
+    dy = np.arange(0.5, h)[None, :] - cv[:, None]
+    safe = np.where(area > 0, area, 1.0)
+    scale = 4.0 * np.pi / (safe * safe)
+    return (np.einsum("tw,tw->t", col_sum, dx * dx) * scale, np.einsum("th,th->t", row_sum, dy * dy) * scale)
+
+
+def _not_a_ball(col_sum: np.ndarray, row_sum: np.ndarray, area: np.ndarray, cu: np.ndarray, cv: np.ndarray,
+                out: np.ndarray | None, split: np.ndarray, row0: np.ndarray, col0: np.ndarray,
+                width: int, peak: np.ndarray) -> np.ndarray:
+    """bool (T,): what was found of this colour is no ball (issue 34: "no ball is no ball").
+
+    Noise, a heavy smear or a wash of the colour still leaves core pixels, and their
+    centroid used to pass as a ball in every frame.  A blob is no ball when it is cut by two
+    opposite image edges (wider or taller than the view: a frame-wide wash), or, in one piece
+    and not cut, when it is far more spread than a disc of its mass (`_spread` >
+    `_MAX_SPREAD`, the mean of both axes; the benign blurs and codecs of `phybench.benign`
+    stay below 1.9), or, anywhere, when it has no solid interior (no pixel covered more than
+    `_MIN_PEAK`: a disc blurred by a Gaussian of its own radius peaks at 0.39, and its blur
+    reaching the border must not make it a ball cut by the edge; the benign kinds keep 0.58 and
+    more on the smallest OOD ball; a sliver under half a pixel deep is no ball either).  Within `_BORDER_GAP` px of an edge a ball may be cut without the edge
+    test seeing it (a shifted picture with a white margin), and a sliver is spread along the
+    edge: there only the axis across that edge is judged.  Torn (SPLIT) blobs are SPLIT's."""
+    qx, qy = _spread(col_sum, row_sum, area, cu, cv)
+    cols, rows = col_sum > 0, row_sum > 0
+    w, h = cols.shape[1], rows.shape[1]
+    left = col0 + np.argmax(cols, axis=1)
+    right = width - (col0 + w - np.argmax(cols[:, ::-1], axis=1))
+    top = row0 + np.argmax(rows, axis=1)
+    bottom = width - (row0 + h - np.argmax(rows[:, ::-1], axis=1))
+    near_x = np.minimum(left, right) < _BORDER_GAP  # by a left or right edge: judge x only
+    near_y = np.minimum(top, bottom) < _BORDER_GAP
+    spread = np.where(near_x & near_y, np.minimum(qx, qy), np.where(near_x, qx, np.where(near_y, qy, 0.5 * (qx + qy))))
+    smear = (spread > _MAX_SPREAD) & ~split
+    hollow = (peak < _MIN_PEAK) & ~split
+    if out is None:
+        return smear | hollow
+    wide = (out[:, 0] & out[:, 1]) | (out[:, 2] & out[:, 3])
+    return wide | hollow | (smear & ~out.any(axis=1))
+
+
+def _core_on_border(core: np.ndarray, row0: np.ndarray, col0: np.ndarray, width: int) -> np.ndarray:
+    """bool (T,): a core pixel of the window lies on the image's first or last row or column."""
+    h, w = core.shape[1:]
+    hit = np.zeros(core.shape[0], dtype=bool)
+    if not (row0.min() == 0 or col0.min() == 0 or (row0 + h).max() == width or (col0 + w).max() == width):
+        return hit
+    hit |= (row0 == 0) & core[:, 0, :].any(axis=1)
+    hit |= (row0 + h == width) & core[:, -1, :].any(axis=1)
+    hit |= (col0 == 0) & core[:, :, 0].any(axis=1)
+    hit |= (col0 + w == width) & core[:, :, -1].any(axis=1)
+    return hit
 
 
 _IN_PLANE = np.zeros((3, 3, 3), dtype=bool)

@@ -61,6 +61,11 @@ def rescore(results_path: str | os.PathLike[str], submission: str | os.PathLike[
         doc["higher_is_better"] = {m: METRICS.get(m).higher_is_better for m in doc["metrics"] if m in METRICS}
     current = json.loads(json.dumps(settings_blocks([TRACKING_METRIC, *doc["metrics"]])))
     keys = {METRICS.get(m).settings_key for m in metrics} - {None}
+    if family_of(get_task(doc["task"])).object_reader == "none":
+        # No disc is parsed in this family (its bodies share colours): the tracking block states
+        # nothing any number in the file depends on (untrackable is always empty), so it follows
+        # this phybench's wording instead of forcing LPIPS and FVD to be recomputed.
+        keys.add(METRICS.get(TRACKING_METRIC).settings_key)
     stale = sorted(k for k, v in prov["metric_settings"].items() if k not in keys and current.get(k) != v)
     if stale:
         raise ScoreError(f"{results_path}: the settings of {', '.join(stale)} differ from this phybench's too; "

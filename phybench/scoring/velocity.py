@@ -34,7 +34,11 @@ SETTINGS: dict[str, Any] = {
         "frame k+1 generated (k+1 >= condition_frames), ground-truth ball fully in view at k and "
         "k+1, collision: t_k >= contact time"
     ),
-    "untrackable": "a ball missing in any scored frame; no error is computed, counted separately",
+    "untrackable": (
+        "a ball missing in any scored frame (nothing of its colour, or no ball: a frame-wide wash, colour noise, a "
+        "smear far more spread than a disc; phybench.scoring.parse NOT_A_BALL); no error is computed, counted "
+        "separately"
+    ),
     "excluded": (
         "a ball visible (at least partly) in fewer than 2 condition frames (not predictable from the "
         "conditioning), or no scored pair in the ground truth; no error is computed, counted separately"
