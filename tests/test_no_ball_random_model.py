@@ -74,7 +74,6 @@ def test_a_ball_the_condition_frames_never_show_cannot_vanish(tmp_path):
         if len(unseen) != 1:
             continue
         found += 1
-        gt = reader.video(row)
         late, seen = unseen[0], 1 - unseen[0]
         assert lost(row, without(row, late)) == []  # other rules may still fire: it does not bounce
         assert lost(row, without(row, seen)) == [seen]

@@ -122,7 +122,7 @@ class Counter:
 
 
 def hardware(processes: int) -> str:
-    """What the run trained on, for the submission's card: "1x NVIDIA H100 80GB HBM3" or "CPU, 2 threads"."""
+    """What the run trained on, for the submission's card: "1x NVIDIA H100 80GB HBM3" or "CPU, 1 process(es) x 2 threads"."""
     if torch.cuda.is_available():
         return f"{processes}x {torch.cuda.get_device_name()}"
     return f"CPU, {processes} process(es) x {torch.get_num_threads()} threads"
