@@ -399,7 +399,9 @@ def _square(scene: Scene, spec: TaskSpec, k: int) -> Planted:
     b = _pick(scene, k, (Disc,))
     if b is None:
         return Planted(None, note="no dynamic disc in view at the onset")
-    side = float(np.sqrt(np.pi) * scene.bodies[b].shape.radius)
+    disc = scene.bodies[b].shape
+    assert isinstance(disc, Disc)  # `_pick` chose among discs
+    side = float(np.sqrt(np.pi) * disc.radius)
     return Planted(_with_body(scene, b, dataclasses.replace(scene.bodies[b], shape=Rect(side, side))), b)
 
 

@@ -619,7 +619,7 @@ def _occluded(above: np.ndarray, own: _ObjectWindow, row0: np.ndarray, col0: np.
     if not above.any():
         return np.zeros(above.shape[0], dtype=bool)
     h, w = own.cover.shape[1:]
-    return _gather(above, own.row0 - row0, own.col0 - col0, h, w).any(axis=(1, 2))
+    return np.asarray(_gather(above, own.row0 - row0, own.col0 - col0, h, w).any(axis=(1, 2)), dtype=bool)
 
 
 def _parse_object(
