@@ -56,8 +56,11 @@ def test_time_budget_stops_saves_and_records(run):
 
 
 def test_sampler_records_training_facts(run, splits, tmp_path):
-    sub = dit_sample.main(["--checkpoint", str(run), "--data", str(splits[1]), "--out", str(tmp_path / "s"), "--quiet"])
-    model = json.loads((sub / "submission.json").read_text())["model"]
+    sub = dit_sample.main(["--checkpoint", str(run), "--data", str(splits[1]), "--out", str(tmp_path / "s"), "--quiet",
+                           "--precision", "fp32"])
+    meta = json.loads((sub / "submission.json").read_text())
+    model = meta["model"]
+    assert meta["sampler"]["precision"] == "fp32"
     trained = json.loads((run / "train_split.json").read_text())
     assert model["train_split_hash"] == trained["split_hash"] and model["train_steps"] == 1
     assert model["hardware"].startswith("CPU") and model["train_seconds"] >= 0 and "lr=0.001" in model["train_config"]
@@ -96,6 +99,7 @@ def test_paper_scale_script_runs_end_to_end_on_the_cpu(tmp_path):
     proc = subprocess.run(["bash", str(ROOT / "benchmarks/gpu/paper_scale.sh"), str(out)], env=env, cwd=tmp_path,
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert proc.stdout.count("| overall |") == 2  # each split's untrackable count, in the log
     names = sorted(p.name for p in out.iterdir())
     assert names == ["log.jsonl", "pack-id-0.npz", "pack-id-1.npz", "pack-ood-0.npz", "pack-ood-1.npz", "run.json",
                      "timing.json"]  # at most 8 files come back from the device

@@ -73,7 +73,7 @@ def rollout(model, codec: PixelCodec, cfg: TrainConfig, first: torch.Tensor, tot
 
 
 def complete_clips(model, codec: PixelCodec, cfg: TrainConfig, reader: SplitReader, rows: list[dict],
-                   steps: int, generator, device) -> list[np.ndarray]:
+                   steps: int, generator, device, bf16: bool = True) -> list[np.ndarray]:
     """uint8 (T, R, R, 3) videos of `rows`: each row's condition frames, as given, then the model's."""
     m = reader.manifest
     T, R, c = int(m["frames"]), int(m["resolution"]), int(m["condition_frames"])
@@ -81,7 +81,7 @@ def complete_clips(model, codec: PixelCodec, cfg: TrainConfig, reader: SplitRead
     first = torch.stack([clip_to_tensor(v, c, cfg.resolution) for v in given]).to(device)
     y = row_conditions(cfg, reader, rows)
     kind = torch.device(device).type
-    with torch.autocast(kind, dtype=torch.bfloat16, enabled=kind != "cpu"):
+    with torch.autocast(kind, dtype=torch.bfloat16, enabled=bf16 and kind != "cpu"):  # bf16 on accelerators only
         clips = rollout(model, codec, cfg, first, T, steps, generator, y=y)  # (n, 3, T, r, r)
     videos = []
     for frames, x in zip(given, clips, strict=True):
@@ -153,6 +153,8 @@ def main(argv=None) -> Path:
     p.add_argument("--steps", type=int, default=None, help="sampler steps (default: the config's)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    p.add_argument("--precision", default="bf16", choices=["bf16", "fp32"],
+                   help="on a GPU: sample under bf16 autocast (default) or in fp32 (the CPU always samples in fp32)")
     p.add_argument("--format", default="npz", choices=["npy", "npz", "png"], help="video files (default npz)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--name", help="model name in the submission (default dit-<size>-<objective>)")
@@ -173,12 +175,14 @@ def main(argv=None) -> Path:
         with tqdm(total=len(rows), desc="sample", disable=args.quiet) as bar:
             for i in range(0, len(rows), args.batch_size):
                 batch = rows[i:i + args.batch_size]
-                done = complete_clips(model, codec, cfg, reader, batch, steps, generator, args.device)
+                done = complete_clips(model, codec, cfg, reader, batch, steps, generator, args.device,
+                                      bf16=args.precision == "bf16")
                 yield from ((row["sample_id"], video) for row, video in zip(batch, done, strict=True))
                 bar.update(len(batch))
 
     meta = submission_meta(reader.manifest, args.name or f"dit-{cfg.size}-{cfg.objective}",
-                           sampler={"objective": cfg.objective, "steps": steps, "space": codec.name},
+                           sampler={"objective": cfg.objective, "steps": steps, "space": codec.name,
+                                    **({"precision": "fp32"} if args.precision == "fp32" else {})},
                            seeds=[args.seed])
     if cfg.condition is not None:  # the condition track, as `phybench run` records it (`phybench.conditioning`)
         meta["conditioning"] = {"inputs": f"frames+{cfg.condition}", "condition_frames_used": int(reader.manifest["condition_frames"])}

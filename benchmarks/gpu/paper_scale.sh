@@ -19,7 +19,9 @@
 # diffuses pixels at 32 px with 4x4 patches on 8-frame windows: 8 x 8 x 8 = 512 tokens, the
 # same sequence, rolled out 5 frames a window at sampling time (`sample.rollout`).  Knobs:
 # TRAIN_S (training-loop seconds, default 300), STEPS_CAP, BATCH, LR, WORKERS, SAMPLE_STEPS,
-# EXTRA_SET (more config overrides, e.g. "compile=true"), SKIP_SAMPLE=1 (a throughput run only).
+# EXTRA_SET (more config overrides, e.g. "compile=true"), SKIP_SAMPLE=1 (a throughput run only),
+# SAMPLE_PRECISION (fp32, the default since the first run's bf16-autocast samples were colour
+# noise, docs/baselines.md; or bf16).
 set -euo pipefail
 OUT=${1:?usage: paper_scale.sh OUT}
 W=${WORK:-$(mktemp -d)}
@@ -79,7 +81,10 @@ cat "$OUT/timing.json"
 for s in id ood; do
   stamp "sample $s"
   $PY -m phybench_baselines.dit.sample --checkpoint "$W/run" --data "$W/data/uniform-$s-eval" \
-      --out "$W/sub-$s" --batch-size 200 --quiet --name "dit-B-pixels32-gpu"
+      --out "$W/sub-$s" --batch-size 200 --quiet --name "dit-B-pixels32-gpu" --precision "${SAMPLE_PRECISION:-fp32}"
+  # the log says at once whether the videos hold a ball (the first run's bf16 samples were colour noise)
+  $PY -m phybench.cli score "$W/sub-$s" --data "$W/data/uniform-$s-eval" --metrics velocity_error --quiet \
+      --workers "${SCORE_WORKERS:-8}" | grep -E "^\| (group|overall)" || true
   $PY -m phybench_baselines.dit.compact pack "$W/sub-$s" "$OUT/pack-$s.npz" --model-resolution 32 --parts 2 > /dev/null
 done
 ls -l "$OUT"
