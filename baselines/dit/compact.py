@@ -15,6 +15,7 @@ video hashes as it did where it was sampled.
 from __future__ import annotations
 
 import argparse
+import io
 import json
 from pathlib import Path
 
@@ -22,7 +23,9 @@ import numpy as np
 
 from phybench.data.split import SplitReader
 from phybench.submission import Submission, write_submission
-from phybench.submission.identity import video_digest, videos_hash
+from phybench.io import atomic_write_bytes
+from phybench.submission.format import hash_lines
+from phybench.submission.identity import video_digest
 
 
 def downsample(video: np.ndarray, factor: int) -> np.ndarray:
@@ -39,31 +42,32 @@ def pack(submission: str | Path, out: str | Path, model_resolution: int, parts: 
     """Write OUT (or OUT-0.npz ... OUT-{parts-1}.npz, each under the device's 16 MB a file).
 
     Refuses a video whose generated frames are not a nearest upsampling of r px."""
-    with Submission(submission) as sub:
-        meta = sub.meta
-        pairs = list(sub.iter_videos())
-        whole = videos_hash(sub)
-    R, c = int(meta["resolution"]), int(meta["condition_frames"])
-    if R % model_resolution:
-        raise ValueError(f"the submission's {R} px is not a multiple of the model's {model_resolution} px")
-    f = R // model_resolution
     ids, hashes, small = [], [], []
-    for sample_id, video in pairs:  # uint8 (T, R, R, 3)
-        low = downsample(video[c:], f)
-        if not np.array_equal(upsample(low, f), video[c:]):
-            raise ValueError(f"{sample_id}: the generated frames are not a {f}x nearest upsampling; "
-                             "this submission cannot be packed losslessly")
-        ids.append(sample_id)
-        hashes.append(video_digest(video))
-        small.append(low)
+    with Submission(submission) as sub:  # one decode per video: checked, hashed and cut down in one pass
+        meta = sub.meta
+        R, c = int(meta["resolution"]), int(meta["condition_frames"])
+        if R % model_resolution:
+            raise ValueError(f"the submission's {R} px is not a multiple of the model's {model_resolution} px")
+        f = R // model_resolution
+        for sample_id, video in sub.iter_videos():  # uint8 (T, R, R, 3)
+            low = downsample(video[c:], f)
+            if not np.array_equal(upsample(low, f), video[c:]):
+                raise ValueError(f"{sample_id}: the generated frames are not a {f}x nearest upsampling; "
+                                 "this submission cannot be packed losslessly")
+            ids.append(sample_id)
+            hashes.append(video_digest(video))
+            small.append(low)
+    whole = hash_lines(dict(zip(ids, hashes, strict=True)))  # = identity.videos_hash, from the digests just made
     out = Path(out)
     written = []
     for k, part in enumerate(np.array_split(np.arange(len(ids)), parts)):
         header = {"submission": meta, "sample_ids": [ids[i] for i in part], "video_sha256": [hashes[i] for i in part],
                   "videos_hash": whole, "factor": f, "part": k, "parts": parts}
         path = out if parts == 1 else out.with_name(f"{out.stem}-{k}.npz")
-        np.savez_compressed(path, frames=np.stack([small[i] for i in part]),  # uint8 (n, T - c, r, r, 3)
+        buf = io.BytesIO()
+        np.savez_compressed(buf, frames=np.stack([small[i] for i in part]),  # uint8 (n, T - c, r, r, 3)
                             header=np.frombuffer(json.dumps(header).encode(), dtype=np.uint8))
+        atomic_write_bytes(path, buf.getvalue())
         written.append(path)
     return written
 
@@ -98,8 +102,12 @@ def unpack(packed: list[str | Path], data: str | Path, out: str | Path) -> Path:
         print(f"note: sampled on a build of the split with hash {str(meta.get('split_hash'))[:12]}, "
               f"{data} has {str(local)[:12]}; accepted only if every video's pixels match")
         meta = {**meta, "split_hash": local}
+    if hash_lines(dict(zip(ids, hashes, strict=True))) != header["videos_hash"]:
+        raise ValueError(f"{packed[0]}: the parts' video digests do not make the sampled submission's videos hash")
     c, f = int(meta["condition_frames"]), int(header["factor"])
     rows = {row["sample_id"]: row for row in reader.rows(columns=["sample_id", "video"])}
+    if set(ids) - set(rows):
+        raise ValueError(f"{packed[0]}: sample ids not in {data} (e.g. {sorted(set(ids) - set(rows))[0]})")
 
     def videos():
         for sample_id, low, expected in zip(ids, frames, hashes, strict=True):
@@ -109,10 +117,8 @@ def unpack(packed: list[str | Path], data: str | Path, out: str | Path) -> Path:
                                  "(another split, or a changed packer)")
             yield sample_id, video
 
-    written = write_submission(out, meta, videos(), fmt="npz")
-    if videos_hash(written) != header["videos_hash"]:
-        raise ValueError(f"{written}: videos hash differs from the sampled submission's")
-    return written
+    # every video hashes as sampled and the digests make the header's videos hash: so does the result
+    return write_submission(out, meta, videos(), fmt="npz")
 
 
 def main(argv=None) -> Path:
