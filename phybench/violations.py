@@ -39,7 +39,7 @@ import numpy as np
 from .data.split import SplitReader, row_scene
 from .io import atomic_write_bytes
 from .planting import OFF, Planted, ViolationError, onset_frame
-from .planting import pick as _pick, scaled as _scaled, visible as _visible, with_body as _with_body
+from .planting import bite as _bite_painter, pick as _pick, scaled as _scaled, visible as _visible, with_body as _with_body
 from .submission import submission_meta, write_submission
 from .tasks.spec import TaskSpec
 from .world.render import render
@@ -405,6 +405,13 @@ def _square(scene: Scene, spec: TaskSpec, k: int) -> Planted:
     return Planted(_with_body(scene, b, dataclasses.replace(scene.bodies[b], shape=Rect(side, side))), b)
 
 
+def _bite(scene: Scene, spec: TaskSpec, k: int) -> Planted:
+    """A ball loses a round bite from its back (`planting.bite`): a notch the moments hardly see."""
+    b = _pick(scene, k, (Disc,))
+    return Planted(None, note="no dynamic disc in view at the onset") if b is None else \
+        Planted(scene, b, paint=_bite_painter(scene, b, k))
+
+
 def _static_slide(scene: Scene, spec: TaskSpec, k: int) -> Planted:
     """A static body slides STATIC_SLIDE units a frame towards the view's centre."""
     b = next((i for i, x in enumerate(scene.bodies) if not x.dynamic), None)
@@ -489,6 +496,7 @@ KINDS: dict[str, Callable[[Scene, TaskSpec, int], Planted]] = {
     "sink": _sink,
     "appear-far": _appear_far,
     "square": _square,
+    "bite": _bite,
     "static-slide": _static_slide,
     "drift-start": _drift_start,
     "slow-3": _slow,
@@ -512,6 +520,8 @@ def plant(kind: str, row: dict[str, Any], spec: TaskSpec, resolution: int, gt_vi
         label["skipped"] = planted.note
         return None, label
     video = render(planted.scene, resolution)
+    if planted.paint is not None:
+        video = planted.paint(video)
     onset = planted.onset if planted.onset is not None else spec.condition_frames if kind in _ONSET_AT_CONDITION else k
     video[:onset] = gt_video[:onset]  # the ground truth's own frames before the onset
     label.update(onset=int(onset), body=int(planted.body))

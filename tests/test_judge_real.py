@@ -123,6 +123,7 @@ def _recall(splits, kind, tasks):
     ("curve", ("uniform",), 0.8),  # a smooth sideways drift of 0.5 s^2 units (6.4 px)
     ("square", ("uniform", "parabola", "collision", "combinatorial"), 0.7),  # a ball becomes a square of its area (small OOD balls: below target)
     ("appear-far", ("uniform", "parabola", "collision", "combinatorial"), 0.9),  # a body from nothing, far away
+    ("bite", ("uniform", "parabola", "collision", "combinatorial"), 0.9),  # issue 33: the learned model's "Pac-Man" ball
     ("static-slide", ("combinatorial",), 0.9),  # a static body slides 0.02 units a frame
 ])
 def test_motion_without_cause_is_seen(splits, kind, tasks, least):

@@ -21,6 +21,7 @@ from .findings import Ctx, Finding, single, touching
 from .levels import SETTINGS as LEVELS_SETTINGS
 from .registration import (AREA_ABS, REST_GT, SHIFT, STATIC_BASE, STATIC_EDGE, STATIC_GT, STATIC_SIGMA, TURNS, ZOOMS,
                            rest_change, unmoved)
+from .outline import FILL_QUANTILE, NOTCH_RANK, NOTCH_RAYS, fill, notch
 from .motion import (GAP, GRAVITY_ABS, GRAVITY_MIN, GRAVITY_REL, JERK_ABS, JERK_FRAMES, JERK_REL, KINK_ABS,
                      KINK_ABS_LONG, KINK_REL, KINK_REL_LONG, KINK_W, KINK_W_LONG, NOISE_K, REST_HOLD, REST_MOVE,
                      REST_TURN, SPIN_ELONGATION, SPIN_RATE, SPIN_RATE_CONTACT, SPIN_WINDOWS, START_MIN, START_W,
@@ -45,9 +46,12 @@ TELEPORT_MARGIN = 6.0  # ... + 6 px at 128 px (a picture shifted by 2 px moves e
 SHAPE_MIN_AREA = 40.0  # px^2 at 128 px
 SHAPE_ELONGATION = 0.15  # elongation may drift this much beyond the ground truth's own drift (+0.05) ...
 SHAPE_COMPACTNESS = 0.08  # ... and compactness this much (+0.03) ...
-SHAPE_FILL = 0.12  # the fill of its outline (`_fill`: 1 for a disc) may move this much ...
+SHAPE_FILL = 0.12  # the fill of its outline (`outline.fill`: 1 for a disc) may move this much ...
 FILL_SMALL = 1.25  # ... or 1.25 / sqrt(area in px^2), times the blur factor ...
-FILL_QUANTILE, FILL_FRAMES = 0.95, 2  # ... measured on the 95% of its pixels nearest its centroid, in 2 frames
+FILL_FRAMES = 2  # ... measured on the 95% of its pixels nearest its centroid (`outline.fill`), in 2 frames
+NOTCH_PX = 2.2  # px at 128 px: a notch or hole (`outline.notch`) may deepen this much from the last condition frame ...
+NOTCH_OWN = 1.0  # ... or the ground truth's own change + 1 px at 128 px ...
+NOTCH_FRAMES = 2  # ... in fewer than 2 generated frames (not scaled by blur: a blur moves every ray alike)
 SHAPE_SMALL = 2.5  # ... or 2.5 / sqrt(area in px^2) (1.25 / sqrt for compactness), times the blur factor
 FREEZE_STILL = 0.2  # px at 128 px: a piece whose centroid moves less than this stands still ...
 FREEZE_MOVE = 0.5  # ... while the ground truth's moves at least this far ...
@@ -205,7 +209,7 @@ def _shape(p: Layer, g: Layer, name: str, ctx: Ctx) -> list[Finding]:
     frames = [ref, *range(ctx.start, ctx.T)]
     gen = {t: descriptors(p, t) for t in frames if single(p, t, ctx, least)}
     if ref not in gen:
-        return []
+        return _notched(p, g, name, ctx)
     gt = {t: descriptors(g, t) for t in frames if single(g, t, ctx, least)}
 
     def drift(d: dict[int, tuple[float, float, float]], i: int) -> float:
@@ -221,30 +225,43 @@ def _shape(p: Layer, g: Layer, name: str, ctx: Ctx) -> list[Finding]:
         return [Finding("shape", name, bad, f"elongation {r[0]:.2f} -> {x[0]:.2f}, compactness {r[1]:.2f} -> "
                                             f"{x[1]:.2f} at frame {bad[0]}: a rigid body changed shape")]
     # outline: how much of the disc through its farthest pixel a piece fills (a disc 1, a square 2 / pi)
-    fill_gen = {t: _fill(p, t) for t in gen}
-    fill_gt = {t: _fill(g, t) for t in gt}
+    fill_gen = {t: fill(p, t) for t in gen}
+    fill_gt = {t: fill(g, t) for t in gt}
     own = max((abs(v - fill_gt[ref]) for v in fill_gt.values()), default=0.0) if ref in fill_gt else 0.0
     tol_f = max(max(SHAPE_FILL, FILL_SMALL * small) * ctx.blur, own + 0.03)
     bad = [t for t, v in fill_gen.items() if t != ref and abs(v - fill_gen[ref]) > tol_f]
-    if len(bad) < FILL_FRAMES:
+    if len(bad) >= FILL_FRAMES:
+        return [Finding("shape", name, bad, f"fill of its outline {fill_gen[ref]:.2f} -> {fill_gen[bad[0]]:.2f} at "
+                                            f"frame {bad[0]}: a rigid body changed shape (a disc fills 1, a square 0.72)")]
+    return _notched(p, g, name, ctx)
+
+
+def _notched(p: Layer, g: Layer, name: str, ctx: Ctx) -> list[Finding]:
+    """A bite out of a rigid body's outline, or a hole through it (`outline.notch`), deeper than
+    in the last condition frame by more than NOTCH_PX (or the ground truth's own change + 1 px).
+    Pieces the border cuts are measured too (the rays it cuts are left out): a ball that runs
+    along an edge is judged, and one leaving the view is judged until too little of it is left."""
+    ref, least = ctx.ref, SHAPE_MIN_AREA * ctx.scale_a
+    frames = [ref, *range(ctx.start, ctx.T)]
+
+    def depths(q: Layer) -> dict[int, float]:
+        out = {t: notch(q, t, ctx.border) for t in frames if q.count[t] == 1 and q.piece_area[t][0] >= least}
+        return {t: v for t, v in out.items() if np.isfinite(v)}
+
+    depth, depth_gt = depths(p), depths(g)
+    if ref not in depth:
         return []
-    return [Finding("shape", name, bad, f"fill of its outline {fill_gen[ref]:.2f} -> {fill_gen[bad[0]]:.2f} at frame "
-                                        f"{bad[0]}: a rigid body changed shape (a disc fills 1, a square 0.72)")]
+    own = max((abs(v - depth_gt[ref]) for v in depth_gt.values()), default=0.0) if ref in depth_gt else 0.0
+    tol = max(NOTCH_PX * ctx.scale_l, own + NOTCH_OWN * ctx.scale_l)
+    bad = [t for t, v in depth.items() if t != ref and v - depth[ref] > tol]
+    if len(bad) < NOTCH_FRAMES:
+        return []
+    t = max(bad, key=lambda k: depth[k])
+    return [Finding("shape", name, bad, f"a notch or hole {depth[t]:.1f} px deep at frame {t} (the last condition "
+                                        f"frame's {depth[ref]:.1f} px, at most {tol:.1f} px more allowed): a rigid "
+                                        "body lost part of its outline")]
 
 
-def _fill(q: Layer, t: int) -> float:
-    """The share FILL_QUANTILE of frame t's one piece (its pixels nearest its centroid) over the
-    disc they reach: 1 for a disc, about 0.72 for a square, whatever its turn (elongation and
-    compactness, from second moments, hardly tell a square from a disc of its area).  A quantile,
-    not the farthest pixel: a codec's stray pixel at the rim moves the farthest one."""
-    r0, r1, c0, c1 = (int(v) for v in q.boxes[t][0])
-    rows, cols = np.nonzero(q.soft[t, r0:r1, c0:c1] >= 0.5)
-    if not len(rows):
-        return 1.0
-    cy, cx = q.centroids[t][0]
-    d2 = (rows + r0 - cy) ** 2 + (cols + c0 - cx) ** 2
-    reach = float(np.sqrt(np.quantile(d2, FILL_QUANTILE, method="inverted_cdf"))) + 0.5  # to the pixel's edge
-    return float(FILL_QUANTILE * len(rows) / (np.pi * reach * reach))
 
 
 
@@ -465,9 +482,14 @@ RULES: list[Rule] = [
                   "the condition frame's; and the fill of its outline (the share of its pixels nearest its centroid, "
                   f"{FILL_QUANTILE:g}, over the disc they reach: 1 for a disc, 0.72 for a square) within max(max("
                   f"{SHAPE_FILL:g}, {FILL_SMALL:g} / sqrt(area)) x blur, the ground truth's own drift + 0.03) of the "
-                  f"condition frame's in fewer than {FILL_FRAMES} frames"),
-    }, planted_kinds=("reshape", "square"), colours="dynamic",
-        summary="a rigid body keeps its elongation, compactness and the fill of its outline"),
+                  f"condition frame's in fewer than {FILL_FRAMES} frames; and no notch or hole: of {NOTCH_RAYS} rays from "
+                  f"its centroid, each ending where its coverage first drops below one half (rays ending within {BORDER:g} px "
+                  "of the frame's edge left out, so a piece the border cuts counts while half its rays are left), the "
+                  f"{NOTCH_RANK}rd shortest falls short of the median ray by no more than the condition frame's + "
+                  f"max({NOTCH_PX:g} px, the ground truth's own change + {NOTCH_OWN:g} px) in fewer than "
+                  f"{NOTCH_FRAMES} frames"),
+    }, planted_kinds=("reshape", "square", "bite"), colours="dynamic",
+        summary="a rigid body keeps its elongation, compactness, the fill of its outline and no notch"),
     Rule("motion", _motion_check, {
         "tracked": (f"each body of a dynamic colour, followed from its piece in the last condition frame by the nearest "
                     f"piece within one step (lost where two bodies would share a piece); free in a frame when it is off the "
