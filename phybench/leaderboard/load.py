@@ -351,7 +351,8 @@ def _load_samples(path: Path, doc: dict[str, Any]) -> tuple[dict[str, Any] | Non
                                                          for n, v in law[k].items()) for k in ("fit", "truth"))):
                 problems.append(f"{name}: samples[{i}].law needs law (string), fit and truth ({{name: number or null}})")
                 break
-            laws.append({"level": s["level"], "law": law["law"], "fit": law["fit"], "truth": law["truth"]})
+            laws.append({"sample_id": s["sample_id"], "level": s["level"], "law": law["law"], "fit": law["fit"],
+                         "truth": law["truth"]})
     if problems:
         return None, problems
     dof = side.get("dof")
@@ -454,12 +455,25 @@ def _check_duplicates(entries: list[Entry], refused: dict[str, list[tuple[str, s
                                                                    f"also in {others}, from the same submission"))
 
 
+def _slim(doc: dict[str, Any]) -> dict[str, Any]:
+    """A checked results document without what the board no longer reads once the checks have run:
+    the per-video lists (`untrackable` keeps its length as `untrackable_count`, `excluded` goes)
+    and the metric settings (a third of a file, compared with the registry already).  A build
+    holds one per results file: this keeps its memory to the table's numbers."""
+    out = {k: v for k, v in doc.items() if k not in ("untrackable", "excluded")}
+    out["untrackable_count"] = len(doc.get("untrackable") or [])
+    out["provenance"] = {k: v for k, v in doc["provenance"].items() if k != "metric_settings"}
+    return out
+
+
 def read_all(
     results_dir: Path, registry_check: bool, splits_dir: Path | None, skip: Path | None = None,
     keyring: Any = None,
 ) -> tuple[list[Entry], list[Refusal], list[str]]:
     """Every results file under `results_dir`, checked; `keyring` (`signing.Keyring`): every
     verification record's signature is checked too (the public board, --require-verified)."""
+    from .scatter import reduce as reduce_samples  # scatter reads load's is_number: imported here
+
     refused: dict[str, list[tuple[str, str]]] = {}  # file -> (code, reason), in the order found
     warnings: list[str] = []
     entries: list[Entry] = []
@@ -506,8 +520,9 @@ def read_all(
             reasons.append((exc.code, str(exc)))
         if reasons:
             refused[rel] = reasons
-        else:
-            entries.append(Entry(rel, doc, samples, verification))
+        else:  # the sidecar, checked, shrinks to the page's sample: no build holds every sidecar at once
+            entries.append(Entry(rel, _slim(doc), None if samples is None else reduce_samples(samples, doc["task"]),
+                                 verification))
 
     _check_splits(entries, splits_dir, refused)
     _check_duplicates(entries, refused)
