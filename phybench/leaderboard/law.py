@@ -160,14 +160,16 @@ def _quantile(values: list[float], q: float) -> float:
 
 def law_axis(truths: list[float], fits: dict[str, list[float]]) -> tuple[float, float]:
     """The law scatter's range (both axes, so the diagonal is the law): every ground-truth value
-    and the middle 90% (5th to 95th percentile) of each model's fits, padded by 5%.  One model's
-    outliers (a fit of -14294 for a restitution near 1) then cannot squash every other point into
-    a corner; the points beyond the range are drawn on its edge (`edge_marks`)."""
+    and, for each model, its fits inside Tukey's far-out fences (the quartiles -+ 3 interquartile
+    ranges), padded by 5%.  One model's outliers (a fit of -14294 for a restitution near 1) then
+    cannot squash every other point into a corner, whatever their share up to a quarter of its
+    videos; the points beyond the range are drawn on its edge (`edge_marks`)."""
     lows, highs = [min(truths)], [max(truths)]
     for values in fits.values():
         ordered = sorted(values)
-        lows.append(_quantile(ordered, 0.05))
-        highs.append(_quantile(ordered, 0.95))
+        q1, q3 = _quantile(ordered, 0.25), _quantile(ordered, 0.75)
+        lows.append(max(ordered[0], q1 - 3 * (q3 - q1)))
+        highs.append(min(ordered[-1], q3 + 3 * (q3 - q1)))
     lo, hi = min(lows), max(highs)
     pad = 0.05 * (hi - lo or abs(hi) or 1.0)
     return lo - pad, hi + pad
