@@ -147,6 +147,8 @@ def build(
         entries = [e for e in entries if e.verification is not None]
     boards, clashes = combine(entries)
     add_gaps(boards)  # the OOD / ID gap per row (`gap`)
+    entry_files = [e.file for e in entries]
+    del entries  # the boards hold what the site needs: the documents go before the site is written
     probe_docs, probe_refused = probe_page.read(results_dir, probe_page.files(results_dir))
     refused += [Refusal(f, reason, RESULTS_FORMAT) for f, reason in probe_refused]
     refused = sorted(refused + clashes, key=lambda r: r.file)
@@ -157,7 +159,7 @@ def build(
             refused,
         )
     refused_files = {r.file for r in refused}
-    accepted = sorted([e.file for e in entries if e.file not in refused_files] + [d["_file"] for d in probe_docs])
+    accepted = sorted([f for f in entry_files if f not in refused_files] + [d["_file"] for d in probe_docs])
     data = {
         "kind": "phybench-leaderboard",
         "schema_version": LEADERBOARD_SCHEMA_VERSION,
