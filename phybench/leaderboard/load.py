@@ -18,6 +18,7 @@ from ..scoring.results import SCHEMA_VERSION, results_bytes
 from . import checks, files
 from . import probes as probe_page
 from ..scoring.layout import is_beside, is_samples, results_of, samples_path, is_record, parse as parse_results
+from .scatter import reduce as reduce_samples
 from .verification import Verification, VerificationError, read_record
 
 LEADERBOARD_SCHEMA_VERSION = 1
@@ -116,8 +117,8 @@ class Entry:
     """One accepted results file."""
 
     file: str
-    results: dict[str, Any]
-    samples: dict[str, Any] | None = None
+    results: dict[str, Any]  # checked, then slimmed (`_slim`): no per-video lists, no metric settings
+    samples: dict[str, Any] | None = None  # the sidecar's sample for the page (`scatter.reduce`), not every video
     verification: Verification | None = None  # the valid record beside it; None: self-reported
 
     @property
@@ -472,8 +473,6 @@ def read_all(
 ) -> tuple[list[Entry], list[Refusal], list[str]]:
     """Every results file under `results_dir`, checked; `keyring` (`signing.Keyring`): every
     verification record's signature is checked too (the public board, --require-verified)."""
-    from .scatter import reduce as reduce_samples  # scatter reads load's is_number: imported here
-
     refused: dict[str, list[tuple[str, str]]] = {}  # file -> (code, reason), in the order found
     warnings: list[str] = []
     entries: list[Entry] = []

@@ -12,7 +12,7 @@ scatters together hold at most `PAGE_POINTS` points (`per_row_cap`).  The page's
 with its rows only by each row's table numbers and provenance (a few KB), never by its videos.
 
 The sample is made as each sidecar is read (`reduce`, called by `load.read_all` once the sidecar
-has passed its checks), so a build never holds every sidecar at once, and merged across the runs
+has passed its checks; this module imports nothing of `load`, so `load` may import it), so a build never holds every sidecar at once, and merged across the runs
 (seeds) of one model (`merge`).  The sample goes into the row (`row["scatter"]`); the page carries it only as the drawn SVG and
 ``leaderboard.json`` only its counts (`without_points`).
 """
@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import hashlib
 from typing import Any
-
-from .load import is_number
 
 ROW_CAP = 200  # points per row's velocity scatter and per model in the law scatter, at most
 PAGE_POINTS = 12_000  # points of every scatter on one page together, at most
@@ -57,7 +55,8 @@ def reduce(samples: dict[str, Any], task: str, cap: int = ROW_CAP) -> dict[str, 
     fits = []
     for lw in samples.get("laws") or []:
         x, y = lw["truth"].get(name), lw["fit"].get(name)
-        if name is not None and is_number(x) and is_number(y) and isinstance(lw.get("sample_id"), str):
+        # `load` let in only finite numbers or null here, so "not None" is "a number"
+        if name is not None and x is not None and y is not None and isinstance(lw.get("sample_id"), str):
             fits.append([sample_key(lw["sample_id"]), lw["sample_id"], lw["level"], float(x), float(y)])
     return {"dof": samples.get("dof"), "videos": len(samples["samples"]), "measured": len(measured),
             "law_fits": len(fits), "law_param": name, "points": sorted(measured)[:cap], "laws": sorted(fits)[:cap]}
