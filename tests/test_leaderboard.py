@@ -55,7 +55,8 @@ TASK_MODELS = {
     "collision": ["ground-truth", "copy-last", "DiT-S", "DiT-B", "DiT-L", EVIL],
     "parabola": ["ground-truth", "DiT-B"],
 }
-SIDECARS = {("uniform", "ground-truth"), ("uniform", "DiT-B"), ("uniform", "copy-last")}
+# EVIL has one so that its name lands in server-drawn SVG (a scatter's label and caption), escaped.
+SIDECARS = {("uniform", "ground-truth"), ("uniform", "DiT-B"), ("uniform", "copy-last"), ("uniform", EVIL)}
 
 
 def _seed(*parts: str) -> int:
@@ -556,7 +557,8 @@ def test_page_in_headless_chromium(site, tmp_path):
         assert {k: sorted(v) for k, v in tables.items()} == {
             f"{task}-128": sorted(models) for task, models in TASK_MODELS.items()}
         headers = js("[...document.querySelectorAll('#uniform-128 thead th')].map(th => th.innerText.replace(/\\s+/g, ' ').trim())")
-        assert headers == ["#", "Model", "ID ↓▲", "OOD overall ↓", "OOD level r ↓", "OOD level v ↓", "OOD level r+v ↓"]
+        assert headers == ["#", "Model", "ID ↓▲", "OOD overall ↓", "gap OOD/ID ↓", "OOD level r ↓", "OOD level v ↓",
+                           "OOD level r+v ↓"]
         assert tables["uniform-128"][0] == "ground-truth"  # sorted by ID error, best first
 
         # Sorting: clicking a header reorders the rows.
@@ -603,7 +605,8 @@ def test_page_in_headless_chromium(site, tmp_path):
         # Plots: by level for each task, DiT scaling, per-sample scatters.
         svgs = js("Object.fromEntries([...document.querySelectorAll('section.board')].map(s => [s.id, s.querySelectorAll('svg.plot').length]))")
         assert svgs["uniform-128"] >= 1 + 2 + 3 and svgs["collision-128"] >= 2 and svgs["parabola-128"] >= 1
-        assert js("document.querySelectorAll('#uniform-128 .scatter svg circle').length") > 100
+        # each scatter's dots are one path (`svg.dots`), data-n of them
+        assert js("[...document.querySelectorAll('#uniform-128 .scatter svg path.dots')].reduce((n, p) => n + Number(p.dataset.n), 0)") > 100
 
         # Nothing went wrong on the way.
         problems = [e for e in browser.events if (

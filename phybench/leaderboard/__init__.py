@@ -39,6 +39,8 @@ from ..scoring.model_fields import page_fields
 from . import probes as probe_page
 from .export import csv_safe, csv_text, json_text, markdown, script_json
 from .format import markdown_escape
+from .gap import add_gaps
+from .scatter import without_points
 from .load import (
     LEADERBOARD_SCHEMA_VERSION,
     NOT_VERIFIED,
@@ -97,7 +99,7 @@ def _site_files(data: dict[str, Any], probe_docs: list[Any]) -> dict[str, str]:
         "index.html": page_html(data, probes=bool(probe_docs)),
         "leaderboard.md": markdown(data),
         "leaderboard.csv": csv_text(data),
-        "leaderboard.json": json_text(data),
+        "leaderboard.json": json_text(without_points(data)),  # the scatters' samples: counts only
     }
     if probe_docs:
         files[probe_page.PAGE] = probe_page.page_html(probe_docs)
@@ -144,6 +146,9 @@ def build(
                                     "--require-verified shows verified rows only", NOT_VERIFIED) for e in unverified]
         entries = [e for e in entries if e.verification is not None]
     boards, clashes = combine(entries)
+    add_gaps(boards)  # the OOD / ID gap per row (`gap`)
+    entry_files = [e.file for e in entries]
+    del entries  # the boards hold what the site needs: the documents go before the site is written
     probe_docs, probe_refused = probe_page.read(results_dir, probe_page.files(results_dir))
     refused += [Refusal(f, reason, RESULTS_FORMAT) for f, reason in probe_refused]
     refused = sorted(refused + clashes, key=lambda r: r.file)
@@ -154,7 +159,7 @@ def build(
             refused,
         )
     refused_files = {r.file for r in refused}
-    accepted = sorted([e.file for e in entries if e.file not in refused_files] + [d["_file"] for d in probe_docs])
+    accepted = sorted([f for f in entry_files if f not in refused_files] + [d["_file"] for d in probe_docs])
     data = {
         "kind": "phybench-leaderboard",
         "schema_version": LEADERBOARD_SCHEMA_VERSION,

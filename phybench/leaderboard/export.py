@@ -14,16 +14,11 @@ from ..scoring.metrics import METRICS, is_set_metric
 from .format import fmt, markdown_escape
 from .law import law_markdown
 from .load import is_number
+from .order import cell_mean, sort_key as _sort_key  # noqa: F401 - cell_mean: plots read it here
 from .table import FALLBACK_METRIC, OLDER_PRIMARY, OOD_ALL, PRIMARY_METRIC
 
 
 # ================================================================ formatting and exports
-def cell_mean(cell: dict[str, Any] | None, metric: str) -> float | None:
-    entry = (cell or {}).get("metrics", {}).get(metric) or {}
-    value = entry.get("value" if is_set_metric(metric) else "mean")
-    return value if is_number(value) else None
-
-
 def _cell_text(cell: dict[str, Any] | None, metric: str) -> str:
     entry = (cell or {}).get("metrics", {}).get(metric)
     if not entry:
@@ -53,16 +48,6 @@ def _untrackable_rate(row: dict[str, Any]) -> float | None:
         videos += cell.get("videos") or 0
         count += (cell.get("untrackable") or {}).get("count") or 0
     return count / videos if videos else None
-
-
-def _sort_key(row: dict[str, Any], board: dict[str, Any], metric: str) -> tuple:
-    """Best first on the first level column present (ID, usually), then by name."""
-    hib = next((m["higher_is_better"] for m in board["metrics"] if m["name"] == metric), False)
-    for level in board["levels"]:
-        value = cell_mean(row["cells"].get(level["key"]), metric)
-        if value is not None:
-            return (0, -value if hib else value, row["model"])
-    return (1, 0.0, row["model"])
 
 
 def markdown(data: dict[str, Any], metric: str = PRIMARY_METRIC) -> str:

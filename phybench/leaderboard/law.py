@@ -14,7 +14,9 @@ from typing import Any
 
 from .format import escape, markdown_escape
 from .load import is_number
-from .svg import PALETTE, Plot, lin_ticks
+from .order import board_order
+from .scatter import PLOTTED_ROWS, ROW_CAP, sample_caption
+from .svg import PALETTE, Plot, dots, edge_marks, lin_ticks
 
 MAX_PARAMS = 16  # parameters kept per law block (a family has at most 8 today)
 
@@ -91,7 +93,8 @@ def shown_params(board: dict[str, Any]) -> list[str]:
 
 def law_rows(board: dict[str, Any], name: str | None = None) -> tuple[str | None, list[str], list[tuple[str, list[str]]]]:
     """(parameter, column labels, [(model, cells)]) of the board's learned-law table of one
-    parameter (default: the headline), the ground truth's fit first; empty when no row carries it."""
+    parameter (default: the headline), the ground truth's fit first, then the models in the board's
+    order; empty when no row carries it."""
     name = name or headline(board["task"])
     levels = [c for c in board["levels"] if any(c["key"] in r["cells"] and r["cells"][c["key"]].get("law")
                                               for r in board["rows"])]
@@ -103,7 +106,7 @@ def law_rows(board: dict[str, Any], name: str | None = None) -> tuple[str | None
                       if c["key"] in r["cells"] and r["cells"][c["key"]].get("law")), None)
         truth.append(_text(found))
     rows = [("ground truth (fitted to the split's own videos)", truth)]
-    for r in sorted(board["rows"], key=lambda r: r["model"]):
+    for r in board_order(board):  # sorted like the board (`order`), not by name
         cells = [_text(((r["cells"].get(c["key"]) or {}).get("law") or {}).get("params", {}).get(name, {}).get("model"))
                  for c in levels]
         if any(x != "–" for x in cells):
@@ -127,12 +130,13 @@ def _law_table_html(board: dict[str, Any], param: str) -> str:
                 + (f'<span class="ci">[{escape(iqr)}</span>' if sep else "") + "</td>")
 
     head = "".join(f"<th>{escape(label)}</th>" for label in labels)
-    body = "".join(f"<tr><td class=\"who\">{escape(model)}</td>" + "".join(cell(c) for c in cells) + "</tr>"
-                   for model, cells in rows)
+    # data-model: the page's script keeps these rows in the main table's order when it is re-sorted
+    body = "".join((f'<tr data-model="{escape(model)}">' if i else '<tr class="truth">') + f'<td class="who">{escape(model)}</td>'
+                   + "".join(cell(c) for c in cells) + "</tr>" for i, (model, cells) in enumerate(rows))
     return (f'<h3>Learned law: {escape(name)}</h3><p class="note">The family\'s law fitted to each video with its '
             f'parameters free (docs/results.md, "Law identification"): median [interquartile range] of '
             f'<code>{escape(name)}</code> over videos. A model that learned the law matches the ground truth\'s '
-            'row at every level, OOD included.</p>'
+            'row at every level, OOD included. Models are in the board\'s order.</p>'
             f'<div class="table-wrap scroll"><table class="law"><thead><tr><th>model</th>{head}</tr></thead>'
             f'<tbody>{body}</tbody></table></div>')
 
@@ -149,26 +153,47 @@ def law_markdown(board: dict[str, Any]) -> list[str]:
     return out
 
 
-def plot_law_scatter(board: dict[str, Any], colours: dict[str, str]) -> str | None:
-    """Each video's fitted headline parameter against its ground truth's fit, every model of the board."""
+def _quantile(values: list[float], q: float) -> float:
+    """The q-quantile of sorted `values` (nearest rank below): no interpolation, same bytes every build."""
+    return values[int(q * (len(values) - 1))]
+
+
+def law_axis(truths: list[float], fits: dict[str, list[float]]) -> tuple[float, float]:
+    """The law scatter's range (both axes, so the diagonal is the law): every ground-truth value
+    and, for each model, its fits inside Tukey's far-out fences (the quartiles -+ 3 interquartile
+    ranges), padded by 5%.  One model's outliers (a fit of -14294 for a restitution near 1) then
+    cannot squash every other point into a corner, whatever their share up to a quarter of its
+    videos; the points beyond the range are drawn on its edge (`edge_marks`)."""
+    lows, highs = [min(truths)], [max(truths)]
+    for values in fits.values():
+        ordered = sorted(values)
+        q1, q3 = _quantile(ordered, 0.25), _quantile(ordered, 0.75)
+        lows.append(max(ordered[0], q1 - 3 * (q3 - q1)))
+        highs.append(min(ordered[-1], q3 + 3 * (q3 - q1)))
+    lo, hi = min(lows), max(highs)
+    pad = 0.05 * (hi - lo or abs(hi) or 1.0)
+    return lo - pad, hi + pad
+
+
+def plot_law_scatter(board: dict[str, Any], colours: dict[str, str], cap: int = ROW_CAP) -> tuple[str, str] | None:
+    """Each video's fitted headline parameter against its ground truth's fit, for the board's
+    `PLOTTED_ROWS` best-ranked models, at most `cap` videos each (`scatter`): (the SVG, its
+    caption's words on what it draws)."""
     name = headline(board["task"])
-    pts: list[tuple[str, float, float]] = []
-    for r in board["rows"]:
-        for lw in r.get("laws", []):
-            x, y = lw["truth"].get(name), lw["fit"].get(name)
-            if is_number(x) and is_number(y):
-                pts.append((r["model"], float(x), float(y)))
+    pts: dict[str, list[tuple[float, float]]] = {}
+    totals: dict[str, int] = {}
+    for r in board_order(board)[:PLOTTED_ROWS]:  # the best-ranked models: every model's videos are in its viewer
+        sample = r.get("scatter") or {}
+        if name is not None and sample.get("law_param") == name and sample.get("law_points"):
+            pts[r["model"]] = [(p["truth"], p["fit"]) for p in sample["law_points"][:cap]]
+            totals[r["model"]] = sample["law_fits"]
     if name is None or not pts:
         return None
-    models = sorted({m for m, _, _ in pts})
+    models = sorted(pts, key=lambda m: _board_rank(board).get(m, len(board["rows"])))
     plot = Plot(420, 400 + 18 * len(models), 64, 16, 20, 44 + 18 * len(models),
                  f"fitted {name} against the ground truth's, per video")
-    values = [v for _, x, y in pts for v in (x, y)]
-    lo, hi = min(values), max(values)
-    pad = 0.05 * (hi - lo or abs(hi) or 1.0)
-    lo, hi = lo - pad, hi + pad
+    lo, hi = law_axis([x for m in models for x, _ in pts[m]], {m: [y for _, y in pts[m]] for m in models})
     ticks = lin_ticks(lo, hi)
-    lo, hi = min(lo, ticks[0]), max(hi, ticks[-1])
     sx = lambda v: plot.x0 + (v - lo) / (hi - lo) * (plot.x1 - plot.x0)  # noqa: E731
     sy = lambda v: plot.y1 - (v - lo) / (hi - lo) * (plot.y1 - plot.y0)  # noqa: E731
     for t in ticks:
@@ -180,13 +205,29 @@ def plot_law_scatter(board: dict[str, Any], colours: dict[str, str]) -> str | No
     plot.text(14, cy, f"model's fitted {name}", cls="axis-label", extra=f' transform="rotate(-90 14 {cy:.1f})"')
     plot.frame()
     plot.add(f'<line class="diagonal" x1="{sx(lo):.1f}" y1="{sy(lo):.1f}" x2="{sx(hi):.1f}" y2="{sy(hi):.1f}"/>')
+    clipped_any = 0
     for i, model in enumerate(models):
         colour = colours.get(model, PALETTE[i % len(PALETTE)])
-        mine = [(x, y) for m, x, y in pts if m == model and lo <= y <= hi]
-        plot.add(f'<g class="points" fill="{colour}" fill-opacity="0.5"><title>{escape(model)}</title>')
-        plot.add("".join(f'<circle cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="2.2"/>' for x, y in mine))
-        plot.add("</g>")
+        inside = [(sx(x), sy(y)) for x, y in pts[model] if lo <= x <= hi and lo <= y <= hi]
+        beyond = [(x, y) for x, y in pts[model] if not (lo <= x <= hi and lo <= y <= hi)]
+        edge = [(sx(min(max(x, lo), hi)), sy(min(max(y, lo), hi))) for x, y in beyond]
+        tip = f"{model}: {len(pts[model])} of {totals[model]} videos"
+        if beyond:
+            values = sorted(y for _, y in beyond)
+            tip += f"; {len(beyond)} beyond the axes (fits from {_num(values[0])} to {_num(values[-1])}), marked on the edge"
+        plot.add(f'<g class="points" data-model="{escape(model)}"><title>{escape(tip)}</title>{dots(inside, colour, opacity=0.5)}'
+                 + (edge_marks(edge, colour) if edge else "") + "</g>")
+        clipped_any += len(beyond)
         y = plot.y1 + 52 + 18 * i
         plot.add(f'<circle cx="{plot.x0 + 5}" cy="{y}" r="4" fill="{colour}"/>')
-        plot.text(plot.x0 + 14, y + 4, model, cls="legend", anchor="start")
-    return plot.svg()
+        plot.text(plot.x0 + 14, y + 4, model + (f" ({len(beyond)} beyond the axes)" if beyond else ""),
+                  cls="legend", anchor="start")
+    shown, total = sum(len(v) for v in pts.values()), sum(totals.values())
+    words = sample_caption(shown, total) + (
+        f"; {clipped_any} point(s) beyond the axes (outliers) are hollow diamonds on the edge" if clipped_any else "")
+    return plot.svg(), words
+
+
+def _board_rank(board: dict[str, Any]) -> dict[str, int]:
+    """Each model's place in the board's order (`order.board_order`): the scatter's legend follows it."""
+    return {r["model"]: i for i, r in enumerate(board_order(board))}

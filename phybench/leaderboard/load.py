@@ -18,6 +18,7 @@ from ..scoring.results import SCHEMA_VERSION, results_bytes
 from . import checks, files
 from . import probes as probe_page
 from ..scoring.layout import is_beside, is_samples, results_of, samples_path, is_record, parse as parse_results
+from .scatter import reduce as reduce_samples
 from .verification import Verification, VerificationError, read_record
 
 LEADERBOARD_SCHEMA_VERSION = 1
@@ -116,8 +117,8 @@ class Entry:
     """One accepted results file."""
 
     file: str
-    results: dict[str, Any]
-    samples: dict[str, Any] | None = None
+    results: dict[str, Any]  # checked, then slimmed (`_slim`): no per-video lists, no metric settings
+    samples: dict[str, Any] | None = None  # the sidecar's sample for the page (`scatter.reduce`), not every video
     verification: Verification | None = None  # the valid record beside it; None: self-reported
 
     @property
@@ -351,7 +352,8 @@ def _load_samples(path: Path, doc: dict[str, Any]) -> tuple[dict[str, Any] | Non
                                                          for n, v in law[k].items()) for k in ("fit", "truth"))):
                 problems.append(f"{name}: samples[{i}].law needs law (string), fit and truth ({{name: number or null}})")
                 break
-            laws.append({"level": s["level"], "law": law["law"], "fit": law["fit"], "truth": law["truth"]})
+            laws.append({"sample_id": s["sample_id"], "level": s["level"], "law": law["law"], "fit": law["fit"],
+                         "truth": law["truth"]})
     if problems:
         return None, problems
     dof = side.get("dof")
@@ -454,6 +456,17 @@ def _check_duplicates(entries: list[Entry], refused: dict[str, list[tuple[str, s
                                                                    f"also in {others}, from the same submission"))
 
 
+def _slim(doc: dict[str, Any]) -> dict[str, Any]:
+    """A checked results document without what the board no longer reads once the checks have run:
+    the per-video lists (`untrackable` keeps its length as `untrackable_count`, `excluded` goes)
+    and the metric settings (a third of a file, compared with the registry already).  A build
+    holds one per results file: this keeps its memory to the table's numbers."""
+    out = {k: v for k, v in doc.items() if k not in ("untrackable", "excluded")}
+    out["untrackable_count"] = len(doc.get("untrackable") or [])
+    out["provenance"] = {k: v for k, v in doc["provenance"].items() if k != "metric_settings"}
+    return out
+
+
 def read_all(
     results_dir: Path, registry_check: bool, splits_dir: Path | None, skip: Path | None = None,
     keyring: Any = None,
@@ -506,8 +519,9 @@ def read_all(
             reasons.append((exc.code, str(exc)))
         if reasons:
             refused[rel] = reasons
-        else:
-            entries.append(Entry(rel, doc, samples, verification))
+        else:  # the sidecar, checked, shrinks to the page's sample: no build holds every sidecar at once
+            entries.append(Entry(rel, _slim(doc), None if samples is None else reduce_samples(samples, doc["task"]),
+                                 verification))
 
     _check_splits(entries, splits_dir, refused)
     _check_duplicates(entries, refused)

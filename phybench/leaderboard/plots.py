@@ -6,61 +6,14 @@ import re
 from typing import Any, Callable
 
 from ..scoring.metrics import METRICS
-from .export import cell_mean
+from .order import cell_mean
 from .format import escape, fmt
 from .load import is_number
-from .svg import ID_COLOUR, OOD_COLOURS, PALETTE, Plot, axis_scale, lin_ticks, num
+from .scatter import ROW_CAP
+from .svg import ID_COLOUR, OOD_COLOURS, PALETTE, Plot, axis_scale, dots, lin_ticks, num
 from .table import FALLBACK_METRIC, ID_LEVEL, OOD_ALL, task_velocity_range, train_size
 
 SIZE_ORDER = ("XS", "S", "M", "B", "L", "XL", "XXL", "H", "G")  # DiT / ViT size letters
-
-
-def plot_error_by_level(board: dict[str, Any], colours: dict[str, str], metric: str = FALLBACK_METRIC) -> str | None:  # plots: the paper's metric
-    """A metric by level (ID, then each OOD level), one line per model, log y (linear for a
-    metric with a value at or below zero)."""
-    levels = [c for c in board["levels"] if c["key"] != OOD_ALL]
-    series = []
-    for row in board["rows"]:
-        pts = []
-        for i, level in enumerate(levels):
-            entry = row["cells"].get(level["key"], {}).get("metrics", {}).get(metric)
-            mean = entry.get("mean", entry.get("value")) if entry else None  # a set metric (FVD) has a value
-            if is_number(mean):
-                ci = entry.get("ci95") or [None, None]
-                pts.append((i, mean, ci[0] if is_number(ci[0]) else None, ci[1] if is_number(ci[1]) else None))
-        if pts:
-            series.append((row["model"], pts))
-    if not series or not levels:
-        return None
-    label, unit = METRICS.get(metric).label, METRICS.get(metric).unit
-    height = max(320, 60 + 18 * len(series))
-    plot = Plot(780, height, 64, 200, 16, 40, f"{label} by level, {board['title']}")
-    values = [v for _, pts in series for p in pts for v in p[1:] if v is not None]
-    lo, hi, ymap, ticks, scale = axis_scale(values, plot.y0, plot.y1)
-    plot.yaxis(ticks, ymap, f"{label} ({unit + ', ' if unit else ''}{scale})")
-    band = (plot.x1 - plot.x0) / len(levels)
-    for i, level in enumerate(levels):
-        plot.add(f'<text class="tick" x="{plot.x0 + band * (i + 0.5):.1f}" y="{plot.y1 + 22:.1f}" text-anchor="middle">'
-                 f'<title>{escape(level["title"])}</title>{escape(level["label"])}</text>')
-    plot.frame()
-    dodge = min(8.0, band / (len(series) + 2))
-    for k, (model, pts) in enumerate(series):
-        colour = colours[model]
-        off = (k - (len(series) - 1) / 2) * dodge
-        xy = [(plot.x0 + band * (i + 0.5) + off, ymap(mean)) for i, mean, _, _ in pts]
-        plot.add(f'<g class="series"><title>{escape(model)}</title>')
-        if len(xy) > 1:
-            path = " ".join(f"{x:.1f},{y:.1f}" for x, y in xy)
-            plot.add(f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="1.5" stroke-opacity="0.55"/>')
-        for (x, y), (i, mean, a, b) in zip(xy, pts):
-            if a is not None and b is not None:
-                plot.add(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{ymap(a):.1f}" y2="{ymap(b):.1f}" stroke="{colour}" stroke-width="1.5"/>')
-            tip = f"{model} · {levels[i]['label']}: {fmt(mean)}" + (f" [{fmt(a)}, {fmt(b)}]" if a is not None else "")
-            hollow = ' fill-opacity="0"' if mean < lo else ""
-            plot.add(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="4" fill="{colour}" stroke="{colour}"{hollow}><title>{escape(tip)}</title></circle>')
-        plot.add("</g>")
-    plot.legend([(colours[m], m, "") for m, _ in series], plot.x1 + 18, plot.y0 + 8)
-    return plot.svg()
 
 
 def _size_rank(row: dict[str, Any]) -> tuple:
@@ -167,14 +120,16 @@ def plot_scaling(board: dict[str, Any], family: str, rows: list[dict[str, Any]],
     return plot.svg()
 
 
-def plot_velocity_scatter(board: dict[str, Any], row: dict[str, Any]) -> str | None:
-    """Generated against conditioned velocity per sample (paper figure 5), training range shaded."""
-    pts = [s for s in row.get("samples", []) if s["generated_velocity"] is not None]
+def plot_velocity_scatter(board: dict[str, Any], row: dict[str, Any], cap: int = ROW_CAP) -> str | None:
+    """Generated against conditioned velocity per video (paper figure 5), training range shaded:
+    the first `cap` videos of the row's sample (`scatter`), never every video."""
+    sample = row.get("scatter") or {}
+    pts = [(p["level"], p["true_velocity"], p["generated_velocity"]) for p in (sample.get("points") or [])[:cap]]
     if not pts:
         return None
     levels = [c["key"] for c in board["levels"] if c["key"] != OOD_ALL]
-    levels += sorted({s["level"] for s in pts} - set(levels))
-    shown = [lv for lv in levels if any(s["level"] == lv for s in pts)]
+    levels += sorted({level for level, _, _ in pts} - set(levels))
+    shown = [lv for lv in levels if any(level == lv for level, _, _ in pts)]
     # Legend entries wrap into rows within the card (collision has 7); the top margin grows with them.
     legend, x, line = [], 56.0, 0
     for level in shown:
@@ -186,8 +141,8 @@ def plot_velocity_scatter(board: dict[str, Any], row: dict[str, Any]) -> str | N
         x += width
     top = 34 + 16 * line
     plot = Plot(380, 380 + 16 * line, 56, 16, top, 44, f"generated against conditioned velocity, {row['model']}")
-    values = [s["true_velocity"] for s in pts] + [s["generated_velocity"] for s in pts]
-    dof_range = task_velocity_range(board["task"], row.get("samples_dof"))
+    values = [v for _, a, b in pts for v in (a, b)]
+    dof_range = task_velocity_range(board["task"], sample.get("dof"))
     if dof_range:
         values += list(dof_range[1])
     lo, hi = min(0.0, min(values)), max(values)
@@ -214,12 +169,9 @@ def plot_velocity_scatter(board: dict[str, Any], row: dict[str, Any]) -> str | N
     for i, level in enumerate(k for k in levels if k != ID_LEVEL):
         colour[level] = OOD_COLOURS[i % len(OOD_COLOURS)]
     for level in levels:
-        mine = [s for s in pts if s["level"] == level]
-        if not mine:
-            continue
-        plot.add(f'<g class="points" fill="{colour[level]}" fill-opacity="0.55"><title>{escape(level)}</title>')
-        plot.add("".join(f'<circle cx="{sx(s["true_velocity"]):.1f}" cy="{sy(s["generated_velocity"]):.1f}" r="2.2"/>' for s in mine))
-        plot.add("</g>")
+        mine = [(sx(a), sy(b)) for lv, a, b in pts if lv == level]
+        if mine:
+            plot.add(f'<g class="points"><title>{escape(level)}: {len(mine)} videos</title>{dots(mine, colour[level])}</g>')
     for level, name, x, line in legend:
         y = 16 + 16 * line  # rows from the top, above the data area
         plot.add(f'<circle cx="{x + 5:.1f}" cy="{y:.1f}" r="4" fill="{colour[level]}"/>')

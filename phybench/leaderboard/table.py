@@ -12,6 +12,7 @@ from typing import Any, Iterable
 from ..scoring.metrics import METRICS, is_set_metric
 from ..scoring.model_fields import board_meta, train_size  # noqa: F401 - train_size: the plots read it here
 from .law import law_cell
+from .scatter import export_form, merge as merge_samples
 from .load import (
     LEVEL_CLASH,
     Entry,
@@ -259,15 +260,12 @@ def combine(entries: list[Entry]) -> tuple[list[dict[str, Any]], list[Refusal]]:
                     "phybench_version", "task_spec_hash", "split_hash", "split_num_samples", "split_full_size",
                     "resolution", "pixel_mapping", "submission_hash", "weights")},
                 "protocol": protocol_of(g.results["task"], prov),
-                "untrackable": len(g.results.get("untrackable") or []),
+                "untrackable": g.results.get("untrackable_count", len(g.results.get("untrackable") or [])),
                 "warnings": [w for w in g.results.get("warnings") or [] if isinstance(w, str)],
                 "verification": source_verification(g.verification),
             })
-            if g.samples is not None:
-                row.setdefault("samples", []).extend(g.samples["samples"])
-                row.setdefault("laws", []).extend(g.samples.get("laws") or [])
-                if g.samples["dof"]:
-                    row["samples_dof"] = g.samples["dof"]
+            if g.samples is not None:  # the page's sample of the row's videos (`scatter`)
+                row["scatter"] = merge_samples(row.get("scatter"), g.samples)
 
     out = _ordered_boards(boards, known)
     return out, refused
@@ -291,8 +289,8 @@ def _ordered_boards(boards: dict[tuple[str, int, str], dict[str, Any]], known: l
             splits = eval_splits(task)
             row["sources"].sort(key=lambda s: (splits.index(s["split"]) if s["split"] in splits else len(splits), s["file"]))
             row["verification"] = row_verification(row["sources"])
-            if "samples" in row:
-                row["samples"].sort(key=lambda s: s["sample_id"])
+            if "scatter" in row:
+                row["scatter"] = export_form(row["scatter"])
         present = {k for r in rows for k in r["cells"]}
         metrics = [m for m in report_order() if m in board["metrics"]]
         title = task if len(resolutions[task]) == 1 else f"{task} · {res} px"

@@ -60,7 +60,9 @@
 
   function entryOf(row, level, metric) {
     var cell = row.cells[level];
-    return cell && cell.metrics ? cell.metrics[metric] || null : null;
+    var e = cell && cell.metrics ? cell.metrics[metric] || null : null;
+    // site.py `_packed`: a one-run mean travels as [mean, ci low, ci high, count]
+    return Array.isArray(e) ? { mean: e[0], ci95: [e[1], e[2]], count: e[3] } : e;
   }
 
   function valueOf(row, level, metric) {
@@ -80,6 +82,141 @@
 
   function short(hash) {
     return typeof hash === "string" ? hash.slice(0, 12) : "–";
+  }
+
+  // ------------------------------------------------------------------ the OOD / ID gap (phybench/leaderboard/gap.py)
+  var GAP = "gap"; // the gap column's sort key
+
+  function gapOf(row, metric) {
+    return row.gap && row.gap[metric] ? row.gap[metric] : null;
+  }
+
+  function sortValue(row, key, metric) {
+    if (key === GAP) { var g = gapOf(row, metric); return g ? g.ratio : null; }
+    return valueOf(row, key, metric);
+  }
+
+  function gapCell(board, row, metric) {
+    var g = gapOf(row, metric.name);
+    if (!g) return h("td", { class: "num gap empty", text: "–" });
+    var parts = [h("span", { class: "mean", text: "×" + fmt(g.ratio) })];
+    if (typeof g.ci95[0] === "number" && typeof g.ci95[1] === "number") {
+      parts.push(h("span", { class: "ci", text: fmt(g.ci95[0]) + "–" + fmt(g.ci95[1]), title: "95% interval of the ratio" }));
+    }
+    return h("td", { class: "num gap", "data-value": String(g.ratio), title: board.gap.label + " of " + metric.label.toLowerCase() +
+      ": " + board.gap.method }, parts);
+  }
+
+  // ------------------------------------------------------------------ SVG plots drawn here
+  var SVGNS = "http://www.w3.org/2000/svg";
+  var MAX_LINES = 12; // models in a by-level plot (site.py BY_LEVEL_LINES)
+
+  function s(tag, attrs, children) {
+    var node = document.createElementNS(SVGNS, tag);
+    Object.keys(attrs || {}).forEach(function (k) { node.setAttribute(k, String(attrs[k])); });
+    (children || []).forEach(function (c) { node.appendChild(typeof c === "string" ? document.createTextNode(c) : c); });
+    return node;
+  }
+
+  function linTicks(lo, hi) {
+    var raw = (hi - lo) / 5, step = Math.pow(10, Math.floor(Math.log10(raw)));
+    var fs = [1, 2, 2.5, 5, 10];
+    for (var i = 0; i < fs.length; i++) { if (raw <= fs[i] * step) { step *= fs[i]; break; } }
+    var first = Math.ceil(lo / step) * step, out = [];
+    for (var t = 0; first + t * step <= hi + 1e-9 * step; t++) out.push(Number((first + t * step).toPrecision(10)));
+    return out;
+  }
+
+  // (lo, hi, map, ticks, "log" | "linear"), as svg.py axis_scale: log when every value is positive.
+  function axisScale(values, y0, y1) {
+    var lo, hi, ticks;
+    if (values.length && Math.min.apply(null, values) > 0) {
+      lo = Math.pow(10, Math.floor(Math.log10(Math.min.apply(null, values)) * 4) / 4);
+      hi = Math.pow(10, Math.ceil(Math.log10(Math.max.apply(null, values)) * 4) / 4);
+      if (hi <= lo) hi = lo * 10;
+      var a = Math.floor(Math.log10(lo)), b = Math.ceil(Math.log10(hi));
+      ticks = [];
+      for (var k = a; k <= b; k++) {
+        (b - a <= 2 ? [1, 2, 5] : [1]).forEach(function (f) { ticks.push(f * Math.pow(10, k)); });
+      }
+      ticks = ticks.filter(function (t) { return lo * 0.999 <= t && t <= hi * 1.001; });
+      return { lo: lo, hi: hi, ticks: ticks, scale: "log", map: function (v) {
+        return y1 - (Math.log10(Math.max(v, lo)) - Math.log10(lo)) / (Math.log10(hi) - Math.log10(lo)) * (y1 - y0);
+      } };
+    }
+    lo = values.length ? Math.min.apply(null, values) : 0;
+    hi = values.length ? Math.max.apply(null, values) : 1;
+    if (hi <= lo) { lo -= 0.5; hi += 0.5; }
+    ticks = linTicks(lo, hi);
+    lo = Math.min(lo, ticks[0]);
+    hi = Math.max(hi, ticks[ticks.length - 1]);
+    return { lo: lo, hi: hi, ticks: ticks, scale: "linear", map: function (v) { return y1 - (v - lo) / (hi - lo) * (y1 - y0); } };
+  }
+
+  function shortName(text, n) { return text.length <= n ? text : text.slice(0, n - 1) + "…"; }
+
+  // A metric by level (ID, then each OOD level), one line per model: mean and 95% interval
+  // (plots.py drew it before; drawn here from the table's data so the page carries it once).
+  function byLevelPlot(board, metric, rows, colours) {
+    var levels = board.levels.filter(function (c) { return c.key !== "ood-overall"; });
+    var series = [];
+    rows.forEach(function (row) {
+      var pts = [];
+      levels.forEach(function (level, i) {
+        var e = entryOf(row, level.key, metric.name), v = valueOf(row, level.key, metric.name);
+        if (v === null) return;
+        var ci = e.ci95 || [null, null];
+        pts.push([i, v, typeof ci[0] === "number" ? ci[0] : null, typeof ci[1] === "number" ? ci[1] : null]);
+      });
+      if (pts.length) series.push([row.model, pts]);
+    });
+    if (!series.length || !levels.length) return null;
+    var W = 780, H = Math.max(320, 60 + 18 * series.length), x0 = 64, x1 = W - 200, y0 = 16, y1 = H - 40;
+    var values = [];
+    series.forEach(function (sr) { sr[1].forEach(function (p) { [p[1], p[2], p[3]].forEach(function (v) { if (v !== null) values.push(v); }); }); });
+    var ax = axisScale(values, y0, y1);
+    var svg = s("svg", { class: "plot", viewBox: "0 0 " + W + " " + H, width: W, height: H, role: "img",
+      "aria-label": metric.label + " by level, " + board.title });
+    ax.ticks.forEach(function (t) {
+      svg.appendChild(s("line", { class: "grid", x1: x0, x2: x1, y1: ax.map(t).toFixed(1), y2: ax.map(t).toFixed(1) }));
+      svg.appendChild(s("text", { class: "tick", x: x0 - 6, y: (ax.map(t) + 4).toFixed(1), "text-anchor": "end" }, [fmt(t)]));
+    });
+    var cy = ((y0 + y1) / 2).toFixed(1);
+    svg.appendChild(s("text", { class: "axis-label", x: 14, y: cy, "text-anchor": "middle", transform: "rotate(-90 14 " + cy + ")" },
+      [metric.label + " (" + (metric.unit ? metric.unit + ", " : "") + ax.scale + ")"]));
+    var band = (x1 - x0) / levels.length;
+    levels.forEach(function (level, i) {
+      svg.appendChild(s("text", { class: "tick", x: (x0 + band * (i + 0.5)).toFixed(1), y: y1 + 22, "text-anchor": "middle" },
+        [s("title", {}, [level.title || level.label]), level.label]));
+    });
+    svg.appendChild(s("line", { class: "axis", x1: x0, x2: x0, y1: y0, y2: y1 }));
+    svg.appendChild(s("line", { class: "axis", x1: x0, x2: x1, y1: y1, y2: y1 }));
+    var dodge = Math.min(8, band / (series.length + 2));
+    series.forEach(function (sr, k) {
+      var colour = colours[sr[0]] || "#888", off = (k - (series.length - 1) / 2) * dodge;
+      var g = s("g", { class: "series", "data-model": sr[0] }, [s("title", {}, [sr[0]])]);
+      var xy = sr[1].map(function (p) { return [x0 + band * (p[0] + 0.5) + off, ax.map(p[1])]; });
+      if (xy.length > 1) {
+        g.appendChild(s("polyline", { points: xy.map(function (q) { return q[0].toFixed(1) + "," + q[1].toFixed(1); }).join(" "),
+          fill: "none", stroke: colour, "stroke-width": 1.5, "stroke-opacity": 0.55 }));
+      }
+      sr[1].forEach(function (p, j) {
+        var x = xy[j][0].toFixed(1);
+        if (p[2] !== null && p[3] !== null) {
+          g.appendChild(s("line", { x1: x, x2: x, y1: ax.map(p[2]).toFixed(1), y2: ax.map(p[3]).toFixed(1), stroke: colour, "stroke-width": 1.5 }));
+        }
+        var tip = sr[0] + " · " + levels[p[0]].label + ": " + fmt(p[1]) + (p[2] !== null ? " [" + fmt(p[2]) + ", " + fmt(p[3]) + "]" : "");
+        g.appendChild(s("circle", { cx: x, cy: xy[j][1].toFixed(1), r: 4, fill: colour, stroke: colour,
+          "fill-opacity": p[1] < ax.lo ? 0 : 1 }, [s("title", {}, [tip])]));
+      });
+      svg.appendChild(g);
+      var ly = y0 + 8 + 18 * k, lx = x1 + 18;
+      svg.appendChild(s("g", { class: "legend-item" }, [s("title", {}, [sr[0]]),
+        s("line", { x1: lx, x2: lx + 18, y1: ly, y2: ly, stroke: colour, "stroke-width": 2 }),
+        s("circle", { cx: lx + 9, cy: ly, r: 3.5, fill: colour }),
+        s("text", { class: "legend", x: lx + 24, y: ly + 4 }, [shortName(sr[0], 26)])]));
+    });
+    return svg;
   }
 
   // ------------------------------------------------------------------ table cells
@@ -229,6 +366,11 @@
     this.sortKey = board.levels.length ? board.levels[0].key : "model";
     this.sortDir = this.bestFirst(this.sortKey);
     this.open = Object.create(null); // model name -> provenance row open; no prototype keys
+    this.selected = Object.create(null); // model name -> picked for the comparison pane
+    this.byLevel = section.querySelector(".by-level-plot");
+    this.lawBodies = Array.prototype.slice.call(section.querySelectorAll("table.law tbody"));
+    this.pane = h("div", { class: "compare", hidden: true, "aria-live": "polite" });
+    this.table.parentNode.parentNode.insertBefore(this.pane, this.table.parentNode.nextSibling);
     var self = this;
     board.metrics.forEach(function (m) {
       self.select.appendChild(h("option", { value: m.name, text: m.label + (m.higher_is_better ? " ↑" : " ↓") }));
@@ -253,7 +395,7 @@
     var key = this.sortKey, dir = this.sortDir, metric = this.metric;
     return this.board.rows.slice().sort(function (a, b) {
       if (key === "model") return dir * a.model.localeCompare(b.model);
-      var x = valueOf(a, key, metric), y = valueOf(b, key, metric);
+      var x = sortValue(a, key, metric), y = sortValue(b, key, metric);
       if (x === null && y === null) return a.model.localeCompare(b.model);
       if (x === null) return 1; // missing values last, whichever the direction
       if (y === null) return -1;
@@ -266,7 +408,7 @@
     var metric = metricOf(this.board, this.metric);
     var arrow = metric && metric.higher_is_better ? "↑" : "↓";
     var row = h("tr", {}, [h("th", { class: "rank", scope: "col", text: "#" })]);
-    var columns = [{ key: "model", label: "Model", title: "sort by name" }].concat(this.board.levels);
+    var columns = [{ key: "model", label: "Model", title: "sort by name" }].concat(this.columns());
     columns.forEach(function (col) {
       var sorted = self.sortKey === col.key;
       var indicator = sorted ? (self.sortDir === 1 ? "▲" : "▼") : "";
@@ -282,11 +424,26 @@
         self.render();
       });
       row.appendChild(h("th", {
-        scope: "col", class: col.key === "model" ? "model" : "num", "data-key": col.key,
+        scope: "col", class: col.key === "model" ? "model" : "num" + (col.more ? " lvl-more" : ""), "data-key": col.key,
         "aria-sort": sorted ? (self.sortDir === 1 ? "ascending" : "descending") : null,
       }, [button]));
     });
     return h("thead", {}, [row]);
+  };
+
+  // The level columns with the gap column after its OOD column; `more`: a column the phone layout
+  // folds away (every OOD level but the overall one), so ID, OOD and the gap stay side by side.
+  Board.prototype.columns = function () {
+    var gap = this.board.gap, out = [];
+    this.board.levels.forEach(function (level) {
+      var keep = !gap || level.key === gap.id || level.key === gap.ood;
+      out.push({ key: level.key, label: level.label, group: level.group, short: level.short, title: level.title, more: !keep });
+      if (gap && level.key === gap.ood) {
+        out.push({ key: GAP, label: gap.label, group: "gap", short: gap.short || gap.label, title: gap.label +
+          ": how many times the ID error the model makes out of distribution (near 1: it learned the law). " + gap.method });
+      }
+    });
+    return out;
   };
 
   Board.prototype.render = function () {
@@ -304,13 +461,25 @@
     }));
     table.appendChild(this.header());
     this.figures.forEach(function (f) { f.hidden = f.getAttribute("data-metric") !== metric.name; });
-    var width = board.levels.length + 2;
+    var columns = this.columns();
+    var width = columns.length + 2;
     this.sortedRows().forEach(function (row, i) {
       var detailsId = board.id + "-prov-" + board.rows.indexOf(row);
-      var main = h("tr", { class: "main", "data-model": row.model }, [h("td", { class: "rank", text: String(i + 1) })]);
+      var pick = h("input", { type: "checkbox", class: "pick", "aria-label": "compare " + row.model,
+        title: "select to compare", checked: !!self.selected[row.model] });
+      pick.addEventListener("change", function () {
+        if (pick.checked) self.selected[row.model] = true; else delete self.selected[row.model];
+        self.drawCompare();
+        self.drawByLevel();
+      });
+      var main = h("tr", { class: "main", "data-model": row.model }, [h("td", { class: "rank" }, [pick, h("span", { text: String(i + 1) })])]);
       var model = modelCell(row, detailsId);
       main.appendChild(model);
-      board.levels.forEach(function (level) { main.appendChild(valueCell(row, level, metric)); });
+      columns.forEach(function (col) {
+        var td = col.key === GAP ? gapCell(board, row, metric) : valueCell(row, col, metric);
+        if (col.more) td.classList.add("lvl-more");
+        main.appendChild(td);
+      });
       var details = h("tr", { class: "details", id: detailsId }, [
         h("td", { colspan: String(width) }, [h("div", { class: "sources" }, row.sources.map(sourceCard))]),
       ]);
@@ -331,6 +500,71 @@
       show(open);
     });
     this.fit();
+    this.followOrder();
+    this.drawByLevel();
+    this.drawCompare();
+  };
+
+  // The learned-law tables list models in the main table's order (the ground truth's row first).
+  Board.prototype.followOrder = function () {
+    var order = this.sortedRows().map(function (r) { return r.model; });
+    this.lawBodies.forEach(function (body) {
+      var rows = Array.prototype.slice.call(body.querySelectorAll("tr[data-model]"));
+      rows.sort(function (a, b) { return order.indexOf(a.getAttribute("data-model")) - order.indexOf(b.getAttribute("data-model")); });
+      rows.forEach(function (tr) { body.appendChild(tr); });
+    });
+  };
+
+  Board.prototype.picked = function () {
+    var self = this;
+    return this.sortedRows().filter(function (r) { return self.selected[r.model]; });
+  };
+
+  // The by-level plot: the selected rows, or else the best-ranked MAX_LINES on the metric shown.
+  Board.prototype.drawByLevel = function () {
+    if (!this.byLevel) return;
+    var metric = metricOf(this.board, this.metric), picked = this.picked();
+    var self = this;
+    var ranked = this.board.rows.slice().sort(function (a, b) {
+      var x = valueOf(a, self.board.levels[0].key, self.metric), y = valueOf(b, self.board.levels[0].key, self.metric);
+      if (x === null || y === null) return (x === null) - (y === null) || a.model.localeCompare(b.model);
+      return self.bestFirst(self.board.levels[0].key) * (x - y) || a.model.localeCompare(b.model);
+    });
+    var rows = (picked.length ? picked : ranked).slice(0, MAX_LINES);
+    while (this.byLevel.firstChild) this.byLevel.removeChild(this.byLevel.firstChild);
+    var svg = metric ? byLevelPlot(this.board, metric, rows, this.board.colours || {}) : null;
+    var figure = this.byLevel.parentNode, words = figure.querySelector(".metric-words");
+    if (svg) this.byLevel.appendChild(svg);
+    figure.hidden = !svg;
+    if (!metric) return;
+    figure.setAttribute("data-metric", metric.name); // the plot follows the metric switch, as the others
+    // the metric in words, as site.py `_metric_words`
+    if (words) words.textContent = metric.label + " (" + metric.name + (metric.unit ? ", " + metric.unit : "") + "; " +
+      (metric.higher_is_better ? "higher" : "lower") + " is better)";
+  };
+
+  // The comparison pane: the selected rows side by side, level by level, with the gap.
+  Board.prototype.drawCompare = function () {
+    var self = this, pane = this.pane, board = this.board;
+    var metric = metricOf(board, this.metric), picked = this.picked();
+    while (pane.firstChild) pane.removeChild(pane.firstChild);
+    pane.hidden = !picked.length || !metric;
+    if (pane.hidden) return;
+    var clear = h("button", { type: "button", class: "clear", text: "clear" });
+    clear.addEventListener("click", function () { self.selected = Object.create(null); self.render(); });
+    pane.appendChild(h("div", { class: "compare-head" }, [
+      h("strong", { text: "Comparing " + picked.length + " model" + (picked.length === 1 ? "" : "s") }),
+      " · " + metric.label.toLowerCase() + (metric.unit ? " (" + metric.unit + ")" : "") + ", mean and 95% interval ", clear]));
+    var head = h("tr", {}, [h("th", { scope: "col", text: "level" })].concat(picked.map(function (r) {
+      return h("th", { scope: "col", class: "num", text: r.model });
+    })));
+    var body = h("tbody", {});
+    this.columns().forEach(function (col) {
+      var tr = h("tr", { "data-key": col.key }, [h("th", { scope: "row", text: col.key === GAP ? col.label : col.label })]);
+      picked.forEach(function (r) { tr.appendChild(col.key === GAP ? gapCell(board, r, metric) : valueCell(r, col, metric)); });
+      body.appendChild(tr);
+    });
+    pane.appendChild(h("div", { class: "compare-wrap" }, [h("table", { class: "compare-table" }, [h("thead", {}, [head]), body])]));
   };
 
   // Sticky headers need a table that fits the page; a wider one scrolls sideways instead.
