@@ -14,6 +14,7 @@ from ..scoring.metrics import METRICS, is_set_metric
 from .format import fmt, markdown_escape
 from .law import law_markdown
 from .load import is_number
+from .paired import paired_mark, paired_note
 from .table import FALLBACK_METRIC, OLDER_PRIMARY, OOD_ALL, PRIMARY_METRIC
 
 
@@ -105,11 +106,12 @@ def markdown(data: dict[str, Any], metric: str = PRIMARY_METRIC) -> str:
         for row in sorted(board["rows"], key=lambda r: _sort_key(r, board, metric)):
             rate = _untrackable_rate(row)
             cells = [markdown_escape(row["model"]) + _marks(row)]
-            cells += [_cell_text(row["cells"].get(c["key"]), metric) for c in board["levels"]]
+            cells += [_cell_text(row["cells"].get(c["key"]), metric) + paired_mark(row, c["key"], metric)
+                      for c in board["levels"]]
             cells.append("–" if rate is None else f"{100 * rate:.1f}%")
             cells.append(markdown_escape(verification_text(row)))
             lines.append("| " + " | ".join(cells) + " |")
-        lines += law_markdown(board)
+        lines += paired_note(board, metric) + law_markdown(board)
     return "\n".join(lines) + "\n"
 
 
