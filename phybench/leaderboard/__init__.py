@@ -125,8 +125,7 @@ def build(
     ``verify-signature``, ``verify-key-revoked``); `keys`: a `signing.Keyring` or keyring
     folders (default ``$PHYBENCH_BOARD_KEYS``, else ``leaderboard/keys/``).  `out_dir` must not be
     in or around `results_dir`, and an existing non-empty one must be a site built before
-    (`SITE_MARKER`); the site is built in a temporary folder beside it and swapped in whole
-    (`io.atomic_folder`): a failure leaves the previous site (or nothing), never a partial one.
+    (`SITE_MARKER`); the site is swapped in whole (`_write_site`).
 
     `viewers` (a folder of submissions, found by hash, answering splits under `viewer_data`) and `prebuilt_viewers`
     (folders of viewers built before, matched by their results file's hash): a viewer per results
@@ -171,23 +170,27 @@ def build(
         "refused": [{"file": r.file, "reason": r.reason, "code": r.code} for r in refused],
         "model_fields": page_fields(),  # how the page's script draws a model's fields
     }
+    from .board_viewers import plan
+
+    links = plan([e for e in entries if e.file not in refused_files], results_dir, submissions=viewers,
+                 splits_dir=viewer_data, prebuilt=prebuilt_viewers)
+    written = _write_site(out_dir, data, probe_docs, results_dir, links, viewer_budget, log, warnings)
+    return BuildReport(out_dir=out_dir, accepted=accepted, refused=refused, warnings=warnings, written=written,
+                       boards=len(boards), models=len({r["model"] for b in boards for r in b["rows"]}))
+
+
+def _write_site(out_dir: Path, data: dict[str, Any], probe_docs: list[Any], results_dir: Path, links: Any,
+                viewer_budget: tuple[int, float] | None, log: Any, warnings: list[str]) -> list[str]:
+    """Build the site in a temporary folder beside `out_dir`, then swap it in (`io.atomic_folder`): a failure
+    leaves the previous site (or nothing), never a partial one.  The viewers first (`board_viewers.write`):
+    the page carries their links and the paired marks.  Returns the names written; warnings are added."""
     from . import board_viewers
 
-    links = board_viewers.plan([e for e in entries if e.file not in refused_files], results_dir, submissions=viewers,
-                               splits_dir=viewer_data, prebuilt=prebuilt_viewers)
     budget = viewer_budget or (board_viewers.MAX_VIDEOS, board_viewers.MAX_MB)
-    with atomic_folder(out_dir, replace=True) as tmp:  # viewers first: the page carries their links and marks
-        warnings += board_viewers.write(tmp, boards, links, results_dir, max_videos=budget[0], max_mb=budget[1],
-                                        log=log)
+    with atomic_folder(out_dir, replace=True) as tmp:
+        warnings += board_viewers.write(tmp, data["boards"], links, results_dir, max_videos=budget[0],
+                                        max_mb=budget[1], log=log)
         files = _site_files(data, probe_docs)
         for name, text in sorted(files.items()):
             (tmp / name).write_bytes(text.encode("utf-8"))
-    return BuildReport(
-        out_dir=out_dir,
-        accepted=accepted,
-        refused=refused,
-        warnings=warnings,
-        written=sorted(files) + [f"{board_viewers.VIEWERS_DIR}/{link.slug}/" for link in links.links.values()],
-        boards=len(boards),
-        models=len({r["model"] for b in boards for r in b["rows"]}),
-    )
+    return sorted(files) + [f"{board_viewers.VIEWERS_DIR}/{link.slug}/" for link in links.links.values()]
