@@ -74,7 +74,7 @@ def test_a_board_marks_each_row_against_the_row_above_in_each_column():
     assert paired_mark(rows["twin"], "id", PAIRED_METRIC) == " ≈" and paired_mark(rows["worst"], "id", PAIRED_METRIC) == ""
     assert paired_mark(rows["twin"], "id", "ssim") == ""  # the mark is about the ranked column only
     note = paired_note(board, PAIRED_METRIC)
-    assert note and "twin vs best" in note[-1]
+    assert note and "id: twin ≈ best" in note[-1]
 
 
 def test_rows_without_values_or_of_several_runs_get_no_mark():

@@ -124,14 +124,19 @@ def paired_mark(row: dict[str, Any], column: str, metric: str) -> str:
 
 
 def paired_note(board: dict[str, Any], metric: str) -> list[str]:
-    """The sentence under a table with marks: what ≈ means and which rows it compares."""
-    pairs = sorted({(r["model"], m["above"]) for r in board["rows"] for c, m in (r.get("paired") or {}).items()
-                    if m.get("metric") == metric and m.get("same")})
-    if not pairs:
-        return []
+    """The sentence under a table with marks: what ≈ means, and per column which row it compares with
+    (leaderboard.md orders rows by the first column, so the row above in another column may differ)."""
     from .format import markdown_escape
 
-    words = "; ".join(f"{markdown_escape(a)} vs {markdown_escape(b)}" for a, b in pairs)
+    pairs = []
+    for level in board["levels"]:
+        for row in board["rows"]:
+            mark = (row.get("paired") or {}).get(level["key"])
+            if mark and mark.get("metric") == metric and mark.get("same"):
+                pairs.append(f"{markdown_escape(level.get('label', level['key']))}: {markdown_escape(row['model'])} "
+                             f"{MARK} {markdown_escape(mark['above'])}")
+    if not pairs:
+        return []
     return ["", f"{MARK}: statistically indistinguishable from the model ranked just above it in that column (paired "
                 f"bootstrap of the per-video differences over the same sample ids, {PAIRED_RESAMPLES} resamples, 95%; "
-                f"docs/leaderboard.md). Pairs: {words}."]
+                f"docs/leaderboard.md): {'; '.join(pairs)}."]
