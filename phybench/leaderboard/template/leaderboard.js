@@ -161,7 +161,7 @@
     var cell = row.cells[level.key];
     if (!entry) return h("td", { class: "num empty", text: "–" });
     var v = valueOf(row, level.key, metric.name);
-    var parts = [h("span", { class: "mean", text: fmt(v) }), pairedMark(row, level, metric)];
+    var parts = [pairedMark(row, level, metric), h("span", { class: "mean", text: fmt(v) })];  // the mark floats right of the mean
     if (entry.runs && typeof entry.runs.sd === "number") {
       parts.push(h("span", { class: "runs-sd", text: " ± " + fmt(entry.runs.sd),
         title: "standard deviation of the mean across " + entry.runs.n + " runs" }));
