@@ -230,3 +230,20 @@ def test_a_row_link_opens_its_viewer_in_headless_chromium(site, tmp_path):
         assert not problems, problems
     finally:
         browser.close()
+
+
+def test_a_prebuilt_viewer_with_a_link_in_it_is_refused(site, board, tmp_path, capsys):
+    shipped = tmp_path / "shipped"
+    shutil.copytree(site / "viewers", shipped)
+    folder = shipped / slug_of("uniform-id-eval-twin.json")
+    (folder / "media" / "evil.png").symlink_to("/etc/passwd")
+    assert _build(board, tmp_path / "out", "--prebuilt-viewers", str(shipped)) == 2
+    assert "is not a plain file of a viewer" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
+def test_slugs_are_one_plain_component():
+    assert slug_of("fundamental/lite/uniform-id-eval-copy-last.json") == "fundamental-lite-uniform-id-eval-copy-last"
+    assert slug_of("hub/../x y.json") == "hub-..-x-y"
+    long = slug_of("a/" + "b" * 200 + ".json")
+    assert len(long) <= 100 and re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", long)
