@@ -15,6 +15,8 @@ EXAMPLES = {
           phybench leaderboard build leaderboard/results --out site/
           phybench leaderboard build results/ --out site/ --splits data/ --allow-partial
           phybench leaderboard build leaderboard/results --out site/ --require-verified
+          phybench leaderboard build leaderboard/results --out site/ --prebuilt-viewers leaderboard/viewers
+          phybench leaderboard build results/ --out site/ --viewers subs/ --viewer-data data/
           phybench leaderboard sync --repo my-org/phybench-submissions --splits data/ --results results/ --site site/
 
         exit codes: 0 built, 1 built but some results were refused (--allow-partial),
@@ -63,6 +65,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-registry-check", action="store_true", help="skip the spec, settings and weight checks (previews only)")
     parser.add_argument("--require-verified", action="store_true",
                         help="refuse every results file without a valid verification record beside it (the shipped board)")
+    add_viewer_arguments(parser)
     add_verify_arguments(parser)
     add_sync_arguments(parser)
 
@@ -87,15 +90,44 @@ def cmd_leaderboard(args: argparse.Namespace, log: Any = print) -> int:
     if not args.results_dir or not args.out:
         print("phybench leaderboard: error: build needs RESULTS_DIR and --out SITE_DIR", file=sys.stderr)
         return 2
+    if args.viewers and not (args.viewer_data or args.splits):
+        print("phybench leaderboard: error: --viewers needs --viewer-data DIR (or --splits DIR): the splits the "
+              "submissions answer, found by hash", file=sys.stderr)
+        return 2
     try:
         report = build(args.results_dir, args.out, registry_check=not args.no_registry_check,
                        splits_dir=args.splits, allow_partial=args.allow_partial,
-                       require_verified=getattr(args, "require_verified", False))
+                       require_verified=getattr(args, "require_verified", False), **viewer_options(args, log))
     except LeaderboardError as exc:
         print(f"phybench leaderboard: error: {exc}", file=sys.stderr)
         return 2
     log(report.to_text())
     return 0 if report.ok else 1
+
+
+# ---------------------------------------------------------------- viewers
+def add_viewer_arguments(parser: argparse.ArgumentParser) -> None:
+    """build: a `phybench view` folder per row, linked from it (`phybench.leaderboard.board_viewers`)."""
+    from ..leaderboard.board_viewers import MAX_MB, MAX_VIDEOS
+
+    parser.add_argument("--viewers", metavar="SUBS_DIR", help="build: a viewer per results file whose submission is "
+                                                             "under SUBS_DIR (found by content hash), linked from its row")
+    parser.add_argument("--viewer-data", metavar="DIR", help="build: the splits those submissions answer, found by "
+                                                            "hash (default: --splits)")
+    parser.add_argument("--prebuilt-viewers", metavar="DIR", action="append", default=[],
+                        help="build: viewers built before (e.g. leaderboard/viewers), each copied in and linked when "
+                             "its record names a results file's exact bytes (repeatable)")
+    parser.add_argument("--viewer-max-videos", type=int, default=MAX_VIDEOS,
+                        help=f"build: videos with media per built viewer (default {MAX_VIDEOS})")
+    parser.add_argument("--viewer-max-mb", type=float, default=MAX_MB,
+                        help=f"build: media budget per built viewer in MB (default {MAX_MB:g})")
+
+
+def viewer_options(args: argparse.Namespace, log: Any) -> dict[str, Any]:
+    """build()'s viewer arguments from the command line."""
+    return {"viewers": args.viewers, "viewer_data": args.viewer_data or args.splits,
+            "prebuilt_viewers": args.prebuilt_viewers, "viewer_budget": (args.viewer_max_videos, args.viewer_max_mb),
+            "log": (lambda line: print(line, file=sys.stderr)) if args.viewers else None}
 
 
 # ---------------------------------------------------------------- verify

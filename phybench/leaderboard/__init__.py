@@ -32,9 +32,10 @@ and `probes` the Probes page; `build` here runs them in that order.  The command
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from .._version import __version__
+from ..io import atomic_folder
 from ..scoring.model_fields import page_fields
 from . import probes as probe_page
 from .export import csv_safe, csv_text, json_text, markdown, script_json
@@ -75,14 +76,6 @@ def check_out_dir(results_dir: Path, out_dir: Path) -> None:
                                f"(no {SITE_MARKER}); choose an empty or new folder")
 
 
-def _write_site(out_dir: Path, files: dict[str, str]) -> None:
-    """Build the site in a temporary folder beside `out_dir`, then swap it in: a failure
-    leaves the previous site (or nothing), never a partial one."""
-    from ..io import replace_folder
-
-    replace_folder(out_dir, {name: text.encode("utf-8") for name, text in files.items()})
-
-
 def _keyring(keys: Any) -> Any:
     """The board's keyring (`signing.Keyring`) from `keys`: a keyring, keyring folders or None (the default)."""
     from .signing import Keyring, SigningError, load_keyring
@@ -118,6 +111,11 @@ def build(
     allow_partial: bool = False,
     require_verified: bool = False,
     keys: Any = None,
+    viewers: str | Path | None = None,
+    viewer_data: str | Path | None = None,
+    prebuilt_viewers: Sequence[str | Path] = (),
+    viewer_budget: tuple[int, float] | None = None,
+    log: Any = None,
 ) -> BuildReport:
     """Read the results files under `results_dir`; write the site into `out_dir`.
 
@@ -130,6 +128,11 @@ def build(
     folders (default ``$PHYBENCH_BOARD_KEYS``, else ``leaderboard/keys/``).  `out_dir` must not be
     in or around `results_dir`, and an existing non-empty one must be a site built before
     (`SITE_MARKER`); the site is swapped in whole (`_write_site`).
+
+    `viewers` (a folder of submissions, found by hash, answering splits under `viewer_data`) and `prebuilt_viewers`
+    (folders of viewers built before, matched by their results file's hash): a viewer per results
+    file under ``viewers/`` and a link from its row, and the paired marks (`board_viewers`);
+    `viewer_budget`: (videos with media, MB) per built viewer.
     """
     results_dir, out_dir = Path(results_dir), Path(out_dir)
     if not results_dir.is_dir():
@@ -172,14 +175,27 @@ def build(
         "refused": [{"file": r.file, "reason": r.reason, "code": r.code} for r in refused],
         "model_fields": page_fields(),  # how the page's script draws a model's fields
     }
-    files = _site_files(data, probe_docs)
-    _write_site(out_dir, files)
-    return BuildReport(
-        out_dir=out_dir,
-        accepted=accepted,
-        refused=refused,
-        warnings=warnings,
-        written=sorted(files),
-        boards=len(boards),
-        models=len({r["model"] for b in boards for r in b["rows"]}),
-    )
+    from .board_viewers import plan
+
+    links = plan([e for e in entries if e.file not in refused_files], results_dir, submissions=viewers,
+                 splits_dir=viewer_data, prebuilt=prebuilt_viewers)
+    written = _write_site(out_dir, data, probe_docs, results_dir, links, viewer_budget, log, warnings)
+    return BuildReport(out_dir=out_dir, accepted=accepted, refused=refused, warnings=warnings, written=written,
+                       boards=len(boards), models=len({r["model"] for b in boards for r in b["rows"]}))
+
+
+def _write_site(out_dir: Path, data: dict[str, Any], probe_docs: list[Any], results_dir: Path, links: Any,
+                viewer_budget: tuple[int, float] | None, log: Any, warnings: list[str]) -> list[str]:
+    """Build the site in a temporary folder beside `out_dir`, then swap it in (`io.atomic_folder`): a failure
+    leaves the previous site (or nothing), never a partial one.  The viewers first (`board_viewers.write`):
+    the page carries their links and the paired marks.  Returns the names written; warnings are added."""
+    from . import board_viewers
+
+    budget = viewer_budget or (board_viewers.MAX_VIDEOS, board_viewers.MAX_MB)
+    with atomic_folder(out_dir, replace=True) as tmp:
+        warnings += board_viewers.write(tmp, data["boards"], links, results_dir, max_videos=budget[0],
+                                        max_mb=budget[1], log=log)
+        files = _site_files(data, probe_docs)
+        for name, text in sorted(files.items()):
+            (tmp / name).write_bytes(text.encode("utf-8"))
+    return sorted(files) + [f"{board_viewers.VIEWERS_DIR}/{link.slug}/" for link in links.links.values()]

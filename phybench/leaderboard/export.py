@@ -15,6 +15,7 @@ from .format import fmt, markdown_escape
 from .law import law_markdown
 from .load import is_number
 from .order import cell_mean, sort_key as _sort_key  # noqa: F401 - cell_mean: plots read it here
+from .paired import paired_mark, paired_note
 from .table import FALLBACK_METRIC, OLDER_PRIMARY, OOD_ALL, PRIMARY_METRIC
 
 
@@ -90,11 +91,12 @@ def markdown(data: dict[str, Any], metric: str = PRIMARY_METRIC) -> str:
         for row in sorted(board["rows"], key=lambda r: _sort_key(r, board, metric)):
             rate = _untrackable_rate(row)
             cells = [markdown_escape(row["model"]) + _marks(row)]
-            cells += [_cell_text(row["cells"].get(c["key"]), metric) for c in board["levels"]]
+            cells += [_cell_text(row["cells"].get(c["key"]), metric) + paired_mark(row, c["key"], metric)
+                      for c in board["levels"]]
             cells.append("–" if rate is None else f"{100 * rate:.1f}%")
             cells.append(markdown_escape(verification_text(row)))
             lines.append("| " + " | ".join(cells) + " |")
-        lines += law_markdown(board)
+        lines += paired_note(board, metric) + law_markdown(board)
     return "\n".join(lines) + "\n"
 
 

@@ -573,6 +573,7 @@ def sync(repo: str, splits_dir: str | os.PathLike[str], results_dir: str | os.Pa
          progress: bool = False, log: Callable[[str], None] = print, api: Any = None) -> SyncReport:
     """Handle every open submission pull request of `repo`, then rebuild the site if anything was admitted."""
     from . import LeaderboardError, build
+    from .board_viewers import shipped_viewers
 
     splits, results, site = Path(splits_dir), Path(results_dir), Path(site_dir)
     if not splits.is_dir():
@@ -592,7 +593,7 @@ def sync(repo: str, splits_dir: str | os.PathLike[str], results_dir: str | os.Pa
             try:
                 # The public board: verified rows only (every admitted row has its record; a shipped file
                 # without one stops the build here rather than appearing as self-reported).
-                build(results, site, require_verified=True)
+                build(results, site, require_verified=True, prebuilt_viewers=shipped_viewers(results))
             except LeaderboardError as exc:
                 return SyncReport(outcomes, None, str(exc).splitlines()[0])
             syncer.journal.site_built(site, state)

@@ -75,6 +75,7 @@ class ViewerReport:
     media_bytes: int
     gallery: dict[str, int] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    details: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)  # the main model's, per video id
 
     def to_text(self) -> str:
         kinds = ", ".join(f"{k} {n}" for k, n in self.gallery.items()) or "nothing failed"
@@ -524,6 +525,7 @@ def build_viewer(
     out_dir: str | os.PathLike[str],
     *,
     results: str | os.PathLike[str] | None = None,
+    results_label: str | None = None,  # how the page names the results file (default: its path as given)
     board: str | os.PathLike[str] | None = None,
     compare: Sequence[str | os.PathLike[str]] = (),
     per_kind: int = PER_KIND,
@@ -566,7 +568,7 @@ def build_viewer(
 
     media_summary = {"videos": len(media), "total": len(rows), "cap": max_videos, "max_bytes": max_bytes,
                      "bytes": sum(m["bytes"] for m in media.values())}
-    data_doc = _data_doc(manifest, models, rows, media, results_doc, results, board,
+    data_doc = _data_doc(manifest, models, rows, media, results_doc, results_label or results, board,
                          getattr(family, "law_headline", None), gallery, compares, media_summary)
     files["index.html"] = page_html(data_doc).encode("utf-8")
     for name in STATIC_FILES:
@@ -578,7 +580,7 @@ def build_viewer(
         warnings.append(f"media for {len(media)} of {len(rows)} videos (--max-videos {max_videos}, --max-mb "
                         f"{max_bytes / 1e6:g}); the table lists every video")
     return ViewerReport(out, len(rows), len(media), data_doc["media"]["bytes"],
-                        {k["kind"]: len(k["ids"]) for k in gallery}, warnings)
+                        {k["kind"]: len(k["ids"]) for k in gallery}, warnings, main.details)
 
 
 # ================================================================ the page

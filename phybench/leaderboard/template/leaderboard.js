@@ -267,8 +267,30 @@
     fieldsShown("badge").forEach(function (f) {
       if (!absent(meta[f.key])) children.push(h("span", { class: "badge", text: f.label, title: fieldText(f, meta[f.key]) }));
     });
+    if (row.viewers && row.viewers.length) children.push(viewerLinks(row.viewers));
     children.push(toggle);
     return h("td", { class: "model" }, children);
+  }
+
+  // A row's viewers (phybench view folders under viewers/, board_viewers.py): one link per split.
+  function viewerLinks(viewers) {
+    var links = [h("span", { text: "watch: " })];
+    viewers.forEach(function (v, i) {
+      if (i) links.push(" · ");
+      links.push(h("a", { class: "viewer-link", href: v.href, text: v.split,
+        title: "every video of " + v.file + " beside its ground truth" }));
+    });
+    return h("div", { class: "viewers" }, links);
+  }
+
+  // The paired comparison (paired.py): "≈" where a row cannot be told from the row ranked just above it.
+  function pairedMark(row, level, metric) {
+    var m = row.paired && row.paired[level.key];
+    if (!m || m.metric !== metric.name || !m.same) return null;
+    return h("span", { class: "paired-same", text: " ≈",
+      title: "statistically indistinguishable from " + m.above + ", ranked just above in this column: paired " +
+        "bootstrap over the same " + m.n + " videos, difference " + fmt(m.diff) + ", 95% interval " +
+        fmt(m.ci95[0]) + " to " + fmt(m.ci95[1]) });
   }
 
   function valueCell(row, level, metric) {
@@ -276,7 +298,7 @@
     var cell = row.cells[level.key];
     if (!entry) return h("td", { class: "num empty", text: "–" });
     var v = valueOf(row, level.key, metric.name);
-    var parts = [h("span", { class: "mean", text: fmt(v) })];
+    var parts = [pairedMark(row, level, metric), h("span", { class: "mean", text: fmt(v) })];  // the mark floats right of the mean
     if (entry.runs && typeof entry.runs.sd === "number") {
       parts.push(h("span", { class: "runs-sd", text: " ± " + fmt(entry.runs.sd),
         title: "standard deviation of the mean across " + entry.runs.n + " runs" }));
