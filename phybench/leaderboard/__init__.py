@@ -151,6 +151,9 @@ def build(
     boards, clashes = combine(entries)
     add_gaps(boards)  # the OOD / ID gap per row (`gap`)
     entry_files = [e.file for e in entries]
+    from .board_viewers import plan
+
+    links = plan(entries, results_dir, submissions=viewers, splits_dir=viewer_data, prebuilt=prebuilt_viewers)
     del entries  # the boards hold what the site needs: the documents go before the site is written
     probe_docs, probe_refused = probe_page.read(results_dir, probe_page.files(results_dir))
     refused += [Refusal(f, reason, RESULTS_FORMAT) for f, reason in probe_refused]
@@ -175,10 +178,7 @@ def build(
         "refused": [{"file": r.file, "reason": r.reason, "code": r.code} for r in refused],
         "model_fields": page_fields(),  # how the page's script draws a model's fields
     }
-    from .board_viewers import plan
-
-    links = plan([e for e in entries if e.file not in refused_files], results_dir, submissions=viewers,
-                 splits_dir=viewer_data, prebuilt=prebuilt_viewers)
+    links.links = {f: link for f, link in links.links.items() if f not in refused_files}
     written = _write_site(out_dir, data, probe_docs, results_dir, links, viewer_budget, log, warnings)
     return BuildReport(out_dir=out_dir, accepted=accepted, refused=refused, warnings=warnings, written=written,
                        boards=len(boards), models=len({r["model"] for b in boards for r in b["rows"]}))
