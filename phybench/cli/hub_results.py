@@ -1,13 +1,17 @@
-"""`phybench export`: results in the Hub's Eval Results format (`phybench.leaderboard.hub_eval`).
+"""`phybench export`: results in the Hub's Eval Results format (`phybench.leaderboard.hub_eval`),
+and the board's results on the Hub (`phybench.leaderboard.hub_board`).
 
     phybench export --eval-results OUT --benchmark OWNER/NAME RESULTS...   .eval_results/*.yaml of a model repo
     phybench export --eval-yaml OUT/eval.yaml RESULTS_DIR                  the board dataset repo's eval.yaml
+    phybench leaderboard publish --repo OWNER/NAME --results DIR           the board's results onto the Hub
+    phybench leaderboard build --from-hub OWNER/NAME --revision REV --out SITE
 """
 from __future__ import annotations
 
 import argparse
 import textwrap
-from typing import Callable
+import sys
+from typing import Any, Callable
 
 EPILOG = """
     examples:
@@ -63,3 +67,53 @@ def cmd_export(args: argparse.Namespace) -> int:
     for path in written:
         print(path)
     return 0
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return f"{type(exc).__name__}: {text[:300]}"
+
+
+def cmd_publish(args: argparse.Namespace, log: Any = print) -> int:
+    """Exit 0: published in one commit; 2: refused (nothing written to the Hub)."""
+    from ..leaderboard import LeaderboardError
+    from ..leaderboard.hub_board import HubBoardError, publish
+    from ..leaderboard.hub_eval import HubFormatError
+    from . import CliError
+
+    if not args.repo or not args.results or args.results_dir or args.out or args.from_hub or args.revision:
+        raise CliError("publish takes --repo OWNER/NAME and --results DIR only")
+    try:
+        publish(args.repo, args.results, log=log)
+    except (HubBoardError, HubFormatError) as exc:
+        raise CliError(str(exc).split("] ", 1)[-1], exc.code) from None
+    except LeaderboardError as exc:
+        print(f"phybench leaderboard: error [publish-not-verified]: the board does not build with "
+              f"--require-verified, nothing published:\n{exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # noqa: BLE001 - the Hub's answer (no such repo, no token, main moved)
+        raise CliError(_first_line(exc), "hub_error") from None
+    return 0
+
+
+def cmd_build_from_hub(args: argparse.Namespace, log: Any = print) -> int:
+    """As `leaderboard build --require-verified`, from the Hub: 0 built, 1 built with refusals
+    (--allow-partial), 2 refused."""
+    from ..leaderboard import LeaderboardError
+    from ..leaderboard.hub_board import HubBoardError, build_from_hub
+    from . import CliError
+
+    if not args.from_hub or not args.revision or not args.out or args.results_dir or args.action != "build":
+        raise CliError("build from the Hub takes --from-hub OWNER/NAME --revision REV --out SITE_DIR (no RESULTS_DIR)")
+    try:
+        report = build_from_hub(args.from_hub, args.revision, args.out, allow_partial=args.allow_partial,
+                                registry_check=not args.no_registry_check, log=log)
+    except HubBoardError as exc:
+        raise CliError(str(exc).split("] ", 1)[-1], exc.code) from None
+    except LeaderboardError as exc:
+        print(f"phybench leaderboard: error: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # noqa: BLE001 - the Hub's answer (no such repo or revision, no access)
+        raise CliError(_first_line(exc), "hub_error") from None
+    log(report.to_text())
+    return 0 if report.ok else 1
