@@ -53,9 +53,13 @@ class HubFormatError(Exception):
 @lru_cache(maxsize=None)
 def schema(name: str) -> dict[str, Any]:
     """A packaged schema: ``eval_results`` or ``eval_yaml``."""
-    text = resources.files(__package__).joinpath("schemas", f"{name}.schema.json").read_text(encoding="utf-8")
+    text = resources.files(__package__).joinpath("schemas").joinpath(f"{name}.schema.json").read_text(encoding="utf-8")
     doc: dict[str, Any] = json.loads(text)
     return doc
+
+
+def _dict(x: Any) -> dict[str, Any]:
+    return x if isinstance(x, dict) else {}
 
 
 def _schema_problems(doc: Any, name: str) -> list[str]:
@@ -153,8 +157,7 @@ def metric_values(doc: dict[str, Any]) -> list[tuple[str, float]]:
     file's order: a per-video metric's mean, a set metric's value."""
     from ..scoring.metrics import is_set_metric
 
-    summary = doc.get("summary") if isinstance(doc.get("summary"), dict) else {}
-    overall = summary.get("overall") if isinstance(summary.get("overall"), dict) else {}
+    overall = _dict(_dict(doc.get("summary")).get("overall"))
     out = []
     for name in doc.get("metrics") or []:
         entry = overall.get(name) if isinstance(name, str) and NAME.fullmatch(name) else None
@@ -192,9 +195,8 @@ def _record_date(path: Path) -> str | None:
 
 def _notes(doc: dict[str, Any]) -> str:
     """What the Hub shows beside a value: the model as the results file names it, bounded and printable."""
-    model = doc.get("model") if isinstance(doc.get("model"), dict) else {}
-    name = "".join(c for c in str(model.get("name", "?"))[:80] if c.isprintable())
-    prov = doc.get("provenance") if isinstance(doc.get("provenance"), dict) else {}
+    name = "".join(c for c in str(_dict(doc.get("model")).get("name", "?"))[:80] if c.isprintable())
+    prov = _dict(doc.get("provenance"))
     sub, split_hash = str(prov.get("submission_hash", ""))[:12], str(prov.get("split_hash", ""))[:12]
     return f"phybench {str(prov.get('phybench_version', __version__))[:20]}; model {name}; submission {sub}; split {split_hash}"
 

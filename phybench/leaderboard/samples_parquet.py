@@ -165,7 +165,7 @@ def _columns(samples: Any) -> dict[str, list[Any]]:
         wrong = law.get("wrong") if law else None
         if law and "wrong" in law and (not isinstance(wrong, list) or not all(isinstance(w, str) for w in wrong)):
             raise SidecarError("samples_shape", f"row {i}: law.wrong must be a list of names")
-        cols["law_wrong"].append(list(wrong) if law and "wrong" in law else None)
+        cols["law_wrong"].append(list(wrong) if isinstance(wrong, list) else None)
     return cols
 
 
