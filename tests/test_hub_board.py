@@ -197,3 +197,34 @@ def test_too_many_files_or_bytes_or_an_odd_revision(monkeypatch):
     with pytest.raises(HubBoardError) as info:
         list_board(_fake_api([("results/a.json", 6)], sha="main; rm -rf /"), "o/n", "main")
     assert info.value.code == "hub_revision"
+
+
+def test_sync_with_publish_writes_the_board_to_its_repository(hub, board, tmp_path, monkeypatch):
+    """`leaderboard sync --publish`: no pull request open, the site is built and the board published."""
+    from phybench.leaderboard.signing import REPO_KEYS, new_key_pair
+
+    new_key_pair(tmp_path / "private.pem", tmp_path / "keys", note="tests/test_hub_board.py")  # the sync signs
+    monkeypatch.setenv("PHYBENCH_SIGNING_KEY", str(tmp_path / "private.pem"))
+    monkeypatch.setenv("PHYBENCH_BOARD_KEYS", os.pathsep.join([str(REPO_KEYS), str(tmp_path / "keys")]))
+    home, repo = tmp_path / "home", "tester/synced-board"
+    api(hub, home, "HfApi().create_repo(repo, repo_type='dataset'); result = 1", repo=repo)
+    results = tmp_path / "results"
+    shutil.copytree(board, results)
+    from phybench.cli.data import canonical_command
+    from phybench.data.generate import generate
+    from phybench.data.split import make_plan
+    from phybench.tasks import get_task
+
+    plan = make_plan(get_task("uniform"), "id-eval", None, 1, None)  # sync wants a split to score against
+    generate(plan, tmp_path / "splits" / "uniform-id-eval", progress=False, command=canonical_command(plan))
+    proc = phybench(hub, home, "leaderboard", "sync", "--repo", repo, "--splits", tmp_path / "splits", "--results",
+                    results, "--site", tmp_path / "site", "--publish")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert (tmp_path / "site" / "index.html").is_file()
+    sha, files = api(hub, home, INFO, repo=repo, rev="main")
+    assert "eval.yaml" in files and any(f.endswith(".samples.parquet") for f in files)
+    assert not any("/.sync" in f or f.startswith("results/.") for f in files)  # the journal stays local
+    proc = phybench(hub, home, "leaderboard", "sync", "--repo", repo, "--splits", tmp_path / "splits", "--results",
+                    results, "--site", tmp_path / "site", "--publish")
+    assert proc.returncode == 0 and "already holds" in proc.stdout, proc.stderr[-3000:]
+    assert api(hub, home, INFO, repo=repo, rev="main")[0] == sha
