@@ -228,3 +228,36 @@ def test_sync_with_publish_writes_the_board_to_its_repository(hub, board, tmp_pa
                     results, "--site", tmp_path / "site", "--publish")
     assert proc.returncode == 0 and "already holds" in proc.stdout, proc.stderr[-3000:]
     assert api(hub, home, INFO, repo=repo, rev="main")[0] == sha
+
+
+RACE = """
+from phybench.leaderboard.hub_board import publish
+real = HfApi()
+real.create_repo(repo, repo_type="dataset")
+
+
+class Racing:  # reads main, then someone else commits before the publish does
+    def repo_info(self, *args, **kwargs):
+        info = real.repo_info(*args, **kwargs)
+        real.create_commit(repo, [CommitOperationAdd("README.md", b"# raced")], commit_message="race",
+                           repo_type="dataset")
+        return info
+
+    def create_commit(self, *args, **kwargs):
+        return real.create_commit(*args, **kwargs)
+
+
+try:
+    publish(repo, board, api=Racing(), log=lambda line: None)
+    error = None
+except Exception as exc:
+    error = str(exc)
+result = [error, sorted(s.rfilename for s in real.repo_info(repo, repo_type="dataset").siblings)]
+"""
+
+
+def test_a_commit_that_lands_while_publishing_fails_the_publish(hub, board, tmp_path):
+    """The publish commits on the main it read: a change of main in between fails it (nothing mixed)."""
+    error, files = api(hub, tmp_path / "home", RACE, repo="tester/raced-board", board=str(board))
+    assert error and ("412" in error or "since" in error)
+    assert "README.md" in files and not any(f.startswith("results/") or f == "eval.yaml" for f in files)
