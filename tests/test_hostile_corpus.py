@@ -818,7 +818,33 @@ RESULTS = [
                                          str(c.tmp / "o.json"), "--quiet"], "score_error"),
     ("leaderboard-nested", lambda c: ["leaderboard", "build", str(_results(c, nested()).parent), "--out",
                                       str(c.tmp / "site")], "nested_too_deeply"),
+    # the Hub's Eval Results export (issue 36 item 8): nothing is written on a refusal
+    ("export-nested", lambda c: _export(_results(c, nested())), "results_unreadable"),
+    ("export-not-results", lambda c: _export(_results(c, '{"kind": "phybench-samples"}')), "not_results"),
+    ("export-task-is-a-path", lambda c: _export(_results(c, json.dumps(
+        {"kind": "phybench-results", "task": "../../x", "split": "id-eval"}))), "results_names"),
+    ("export-link-to-dev-zero", lambda c: _export(_special(c, "link")), "results_link"),
+    ("export-fifo", lambda c: _export(_special(c, "fifo")), "results_not_regular"),
+    ("export-bad-benchmark", lambda c: _export(_results(c, "{}"), benchmark="../x"), "benchmark_id"),
+    ("build-from-hub-bad-repo", lambda c: ["leaderboard", "build", "--from-hub", "../etc", "--revision", "main",
+                                           "--out", str(c.tmp / "site")], "hub_repo"),
+    ("build-from-hub-bad-revision", lambda c: ["leaderboard", "build", "--from-hub", "o/n", "--revision", "main; x",
+                                               "--out", str(c.tmp / "site")], "hub_revision"),
 ]
+
+
+def _export(path: Path, benchmark: str = "phybench/board") -> list[str]:
+    return ["export", str(path), "--eval-results", str(path.parent.parent / "out"), "--benchmark", benchmark]
+
+
+def _special(ctx, kind: str) -> Path:
+    path = ctx.tmp / "results" / "uniform-id-eval-m.json"
+    path.parent.mkdir()
+    if kind == "link":
+        path.symlink_to("/dev/zero")
+    else:
+        os.mkfifo(path)
+    return path
 
 
 @pytest.mark.parametrize("build,code", [pytest.param(b, c, id=n) for n, b, c in RESULTS])

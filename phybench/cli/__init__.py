@@ -80,6 +80,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "plausibility",  # phybench plausibility (likelihood preference on planted pairs)
     "submit",     # phybench submit (a Hub pull request); leaderboard sync's options
     "viewer",     # phybench view (a static per-submission viewer)
+    "hub_results",  # phybench export (the Hub's Eval Results format)
 )
 # The order `phybench --help` lists the group modules' commands in (the rest follow).
 HELP_ORDER = ("tasks", "generate", "verify", "validate", "score", "weights", "baseline", "export-inputs", "pack",

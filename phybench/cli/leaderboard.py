@@ -18,6 +18,8 @@ EXAMPLES = {
           phybench leaderboard build leaderboard/results --out site/ --prebuilt-viewers leaderboard/viewers
           phybench leaderboard build results/ --out site/ --viewers subs/ --viewer-data data/
           phybench leaderboard sync --repo my-org/phybench-submissions --splits data/ --results results/ --site site/
+          phybench leaderboard publish --repo my-org/phybench-board --results leaderboard/results
+          phybench leaderboard build --from-hub my-org/phybench-board --revision 0123abc... --out site/
 
         exit codes: 0 built, 1 built but some results were refused (--allow-partial),
         2 refused (nothing built; every refused file is listed with its reason).
@@ -53,9 +55,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """`phybench leaderboard build RESULTS_DIR --out SITE_DIR`."""
     from .submit import add_sync_arguments
 
-    parser.add_argument("action", choices=["build", "verify", "sync"],
+    parser.add_argument("action", choices=["build", "verify", "sync", "publish"],
                         help="build: write the static site; verify: re-score results files from their submissions; "
-                             "sync: admit the Hub's submission pull requests")
+                             "sync: admit the Hub's submission pull requests; publish: write the board's results "
+                             "into its Hub dataset repository (docs/leaderboard.md)")
     parser.add_argument("results_dir", metavar="RESULTS_DIR", nargs="?",
                         help="folder of results files (*.json, searched recursively)")
     parser.add_argument("--out", metavar="SITE_DIR", help="build: where index.html and the exports go (required)")
@@ -66,6 +69,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--require-verified", action="store_true",
                         help="refuse every results file without a valid verification record beside it (the shipped board)")
     add_viewer_arguments(parser)
+    parser.add_argument("--from-hub", metavar="OWNER/NAME", help="build: read the results from the board's Hub dataset "
+                                                                  "repository (always --require-verified)")
+    parser.add_argument("--revision", metavar="REV", help="build --from-hub: the commit to build from (pinned)")
     add_verify_arguments(parser)
     add_sync_arguments(parser)
 
@@ -78,6 +84,10 @@ def cmd_leaderboard(args: argparse.Namespace, log: Any = print) -> int:
         from .submit import cmd_sync
 
         return cmd_sync(args)
+    if args.action == "publish" or args.from_hub or args.revision:
+        from .hub_results import cmd_build_from_hub, cmd_publish
+
+        return cmd_publish(args, log) if args.action == "publish" else cmd_build_from_hub(args, log)
     if args.action == "verify":
         if not args.results_dir:
             print("phybench leaderboard verify: error [verify-usage]: give RESULTS (files or folders)", file=sys.stderr)

@@ -124,6 +124,9 @@ def add_sync_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--metrics", help="sync: as for score (default: score's default metrics)")
     g.add_argument("--verified-by", metavar="WHO", help="sync: the verifier named in the records "
                                                         "(default: phybench leaderboard sync (<Hub user>))")
+    g.add_argument("--publish", action="store_true", help="sync: then write the board's results (--results: files, "
+                                                          "Parquet sidecars, signed records, eval.yaml) into --repo "
+                                                          "in one commit (leaderboard publish; none if unchanged)")
 
 
 def cmd_sync(args: argparse.Namespace) -> int:
@@ -153,4 +156,13 @@ def cmd_sync(args: argparse.Namespace) -> int:
         print(f"phybench leaderboard: error: {first}", file=sys.stderr)
         return 2
     print(report.summary())
+    if getattr(args, "publish", False) and report.ok:
+        from .hub_results import cmd_publish
+
+        try:  # the sync is done either way: a failed publish is exit 1, retried by the next run
+            return 1 if cmd_publish(argparse.Namespace(repo=args.repo, results=args.results, results_dir=None,
+                                                       out=None, from_hub=None, revision=None)) else 0
+        except CliError as exc:
+            print(f"phybench leaderboard: error [{exc.code or 'publish'}]: publish after the sync: {exc}", file=sys.stderr)
+            return 1
     return 0 if report.ok else 1
