@@ -108,3 +108,16 @@ def test_nearest_distance_and_selection(tmp_path):
     lo, hi = fa_findings.bootstrap(np.mean, [np.array([1.0, 2.0, 3.0])])
     assert 1.0 <= lo < 2.0 < hi <= 3.0
     assert fa_findings.findings_bytes({"x": float("nan"), "y": 1 / 3}) == b'{\n "x": null,\n "y": 0.333333\n}\n'
+
+
+@pytest.mark.slow
+def test_findings_refuses_an_old_curve_and_a_missing_snapshot(tiny, tmp_path, capsys):
+    from phybench.cli import main as cli
+
+    old = tmp_path / "old.jsonl"
+    old.write_text(json.dumps({"step": 2, "split": "id-eval", "velocity_error": 1.0}) + "\n")
+    assert cli(["study", "findings", *_args(tiny, tmp_path / "f.json", "--curve", str(old))]) == 2
+    assert "older framear.curve" in capsys.readouterr().err
+    assert cli(["study", "findings", *_args(tiny, tmp_path / "g.json", "--select", "3", "--probe", "none")]) == 2
+    assert "no snapshot at step 3" in capsys.readouterr().err
+    assert not (tmp_path / "f.json").exists() and not (tmp_path / "g.json").exists()
