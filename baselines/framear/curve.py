@@ -5,7 +5,8 @@
 Per snapshot and split: the mean velocity error over trackable videos with a per-video bootstrap 95%
 interval (2,000 resamples, seed 0), the untrackable share, and the share of videos whose fitted speed
 (the learned-law block's free-flight fit) lies within 10% of the ground truth's own fit, counted over
-every scored video (a video with no fit counts as a miss).  Scored with `score_sample`, as
+every scored video (a video with no fit counts as a miss); also the scored videos' ids and per-video
+errors (`sample_ids`, `velocity_errors`: intervals on ratios, `phybench_baselines.framear.findings`).  Scored with `score_sample`, as
 `phybench score` scores each video.
 """
 from __future__ import annotations
@@ -36,7 +37,7 @@ def score_split(model, cfg, split: str, limit: int | None, steps: int | None = N
     m = reader.manifest
     rows = list(reader.rows())[:limit]
     c, T = int(m["condition_frames"]), int(m["frames"])
-    errors, within, untrackable, scored, fits = [], [], 0, 0, []
+    errors, within, untrackable, scored, fits, ids = [], [], 0, 0, [], []
     for i in range(0, len(rows), batch):
         chunk = rows[i:i + batch]
         cond = np.stack([reader.video(row)[:c] for row in chunk])
@@ -47,6 +48,7 @@ def score_split(model, cfg, split: str, limit: int | None, steps: int | None = N
             scored += 1
             law = d.get("law") or {}
             fits.append([float(row["velocity"]), fitted_speed(law.get("fit"))])
+            ids.append(str(row["sample_id"]))
             within.append(law_within(law, 0.1))
             if d["untrackable"]:
                 untrackable += 1
@@ -56,7 +58,8 @@ def score_split(model, cfg, split: str, limit: int | None, steps: int | None = N
     lo, hi = bootstrap_ci(e)
     return {"split": m["split"], "videos": scored, "velocity_error": float(e.mean()) if len(e) else float("nan"),
             "ci95": [lo, hi], "untrackable": untrackable / max(1, scored),
-            "law_within_10pct": float(np.mean(within)) if within else 0.0, "true_vs_fitted_speed": fits}
+            "law_within_10pct": float(np.mean(within)) if within else 0.0, "true_vs_fitted_speed": fits, "sample_ids": ids,
+            "velocity_errors": [float(x) for x in e]}
 
 
 def main(argv=None) -> list[dict]:

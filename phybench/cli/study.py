@@ -1,5 +1,6 @@
 """`phybench study scaling` (the paper's Figure 3) and `phybench study modality` (its Fig. 13),
-with our own DiTs (needs the `dit` extra)."""
+with our own DiTs, and `phybench study findings` (its three findings, on a trained framear run);
+all need the `dit` extra."""
 from __future__ import annotations
 
 import argparse
@@ -13,12 +14,16 @@ STUDIES = {
                 "trains DiT sizes x training-set sizes, samples, scores (Fig. 3)"),
     "modality": ("phybench_baselines.dit.modality",
                  "trains a DiT on frames, frames + numeric state and frames + text with one budget, scores ID / OOD (Fig. 13)"),
+    "findings": ("phybench_baselines.framear.findings",
+                 "the paper's three findings (learning curve and OOD / ID ratio, case-based landing of OOD fits, "
+                 "a section-5 probe) measured on a trained framear run"),
 }
 
 
 def register(add: Callable[..., argparse.ArgumentParser]) -> None:
     p = add("study", "Run a study: `scaling` trains DiT sizes x training-set sizes, samples, scores (Fig. 3); "
-                     "`modality` compares frames, frames + state and frames + text conditioning (Fig. 13).")
+                     "`modality` compares frames, frames + state and frames + text conditioning (Fig. 13); "
+                     "`findings` prints the paper's three findings measured on a trained framear run.")
     studies = p.add_subparsers(dest="name", metavar="STUDY", required=True)
     for name, (module, help) in STUDIES.items():
         q = studies.add_parser(name, help=help, description=help)
