@@ -47,6 +47,7 @@ class Track:
     colour_area: np.ndarray  # (T,) px^2: its colour's whole (soft) area
     centroid: np.ndarray  # (T, 2) row, col px of its piece, on the border too (nan where lost) ...
     axis: np.ndarray  # (T,) rad: ... and the angle of its major axis
+    piece: np.ndarray  # (T,) int: the index of its piece in the layer's frame (-1: lost)
 
 
 def _follow(q: Layer, seeds: np.ndarray, ctx: Ctx, reach: float, back: bool = False) -> np.ndarray:
@@ -114,7 +115,7 @@ def tracks(q: Layer, seg: Segmentation, c: tuple[int, ...], seeds: np.ndarray, c
             others = np.delete(q.boxes[t], j, axis=0)
             near_same = bool(len(others)) and bool((box_gaps(q.boxes[t][j:j + 1], others) <= ctx.gap).any())
             free[t] = not near_same and not touching(seg, c, q.boxes[t][j], int(t), ctx)
-        out.append(Track(pos, angle, elong, free, edge, box, area, q.area, centroid, axis))
+        out.append(Track(pos, angle, elong, free, edge, box, area, q.area, centroid, axis, row))
     return out
 
 
