@@ -119,12 +119,14 @@ def body_tracks(sample: Any) -> BodyTracks | None:
         moving = 0
         for c, view in [*pr.dynamic.items(), *still.items()]:
             seeds = view.g.centroids[ctx.ref]
-            mine = tracks(view.p, pr.gens, c, seeds, ctx, view.reach), tracks(view.g, pr.gts, c, seeds, ctx, view.reach)
+            law = c in pr.dynamic  # a static colour's bodies have no law: skip their contact tests
+            mine = (tracks(view.p, pr.gens, c, seeds, ctx, view.reach, contacts=law),
+                    tracks(view.g, pr.gts, c, seeds, ctx, view.reach, contacts=law))
             gen += mine[0]
             gt += mine[1]
             pieces += [view.p.centroids] * len(seeds)
             views.append((view, *mine))
-            moving += len(seeds) if c in pr.dynamic else 0
+            moving += len(seeds) if law else 0
         result = BodyTracks(gen, gt, pieces, ctx.start, float(ctx.W), float(sample.manifest["world_size"]) / ctx.W,
                             float(sample.manifest["frame_interval"]), moving, census(views, ctx))
     sample.__dict__["_body_tracks"] = result

@@ -89,9 +89,10 @@ def _follow_frames(q: Layer, seeds: np.ndarray, frames: range, T: int, reach: fl
 
 
 def tracks(q: Layer, seg: Segmentation, c: tuple[int, ...], seeds: np.ndarray, ctx: Ctx, reach: float,
-           back: bool = False) -> list[Track]:
+           back: bool = False, contacts: bool = True) -> list[Track]:
     """Each seeded body's record, frame by frame (centroid, angle, elongation, free or touching);
-    with `back`, through the condition frames too."""
+    with `back`, through the condition frames too; without `contacts`, no frame is free (the
+    contact tests are skipped: static bodies have no free flight to fit)."""
     which = _follow(q, seeds, ctx, reach, back)
     out = []
     for row in which:
@@ -112,6 +113,8 @@ def tracks(q: Layer, seg: Segmentation, c: tuple[int, ...], seeds: np.ndarray, c
             rr, cc, rc = q.moments[t][j]
             major, minor, angle[t] = eig(rr, cc, rc)
             elong[t] = np.sqrt(major / max(minor, 1e-9))
+            if not contacts:
+                continue
             others = np.delete(q.boxes[t], j, axis=0)
             near_same = bool(len(others)) and bool((box_gaps(q.boxes[t][j:j + 1], others) <= ctx.gap).any())
             free[t] = not near_same and not touching(seg, c, q.boxes[t][j], int(t), ctx)
