@@ -95,7 +95,10 @@ def _frame(v: ColourView, gen: Sequence[Any], gt: Sequence[Any], t: int, least: 
     loose = [j for i, j in enumerate(rest_p) if i not in pairs]
     if loose:
         beside = np.concatenate([g.boxes[t], p.boxes[t][assigned]])
-        near = (box_gaps(p.boxes[t][loose], beside) <= ctx.gap).any(axis=1) if len(beside) else np.zeros(len(loose), bool)
+        near = [False] * len(loose)
+        if len(beside):
+            gaps: np.ndarray = box_gaps(p.boxes[t][loose], beside).min(axis=1)
+            near = [bool(x <= ctx.gap) for x in gaps]
         loose = [j for j, n in zip(loose, near) if not n and p.piece_area[t][j] >= least and _solid(p, t, j)]
     missing = 0
     lone = [k for i, k in enumerate(rest_g) if i not in set(pairs.values())]
