@@ -226,3 +226,69 @@ def test_a_static_body_that_moves_raises_the_position_error(split, tmp_path):
         # red ball, 3 static balls, 3 standing bars and two single bodies): 0.008 units, twice the old floor
         assert s["body_position_error"] > 0.5 * moved.mean() / 9, s
         assert s["bodies_extra"] == 0  # the body moved: it is the same body, not a new one
+
+
+def _with_disc(gt: np.ndarray, centres: dict[int, tuple[float, float]], radius: float = 4.0) -> np.ndarray:
+    """The ground truth with a red disc drawn at `centres[t]` (row, col px) in frame t."""
+    from phybench.world.scene import PHYRE_RED
+
+    video = gt.copy()
+    rr, cc = np.mgrid[:gt.shape[1], :gt.shape[2]]
+    for t, (r, c) in centres.items():
+        video[t][(rr - r) ** 2 + (cc - c) ** 2 <= radius * radius] = PHYRE_RED
+    return video
+
+
+def _free_band(gt: np.ndarray, rows: int = 12) -> int | None:
+    """A band of `rows` image rows, away from the top and bottom, that is white in every frame (None: none)."""
+    white = (gt >= 250).all(axis=(0, 2, 3))
+    for r0 in range(16, gt.shape[1] - 16 - rows):
+        if white[r0:r0 + rows].all():
+            return r0
+    return None
+
+
+def test_census_counts_a_body_drawn_from_nothing_not_one_coming_in_nor_a_flicker(split):
+    """The census (`phybench.scoring.census`) on hand-drawn discs in a free band of a ground-truth
+    video: a disc appearing mid-view is one extra body and costs a lost body's share; the same disc
+    entering through the left border and crossing the view, or drawn in a single frame, is none."""
+    from phybench.scoring.bodies import body_position_error, body_tracks
+    from phybench.scoring.metrics import Sample
+
+    reader = SplitReader(split)
+    found = next(((row, gt, r0) for row in reader.rows() for gt in [reader.video(row)]
+                  if (r0 := _free_band(gt)) is not None), None)
+    assert found is not None, "no scene of the split has a free band"
+    row, gt, r0 = found
+    y, T, cf = r0 + 6, len(gt), SPEC.condition_frames
+
+    def counted(video: np.ndarray) -> tuple[int, int, float]:
+        s = Sample(row, video, gt, reader.manifest)
+        bt = body_tracks(s)
+        return bt.census.extra_bodies, bt.census.missing_bodies, body_position_error(s)
+
+    assert counted(gt) == (0, 0, 0.0)
+    appear = counted(_with_disc(gt, {t: (y, 64.0) for t in range(11, T)}))
+    # the extra costs a quarter of the 10-unit view in its 21 of the 31 generated frames, shared with at most
+    # 9 bodies: over 0.17 units (the bodies themselves are exact)
+    assert appear[:2] == (1, 0) and appear[2] > 0.25 * 10 * (T - 11) / (T - cf) / 10
+    enter = counted(_with_disc(gt, {t: (y, -3.0 + 4.0 * (t - 5)) for t in range(5, T)}))
+    assert enter[:2] == (0, 0) and enter[2] == 0.0
+    assert counted(_with_disc(gt, {20: (y, 64.0)}))[:2] == (0, 0)
+
+
+def test_details_parquet_has_the_census_counts_only_where_scored():
+    """`bodies_extra` / `bodies_missing` are Parquet columns of a combinatorial score's details; a
+    family without the body metrics writes the same columns as before (no new column)."""
+    import io
+
+    import pyarrow.parquet as pq
+
+    from phybench.scoring.results import details_bytes
+
+    base = {"sample_id": "a", "level": "in", "untrackable": None, "excluded": None, "scored_pairs": 0}
+    plain = pq.read_table(io.BytesIO(details_bytes([base], ["ssim"])))
+    counted = pq.read_table(io.BytesIO(details_bytes([dict(base, bodies_extra=2, bodies_missing=0)], ["ssim"])))
+    assert "bodies_extra" not in plain.column_names
+    assert counted.column("bodies_extra").to_pylist() == [2] and counted.column("bodies_missing").to_pylist() == [0]
+    assert set(counted.column_names) - set(plain.column_names) == {"bodies_extra", "bodies_missing"}
