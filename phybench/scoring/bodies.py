@@ -18,7 +18,9 @@ from the border), and a ground-truth piece nothing is drawn for is *missing*.
   the frame counts `LOST` of the view's width, the most any frame counts.  Mean over frames,
   then over bodies; each extra body (the most extra pieces in any generated frame) is one more
   body, costing `LOST` of the width in every generated frame it is present and 0 in the rest.
-  A static body that moves costs what it moved.
+  The bodies of colours only static bodies have add their error but are not counted in the
+  mean: one that moves costs what it moved, one that stays still costs nothing, and a scene's
+  scenery does not dilute its moving bodies' error.
 * **body_angle_error** (rad): the difference of the major axes of elongated bodies (bars,
   jars: a disc has no angle to read), modulo pi, over the frames where both are followed
   (a lost body is the position error's to count).
@@ -52,7 +54,8 @@ SETTINGS = {
     "position": "per body and generated frame, |generated centroid - ground-truth centroid| (world units), both "
                 "followed by the judge's tracker from the last condition frame; gaps of <= 3 frames bridged "
                 "linearly, longer ones measured to the nearest generated piece of the body's colour; mean over "
-                "frames, then bodies",
+                "frames, then over the bodies of colours that have a dynamic body (and the extra bodies), the "
+                "bodies of colours only static bodies have adding their error without counting in the mean",
     "bodies": "every body of the scene, static ones too (a static colour's pieces labelled from its coverage as the "
               "judge labels a dynamic colour's), seeded from its pieces in the ground truth's last condition frame",
     "extra": "per generated frame and colour, a generated piece (without the judge's dust) is assigned to the body whose "
@@ -161,8 +164,8 @@ def _axis_difference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def pose_errors(bt: BodyTracks) -> tuple[float, float]:
     """(position error in world units, angle error in rad) of one video; NaN where nothing is comparable."""
     cap = LOST * bt.width
-    pos_means, ang_means = [], []
-    for gen, gt, pieces in zip(bt.gen, bt.gt, bt.pieces):
+    pos_means, ang_means, static_means = [], [], []
+    for i_body, (gen, gt, pieces) in enumerate(zip(bt.gen, bt.gt, bt.pieces)):
         frames = np.arange(bt.start, len(gt.centroid))
         seen = frames[np.isfinite(gt.centroid[frames]).all(axis=1)]
         if not seen.size:
@@ -173,7 +176,8 @@ def pose_errors(bt: BodyTracks) -> tuple[float, float]:
             here = pieces[seen[i]]
             if len(here):
                 d[i] = float(np.sqrt(((here - gt.centroid[seen[i]]) ** 2).sum(axis=1)).min())
-        pos_means.append(float(np.where(np.isfinite(d), np.minimum(d, cap), cap).mean()) * bt.unit)
+        mean = float(np.where(np.isfinite(d), np.minimum(d, cap), cap).mean()) * bt.unit
+        (pos_means if i_body < bt.moving else static_means).append(mean)
         if np.isfinite(gt.elongation[seen]).any() and np.nanmedian(gt.elongation[seen]) >= ELONGATED:
             a = _bridged(gen.axis[:, None], bt.start)[seen, 0]
             e = _axis_difference(a, gt.axis[seen])
@@ -182,7 +186,12 @@ def pose_errors(bt: BodyTracks) -> tuple[float, float]:
     if bt.census is not None and pos_means:  # each extra body the model drew costs LOST in every frame it is present
         extra = bt.census.extra[bt.start:]
         pos_means += [float(np.mean(np.where(extra > k, cap, 0.0))) * bt.unit for k in range(bt.census.extra_bodies)]
-    pos = float(np.mean(pos_means)) if pos_means else float("nan")
+    # a static-only colour's body that moves costs what it moved, one that stays costs nothing and
+    # does not count in the mean: keeping the scenery still earns no credit against the moving bodies
+    if pos_means:
+        pos = (sum(pos_means) + sum(static_means)) / len(pos_means)
+    else:
+        pos = float(np.mean(static_means)) if static_means else float("nan")
     ang = float(np.mean(ang_means)) if ang_means else float("nan")
     return pos, ang
 
