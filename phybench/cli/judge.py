@@ -90,8 +90,9 @@ def _kinds(text: str | None, default: str = "planted") -> list[str]:
 
 
 def cmd_judge(args: argparse.Namespace) -> int:
-    from ..data.split import SplitReader, row_scene
-    from ..scoring.abnormal import SETTINGS, judge
+    from ..data.split import SplitReader
+    from ..scoring.abnormal import SETTINGS, judge_sample
+    from ..scoring.sample import make_sample
     from ..submission import SubmissionError, open_submission, validate
 
     reader = SplitReader(args.data)
@@ -108,9 +109,8 @@ def cmd_judge(args: argparse.Namespace) -> int:
         with open_submission(args.submission, manifest=m) as sub:
             for sid, video in tqdm(sub.iter_videos(list(rows)), total=len(rows), desc="judge", unit="video",
                                    disable=args.quiet or args.json):
-                b = row_scene(rows[sid]).bodies
-                verdicts[sid] = judge(video, reader.video(rows[sid]), [x.colour for x in b],
-                                      [not x.dynamic for x in b], int(m["condition_frames"])).to_dict()
+                # the scorer's sample: its verdict is the `abnormal` column's, a lost ball's vanish included
+                verdicts[sid] = judge_sample(make_sample(rows[sid], video, reader.video(rows[sid]), m)).to_dict()
     except SubmissionError as exc:
         raise CliError(str(exc)) from None
     bad = sum(v["abnormal"] for v in verdicts.values())

@@ -47,7 +47,6 @@ What the judge cannot see (a smooth video at the wrong speed, a changed restitut
 the velocity error measures; docs/judge.md's calibration table says which kind each catches.
 """
 from __future__ import annotations
-from __future__ import annotations
 
 from typing import Any, Sequence
 
@@ -59,7 +58,7 @@ from .motion import GAP
 from . import rules
 from .rules import (BLUR_PX, BORDER, DUST_REL, PERIMETER_EVERY, SETTINGS, TELEPORT_FACTOR, TELEPORT_MARGIN, ColourView,
                     Segmented, steps, without_dust)
-from .segment import BACKGROUND, MIN_PIECE, Shape, colour_masks, segment, shape_of, track
+from .segment import BACKGROUND, MIN_PIECE, Layer, Shape, colour_masks, segment, shape_of, track
 
 __all__ = ["SETTINGS", "Finding", "Verdict", "Shape", "Segmented", "judge", "judge_sample", "abnormal", "segment",
            "colour_masks", "shape_of", "track", "BACKGROUND", "rules_help", "segment_pair"]
@@ -90,19 +89,22 @@ def segment_pair(video: np.ndarray, gt_video: np.ndarray, colours: Sequence[Sequ
     s = W / 128.0
     blur = 1.0 + max(0.0, gens.blur(gen_frames) - gts.blur(gen_frames)) / s / BLUR_PX
     ctx = Ctx(T, H, W, start, s * s, s, blur, BORDER * s, max(1, int(round(GAP * s))))
-    dynamic: dict[tuple[int, ...], ColourView] = {}
-    for c, statics in by_colour.items():
-        if all(statics):
-            continue
-        g, p = gts.layers[c], gens.layers[c]
-        whole = [a[e >= ctx.border] for a, e in zip(g.piece_area, g.piece_edge)]
-        smallest = min((float(a.min()) for a in whole if len(a)), default=float(g.piece_area[ctx.ref].min(initial=0.0)))
-        dust = max(MIN_PIECE * ctx.scale_a, DUST_REL * smallest)
-        g, p = without_dust(g, dust, ctx.border), without_dust(p, dust, ctx.border)
-        fastest = float(steps(g, 1, 0.0, 1.0).max(initial=0.0))  # the ground truth: only a piece cut by the border may be new
-        reach = TELEPORT_FACTOR * fastest + TELEPORT_MARGIN * s * blur
-        dynamic[c] = ColourView(statics, g, p, reach, fastest)
+    dynamic = {c: colour_view(gts.layers[c], gens.layers[c], statics, ctx) for c, statics in by_colour.items()
+               if not all(statics)}
     return Segmented(ctx, gens, gts, by_colour, dynamic)
+
+
+def colour_view(g: Layer, p: Layer, statics: list[bool], ctx: Ctx) -> ColourView:
+    """One colour's layers without dust (under a quarter of the ground truth's smallest whole
+    piece) and its reach (one step: from the ground truth's fastest move), for the rules and the
+    per-body metrics (`phybench.scoring.bodies`, which also follows the static colours' pieces)."""
+    whole = [a[e >= ctx.border] for a, e in zip(g.piece_area, g.piece_edge)]
+    smallest = min((float(a.min()) for a in whole if len(a)), default=float(g.piece_area[ctx.ref].min(initial=0.0)))
+    dust = max(MIN_PIECE * ctx.scale_a, DUST_REL * smallest)
+    g, p = without_dust(g, dust, ctx.border), without_dust(p, dust, ctx.border)
+    fastest = float(steps(g, 1, 0.0, 1.0).max(initial=0.0))  # the ground truth: only a piece cut by the border may be new
+    reach = TELEPORT_FACTOR * fastest + TELEPORT_MARGIN * ctx.scale_l * ctx.blur
+    return ColourView(statics, g, p, reach, fastest)
 
 
 

@@ -1,18 +1,26 @@
 """Per-body trajectories of multi-body scenes, read from pixels: pose error and the learned law.
 
 The velocity parser reads one or two coloured balls; a PHYRE-style scene has bars, jars and
-balls that share colours (grey and black).  Here every body of a colour that has a dynamic
-body is followed by the judge's tracker (`phybench.scoring.motion.tracks`: soft-coverage
-pieces, nearest centroid within one step, seeded from the last condition frame), in the
-generated video and in its ground truth, from the one segmentation the judge makes
-(`phybench.scoring.abnormal.segmented_sample`), so the judge and these metrics cost one pass.
+balls that share colours (grey and black).  Here every body, static ones included, is followed
+by the judge's tracker (`phybench.scoring.motion.tracks`: soft-coverage pieces, nearest
+centroid within one step, seeded from the last condition frame), in the generated video and in
+its ground truth, from the one segmentation the judge makes
+(`phybench.scoring.abnormal.segmented_sample`; a static colour's pieces are labelled from its
+coverage here, `phybench.scoring.segment.with_pieces`), so the judge and these metrics cost one
+pass.  What else the generated video draws is counted by `phybench.scoring.census`: every
+generated piece is assigned to a body or is *extra* (appeared, duplicated, split off, away
+from the border), and a ground-truth piece nothing is drawn for is *missing*.
 
 * **body_position_error** (world units): per body and generated frame, the distance between
   the generated and the ground-truth centroid.  A body the tracker loses for at most `BRIDGE`
   frames is bridged linearly; where it is lost longer (blur or a codec merges two touching
   pieces of one colour), the nearest generated piece of its colour stands in, and with none
   the frame counts `LOST` of the view's width, the most any frame counts.  Mean over frames,
-  then over bodies.
+  then over bodies; each extra body (the most extra pieces in any generated frame) is one more
+  body, costing `LOST` of the width in every generated frame it is present and 0 in the rest.
+  The bodies of colours only static bodies have add their error but are not counted in the
+  mean: one that moves costs what it moved, one that stays still costs nothing, and a scene's
+  scenery does not dilute its moving bodies' error.
 * **body_angle_error** (rad): the difference of the major axes of elongated bodies (bars,
   jars: a disc has no angle to read), modulo pi, over the frames where both are followed
   (a lost body is the position error's to count).
@@ -33,7 +41,9 @@ from typing import Any
 
 import numpy as np
 
+from .census import Census, census
 from .lawfit import poly_fit
+from .segment import MIN_PIECE, with_pieces
 
 BRIDGE = 3  # frames: a gap this short in a generated track is bridged linearly
 LOST = 0.25  # share of the view's width a lost body costs per frame (and the most any frame costs)
@@ -44,7 +54,24 @@ SETTINGS = {
     "position": "per body and generated frame, |generated centroid - ground-truth centroid| (world units), both "
                 "followed by the judge's tracker from the last condition frame; gaps of <= 3 frames bridged "
                 "linearly, longer ones measured to the nearest generated piece of the body's colour; mean over "
-                "frames, then bodies",
+                "frames, then over the bodies of colours that have a dynamic body (and the extra bodies), the "
+                "bodies of colours only static bodies have adding their error without counting in the mean",
+    "bodies": "every body of the scene, static ones too (a static colour's pieces labelled from its coverage as the "
+              "judge labels a dynamic colour's), seeded from its pieces in the ground truth's last condition frame",
+    "extra": "per generated frame and colour, a generated piece (without the judge's dust) is assigned to the body whose "
+             "track follows it, else one to one (nearest centroid within one step) to a ground-truth piece no followed "
+             "body takes, else it is drawn beside a body (its box within the judge's contact gap of a ground-truth or "
+             "assigned piece of its colour) or never solid (coverage below the break rule's 0.95), else it is extra "
+             "if at least 0.25 x its colour's smallest piece off the border in the last condition frame; extras are "
+             "linked frame to frame within one step, and a chain seen in fewer than 2 frames, or one that enters at "
+             "the border (its first "
+             "piece touching it or within the colour's fastest ground-truth move of leaving it) is not counted, nor "
+             "a frame where its piece is that near the border; a video's extra bodies are the most extras in any "
+             "generated frame, each one more body in the mean over bodies costing the lost share of the width in "
+             "every generated frame it is present (0 in the rest); the per-video count is the detail bodies_extra",
+    "missing": "a ground-truth piece off the border (as for extras) that no generated piece is assigned to or drawn beside; "
+               "the per-video count (the detail bodies_missing) is the most in any generated frame, reported only (a "
+               "followed body's loss is the position error's)",
     "bridge_frames": BRIDGE,
     "lost_share_of_width": LOST,
     "angle": "per body with elongation >= 1.6, the difference of the major axes modulo pi (rad), over the frames "
@@ -63,36 +90,48 @@ SETTINGS = {
 class BodyTracks:
     """Every followed body of one video: generated and ground-truth tracks, and the scale."""
 
-    gen: list[Any]  # `motion.Track` per body
+    gen: list[Any]  # `motion.Track` per body: the dynamic colours' bodies first, then the static colours'
     gt: list[Any]  # the ground truth's, same order
     pieces: list[list[np.ndarray]]  # per body: its colour's generated pieces, T arrays (n_t, 2) of centroids
     start: int  # first generated frame
     width: float  # px
     unit: float  # world units per px
     dt: float  # s per frame
+    moving: int = 0  # the first `moving` bodies are of a colour with a dynamic body: the law's
+    census: Census | None = None  # extra and missing pieces per frame (`phybench.scoring.census`)
     errors: tuple[float, float] | None = None  # `pose_errors`, once computed
 
 
 def body_tracks(sample: Any) -> BodyTracks | None:
-    """The tracks of every body of a dynamic colour (cached on the sample); None without a ground truth."""
+    """The tracks of every body, static ones too, and the census of what else the generated video
+    draws (cached on the sample); None without a ground truth."""
     cached = sample.__dict__.get("_body_tracks", False)
     if cached is not False:
         return cached
     result = None
     if sample.gt_video is not None:
-        from .abnormal import segmented_sample
+        from .abnormal import colour_view, segmented_sample
         from .motion import tracks
 
         pr = segmented_sample(sample)
         ctx = pr.ctx
-        gen, gt, pieces = [], [], []
-        for c, view in pr.dynamic.items():
+        gen, gt, pieces, views = [], [], [], []
+        still = {c: colour_view(with_pieces(pr.gts.layers[c], MIN_PIECE * ctx.scale_a),
+                                with_pieces(pr.gens.layers[c], MIN_PIECE * ctx.scale_a), statics, ctx)
+                 for c, statics in pr.colours.items() if all(statics)}
+        moving = 0
+        for c, view in [*pr.dynamic.items(), *still.items()]:
             seeds = view.g.centroids[ctx.ref]
-            gen += tracks(view.p, pr.gens, c, seeds, ctx, view.reach)
-            gt += tracks(view.g, pr.gts, c, seeds, ctx, view.reach)
+            law = c in pr.dynamic  # a static colour's bodies have no law: skip their contact tests
+            mine = (tracks(view.p, pr.gens, c, seeds, ctx, view.reach, contacts=law),
+                    tracks(view.g, pr.gts, c, seeds, ctx, view.reach, contacts=law))
+            gen += mine[0]
+            gt += mine[1]
             pieces += [view.p.centroids] * len(seeds)
+            views.append((view, *mine))
+            moving += len(seeds) if law else 0
         result = BodyTracks(gen, gt, pieces, ctx.start, float(ctx.W), float(sample.manifest["world_size"]) / ctx.W,
-                            float(sample.manifest["frame_interval"]))
+                            float(sample.manifest["frame_interval"]), moving, census(views, ctx))
     sample.__dict__["_body_tracks"] = result
     return result
 
@@ -125,8 +164,8 @@ def _axis_difference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def pose_errors(bt: BodyTracks) -> tuple[float, float]:
     """(position error in world units, angle error in rad) of one video; NaN where nothing is comparable."""
     cap = LOST * bt.width
-    pos_means, ang_means = [], []
-    for gen, gt, pieces in zip(bt.gen, bt.gt, bt.pieces):
+    pos_means, ang_means, static_means = [], [], []
+    for i_body, (gen, gt, pieces) in enumerate(zip(bt.gen, bt.gt, bt.pieces)):
         frames = np.arange(bt.start, len(gt.centroid))
         seen = frames[np.isfinite(gt.centroid[frames]).all(axis=1)]
         if not seen.size:
@@ -137,13 +176,22 @@ def pose_errors(bt: BodyTracks) -> tuple[float, float]:
             here = pieces[seen[i]]
             if len(here):
                 d[i] = float(np.sqrt(((here - gt.centroid[seen[i]]) ** 2).sum(axis=1)).min())
-        pos_means.append(float(np.where(np.isfinite(d), np.minimum(d, cap), cap).mean()) * bt.unit)
+        mean = float(np.where(np.isfinite(d), np.minimum(d, cap), cap).mean()) * bt.unit
+        (pos_means if i_body < bt.moving else static_means).append(mean)
         if np.isfinite(gt.elongation[seen]).any() and np.nanmedian(gt.elongation[seen]) >= ELONGATED:
             a = _bridged(gen.axis[:, None], bt.start)[seen, 0]
             e = _axis_difference(a, gt.axis[seen])
             if np.isfinite(e).any():  # frames where both are followed: a lost body is the position's to count
                 ang_means.append(float(np.nanmean(e)))
-    pos = float(np.mean(pos_means)) if pos_means else float("nan")
+    if bt.census is not None and pos_means:  # each extra body the model drew costs LOST in every frame it is present
+        extra = bt.census.extra[bt.start:]
+        pos_means += [float(np.mean(np.where(extra > k, cap, 0.0))) * bt.unit for k in range(bt.census.extra_bodies)]
+    # a static-only colour's body that moves costs what it moved, one that stays costs nothing and
+    # does not count in the mean: keeping the scenery still earns no credit against the moving bodies
+    if pos_means:
+        pos = (sum(pos_means) + sum(static_means)) / len(pos_means)
+    else:
+        pos = float(np.mean(static_means)) if static_means else float("nan")
     ang = float(np.mean(ang_means)) if ang_means else float("nan")
     return pos, ang
 
@@ -206,7 +254,7 @@ def tracked_law(sample: Any) -> tuple[dict[str, float], dict[str, float]] | None
     bt = body_tracks(sample)
     if bt is None:
         return None
-    return _law_of(bt.gen, bt), _law_of(bt.gt, bt)
+    return _law_of(bt.gen[:bt.moving], bt), _law_of(bt.gt[:bt.moving], bt)  # static bodies have no law to fit
 
 
 def _errors(sample: Any) -> tuple[float, float]:
@@ -225,3 +273,12 @@ def body_position_error(sample: Any) -> float:
 
 def body_angle_error(sample: Any) -> float:
     return _errors(sample)[1]
+
+
+def body_details(sample: Any) -> dict[str, Any]:
+    """The census's per-video counts for the detail row: the most extra and missing bodies in any
+    generated frame (`phybench.scoring.census`); none without a ground truth."""
+    bt = body_tracks(sample)
+    if bt is None or bt.census is None:
+        return {}
+    return {"bodies_extra": bt.census.extra_bodies, "bodies_missing": bt.census.missing_bodies}

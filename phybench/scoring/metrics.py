@@ -308,6 +308,12 @@ def _body_position(sample: Sample) -> float:
     return body_position_error(sample)
 
 
+def _body_details(sample: Sample) -> dict[str, Any]:
+    from .bodies import body_details
+
+    return body_details(sample)
+
+
 def _body_angle(sample: Sample) -> float:
     from .bodies import body_angle_error
 
@@ -386,7 +392,7 @@ _BODIES = "phybench.scoring.bodies"
 # Multi-body scenes: every body followed from pixels by the judge's tracker (one segmentation for both).
 register_metric(Metric(
     "body_position_error", label="Body position error", unit="world units", companion=True,
-    settings_key="bodies", settings=_BODIES, compute=_body_position,
+    settings_key="bodies", settings=_BODIES, compute=_body_position, details=_body_details,
 ))
 register_metric(Metric(
     "body_angle_error", label="Body angle error", unit="rad", companion=True,

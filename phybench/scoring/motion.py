@@ -47,6 +47,7 @@ class Track:
     colour_area: np.ndarray  # (T,) px^2: its colour's whole (soft) area
     centroid: np.ndarray  # (T, 2) row, col px of its piece, on the border too (nan where lost) ...
     axis: np.ndarray  # (T,) rad: ... and the angle of its major axis
+    piece: np.ndarray  # (T,) int: the index of its piece in the layer's frame (-1: lost)
 
 
 def _follow(q: Layer, seeds: np.ndarray, ctx: Ctx, reach: float, back: bool = False) -> np.ndarray:
@@ -88,9 +89,10 @@ def _follow_frames(q: Layer, seeds: np.ndarray, frames: range, T: int, reach: fl
 
 
 def tracks(q: Layer, seg: Segmentation, c: tuple[int, ...], seeds: np.ndarray, ctx: Ctx, reach: float,
-           back: bool = False) -> list[Track]:
+           back: bool = False, contacts: bool = True) -> list[Track]:
     """Each seeded body's record, frame by frame (centroid, angle, elongation, free or touching);
-    with `back`, through the condition frames too."""
+    with `back`, through the condition frames too; without `contacts`, no frame is free (the
+    contact tests are skipped: static bodies have no free flight to fit)."""
     which = _follow(q, seeds, ctx, reach, back)
     out = []
     for row in which:
@@ -111,10 +113,12 @@ def tracks(q: Layer, seg: Segmentation, c: tuple[int, ...], seeds: np.ndarray, c
             rr, cc, rc = q.moments[t][j]
             major, minor, angle[t] = eig(rr, cc, rc)
             elong[t] = np.sqrt(major / max(minor, 1e-9))
+            if not contacts:
+                continue
             others = np.delete(q.boxes[t], j, axis=0)
             near_same = bool(len(others)) and bool((box_gaps(q.boxes[t][j:j + 1], others) <= ctx.gap).any())
             free[t] = not near_same and not touching(seg, c, q.boxes[t][j], int(t), ctx)
-        out.append(Track(pos, angle, elong, free, edge, box, area, q.area, centroid, axis))
+        out.append(Track(pos, angle, elong, free, edge, box, area, q.area, centroid, axis, row))
     return out
 
 

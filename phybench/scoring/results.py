@@ -190,6 +190,9 @@ def details_bytes(details: Sequence[dict[str, Any]], columns: Sequence[str]) -> 
             arrays[name] = pa.array(
                 [None if v is None or not math.isfinite(v) else float(v) for v in col(name)], pa.float64()
             )
+    for count in ("bodies_extra", "bodies_missing"):  # the per-body census (phybench.scoring.census), where scored
+        if any(count in d for d in details):
+            arrays[count] = pa.array([d.get(count) for d in details], pa.int32())
     for flag in ("missing", "partly_out", "split", "colour_changed"):
         arrays[f"frames_{flag}"] = pa.array([d.get("flagged_frames", {}).get(flag, 0) for d in details], pa.int32())
     buf = io.BytesIO()

@@ -28,15 +28,11 @@ def pixel_mapping(manifest: dict[str, Any]) -> PixelMapping:
 
 
 
-def score_sample(
-    row: dict[str, Any],
-    video: np.ndarray,
-    gt_video: np.ndarray | None,
-    manifest: dict[str, Any],
-    metrics: Sequence[str],
-) -> dict[str, Any]:
-    """One detail row: physics errors from parsed pixels, then every registered per-video
-    metric that is requested (or a companion the family lists) and has a `compute`."""
+def make_sample(row: dict[str, Any], video: np.ndarray, gt_video: np.ndarray | None,
+                manifest: dict[str, Any]) -> Sample:
+    """The `Sample` every per-video metric and the judge see: the video parsed into balls where the
+    family reads discs (its physics errors computed on first use).  `phybench judge` builds the same
+    one, so its verdicts are the `abnormal` column's (the lost-ball `vanish` included)."""
     spec = get_task(manifest["task"])
     family = family_of(spec)
     bodies = row_scene(row).bodies
@@ -57,7 +53,21 @@ def score_sample(
             contact_time=family.contact_time(row),
             colour_names=tuple(b.describe() for b in bodies),
         )
-    sample = Sample(row, video, gt_video, manifest, lambda: errors, parsed)
+    return Sample(row, video, gt_video, manifest, lambda: errors, parsed)
+
+
+def score_sample(
+    row: dict[str, Any],
+    video: np.ndarray,
+    gt_video: np.ndarray | None,
+    manifest: dict[str, Any],
+    metrics: Sequence[str],
+) -> dict[str, Any]:
+    """One detail row: physics errors from parsed pixels, then every registered per-video
+    metric that is requested (or a companion the family lists) and has a `compute`."""
+    sample = make_sample(row, video, gt_video, manifest)
+    errors = sample.errors
+    family = family_of(get_task(manifest["task"]))
     detail: dict[str, Any] = {
         "sample_id": row["sample_id"],
         "level": row["level"],

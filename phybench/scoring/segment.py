@@ -257,6 +257,16 @@ def _pieces(soft: np.ndarray, hard: np.ndarray, hidx: np.ndarray, area: np.ndarr
                  [f[5] for f in per_frame], perimeter, partial)
 
 
+def with_pieces(q: Layer, min_piece: float) -> Layer:
+    """A soft-only layer (`segment`'s `soft_only`: a static colour, whose pieces the judge does not
+    need) with its pieces, made as `segment` makes them (components of t >= HARD, under `min_piece`
+    px^2 dropped), for the per-body metrics that follow static bodies too; its perimeter is kept."""
+    hard = q.soft >= (HARD - LOW) / (HIGH - LOW)
+    out = _pieces(q.soft, hard, np.flatnonzero(hard), q.area, q.partial, min_piece, [])
+    out.perimeter = q.perimeter
+    return out
+
+
 def colour_masks(video: np.ndarray, colour: Sequence[int], background: Sequence[int] = BACKGROUND) -> np.ndarray:
     """bool (T, H, W): pixels of `colour` (coverage >= 0.5 of the way from the background to it)."""
     seg = segment(video, [colour], background)
