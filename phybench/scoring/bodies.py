@@ -164,7 +164,9 @@ def _axis_difference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def pose_errors(bt: BodyTracks) -> tuple[float, float]:
     """(position error in world units, angle error in rad) of one video; NaN where nothing is comparable."""
     cap = LOST * bt.width
-    pos_means, ang_means, static_means = [], [], []
+    pos_means: list[float] = []  # bodies of colours with a dynamic body, then the extra bodies
+    ang_means: list[float] = []
+    static_means: list[float] = []  # bodies of colours only static bodies have
     for i_body, (gen, gt, pieces) in enumerate(zip(bt.gen, bt.gt, bt.pieces)):
         frames = np.arange(bt.start, len(gt.centroid))
         seen = frames[np.isfinite(gt.centroid[frames]).all(axis=1)]
