@@ -1,7 +1,7 @@
 """Bytes per full-protocol model: per-video sidecars as JSON (the package repository) and as
 Parquet (the board's Hub dataset repository, `phybench.leaderboard.samples_parquet`).
 
-    python benchmarks/bench_sidecar_bytes.py                              # leaderboard/studies/fundamental-full
+    python benchmarks/bench_sidecar_bytes.py WORK/full/results            # a full-protocol results folder (fundamental.sh WORK full)
     python benchmarks/bench_sidecar_bytes.py /work/fullrun/full/results   # another full-protocol folder
 
 A model's files are every ``*-<model>.json`` of the folder (one per task and split: six for
@@ -24,7 +24,6 @@ from pathlib import Path
 from phybench.leaderboard.samples_parquet import canonical_json, from_parquet, read_sidecar, to_parquet
 from phybench.scoring.layout import RECORD_SUFFIX, SAMPLES_SUFFIX
 
-DEFAULT = Path(__file__).resolve().parent.parent / "leaderboard" / "studies" / "fundamental-full"
 MODELS = ("copy-last", "ground-truth", "linear-extrapolation", "nearest-neighbour", "physics-oracle")
 
 
@@ -78,7 +77,7 @@ def measure(folder: Path) -> list[dict[str, int | str]]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("folder", nargs="?", type=Path, default=DEFAULT)
+    ap.add_argument("folder", type=Path)
     args = ap.parse_args()
     if not shutil.which("git"):
         raise SystemExit("git is needed for the packed sizes")

@@ -1,6 +1,6 @@
 """The velocity-error tables of docs/baselines.md (mean over trackable videos, untrackable share) from results files.
 
-Usage: python leaderboard/scripts/velocity_tables.py leaderboard/studies/fundamental-full
+Usage: python leaderboard/scripts/velocity_tables.py WORK/full/results   (bash leaderboard/scripts/fundamental.sh WORK full)
 Reads every `<task>-<split>-<model>.json` under the folder (one ID and one OOD file per model)
 and prints one Markdown table per task, models sorted by their ID error.
 """
@@ -51,4 +51,4 @@ def main(folder: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "leaderboard/studies/fundamental-full")
+    main(sys.argv[1] if len(sys.argv) > 1 else "leaderboard/results/fundamental/lite")
