@@ -67,6 +67,11 @@ def test_tiny_run_trains_samples_scores(splits, tmp_path, capsys):
     assert meta["model"]["family"] == "framear" and meta["model"]["version"] == "step 4"
     assert meta["model"]["train_split"] == "train-30k" and meta["model"]["train_size"] == 12
     assert meta["model"]["params"] == sum(p.numel() for p in fa_sample.load_run(run)[1].parameters())
+    # the card's training facts come from the run folder (the board shows them)
+    assert meta["model"]["train_steps"] == 4 and 0 < meta["model"]["train_seconds"] < 600
+    assert meta["model"]["hardware"].startswith("CPU, 1 process(es)")
+    assert meta["model"]["train_split_hash"] == json.loads((train / "manifest.json").read_text())["split_hash"]
+    assert "rollout_frames=0" in meta["model"]["train_config"]
     results = tmp_path / "results.json"
     capsys.readouterr()
     assert cli(["score", str(sub), "--data", str(eval_dir), "--metrics", "velocity_error,law_error",
@@ -125,3 +130,7 @@ def test_rollout_training_is_seeded_and_changes_the_weights(splits, tmp_path):
 
     got, want = load_file(str(tmp_path / "i" / "ema.safetensors")), load_file(str(init))
     assert history and all(torch.equal(got[k], want[k]) for k in want)  # lr 0: the EMA stays at init
+    # a fine-tuned model's card states its whole training: its own step and the start's
+    before, after = fa_sample.training_record(init), fa_sample.training_record(tmp_path / "i" / "ema.safetensors")
+    assert before["train_steps"] == 4 and after["train_steps"] == 5
+    assert after["train_seconds"] >= before["train_seconds"] and after["hardware"] == before["hardware"]

@@ -119,6 +119,54 @@ def law_within(law: dict | None, tol: float) -> bool:
     return bool(np.isfinite(fs) and np.isfinite(ts) and ts > 0 and abs(fs / ts - 1) <= tol)
 
 
+def snapshot_step(weights: Path) -> int | None:
+    """The training step a framear EMA snapshot was saved at (its safetensors metadata)."""
+    from safetensors import safe_open
+
+    with safe_open(str(weights), "pt") as f:
+        step = (f.metadata() or {}).get("step")
+    return int(step) if step else None
+
+
+def run_folder(weights: Path) -> Path:
+    """The run folder of a run's weights file (ema.safetensors or snapshots/ema_*.safetensors)."""
+    return weights.parent.parent if weights.parent.name == "snapshots" else weights.parent
+
+
+def training_record(weights: Path, hardware: str | None = None, depth: int = 0) -> dict:
+    """The card's training facts for these weights, from their run folder: the training split's
+    hash, the config, the steps and training-loop seconds up to the snapshot, and the hardware
+    (the trainer's validation log).  A run started from another run's snapshot (`init=`) adds
+    that run's steps and seconds, so a fine-tuned model states its whole training.  `hardware`
+    stands in where no log entry names it (runs trained before the trainer recorded it)."""
+    folder, step = run_folder(weights), snapshot_step(weights)
+    cfg = json.loads((folder / "config.json").read_text())
+    out: dict = {"train_config": " ".join(f"{k}={v}" for k, v in cfg.items())[:2000]}
+    trained_file = folder / "train_split.json"
+    trained = json.loads(trained_file.read_text()) if trained_file.is_file() else {}
+    if isinstance(trained.get("split_hash"), str):
+        out["train_split_hash"] = trained["split_hash"]
+    log_file = folder / "log.jsonl"
+    entries = [json.loads(line) for line in log_file.read_text().splitlines() if line.strip()] if log_file.is_file() else []
+    at = [e for e in entries if e.get("step") == step and "train_s" in e]
+    if step is None or not at:
+        return out
+    steps, seconds = step, float(at[-1]["train_s"])
+    logged = at[-1].get("hardware")
+    if isinstance(logged, str) or hardware:
+        out["hardware"] = (logged if isinstance(logged, str) else str(hardware))[:200]
+    init = Path(str(cfg.get("init") or ""))
+    if str(cfg.get("init") or "") and init.is_file() and depth < 8:
+        before = training_record(init, hardware, depth + 1)
+        if "train_steps" not in before:
+            return out  # the start's training is unknown: no total is claimed
+        steps, seconds = steps + before["train_steps"], seconds + before["train_seconds"]
+        if "hardware" not in out and "hardware" in before:
+            out["hardware"] = before["hardware"]
+    out.update(train_steps=int(steps), train_seconds=round(seconds, 1))
+    return out
+
+
 class FrameAR:
     """A `phybench run` model: generate(condition, num_frames)."""
 
@@ -145,6 +193,8 @@ def main(argv=None) -> Path:
     p.add_argument("--limit", type=int, default=None, help="only the first N samples")
     p.add_argument("--format", default="npz", choices=["npy", "npz", "png"])
     p.add_argument("--name", default="framear-flow", help="model name in the submission")
+    p.add_argument("--hardware", help="what the run trained on, for a run whose log does not say (trained before the "
+                                      "trainer recorded it), e.g. 'CPU, 1 process(es) x 2 threads'")
     p.add_argument("--cross-task", action="store_true", help="sample a split of another task than the run's (a "
                                                              "section-5 probe split; the model keeps its train_split)")
     args = p.parse_args(argv)
@@ -152,7 +202,7 @@ def main(argv=None) -> Path:
     path = Path(args.checkpoint)
     cfg, model = load_run(path)
     weights = path / "ema.safetensors" if path.is_dir() else path
-    folder = weights.parent.parent if weights.parent.name == "snapshots" else weights.parent
+    folder = run_folder(weights)
     reader = SplitReader(args.data)
     trained = json.loads((folder / "train_split.json").read_text()) if (folder / "train_split.json").is_file() else {}
     if trained.get("task") not in (None, reader.manifest["task"]) and not args.cross_task:
@@ -167,9 +217,7 @@ def main(argv=None) -> Path:
             done = generate_videos(model, cfg, cond, T, args.seed, args.steps)
             yield from ((row["sample_id"], v) for row, v in zip(batch, done, strict=True))
 
-    from safetensors import safe_open
-    with safe_open(str(weights), "pt") as f:
-        step = (f.metadata() or {}).get("step")
+    step = snapshot_step(weights)
     meta = submission_meta(reader.manifest, args.name,
                            sampler={"objective": "flow", "steps": int(args.steps or cfg.sample_steps),
                                     "space": f"pixels {cfg.resolution} px", "rollout": f"frame by frame, {cfg.context} frames of context"},
@@ -182,6 +230,7 @@ def main(argv=None) -> Path:
         meta["model"]["train_split"] = str(trained["split"])
     if "num_samples" in trained:
         meta["model"]["train_size"] = int(trained.get("rows_trained", trained["num_samples"]))
+    meta["model"].update(training_record(weights, hardware=args.hardware))
     return write_submission(args.out, meta, videos(), fmt=args.format)
 
 

@@ -28,7 +28,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ..dit.train import Counter, StreamSampler, update_ema
+from ..dit.train import Counter, StreamSampler, hardware, update_ema
 from .model import FrameNet
 from phybench.data.split import SplitReader, render_row
 
@@ -285,7 +285,8 @@ def main(argv=None) -> list[dict]:
                                "steps_per_s": round(step / train_s, 3)})
         if accelerator.is_main_process and (step % cfg.eval_every == 0 or step == cfg.steps):
             snapshot(out, ema, step)
-            entry = {"step": step, "train_s": round(train_s, 2), "render_s": round(render_s, 2), "params": params}
+            entry = {"step": step, "train_s": round(train_s, 2), "render_s": round(render_s, 2), "params": params,
+                     "hardware": hardware(world)}  # the card's "trained on" (framear.sample.training_record)
             if val:
                 tic = time.perf_counter()
                 entry.update(validate_rows(ema, cfg, val, reader.manifest))

@@ -1,0 +1,129 @@
+"""Training throughput of the frame-autoregressive flow model (`phybench_baselines.framear`) on this CPU.
+
+    python benchmarks/bench_framear.py                    # the default recipe: batch 32, 48 px
+    python benchmarks/bench_framear.py --steps 40 --json out.json
+
+One step is what `framear.train` runs: a batch of (x_t, context) pairs, the weighted loss,
+backward, gradient clipping, an AdamW step and the EMA update.  FLOPs are counted with
+`torch.utils.flop_counter` over one forward + backward (convolutions dominate), not estimated.
+The rate is set against an fp32 2048^3 matmul and an fp32 convolution of the model's own
+shape measured in the same run, on the same threads: the 2 cores are shared, so a ratio from
+one run is the figure to quote, and CPU seconds are reported beside wall seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from phybench_baselines.dit.train import update_ema  # noqa: E402
+from phybench_baselines.framear.train import FrameConfig, make_model, weighted_loss  # noqa: E402
+
+
+def cpu_seconds() -> float:
+    """User + system CPU seconds of this process so far (all its threads)."""
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def timed(fn, reps: int) -> tuple[float, float]:
+    """(wall, CPU) seconds per call of fn, after one untimed call."""
+    fn()
+    w, c = time.perf_counter(), cpu_seconds()
+    for _ in range(reps):
+        fn()
+    return (time.perf_counter() - w) / reps, (cpu_seconds() - c) / reps
+
+
+def matmul_rate(n: int = 2048, reps: int = 5) -> float:
+    """GFLOP/s of an fp32 n x n x n matmul (wall time, mean of reps)."""
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    wall, _ = timed(lambda: a @ b, reps)
+    return 2 * n**3 / wall / 1e9
+
+
+def conv_rate(batch: int, width: int, res: int, reps: int = 5) -> float:
+    """GFLOP/s of the model's inner 3x3 convolution (width -> width at res x res), forward only."""
+    conv = torch.nn.Conv2d(width, width, 3, padding=1)
+    x = torch.randn(batch, width, res, res)
+    with torch.no_grad():
+        wall, _ = timed(lambda: conv(x), reps)
+    return 2 * batch * width * width * 9 * res * res / wall / 1e9
+
+
+def step_flops(model: torch.nn.Module, batch: tuple[torch.Tensor, ...], cfg: FrameConfig) -> float:
+    """FLOPs of one forward + backward, counted by torch's flop counter."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    xt, context, t, target, last = batch
+    with FlopCounterMode(display=False) as counter:
+        weighted_loss(model(xt, context, t), target, last, cfg.change_weight).backward()
+    model.zero_grad(set_to_none=True)
+    return float(counter.get_total_flops())
+
+
+def bench(cfg: FrameConfig, steps: int) -> dict:
+    torch.manual_seed(0)
+    model = make_model(cfg)
+    ema = make_model(cfg).requires_grad_(False)
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr)
+    n, r, c = cfg.batch_size, cfg.resolution, cfg.context
+    target = torch.rand(n, 3, r, r) * 2 - 1  # (N, 3, r, r) in [-1, 1]
+    context = torch.rand(n, c, 3, r, r) * 2 - 1  # (N, context, 3, r, r)
+    t = torch.rand(n)
+    xt = (1 - t.view(-1, 1, 1, 1)) * target + t.view(-1, 1, 1, 1) * torch.randn_like(target)
+    batch = (xt, context, t, target, context[:, -1])
+    flops = step_flops(model, batch, cfg)
+
+    def step() -> None:
+        loss = weighted_loss(model(xt, context, t), target, context[:, -1], cfg.change_weight)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        update_ema(ema, model, cfg.ema_decay)
+
+    wall, cpu = timed(step, steps)
+    return dict(params=sum(p.numel() for p in model.parameters()), batch=n, resolution=r,
+                gflop_per_step=flops / 1e9, wall_s_per_step=wall, cpu_s_per_step=cpu,
+                steps_per_s=1 / wall, achieved_gflops=flops / wall / 1e9)
+
+
+def main(argv=None) -> dict:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--steps", type=int, default=20, help="timed steps (after one untimed)")
+    p.add_argument("--batch", type=int, default=None, help="clips per step (default: the recipe's)")
+    p.add_argument("--resolution", type=int, default=None, help="model frames, px (default: the recipe's)")
+    p.add_argument("--json", type=Path, help="also write the result here")
+    args = p.parse_args(argv)
+    cfg = FrameConfig()
+    cfg.batch_size = args.batch or cfg.batch_size
+    cfg.resolution = args.resolution or cfg.resolution
+    mm = matmul_rate()
+    cv = conv_rate(cfg.batch_size, cfg.width, cfg.resolution)
+    r = bench(cfg, args.steps)
+    mm_after = matmul_rate()  # again after: a neighbour's load shows as a difference between the two
+    r.update(threads=torch.get_num_threads(), torch=torch.__version__, matmul_gflops=[mm, mm_after],
+             conv_gflops=cv, share_of_matmul=r["achieved_gflops"] / max(mm, mm_after),
+             share_of_conv=r["achieved_gflops"] / cv)
+    print(f"framear step: {r['params']:,} parameters, batch {r['batch']} at {r['resolution']} px, "
+          f"{r['gflop_per_step']:.1f} GFLOP a step (counted)")
+    print(f"  {r['steps_per_s']:.2f} steps/s ({r['wall_s_per_step'] * 1e3:.0f} ms wall, {r['cpu_s_per_step'] * 1e3:.0f} ms CPU "
+          f"a step on {r['threads']} threads): {r['achieved_gflops']:.1f} GFLOP/s")
+    print(f"  fp32 2048^3 matmul {mm:.1f} / {mm_after:.1f} GFLOP/s (before / after); the model's 3x3 conv "
+          f"{cv:.1f} GFLOP/s; the step reaches {r['share_of_matmul']:.0%} of the matmul rate, "
+          f"{r['share_of_conv']:.0%} of the conv rate")
+    if args.json:
+        args.json.write_text(json.dumps(r, indent=2) + "\n")
+    return r
+
+
+if __name__ == "__main__":
+    main()
