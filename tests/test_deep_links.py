@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import re
 import time
-from pathlib import Path
 from urllib.parse import unquote
 
 import pytest
@@ -51,9 +50,9 @@ def _row(viewers: bool) -> dict:
 
 
 def test_a_scatter_links_its_dots_only_when_the_row_has_a_viewer():
-    board = {"task": "uniform", "levels": [{"key": "id"}]}
-    plain = plot_velocity_scatter(board, _row(False))
-    linked = plot_velocity_scatter(board, _row(True))
+    table = {"task": "uniform", "levels": [{"key": "id"}]}
+    plain = plot_velocity_scatter(table, _row(False))
+    linked = plot_velocity_scatter(table, _row(True))
     assert plain is not None and linked is not None
     assert "data-href" not in plain and "data-ids" not in plain
     ids = re.search(r'data-href="viewers/r/index.html" data-ids="([^"]*)"', linked)
