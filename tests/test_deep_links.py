@@ -23,11 +23,16 @@ HOSTILE = ['"><script>window.__pwned = 1</script>', "<img src=x onerror=\"window
 def test_ids_are_percent_encoded_and_round_trip():
     for sid in HOSTILE + ["uniform/id-eval/0000003"]:
         enc = encode_id(sid)
-        assert re.fullmatch(r"[A-Za-z0-9%._~-]+", enc) and unquote(enc) == sid
+        assert re.fullmatch(r"[A-Za-z0-9%._~/-]+", enc) and unquote(enc) == sid
         assert fragment(sid) == "#v=" + enc
     attrs = link_attrs("viewers/x/index.html", HOSTILE)
-    assert "<" not in attrs and "script" in attrs and attrs.count('"') == 4  # two attributes, no quote inside
+    assert "<" not in attrs and "script" in attrs and attrs.count('"') == 6  # three attributes, no quote inside
     assert link_attrs(None, HOSTILE) == ""
+    ids = [f"uniform/id-eval/{i:07d}" for i in (3, 12, 7)]  # the common beginning is written once
+    assert link_attrs("viewers/x/index.html", ids) == (' data-href="viewers/x/index.html" data-prefix="uniform/id-eval/00000"'
+                                                       ' data-ids="03 12 07"')
+    assert link_attrs("viewers/x/index.html", ids[:1]) == ' data-href="viewers/x/index.html" data-prefix="" data-ids="uniform/id-eval/0000003"'
+
 
 
 def test_only_viewer_hrefs_of_the_board_shape_are_linked():
@@ -55,10 +60,10 @@ def test_a_scatter_links_its_dots_only_when_the_row_has_a_viewer():
     linked = plot_velocity_scatter(table, _row(True))
     assert plain is not None and linked is not None
     assert "data-href" not in plain and "data-ids" not in plain
-    ids = re.search(r'data-href="viewers/r/index.html" data-ids="([^"]*)"', linked)
-    assert ids and [unquote(x) for x in ids.group(1).split(" ")] == HOSTILE
+    ids = re.search(r' data-href="viewers/r/index.html" data-prefix="([^"]*)" data-ids="([^"]*)"', linked)
+    assert ids and [unquote(ids.group(1) + x) for x in ids.group(2).split(" ")] == HOSTILE
     assert "<script" not in linked and "<img" not in linked
-    assert linked.replace(f' data-href="viewers/r/index.html" data-ids="{ids.group(1)}"', "") == plain
+    assert linked.replace(ids.group(0), "") == plain
 
 
 # ================================================================ in the browser
@@ -106,7 +111,8 @@ def test_clicking_a_dot_opens_its_video_in_the_viewer(site, tmp_path):  # noqa: 
         cdp("Page.navigate", {"url": (site / "index.html").as_uri()})
         browser.wait_for("Page.loadEventFired")
         selector = ".scatter path.dots[data-ids]"
-        want = js(f"document.querySelector({json.dumps(selector)}).getAttribute('data-ids').split(' ')[1]")
+        want = js(f"(p => p.getAttribute('data-prefix') + p.getAttribute('data-ids').split(' ')[1])"
+                  f"(document.querySelector({json.dumps(selector)}))")
         href = js(f"document.querySelector({json.dumps(selector)}).getAttribute('data-href')")
         _dot_click(cdp, js, selector, 1)
         browser.wait_for("Page.loadEventFired")

@@ -597,21 +597,23 @@
   };
 
   // ------------------------------------------------------------------ deep links (deep_links.py)
-  // A scatter dot whose path names a viewer (data-href) and each dot's sample id (data-ids,
-  // percent-encoded) opens that video in the viewer: the dot nearest a click, within HIT px.
+  // A scatter dot whose path names a viewer (data-href) and each dot's sample id (percent-encoded:
+  // data-prefix + its word of data-ids) opens that video in the viewer: the dot nearest a click, within HIT px.
   var HIT = 8;
   var VIEWER_HREF = /^viewers\/[A-Za-z0-9][A-Za-z0-9._-]*\/index\.html$/;
-  var ENCODED_ID = /^[A-Za-z0-9%._~-]+$/;
+  var ENCODED_ID = /^[A-Za-z0-9%._~\/-]+$/;
 
   function linkedDots(svg) {
     var out = [];
     Array.prototype.forEach.call(svg.querySelectorAll("path[data-href][data-ids]"), function (path) {
       var href = path.getAttribute("data-href"), ids = path.getAttribute("data-ids").split(" ");
+      var prefix = path.getAttribute("data-prefix") || "";
       if (!VIEWER_HREF.test(href)) return;
       var dy = path.classList.contains("outliers") ? 4 : 0; // an edge diamond's path starts 4 px above its point
       var re = /M(-?[\d.]+) (-?[\d.]+)/g, m, k = 0;
       while ((m = re.exec(path.getAttribute("d"))) !== null) {
-        var id = ids[k++];
+        var word = ids[k++];
+        var id = word === undefined ? "" : prefix + word;
         if (id && ENCODED_ID.test(id)) out.push({ x: Number(m[1]), y: Number(m[2]) + dy, id: id, href: href });
       }
     });

@@ -197,7 +197,7 @@
     if (scroll) {
       document.getElementById("player-section").scrollIntoView({ block: "start" });
       document.getElementById("link-note").hidden = true;
-      try { history.replaceState(null, "", `#v=${encodeURIComponent(sid)}`); } catch (e) { /* a link to copy, where allowed */ }
+      try { history.replaceState(null, "", `#v=${encodeURIComponent(sid).replace(/%2F/g, "/")}`); } catch (e) { /* a link to copy, where allowed */ }
     }
   }
 
