@@ -167,3 +167,28 @@ def test_a_hostile_id_in_a_link_stays_inert(site, tmp_path):  # noqa: F811
         assert not _problems(browser), _problems(browser)
     finally:
         browser.close()
+
+
+def test_the_law_scatter_links_inner_dots_and_clipped_outliers_to_their_own_runs_viewer():
+    from phybench.leaderboard.law import plot_law_scatter
+    from test_board_page import _law_board
+
+    good = [0.9 + 0.01 * (i % 10) for i in range(20)]
+    table = _law_board({"wild": good[:18] + [-14294.0, 5000.0], "plain": good}, {"wild": 1.0, "plain": 2.0})
+    for row in table["rows"]:
+        for k, p in enumerate(row["scatter"]["law_points"]):
+            p["file"] = f"{row['model']}-{k % 2}.json"  # two runs: each point links to its own run's viewer
+    wild = next(r for r in table["rows"] if r["model"] == "wild")
+    wild["viewers"] = [{"split": "id-eval", "file": f"wild-{k}.json", "href": f"viewers/wild-{k}/index.html"} for k in (0, 1)]
+    svg, _ = plot_law_scatter(table, {})
+    linked = re.findall(r'<path class="(dots|outliers)" d="([^"]*)"[^>]* data-href="viewers/wild-(\d)/index.html" '
+                        r'data-prefix="([^"]*)" data-ids="([^"]*)"', svg)
+    got = {}
+    for cls, d, run, prefix, ids in linked:
+        words = ids.split(" ")
+        assert len(words) == len(re.findall(r"M", d))  # one id per dot, in the path's order
+        for w in words:
+            got[unquote(prefix + w)] = (cls, int(run))
+    assert got == {f"c/{k}": ("outliers" if k >= 18 else "dots", k % 2) for k in range(20)}
+    plain = re.search(r'<g class="points" data-model="plain">.*?</g>', svg)
+    assert plain and "data-href" not in plain.group(0)  # a row without a viewer: no link
