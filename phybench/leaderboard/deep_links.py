@@ -56,7 +56,7 @@ def by_viewer(points: Iterable[Point], hrefs: dict[str, str]) -> list[tuple[str 
 def link_attrs(href: str | None, ids: list[str]) -> str:
     """The attributes that make a path's dots links (empty without a viewer): the encoded ids'
     common beginning once (``data-prefix``, e.g. ``uniform/id-eval/``), then each id's rest
-    (``data-ids``); prefix + rest is the encoded id.  About 8 bytes a dot for the shipped ids."""
+    (``data-ids``); prefix + rest is the encoded id.  About 7 bytes a dot for the shipped ids."""
     if href is None:
         return ""
     encoded = [encode_id(s) for s in ids]
