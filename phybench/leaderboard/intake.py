@@ -68,7 +68,9 @@ from .intake_submit import (  # noqa: F401  the author's side, re-exported: `phy
     submit,
 )
 from ..scoring.layout import is_beside, is_record, parse as parse_results
+from .intake_splits import split_index
 from .journal import Journal, hub_id, recover, results_state, terminate_as_exit
+from .sync_viewers import admitted_viewer, viewers_folder
 
 RESULTS_SUBDIR = "hub"  # under --results: one results file (+ record, + sidecar) per admitted PR
 MARKER = "<!-- phybench-sync"
@@ -130,20 +132,6 @@ class SyncReport:
         return "\n".join(lines)
 
 
-def split_index(splits_dir: Path) -> dict[str, Path]:
-    """split hash -> split folder, for every manifest.json at most two levels under `splits_dir`
-    (the folders `leaderboard build --splits` reads)."""
-    found: dict[str, Path] = {}
-    files = sorted(set(splits_dir.glob("manifest.json")) | set(splits_dir.glob("*/manifest.json"))
-                   | set(splits_dir.glob("*/*/manifest.json")))
-    for file in files:
-        try:
-            found.setdefault(str(json.loads(file.read_text())["split_hash"]), file.parent)
-        except (OSError, ValueError, KeyError, TypeError):
-            continue
-    return found
-
-
 def _read_meta(archive: Path) -> dict[str, Any]:
     """The submission's submission.json, or Refused with what kept the archive from opening."""
     from ..submission.archive import SubmissionError
@@ -177,6 +165,7 @@ class Syncer:
     max_archive: int = 0
     signer: Any = None
     journal: Any = None  # `phybench.leaderboard.journal.Journal` of results_dir, opened by `run`
+    viewers: Path | None = None  # where the board's viewers are: each admitted row's is built there (`sync_viewers`)
 
     def start(self) -> None:
         from huggingface_hub import HfApi
@@ -521,6 +510,7 @@ class Syncer:
             self.journal.mark(num, "scored", results_sha256=file_sha256(path),
                               files={p: hub_id(head_files[p]) for p in files})
             try:
+                admitted_viewer(self, path, files, tmp)  # before the commit: a row on main has its viewer
                 commit = self._commit_admitted(num, head, files, main_sha)
             except BaseException:
                 # not on main, so not on the board: the row goes and the next sync scores the PR again
@@ -583,6 +573,7 @@ def sync(repo: str, splits_dir: str | os.PathLike[str], results_dir: str | os.Pa
 
     with sync_lock(results):  # one sync per board: a second one raises SyncBusy before reading the Hub
         syncer = Syncer(repo, splits, results, metrics, verified_by, progress, log, api)
+        syncer.viewers = viewers_folder(results, log)  # the folder the build below takes viewers from
         with terminate_as_exit():  # SIGTERM runs the `finally`s too (the download folders are removed)
             outcomes = syncer.run()
             # Rebuilt whenever the results are not what the site was last built from: also when a sync

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .deep_links import by_viewer, hrefs_of, link_attrs
 from .format import escape, markdown_escape
 from .load import is_number
 from .order import board_order
@@ -181,11 +182,13 @@ def plot_law_scatter(board: dict[str, Any], colours: dict[str, str], cap: int = 
     caption's words on what it draws)."""
     name = headline(board["task"])
     pts: dict[str, list[tuple[float, float]]] = {}
+    links: dict[str, tuple[list[tuple[str, str]], dict[str, str]]] = {}  # per model: (sample id, file) per point, its viewers
     totals: dict[str, int] = {}
     for r in board_order(board)[:PLOTTED_ROWS]:  # the best-ranked models: every model's videos are in its viewer
         sample = r.get("scatter") or {}
         if name is not None and sample.get("law_param") == name and sample.get("law_points"):
             pts[r["model"]] = [(p["truth"], p["fit"]) for p in sample["law_points"][:cap]]
+            links[r["model"]] = ([(p["sample_id"], p.get("file", "")) for p in sample["law_points"][:cap]], hrefs_of(r))
             totals[r["model"]] = sample["law_fits"]
     if name is None or not pts:
         return None
@@ -208,15 +211,19 @@ def plot_law_scatter(board: dict[str, Any], colours: dict[str, str], cap: int = 
     clipped_any = 0
     for i, model in enumerate(models):
         colour = colours.get(model, PALETTE[i % len(PALETTE)])
-        inside = [(sx(x), sy(y)) for x, y in pts[model] if lo <= x <= hi and lo <= y <= hi]
+        ids, hrefs = links[model]
+        inside = [(sx(x), sy(y), *ids[k]) for k, (x, y) in enumerate(pts[model]) if lo <= x <= hi and lo <= y <= hi]
         beyond = [(x, y) for x, y in pts[model] if not (lo <= x <= hi and lo <= y <= hi)]
-        edge = [(sx(min(max(x, lo), hi)), sy(min(max(y, lo), hi))) for x, y in beyond]
+        edge = [(sx(min(max(x, lo), hi)), sy(min(max(y, lo), hi)), *ids[k]) for k, (x, y) in enumerate(pts[model])
+                if not (lo <= x <= hi and lo <= y <= hi)]
         tip = f"{model}: {len(pts[model])} of {totals[model]} videos"
         if beyond:
             values = sorted(y for _, y in beyond)
             tip += f"; {len(beyond)} beyond the axes (fits from {_num(values[0])} to {_num(values[-1])}), marked on the edge"
-        plot.add(f'<g class="points" data-model="{escape(model)}"><title>{escape(tip)}</title>{dots(inside, colour, opacity=0.5)}'
-                 + (edge_marks(edge, colour) if edge else "") + "</g>")
+        paths = "".join(dots(xy, colour, opacity=0.5, extra=link_attrs(href, sids))
+                        for href, xy, sids in by_viewer(inside, hrefs)) or dots([], colour, opacity=0.5)
+        paths += "".join(edge_marks(xy, colour, extra=link_attrs(href, sids)) for href, xy, sids in by_viewer(edge, hrefs))
+        plot.add(f'<g class="points" data-model="{escape(model)}"><title>{escape(tip)}</title>{paths}</g>')
         clipped_any += len(beyond)
         y = plot.y1 + 52 + 18 * i
         plot.add(f'<circle cx="{plot.x0 + 5}" cy="{y}" r="4" fill="{colour}"/>')

@@ -520,7 +520,7 @@ def read_all(
         if reasons:
             refused[rel] = reasons
         else:  # the sidecar, checked, shrinks to the page's sample: no build holds every sidecar at once
-            entries.append(Entry(rel, _slim(doc), None if samples is None else reduce_samples(samples, doc["task"]),
+            entries.append(Entry(rel, _slim(doc), None if samples is None else reduce_samples(samples, doc["task"], file=rel),
                                  verification))
 
     _check_splits(entries, splits_dir, refused)

@@ -6,6 +6,7 @@ import re
 from typing import Any, Callable
 
 from ..scoring.metrics import METRICS
+from .deep_links import by_viewer, hrefs_of, link_attrs
 from .order import cell_mean
 from .format import escape, fmt
 from .load import is_number
@@ -124,7 +125,8 @@ def plot_velocity_scatter(board: dict[str, Any], row: dict[str, Any], cap: int =
     """Generated against conditioned velocity per video (paper figure 5), training range shaded:
     the first `cap` videos of the row's sample (`scatter`), never every video."""
     sample = row.get("scatter") or {}
-    pts = [(p["level"], p["true_velocity"], p["generated_velocity"]) for p in (sample.get("points") or [])[:cap]]
+    sampled = (sample.get("points") or [])[:cap]
+    pts = [(p["level"], p["true_velocity"], p["generated_velocity"]) for p in sampled]
     if not pts:
         return None
     levels = [c["key"] for c in board["levels"] if c["key"] != OOD_ALL]
@@ -168,10 +170,13 @@ def plot_velocity_scatter(board: dict[str, Any], row: dict[str, Any], cap: int =
     colour = {ID_LEVEL: ID_COLOUR}
     for i, level in enumerate(k for k in levels if k != ID_LEVEL):
         colour[level] = OOD_COLOURS[i % len(OOD_COLOURS)]
+    hrefs = hrefs_of(row)  # a dot of a file with a viewer opens its video there (`deep_links`)
     for level in levels:
-        mine = [(sx(a), sy(b)) for lv, a, b in pts if lv == level]
+        mine = [(sx(p["true_velocity"]), sy(p["generated_velocity"]), p["sample_id"], p.get("file", ""))
+                for p in sampled if p["level"] == level]
         if mine:
-            plot.add(f'<g class="points"><title>{escape(level)}: {len(mine)} videos</title>{dots(mine, colour[level])}</g>')
+            paths = "".join(dots(xy, colour[level], extra=link_attrs(href, ids)) for href, xy, ids in by_viewer(mine, hrefs))
+            plot.add(f'<g class="points"><title>{escape(level)}: {len(mine)} videos</title>{paths}</g>')
     for level, name, x, line in legend:
         y = 16 + 16 * line  # rows from the top, above the data area
         plot.add(f'<circle cx="{x + 5:.1f}" cy="{y:.1f}" r="4" fill="{colour[level]}"/>')

@@ -42,22 +42,24 @@ def law_headline(task: str) -> str | None:
         return None
 
 
-def reduce(samples: dict[str, Any], task: str, cap: int = ROW_CAP) -> dict[str, Any]:
+def reduce(samples: dict[str, Any], task: str, cap: int = ROW_CAP, file: str = "") -> dict[str, Any]:
     """A checked sidecar (as `load` cleans it) reduced to what the page draws.
 
     {"dof", "videos": all videos, "measured": videos with a generated velocity, "law_fits":
-    videos whose headline parameter was fitted, "points": [[key, sample_id, level, true, generated]],
-    "laws": [[key, sample_id, level, truth, fit]]}: at most `cap` of each, lowest key first.
+    videos whose headline parameter was fitted, "points": [[key, sample_id, level, true, generated, file]],
+    "laws": [[key, sample_id, level, truth, fit, file]]}: at most `cap` of each, lowest key first.
+    `file`: the results file the sidecar belongs to, so that a drawn point can link to that
+    file's viewer (`deep_links`; a row of several runs has one viewer per run).
     """
     measured = [[sample_key(s["sample_id"]), s["sample_id"], s["level"], float(s["true_velocity"]),
-                 float(s["generated_velocity"])] for s in samples["samples"] if s["generated_velocity"] is not None]
+                 float(s["generated_velocity"]), file] for s in samples["samples"] if s["generated_velocity"] is not None]
     name = law_headline(task)
     fits = []
     for lw in samples.get("laws") or []:
         x, y = lw["truth"].get(name), lw["fit"].get(name)
         # `load` let in only finite numbers or null here, so "not None" is "a number"
         if name is not None and x is not None and y is not None and isinstance(lw.get("sample_id"), str):
-            fits.append([sample_key(lw["sample_id"]), lw["sample_id"], lw["level"], float(x), float(y)])
+            fits.append([sample_key(lw["sample_id"]), lw["sample_id"], lw["level"], float(x), float(y), file])
     return {"dof": samples.get("dof"), "videos": len(samples["samples"]), "measured": len(measured),
             "law_fits": len(fits), "law_param": name, "points": sorted(measured)[:cap], "laws": sorted(fits)[:cap]}
 
@@ -78,9 +80,10 @@ def export_form(scatter: dict[str, Any]) -> dict[str, Any]:
                   "every video is in the results sidecars",
         "dof": scatter["dof"], "videos": scatter["videos"], "measured": scatter["measured"],
         "law_fits": scatter["law_fits"], "law_param": scatter["law_param"],
-        "points": [{"sample_id": sid, "level": level, "true_velocity": x, "generated_velocity": y}
-                   for _, sid, level, x, y in scatter["points"]],
-        "law_points": [{"sample_id": sid, "level": level, "truth": x, "fit": y} for _, sid, level, x, y in scatter["laws"]],
+        "points": [{"sample_id": sid, "level": level, "true_velocity": x, "generated_velocity": y, "file": file}
+                   for _, sid, level, x, y, file in scatter["points"]],
+        "law_points": [{"sample_id": sid, "level": level, "truth": x, "fit": y, "file": file}
+                       for _, sid, level, x, y, file in scatter["laws"]],
     }
 
 

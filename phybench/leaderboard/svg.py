@@ -40,19 +40,21 @@ def lin_ticks(lo: float, hi: float, n: int = 5) -> list[float]:
     return [round(first + i * step, 10) for i in range(int((hi - first) / step + 1e-9) + 1)]
 
 
-def dots(xy: list[tuple[float, float]], colour: str, radius: float = 2.2, opacity: float = 0.55) -> str:
+def dots(xy: list[tuple[float, float]], colour: str, radius: float = 2.2, opacity: float = 0.55, extra: str = "") -> str:
     """Many small dots as one path of zero-length strokes with round caps: about 14 bytes a dot
-    where a <circle> takes 40 (the board's scatters draw thousands); `data-n` says how many."""
+    where a <circle> takes 40 (the board's scatters draw thousands); `data-n` says how many.
+    `extra`: further attributes, already escaped (`deep_links.link_attrs`)."""
     d = "".join(f"M{x:.1f} {y:.1f}h0" for x, y in xy)
     return (f'<path class="dots" d="{d}" fill="none" stroke="{colour}" stroke-opacity="{opacity}" '
-            f'stroke-width="{2 * radius:g}" stroke-linecap="round" data-n="{len(xy)}"/>')
+            f'stroke-width="{2 * radius:g}" stroke-linecap="round" data-n="{len(xy)}"{extra}/>')
 
 
-def edge_marks(xy: list[tuple[float, float]], colour: str) -> str:
-    """Hollow diamonds for points drawn on an axis edge because they lie beyond it (clipped outliers)."""
+def edge_marks(xy: list[tuple[float, float]], colour: str, extra: str = "") -> str:
+    """Hollow diamonds for points drawn on an axis edge because they lie beyond it (clipped outliers);
+    each diamond's path starts at its top, 4 px above the point."""
     d = "".join(f"M{x:.1f} {y - 4:.1f}l4 4-4 4-4-4z" for x, y in xy)
     return (f'<path class="outliers" d="{d}" fill="none" stroke="{colour}" stroke-width="1.3" '
-            f'data-n="{len(xy)}"/>')
+            f'data-n="{len(xy)}"{extra}/>')
 
 
 def short(text: str, n: int = 24) -> str:

@@ -194,7 +194,11 @@
     plot();
     setFrame(0);
     for (const tr of document.querySelectorAll("#videos tbody tr")) tr.classList.toggle("current", tr.dataset.id === sid);
-    if (scroll) document.getElementById("player-section").scrollIntoView({ block: "start" });
+    if (scroll) {
+      document.getElementById("player-section").scrollIntoView({ block: "start" });
+      document.getElementById("link-note").hidden = true;
+      try { history.replaceState(null, "", `#v=${encodeURIComponent(sid).replace(/%2F/g, "/")}`); } catch (e) { /* a link to copy, where allowed */ }
+    }
   }
 
   function draw() {
@@ -522,6 +526,28 @@
     document.getElementById("plots").append(...figs);
   }
 
+  /* ------------------------------------------------------------ deep links: index.html#v=<sample id> */
+  // The board's scatter dots open one video here (phybench/leaderboard/deep_links.py); the id is
+  // percent-encoded in the URL, looked up in a Map (never a property name) and shown as text only.
+  const linkNote = el("p", { id: "link-note", class: "note link-note", role: "status", hidden: true });
+  document.getElementById("player-section").insertBefore(linkNote, document.getElementById("player"));
+  function followLink() {
+    const m = /^#v=(.*)$/s.exec(location.hash);
+    if (!m) return false;
+    let sid = m[1];
+    try { sid = decodeURIComponent(sid); } catch (e) { /* malformed escapes: looked up as written */ }
+    if (!byId.has(sid)) {
+      linkNote.hidden = false;
+      linkNote.textContent = `The link names the video "${sid.length > 120 ? sid.slice(0, 119) + "…" : sid}", which is not ` +
+        `in this viewer (${DATA.videos.length} videos of ${DATA.task} ${DATA.split}).`;
+      document.getElementById("player-section").scrollIntoView({ block: "start" });
+      return false;
+    }
+    linkNote.hidden = true;
+    openVideo(sid, true);
+    return true;
+  }
+
   /* ------------------------------------------------------------ start */
   header();
   plots();
@@ -545,5 +571,6 @@
   document.getElementById("speed").addEventListener("change", () => { if (player.timer) { stop(); play(); } });
   document.getElementById("show-tracks").addEventListener("change", (e) => document.getElementById("player").classList.toggle("no-tracks", !e.target.checked));
   const first = (DATA.gallery[0] && DATA.gallery[0].ids[0]) || (DATA.videos.find((v) => v.media) || DATA.videos[0] || {}).id;
-  if (first) openVideo(first, false);
+  if (!followLink() && first) openVideo(first, false);
+  window.addEventListener("hashchange", followLink);
 })();

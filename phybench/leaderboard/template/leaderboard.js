@@ -596,6 +596,63 @@
     wrap.classList.toggle("scroll", this.table.scrollWidth > wrap.clientWidth + 1);
   };
 
+  // ------------------------------------------------------------------ deep links (deep_links.py)
+  // A scatter dot whose path names a viewer (data-href) and each dot's sample id (percent-encoded:
+  // data-prefix + its word of data-ids) opens that video in the viewer: the dot nearest a click, within HIT px.
+  var HIT = 8;
+  var VIEWER_HREF = /^viewers\/[A-Za-z0-9][A-Za-z0-9._-]*\/index\.html$/;
+  var ENCODED_ID = /^[A-Za-z0-9%._~\/-]+$/;
+
+  function linkedDots(svg) {
+    var out = [];
+    Array.prototype.forEach.call(svg.querySelectorAll("path[data-href][data-ids]"), function (path) {
+      var href = path.getAttribute("data-href"), ids = path.getAttribute("data-ids").split(" ");
+      var prefix = path.getAttribute("data-prefix") || "";
+      if (!VIEWER_HREF.test(href)) return;
+      var dy = path.classList.contains("outliers") ? 4 : 0; // an edge diamond's path starts 4 px above its point
+      var re = /M(-?[\d.]+) (-?[\d.]+)/g, m, k = 0;
+      while ((m = re.exec(path.getAttribute("d"))) !== null) {
+        var word = ids[k++];
+        var id = word === undefined ? "" : prefix + word;
+        if (id && ENCODED_ID.test(id)) out.push({ x: Number(m[1]), y: Number(m[2]) + dy, id: id, href: href });
+      }
+    });
+    return out;
+  }
+
+  function nearestDot(svg, dots, event) {
+    var ctm = svg.getScreenCTM();
+    if (!ctm) return null;
+    var p = svg.createSVGPoint();
+    p.x = event.clientX; p.y = event.clientY;
+    p = p.matrixTransform(ctm.inverse());
+    var best = null, bestD = HIT * HIT;
+    dots.forEach(function (d) {
+      var dd = (d.x - p.x) * (d.x - p.x) + (d.y - p.y) * (d.y - p.y);
+      if (dd <= bestD) { best = d; bestD = dd; }
+    });
+    return best;
+  }
+
+  function linkScatter(svg) {
+    var dots = linkedDots(svg);
+    if (!dots.length) return;
+    svg.classList.add("linked");
+    svg.addEventListener("mousemove", function (event) {
+      var d = nearestDot(svg, dots, event);
+      svg.classList.toggle("pointing", !!d);
+      var name = "";
+      try { name = d ? decodeURIComponent(d.id) : ""; } catch (e) { name = d.id; }
+      svg.setAttribute("data-near", name); // set as an attribute value: never parsed as markup
+    });
+    svg.addEventListener("click", function (event) {
+      var d = nearestDot(svg, dots, event);
+      if (d) window.location.href = d.href + "#v=" + d.id;
+    });
+  }
+
+  Array.prototype.forEach.call(document.querySelectorAll("svg.plot"), linkScatter);
+
   var boards = [];
   DATA.boards.forEach(function (board) {
     var section = document.getElementById(board.id);
