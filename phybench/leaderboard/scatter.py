@@ -19,6 +19,7 @@ has passed its checks; this module imports nothing of `load`, so `load` may impo
 from __future__ import annotations
 
 import hashlib
+import sys
 from typing import Any
 
 ROW_CAP = 200  # points per row's velocity scatter and per model in the law scatter, at most
@@ -42,22 +43,42 @@ def law_headline(task: str) -> str | None:
         return None
 
 
+_SHARED: dict[str, tuple[int, str]] = {}  # sample id -> (its key, the id): one copy per video, however many rows
+_SHARED_MAX = 1_000_000  # ids remembered, at most (a long-lived process reading many boards)
+
+
+def _shared(sample_id: str) -> tuple[int, str]:
+    """A video's sample key and id, the same objects for every row that samples it.
+
+    Every model of a board answers the same sample ids, so a build of N results files would
+    otherwise hold N copies of each sampled id (and of its key): this keeps one, and the build's
+    memory no longer grows with the files by their ids."""
+    got = _SHARED.get(sample_id)
+    if got is None:
+        if len(_SHARED) >= _SHARED_MAX:
+            _SHARED.clear()
+        sid = sys.intern(sample_id)
+        got = _SHARED[sid] = (sample_key(sid), sid)
+    return got
+
+
 def reduce(samples: dict[str, Any], task: str, cap: int = ROW_CAP) -> dict[str, Any]:
     """A checked sidecar (as `load` cleans it) reduced to what the page draws.
 
     {"dof", "videos": all videos, "measured": videos with a generated velocity, "law_fits":
-    videos whose headline parameter was fitted, "points": [[key, sample_id, level, true, generated]],
-    "laws": [[key, sample_id, level, truth, fit]]}: at most `cap` of each, lowest key first.
+    videos whose headline parameter was fitted, "points": [(key, sample_id, level, true, generated)],
+    "laws": [(key, sample_id, level, truth, fit)]}: at most `cap` of each, lowest key first (ids,
+    keys and levels shared between rows: `_shared`, `sys.intern`).
     """
-    measured = [[sample_key(s["sample_id"]), s["sample_id"], s["level"], float(s["true_velocity"]),
-                 float(s["generated_velocity"])] for s in samples["samples"] if s["generated_velocity"] is not None]
+    measured = [(*_shared(s["sample_id"]), sys.intern(s["level"]), float(s["true_velocity"]),
+                 float(s["generated_velocity"])) for s in samples["samples"] if s["generated_velocity"] is not None]
     name = law_headline(task)
     fits = []
     for lw in samples.get("laws") or []:
         x, y = lw["truth"].get(name), lw["fit"].get(name)
         # `load` let in only finite numbers or null here, so "not None" is "a number"
         if name is not None and x is not None and y is not None and isinstance(lw.get("sample_id"), str):
-            fits.append([sample_key(lw["sample_id"]), lw["sample_id"], lw["level"], float(x), float(y)])
+            fits.append((*_shared(lw["sample_id"]), sys.intern(lw["level"]), float(x), float(y)))
     return {"dof": samples.get("dof"), "videos": len(samples["samples"]), "measured": len(measured),
             "law_fits": len(fits), "law_param": name, "points": sorted(measured)[:cap], "laws": sorted(fits)[:cap]}
 
