@@ -499,8 +499,8 @@ def build_viewer(
              *[Path(r) if r is not None else None for r in (compare_results or [None] * (len(paths) - 1))]]
     if details is not None and results is None:
         raise ViewerError("--details goes with --results (the details of that score)", "usage")
-    files = [f for f in given if f is not None] + ([Path(details)] if isinstance(details, (str, os.PathLike)) else [])
-    _check_inputs(paths, split_dir, out, files, board, per_kind, max_videos)
+    inputs = [f for f in given if f is not None] + ([Path(details)] if isinstance(details, (str, os.PathLike)) else [])
+    _check_inputs(paths, split_dir, out, inputs, board, per_kind, max_videos)
     reader = _open_split(split_dir)
     manifest = reader.manifest
     family = family_of(get_task(manifest["task"]))
