@@ -38,7 +38,7 @@ from .._version import __version__
 from ..io import atomic_folder
 from ..scoring.model_fields import page_fields
 from . import probes as probe_page
-from .export import csv_safe, csv_text, json_chunks, markdown, script_json
+from .export import csv_chunks, csv_safe, json_chunks, markdown, script_json
 from .format import markdown_escape
 from .gap import add_gaps
 from .scatter import without_points
@@ -88,12 +88,13 @@ def _keyring(keys: Any) -> Any:
 
 def _site_files(data: dict[str, Any], probe_docs: list[Any]) -> dict[str, str | Iterator[str]]:
     """Every file of the site, by name: the page, its markdown, CSV and JSON exports, the probes' page, the marker.
-    ``leaderboard.json`` comes as pieces (`json_chunks`), written as they are made: the build's memory
-    then does not hold the largest export whole, nor the list of its pieces."""
+    ``leaderboard.json`` and ``leaderboard.csv`` come as pieces (`json_chunks`, `csv_chunks`), written
+    as they are made: the build's memory then does not hold the largest exports whole, nor the list of
+    their pieces."""
     files: dict[str, str | Iterator[str]] = {
         "index.html": page_html(data, probes=bool(probe_docs)),
         "leaderboard.md": markdown(data),
-        "leaderboard.csv": csv_text(data),
+        "leaderboard.csv": csv_chunks(data),
         "leaderboard.json": json_chunks(without_points(data)),  # the scatters' samples: counts only
     }
     if probe_docs:
