@@ -1,77 +1,110 @@
-"""`phybench view`: time and bytes for a lite-sized split (docs/viewer.md "Media and size").
+"""`phybench view`: CPU seconds, peak memory and bytes of a lite viewer, before and after the reuse of scores.
 
-    python benchmarks/bench_viewer.py                                   # uniform ood-eval, 200 videos
-    python benchmarks/bench_viewer.py --task combinatorial --split in-template-eval --limit 200
-    python benchmarks/bench_viewer.py --work /tmp/pb-view --compare     # two models in one viewer
+    PYTHONPATH=. python benchmarks/bench_viewer.py                       # the defaults below (uniform and combinatorial lite)
+    PYTHONPATH=. python benchmarks/bench_viewer.py --before 87dc159      # "before" = the viewer of that commit
+    PYTHONPATH=. python benchmarks/bench_viewer.py --case NAME:SUB:SPLIT:RESULTS ...
 
-Generates the split once under --work (a --limit 200 split has the shipped lite split's hash) and
-a submission of the ground truth shifted by 2 px after the condition frames (a model whose
-pictures are slightly off), then builds the viewer and reports: the cheap scoring alone, the
-whole build, videos with media, media bytes (total and per video) and the size of index.html.
+Each case is a kept submission, its split and its shipped results file.  For each case the
+viewer is built twice, each in a fresh Python process that reports its own CPU seconds
+(`resource.getrusage`, the process and its children, user + system), wall seconds and peak
+resident memory:
+
+* **before**: ``build_viewer(SUB, SPLIT, OUT, results=RESULTS)`` of the package at ``--before``
+  (exported with ``git archive`` into a temporary folder): that viewer scored the cheap metrics
+  (velocity error, SSIM, PSNR and their companions) itself and showed the results file's header;
+* **after**: the same call on this tree: the numbers come from the results file and its sidecar
+  (`phybench.leaderboard.viewer_sources`); the videos are read for the submission hash, the
+  sprites and the parser's tracks (the overlay), and the judge is asked where it fired only for a
+  video whose stored verdict is abnormal (none without ``--details``).
+
+It reports the viewer's bytes (the whole folder, ``index.html`` and the media) beside the
+times.  docs/leaderboard.md ("Viewer cost") quotes a run.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import subprocess
+import sys
+import tarfile
 import tempfile
-import time
 from pathlib import Path
 
-import numpy as np
+REPO = Path(__file__).resolve().parent.parent
+LITE = Path("/work/lite-l34/lite")
+COMB = Path("/work/comb")
+DEFAULT_CASES = (
+    f"uniform-lite:{LITE}/submissions/uniform-ood-eval-copy-last:{LITE}/data/uniform-ood-eval:"
+    f"leaderboard/results/fundamental/lite/uniform-ood-eval-copy-last.json",
+    f"combinatorial-lite:{COMB}/sub/copy-last-in-template-eval:{COMB}/in-template-eval:"
+    f"leaderboard/results/combinatorial/in-template-eval-copy-last.json",
+)
 
-from phybench.data.generate import generate
-from phybench.data.split import SplitReader, make_plan
-from phybench.leaderboard.viewer import CHEAP_METRICS, build_viewer
-from phybench.scoring.score import score
-from phybench.submission import submission_meta, write_submission
-from phybench.tasks import get_task
+CHILD = """
+import json, os, resource, sys, time
+t = time.perf_counter()
+from phybench.leaderboard.viewer import build_viewer
+report = build_viewer(sys.argv[1], sys.argv[2], sys.argv[3], results=sys.argv[4])
+wall = time.perf_counter() - t
+own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+out = sys.argv[3]
+size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(out) for f in fs)
+import phybench
+print(json.dumps({"package": os.path.dirname(phybench.__file__), "cpu_s": own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime, "wall_s": wall,
+                  "peak_rss_mib": max(own.ru_maxrss, kids.ru_maxrss) / 1024, "folder_bytes": size,
+                  "index_bytes": os.path.getsize(os.path.join(out, "index.html")),
+                  "media_bytes": report.media_bytes, "with_media": report.with_media, "videos": report.videos}))
+"""
 
 
-def _submission(split: Path, out: Path, name: str, shift: int) -> Path:
-    if (out / "submission.json").is_file():
-        return out
-    reader = SplitReader(split)
-    cf = int(reader.manifest["condition_frames"])
+def _export(rev: str, dest: Path) -> Path:
+    """The package as it was at `rev` (git archive of phybench/), for the "before" build."""
+    data = subprocess.run(["git", "-C", str(REPO), "archive", rev, "phybench"], check=True, capture_output=True).stdout
+    tar = dest / "before.tar"
+    tar.write_bytes(data)
+    with tarfile.open(tar) as t:
+        t.extractall(dest / "before", filter="data")
+    return dest / "before"
 
-    def videos():
-        for row in reader.rows():
-            video = reader.video(row)
-            if shift:
-                video = video.copy()
-                video[cf:] = np.roll(video[cf:], shift, axis=2)
-            yield row["sample_id"], video
 
-    write_submission(out, submission_meta(reader.manifest, name), videos())
-    return out
+def _build(pythonpath: Path, sub: str, split: str, out: Path, results: str) -> dict[str, float]:
+    env = dict(os.environ, PYTHONPATH=str(pythonpath))
+    got = subprocess.run([sys.executable, "-c", CHILD, sub, split, str(out), str(REPO / results)], env=env,
+                         cwd=out.parent, capture_output=True, text=True)  # not REPO: -c puts the cwd first on sys.path
+    if got.returncode:
+        raise SystemExit(f"the build failed ({pythonpath}):\n{got.stderr[-3000:]}")
+    report = json.loads(got.stdout.strip().splitlines()[-1])
+    assert Path(report["package"]).resolve() == (pythonpath / "phybench").resolve(), report["package"]
+    return report
+
+
+def _line(name: str, when: str, r: dict[str, float]) -> str:
+    return (f"| {name} | {when} | {r['cpu_s']:.1f} | {r['wall_s']:.1f} | {r['peak_rss_mib']:.0f} | "
+            f"{r['videos']:.0f} ({r['with_media']:.0f} with media) | {r['folder_bytes'] / 1e6:.2f} | "
+            f"{r['index_bytes'] / 1e3:.0f} | {r['media_bytes'] / 1e6:.2f} |")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--task", default="uniform")
-    ap.add_argument("--split", default="ood-eval")
-    ap.add_argument("--limit", type=int, default=200)
-    ap.add_argument("--work", default=str(Path(tempfile.gettempdir()) / "pb-bench-viewer"))
-    ap.add_argument("--compare", action="store_true", help="also compare with the unshifted ground truth")
+    ap.add_argument("--case", action="append", metavar="NAME:SUB:SPLIT:RESULTS",
+                    help="a case (repeatable); default: uniform lite and combinatorial lite copy-last")
+    ap.add_argument("--before", default="87dc159", help="the commit whose viewer scored itself (default 87dc159)")
+    ap.add_argument("--no-before", action="store_true", help="measure this tree only")
     args = ap.parse_args()
-    work = Path(args.work)
-    split = work / f"{args.task}-{args.split}-{args.limit}"
-    if not (split / "manifest.json").is_file():
-        t = time.perf_counter()
-        generate(make_plan(get_task(args.task), args.split, None, args.limit, None), split, progress=False)
-        print(f"generated {split} in {time.perf_counter() - t:.1f} s")
-    sub = _submission(split, work / f"{split.name}-shift2", "shift2px", 2)
-    compare = [_submission(split, work / f"{split.name}-gt", "ground-truth", 0)] if args.compare else []
-    t = time.perf_counter()
-    score(sub, split, list(CHEAP_METRICS), progress=False)
-    scoring = time.perf_counter() - t
-    out = work / f"{split.name}-view"
-    t = time.perf_counter()
-    report = build_viewer(sub, split, out, compare=compare)
-    total = time.perf_counter() - t
-    index = (out / "index.html").stat().st_size
-    print(f"{args.task} {args.split} ({args.limit} videos, {1 + len(compare)} model(s)): scoring {scoring:.1f} s, "
-          f"viewer {total:.1f} s in all; media for {report.with_media} videos, {report.media_bytes / 1e6:.2f} MB "
-          f"({report.media_bytes / max(report.with_media, 1) / 1e3:.0f} kB a video); index.html {index / 1e3:.0f} kB")
+    cases = [c.split(":", 3) for c in (args.case or DEFAULT_CASES)]
+    print("| case | viewer | CPU s | wall s | peak RSS MiB | videos | folder MB | index.html kB | media MB |")
+    print("|---|---|---:|---:|---:|---|---:|---:|---:|")
+    with tempfile.TemporaryDirectory(prefix="pb-bench-viewer-") as tmp:
+        work = Path(tmp)
+        before = None if args.no_before else _export(args.before, work)
+        for name, sub, split, results in cases:
+            if before is not None:
+                print(_line(name, f"before ({args.before}: scores)", _build(before, sub, split, work / f"{name}-b",
+                                                                             results)), flush=True)
+            print(_line(name, "after (reuses the results)", _build(REPO, sub, split, work / f"{name}-a", results)),
+                  flush=True)
 
 
 if __name__ == "__main__":

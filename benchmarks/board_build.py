@@ -3,6 +3,7 @@
     PYTHONPATH=. python benchmarks/board_build.py                        # 1x and 10x leaderboard/results
     PYTHONPATH=. python benchmarks/board_build.py --scales 1,5,10,20     # more points
     PYTHONPATH=. python benchmarks/board_build.py --results R --work /tmp/pb-board
+    PYTHONPATH=. python benchmarks/board_build.py --before REV          # also REV's package, same run, same bytes
 
 The board page must stay small (docs/leaderboard.md, "Page size and build memory") and the
 build's memory flat as results files are added.  For each scale k the benchmark writes k copies
@@ -20,11 +21,13 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import io
 import json
 import os
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 from pathlib import Path
 
@@ -38,7 +41,8 @@ t = time.perf_counter()
 from phybench.leaderboard import build
 report = build(sys.argv[1], sys.argv[2])
 seconds = time.perf_counter() - t
-print(json.dumps({"seconds": seconds, "peak_rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+use = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps({"seconds": seconds, "cpu_s": use.ru_utime + use.ru_stime, "peak_rss_kib": use.ru_maxrss,
                   "files": len(report.accepted), "models": report.models, "refused": len(report.refused)}))
 """
 
@@ -84,13 +88,22 @@ def _copy_scaled(results: Path, out: Path, copies: int) -> int:
     return written
 
 
-def _measure(results: Path, site: Path) -> dict[str, float]:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}  # the phybench of this checkout
+def _measure(results: Path, site: Path, package: Path = REPO) -> dict[str, float]:
+    env = {**os.environ, "PYTHONPATH": str(package)}  # the phybench of this checkout (or of --before)
     proc = subprocess.run([sys.executable, "-c", CHILD, str(results), str(site)], capture_output=True, text=True,
-                          env=env, check=False)
+                          env=env, check=False, cwd=site.parent)  # not REPO: -c puts the cwd first on sys.path
     if proc.returncode:
         raise SystemExit(f"build failed:\n{proc.stderr[-3000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _site_digest(site: Path) -> str:
+    """sha256 over every file of a site (its name and bytes), in name order."""
+    h = hashlib.sha256()
+    for p in sorted(site.rglob("*")):
+        if p.is_file():
+            h.update(p.relative_to(site).as_posix().encode() + b"\0" + p.read_bytes())
+    return h.hexdigest()
 
 
 def main() -> None:
@@ -98,22 +111,39 @@ def main() -> None:
     ap.add_argument("--results", default=str(REPO / "leaderboard" / "results"))
     ap.add_argument("--scales", default="1,10", help="comma-separated copies of the results folder")
     ap.add_argument("--work", default=None, help="where the copies and sites go (default: a temporary folder)")
+    ap.add_argument("--before", default=None, metavar="REV",
+                    help="also build with the package of this commit (git archive), in the same run, and check "
+                         "that both sites have the same bytes")
     args = ap.parse_args()
     work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="pb-board-"))
-    print(f"{'scale':>5} {'files':>6} {'models':>6} {'seconds':>8} {'peak RSS MiB':>13} "
+    packages = [("now", REPO)]
+    if args.before:
+        data = subprocess.run(["git", "-C", str(REPO), "archive", args.before, "phybench"], check=True,
+                              capture_output=True).stdout
+        (work / "before").mkdir(parents=True, exist_ok=True)
+        with tarfile.open(fileobj=io.BytesIO(data)) as t:
+            t.extractall(work / "before", filter="data")
+        packages.insert(0, (args.before, work / "before"))
+    print(f"{'scale':>5} {'package':>8} {'files':>6} {'models':>6} {'seconds':>8} {'CPU s':>6} {'peak RSS MiB':>13} "
           f"{'index.html KB':>14} {'leaderboard.json KB':>20}")
     for scale in (int(s) for s in args.scales.split(",")):
-        results, site = work / f"results-x{scale}", work / f"site-x{scale}"
+        results = work / f"results-x{scale}"
         shutil.rmtree(results, ignore_errors=True)
-        shutil.rmtree(site, ignore_errors=True)
         _copy_scaled(Path(args.results), results, scale)
-        m = _measure(results, site)
-        if m["refused"]:
-            raise SystemExit(f"{m['refused']} file(s) refused at scale {scale}")
-        page = (site / "index.html").stat().st_size / 1000
-        export = (site / "leaderboard.json").stat().st_size / 1000
-        print(f"{scale:>5} {m['files']:>6} {m['models']:>6} {m['seconds']:>8.1f} {m['peak_rss_kib'] / 1024:>13.0f} "
-              f"{page:>14.0f} {export:>20.0f}", flush=True)
+        digests = set()
+        for label, package in packages:
+            site = work / f"site-x{scale}-{label}"
+            shutil.rmtree(site, ignore_errors=True)
+            m = _measure(results, site, package)
+            if m["refused"]:
+                raise SystemExit(f"{m['refused']} file(s) refused at scale {scale}")
+            page = (site / "index.html").stat().st_size / 1000
+            export = (site / "leaderboard.json").stat().st_size / 1000
+            print(f"{scale:>5} {label:>8} {m['files']:>6} {m['models']:>6} {m['seconds']:>8.1f} {m['cpu_s']:>6.1f} "
+                  f"{m['peak_rss_kib'] / 1024:>13.0f} {page:>14.0f} {export:>20.0f}", flush=True)
+            digests.add(_site_digest(site))
+        if len(digests) > 1:
+            raise SystemExit(f"the sites built at scale {scale} differ between the packages")
     if not args.work:
         shutil.rmtree(work, ignore_errors=True)
 

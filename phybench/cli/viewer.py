@@ -12,9 +12,13 @@ EXAMPLES = """
     examples:
       phybench view runs/m/uniform-id-eval/submission --data data/uniform-id-eval --out view/
       phybench view sub/ --data data/uniform-id-eval --results results.json --out view/
+      phybench view sub/ --data data/uniform-id-eval --results r.json --details d.parquet --out view/
       phybench view a/ --data data/uniform-id-eval --compare b/ --out view-a-vs-b/ --max-videos 50
       phybench view sub/ --data data/uniform-id-eval --results r.json --board leaderboard/results --out view/
 
+    With --results the viewer reuses that score (the results file, its .samples.json sidecar and,
+    with --details, the details Parquet) and scores nothing; without it, it scores the cheap
+    metrics (velocity error, SSIM, PSNR) once itself.
     The folder opens from file:// (index.html) or any static host; no network, no server.
     exit codes: 0 written, 2 refused (nothing written): a submission that does not match the
     split, a results file of another submission, an --out that is not a viewer folder.
@@ -28,8 +32,12 @@ def _add_view(add: Callable[..., argparse.ArgumentParser]) -> None:
                     "its ground truth, the tracked trajectories, where the judge fired, a sortable table.")
     v.add_argument("submission", metavar="SUB", help="submission folder or archive")
     v.add_argument("--data", required=True, metavar="SPLIT_DIR", help="the split it answers")
-    v.add_argument("--results", metavar="RESULTS_JSON", help="its results file (the header's numbers; must be of "
-                                                             "this submission and split)")
+    v.add_argument("--results", metavar="RESULTS_JSON", help="its results file (every number shown, with its "
+                                                             "sidecar; must be of this submission and split)")
+    v.add_argument("--details", metavar="DETAILS_PARQUET", help="the details of that score (phybench score --details): "
+                                                              "every per-video metric in the table; needs --results")
+    v.add_argument("--compare-results", nargs="+", default=[], metavar="R2_JSON",
+                   help="the results file of each --compare submission, in the same order")
     v.add_argument("--board", metavar="RESULTS_DIR", help="results files of other models (e.g. leaderboard/results): "
                                                           "where this one would rank on the same split")
     v.add_argument("--compare", nargs="+", default=[], metavar="SUB2", help="further submissions on the same split, "
@@ -54,7 +62,8 @@ def cmd_view(args: argparse.Namespace) -> int:
     from ..leaderboard.viewer import ViewerError, build_viewer
 
     try:
-        report = build_viewer(args.submission, args.data, args.out, results=args.results, board=args.board, compare=args.compare,
+        report = build_viewer(args.submission, args.data, args.out, results=args.results, details=args.details,
+                              board=args.board, compare=args.compare, compare_results=args.compare_results,
                               per_kind=args.per_kind, max_videos=args.max_videos,
                               max_bytes=int(args.max_mb * 1e6), progress=not args.quiet,
                               log=None if args.quiet else (lambda line: print(line, file=sys.stderr)))

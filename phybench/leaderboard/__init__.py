@@ -32,13 +32,13 @@ and `probes` the Probes page; `build` here runs them in that order.  The command
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from .._version import __version__
 from ..io import atomic_folder
 from ..scoring.model_fields import page_fields
 from . import probes as probe_page
-from .export import csv_safe, csv_text, json_text, markdown, script_json
+from .export import csv_chunks, csv_safe, json_chunks, markdown, script_json
 from .format import markdown_escape
 from .gap import add_gaps
 from .scatter import without_points
@@ -86,13 +86,16 @@ def _keyring(keys: Any) -> Any:
         raise LeaderboardError(f"the board's keyring cannot be read: {exc}") from None
 
 
-def _site_files(data: dict[str, Any], probe_docs: list[Any]) -> dict[str, str]:
-    """Every file of the site, by name: the page, its markdown, CSV and JSON exports, the probes' page, the marker."""
-    files = {
+def _site_files(data: dict[str, Any], probe_docs: list[Any]) -> dict[str, str | Iterator[str]]:
+    """Every file of the site, by name: the page, its markdown, CSV and JSON exports, the probes' page, the marker.
+    ``leaderboard.json`` and ``leaderboard.csv`` come as pieces (`json_chunks`, `csv_chunks`), written
+    as they are made: the build's memory then does not hold the largest exports whole, nor the list of
+    their pieces."""
+    files: dict[str, str | Iterator[str]] = {
         "index.html": page_html(data, probes=bool(probe_docs)),
         "leaderboard.md": markdown(data),
-        "leaderboard.csv": csv_text(data),
-        "leaderboard.json": json_text(without_points(data)),  # the scatters' samples: counts only
+        "leaderboard.csv": csv_chunks(data),
+        "leaderboard.json": json_chunks(without_points(data)),  # the scatters' samples: counts only
     }
     if probe_docs:
         files[probe_page.PAGE] = probe_page.page_html(probe_docs)
@@ -197,5 +200,10 @@ def _write_site(out_dir: Path, data: dict[str, Any], probe_docs: list[Any], resu
                                         max_mb=budget[1], log=log)
         files = _site_files(data, probe_docs)
         for name, text in sorted(files.items()):
-            (tmp / name).write_bytes(text.encode("utf-8"))
+            if isinstance(text, str):
+                (tmp / name).write_bytes(text.encode("utf-8"))
+                continue
+            with open(tmp / name, "w", encoding="utf-8", newline="") as f:
+                for chunk in text:
+                    f.write(chunk)
     return sorted(files) + [f"{board_viewers.VIEWERS_DIR}/{link.slug}/" for link in links.links.values()]

@@ -3,16 +3,18 @@
 `leaderboard build RESULTS --out SITE --viewers SUBS_DIR --splits DATA` finds each accepted
 results file's submission under SUBS_DIR by content hash and its split under DATA by split
 hash (`claims.SubmissionIndex` / `claims.SplitIndex`, the lookup `leaderboard verify` uses),
-builds its viewer (`viewer.build_viewer`, with the results file as its header: the viewer
-scores the cheap metrics for its per-video table and shows the file's numbers) under
+builds its viewer (`viewer.build_viewer` from the results file and its sidecar: the viewer
+scores nothing) under
 ``SITE/viewers/<slug>/``, and the row links to it.  ``--prebuilt-viewers DIR`` copies viewers
 built before (the repository ships the lite reference baselines' in ``leaderboard/viewers/``),
 each matched to its results file by the results file's SHA-256 in its record.
 
 Each viewer folder holds a record, `RECORD`: the results file it was built for (path and
 SHA-256), the submission and split hashes, and the per-video values of the ranked column,
-which the board's paired comparison reads (`paired`).  A re-scored results file no longer
-matches its shipped viewer's hash: the viewer is then not linked (and a test of the shipped
+which the board's paired comparison reads (`paired`).  No results file keeps those values, so
+the board scores ``velocity_error`` (their metric, without SSIM or PSNR) once per viewer and
+hands the rows to the viewer as its details, which its table shows beside the sidecar's.
+A re-scored results file no longer matches its shipped viewer's hash: the viewer is then not linked (and a test of the shipped
 viewers fails until they are rebuilt).
 """
 from __future__ import annotations
@@ -37,6 +39,7 @@ MAX_VIDEOS = 12  # board viewers are small by default: the gallery's first video
 MAX_MB = 0.3
 SLUG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,100}$")
 HEX64 = re.compile(r"^[0-9a-f]{64}$")
+PAIRED_BASE = "velocity_error"  # the metric scored for the paired values (PAIRED_METRIC is its companion)
 
 
 def slug_of(file: str) -> str:
@@ -194,11 +197,15 @@ def _copy_viewer(src: Path, dest: Path) -> None:
 
 def _build_one(link: Link, dest: Path, results_dir: Path, max_videos: int, max_mb: float) -> dict[str, Any]:
     from .viewer import ViewerError, build_viewer
+    from .viewer_sources import SourceError, score_rows
 
     assert link.submission is not None and link.split is not None
-    try:
+    try:  # the paired comparison's per-video values: no results file keeps them, so they are scored here, once
+        _, rows, _ = score_rows(link.submission, link.split, (PAIRED_BASE,))
         report = build_viewer(link.submission, link.split, dest, results=results_dir / link.file, results_label=link.file,
-                              board=results_dir, max_videos=max_videos, max_bytes=int(max_mb * 1e6))
+                              details=rows, board=results_dir, max_videos=max_videos, max_bytes=int(max_mb * 1e6))
+    except SourceError as exc:
+        raise LeaderboardError(f"{link.file}: its viewer cannot be built: {exc}") from None
     except ViewerError as exc:
         raise LeaderboardError(f"{link.file}: its viewer cannot be built: {exc}") from None
     results = json.loads((results_dir / link.file).read_text(encoding="utf-8"))

@@ -8,7 +8,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from typing import Any
+from typing import Any, Iterator
 
 from ..scoring.metrics import METRICS, is_set_metric
 from .format import fmt, markdown_escape
@@ -163,9 +163,9 @@ def csv_safe(value: Any) -> Any:
     return value
 
 
-def csv_rows(data: dict[str, Any]) -> list[dict[str, Any]]:
-    """The combined table, long form: one row per (task, resolution, model, level, metric)."""
-    out = []
+def csv_rows(data: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """The combined table, long form: one row per (task, resolution, model, level, metric), made
+    as it is read (a board of many rows has tens of thousands)."""
     for board in data["boards"]:
         for row in board["rows"]:
             for level in board["levels"]:
@@ -180,7 +180,7 @@ def csv_rows(data: dict[str, Any]) -> list[dict[str, Any]]:
                         continue
                     ci = entry.get("ci95") or [None, None]
                     unt = cell.get("untrackable") or {}
-                    out.append({
+                    yield {
                         "task": board["task"], "task_version": board["task_version"], "resolution": board["resolution"],
                         "model": row["model"], "family": row["meta"].get("family"), "size": row["meta"].get("size"),
                         "params": row["meta"].get("params"), "train_size": row["meta"].get("train_size"),
@@ -196,8 +196,7 @@ def csv_rows(data: dict[str, Any]) -> list[dict[str, Any]]:
                         "runs": (entry.get("runs") or {}).get("n", 1),
                         "runs_sd": (entry.get("runs") or {}).get("sd"),
                         "verification": verification_text(row),
-                    })
-    return out
+                    }
 
 
 def _csv_cell(value: Any) -> Any:
@@ -209,16 +208,33 @@ def _csv_cell(value: Any) -> Any:
 
 
 def csv_text(data: dict[str, Any]) -> str:
+    return "".join(csv_chunks(data))
+
+
+def csv_chunks(data: dict[str, Any]) -> Iterator[str]:
+    """`csv_text`'s text a line at a time, for writing as it is made (the build's memory then holds
+    neither the long table's rows nor its text whole)."""
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, lineterminator="\n")
     writer.writeheader()
     for row in csv_rows(data):
         writer.writerow({k: _csv_cell(row[k]) for k in CSV_COLUMNS})
-    return buf.getvalue()
+        if buf.tell() > 65536:
+            yield buf.getvalue()
+            buf.seek(0)
+            buf.truncate()
+    yield buf.getvalue()
 
 
 def json_text(data: dict[str, Any]) -> str:
     return json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+
+
+def json_chunks(data: dict[str, Any]) -> Iterator[str]:
+    """`json_text`'s text in pieces, for writing as it is made: ``json.dumps`` with an indent joins a
+    list of every piece first (about five times the text's size at once, the build's peak)."""
+    yield from json.JSONEncoder(sort_keys=True, indent=2, ensure_ascii=False).iterencode(data)
+    yield "\n"
 
 
 def script_json(data: dict[str, Any]) -> str:

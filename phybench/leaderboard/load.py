@@ -456,14 +456,38 @@ def _check_duplicates(entries: list[Entry], refused: dict[str, list[tuple[str, s
                                                                    f"also in {others}, from the same submission"))
 
 
+CELL_KEYS = ("mean", "ci95", "count", "value", "videos", "frames")  # what a table cell reads of a metric (`table._cell`)
+
+
+def _slim_group(group: dict[str, Any]) -> dict[str, Any]:
+    """One summary group as the board reads it (`table._cell`, `law.law_cell`, `metrics_present`):
+    its video count, untrackable count, each metric's numbers and the law block, cleaned.  The
+    metric entries' other keys (per-level law params of the model and the truth, spreads) go."""
+    from .law import law_cell
+
+    out: dict[str, Any] = {}
+    for key, value in group.items():
+        if key in ("videos", "untrackable"):
+            out[key] = value
+        elif key == "law":
+            out[key] = law_cell(value)
+        elif key in METRICS:
+            out[key] = {k: value[k] for k in CELL_KEYS if k in value} if isinstance(value, dict) else value
+    return out
+
+
 def _slim(doc: dict[str, Any]) -> dict[str, Any]:
-    """A checked results document without what the board no longer reads once the checks have run:
-    the per-video lists (`untrackable` keeps its length as `untrackable_count`, `excluded` goes)
-    and the metric settings (a third of a file, compared with the registry already).  A build
-    holds one per results file: this keeps its memory to the table's numbers."""
-    out = {k: v for k, v in doc.items() if k not in ("untrackable", "excluded")}
+    """A checked results document reduced to what the board reads once the checks have run: the
+    per-video lists (`untrackable` keeps its length as `untrackable_count`, `excluded` goes), the
+    metric settings (a third of a file, compared with the registry already) and, in each summary
+    group, all but a table cell's numbers (`_slim_group`).  A build holds one per results file
+    until the boards are made: this keeps that to the numbers the page shows."""
+    out = {k: v for k, v in doc.items() if k not in ("untrackable", "excluded", "summary")}
     out["untrackable_count"] = len(doc.get("untrackable") or [])
     out["provenance"] = {k: v for k, v in doc["provenance"].items() if k != "metric_settings"}
+    summary = doc["summary"]
+    out["summary"] = {"overall": _slim_group(summary["overall"]),
+                      "levels": {level: _slim_group(g) for level, g in summary["levels"].items()}}
     return out
 
 

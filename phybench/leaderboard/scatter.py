@@ -19,7 +19,9 @@ has passed its checks; this module imports nothing of `load`, so `load` may impo
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+import sys
+from array import array
+from typing import Any, Iterable, Iterator, Sequence, overload
 
 ROW_CAP = 200  # points per row's velocity scatter and per model in the law scatter, at most
 PAGE_POINTS = 12_000  # points of every scatter on one page together, at most
@@ -42,26 +44,92 @@ def law_headline(task: str) -> str | None:
         return None
 
 
+_SHARED: dict[str, tuple[int, str]] = {}  # sample id -> (its key, the id): one copy per video, however many rows
+_SHARED_MAX = 1_000_000  # ids remembered, at most (a long-lived process reading many boards)
+
+
+def _shared(sample_id: str) -> tuple[int, str]:
+    """A video's sample key and id, the same objects for every row that samples it.
+
+    Every model of a board answers the same sample ids, so a build of N results files would
+    otherwise hold N copies of each sampled id (and of its key): this keeps one, and the build's
+    memory no longer grows with the files by their ids."""
+    got = _SHARED.get(sample_id)
+    if got is None:
+        if len(_SHARED) >= _SHARED_MAX:
+            _SHARED.clear()
+        sid = sys.intern(sample_id)
+        got = _SHARED[sid] = (sample_key(sid), sid)
+    return got
+
+
+Point = tuple[int, str, str, float, float, str]  # (sample key, sample id, level, x, y, results file)
+
+
+class Points(Sequence[Point]):
+    """A row's sampled points kept column by column: the ids and levels as shared strings, x and y
+    as doubles in arrays (about 32 bytes a point instead of 130 as tuples of Python floats).  A
+    build holds one per results file until the site is written; read back, a point is the
+    same tuple (the key from the id, `_shared`), so the page's bytes do not change."""
+
+    __slots__ = ("_ids", "_levels", "_x", "_y", "_files")
+
+    def __init__(self, points: Iterable[Point]) -> None:
+        pts = list(points)
+        self._ids = tuple(p[1] for p in pts)
+        self._levels = tuple(p[2] for p in pts)
+        self._x = array("d", (p[3] for p in pts))
+        self._y = array("d", (p[4] for p in pts))
+        self._files = tuple(sys.intern(p[5]) for p in pts)
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def _at(self, i: int) -> Point:
+        return _shared(self._ids[i])[0], self._ids[i], self._levels[i], self._x[i], self._y[i], self._files[i]
+
+    @overload
+    def __getitem__(self, i: int) -> Point: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[Point]: ...
+
+    def __getitem__(self, i: int | slice) -> Point | list[Point]:
+        if isinstance(i, slice):
+            return [self._at(k) for k in range(*i.indices(len(self)))]
+        return self._at(range(len(self))[i])
+
+    def __iter__(self) -> Iterator[Point]:
+        return (self._at(k) for k in range(len(self)))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
 def reduce(samples: dict[str, Any], task: str, cap: int = ROW_CAP, file: str = "") -> dict[str, Any]:
     """A checked sidecar (as `load` cleans it) reduced to what the page draws.
 
     {"dof", "videos": all videos, "measured": videos with a generated velocity, "law_fits":
-    videos whose headline parameter was fitted, "points": [[key, sample_id, level, true, generated, file]],
-    "laws": [[key, sample_id, level, truth, fit, file]]}: at most `cap` of each, lowest key first.
-    `file`: the results file the sidecar belongs to, so that a drawn point can link to that
-    file's viewer (`deep_links`; a row of several runs has one viewer per run).
+    videos whose headline parameter was fitted, "points": `Points` of (key, sample_id, level, true, generated, file),
+    "laws": `Points` of (key, sample_id, level, truth, fit, file)}: at most `cap` of each, lowest key first (ids,
+    keys and levels shared between rows: `_shared`, `sys.intern`).  `file`: the results file the
+    sidecar belongs to, so that a drawn point can link to that file's viewer (`deep_links`; a row
+    of several runs has one viewer per run).
     """
-    measured = [[sample_key(s["sample_id"]), s["sample_id"], s["level"], float(s["true_velocity"]),
-                 float(s["generated_velocity"]), file] for s in samples["samples"] if s["generated_velocity"] is not None]
+    measured = [(*_shared(s["sample_id"]), sys.intern(s["level"]), float(s["true_velocity"]),
+                 float(s["generated_velocity"]), file) for s in samples["samples"] if s["generated_velocity"] is not None]
     name = law_headline(task)
     fits = []
     for lw in samples.get("laws") or []:
         x, y = lw["truth"].get(name), lw["fit"].get(name)
         # `load` let in only finite numbers or null here, so "not None" is "a number"
         if name is not None and x is not None and y is not None and isinstance(lw.get("sample_id"), str):
-            fits.append([sample_key(lw["sample_id"]), lw["sample_id"], lw["level"], float(x), float(y), file])
+            fits.append((*_shared(lw["sample_id"]), sys.intern(lw["level"]), float(x), float(y), file))
     return {"dof": samples.get("dof"), "videos": len(samples["samples"]), "measured": len(measured),
-            "law_fits": len(fits), "law_param": name, "points": sorted(measured)[:cap], "laws": sorted(fits)[:cap]}
+            "law_fits": len(fits), "law_param": name, "points": Points(sorted(measured)[:cap]),
+            "laws": Points(sorted(fits)[:cap])}
 
 
 def merge(a: dict[str, Any] | None, b: dict[str, Any], cap: int = ROW_CAP) -> dict[str, Any]:
@@ -70,7 +138,8 @@ def merge(a: dict[str, Any] | None, b: dict[str, Any], cap: int = ROW_CAP) -> di
         return b
     return {"dof": a["dof"] or b["dof"], "videos": a["videos"] + b["videos"], "measured": a["measured"] + b["measured"],
             "law_fits": a["law_fits"] + b["law_fits"], "law_param": a["law_param"] or b["law_param"],
-            "points": sorted(a["points"] + b["points"])[:cap], "laws": sorted(a["laws"] + b["laws"])[:cap]}
+            "points": Points(sorted([*a["points"], *b["points"]])[:cap]),
+            "laws": Points(sorted([*a["laws"], *b["laws"]])[:cap])}
 
 
 def export_form(scatter: dict[str, Any]) -> dict[str, Any]:

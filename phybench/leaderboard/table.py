@@ -210,7 +210,8 @@ def combine(entries: list[Entry]) -> tuple[list[dict[str, Any]], list[Refusal]]:
     """Boards (one per task and resolution): rows of models, cells per level.
 
     Several files of one model on one split (different submissions: `load` refuses the same
-    one twice) are independent runs, merged cell by cell (`merge_runs`).
+    one twice) are independent runs, merged cell by cell (`merge_runs`).  Each entry's summary is
+    consumed (set to None once its cells are made): the boards carry its numbers from then on.
     """
     boards: dict[tuple[str, int, str], dict[str, Any]] = {}
     refused: list[Refusal] = []
@@ -233,6 +234,8 @@ def combine(entries: list[Entry]) -> tuple[list[dict[str, Any]], list[Refusal]]:
                 for level, summary in g.results["summary"]["levels"].items():
                     cells[level] = _cell(summary, metrics)
             per_run.append(cells)
+        for g in group:  # consumed: the cells hold its numbers, and a build holds no file's summary past its row
+            g.results["summary"] = None
         keys = sorted({k for cells in per_run for k in cells})
         cells = {k: merge_runs([c[k] for c in per_run if k in c]) for k in keys}
         board = boards.setdefault(e.key, {"rows": {}, "metrics": {}, "task_version": doc["task_version"]})

@@ -8,9 +8,9 @@ sprite per video holding every frame of ground truth | generated | difference (a
 What the page shows (docs/viewer.md):
 
 * a header: model, split, protocol, provenance and the headline metrics with their 95%
-  intervals (from ``--results`` when given, else from the cheap scoring this module runs);
-* a gallery: per kind of failure (each judge rule that fired, the largest velocity errors,
-  the untrackable videos, the largest law errors) up to ``per_kind`` videos;
+  intervals, from the results file;
+* a gallery: per kind of failure (each judge rule that fired, the largest velocity errors or
+  velocity gaps, the untrackable videos, the largest law errors or wrong laws) up to ``per_kind`` videos;
 * a player: the panels side by side and synchronised, condition frames marked, the ground
   truth's and the model's tracked positions drawn over the frames (SVG, from
   `phybench.scoring.parse.parse_video` and the row's simulated states), the frames where a
@@ -19,11 +19,14 @@ What the page shows (docs/viewer.md):
   (media for at most ``max_videos`` videos and about ``max_bytes``: the gallery's first, then in split order);
 * with ``compare``: the samples where the models' velocity errors differ most.
 
-The per-video numbers come from `phybench.scoring.score.score` with the cheap metrics
-(``velocity_error,ssim,psnr`` and their companions: the judge, the law fit); the judge's
-findings (rule, colour, frames) from `phybench.scoring.abnormal.judge`, re-run on the videos
-it called abnormal.  Media files are named by the row's position in the split, never by a
-sample id, and the folder is built beside ``out`` and swapped in whole.
+The scores are reused, never re-scored (`viewer_sources`): with ``--results`` every number and
+verdict comes from the results file, its per-video sidecar and, with ``--details``, the details
+Parquet of the same score; without a results file the viewer scores the cheap metrics once, in
+memory.  Two steps still read the videos, neither a metric: the parser tracks the bodies of the
+videos with media (the overlay), and for a video whose stored verdict is abnormal the judge is
+asked where it fired (the rule and frames: no file keeps them).  Media files are named by the
+row's position in the split, never by a sample id, and the folder is built beside ``out`` and
+swapped in whole.
 """
 from __future__ import annotations
 
@@ -38,21 +41,21 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .._version import __version__
-from ..scoring.layout import is_beside, read as read_results
 from .export import script_json
 from .format import escape
 from .viewer_media import MAX_SIDE, difference, pixel_tracks, sprite_png
+from .viewer_sources import (CHEAP_METRICS, Model as _Model, SourceError, model_from_results, num as _num,
+                             rank_among, scored_model)
 
 VIEWER_MARKER = ".phybench-viewer"
 VIEWER_MARKER_TEXT = "A phybench per-submission viewer (phybench view); rebuilt in place.\n"
 TEMPLATE_DIR = "template"
 STATIC_FILES = ("viewer.css", "viewer.js")
-CHEAP_METRICS = ("velocity_error", "ssim", "psnr")
 MAX_VIDEOS = 300  # videos with media (the gallery's first)
 MAX_BYTES = 15_000_000  # media bytes: no further sprite once the media reach this
 PER_KIND = 6  # gallery videos per kind of failure
 # The table's metric columns, in order, where the details have them.
-TABLE_METRICS = ("velocity_error", "velocity_error_ranked", "ssim", "psnr", "law_error", "body_position_error")
+TABLE_METRICS = ("true_velocity", "generated_velocity", "velocity_error", "velocity_error_ranked", "ssim", "psnr", "law_error", "body_position_error")
 # The header's metrics, in order, where the results have them (the rest are in the table or the results file).
 HEADLINE_METRICS = ("velocity_error_ranked", "velocity_error", "ssim", "psnr", "lpips", "fvd", "abnormal", "law_error",
                     "body_position_error")
@@ -116,14 +119,6 @@ def write_folder(out_dir: Path, files: dict[str, bytes]) -> None:
 
 
 # ================================================================ numbers
-def _num(x: Any, digits: int = 6) -> float | None:
-    """A JSON-safe number: None for NaN, inf, None and non-numbers."""
-    if isinstance(x, bool) or not isinstance(x, (int, float, np.floating, np.integer)):
-        return None
-    x = float(x)
-    return float(f"{x:.{digits}g}") if math.isfinite(x) else None
-
-
 def _hex(colour: Sequence[int]) -> str:
     return "#" + "".join(f"{int(c):02x}" for c in colour[:3])
 
@@ -162,48 +157,6 @@ def _video_cell(detail: dict[str, Any], headline: str | None) -> dict[str, Any]:
 
 
 # ================================================================ the build
-@dataclass
-class _Model:
-    path: Path
-    name: str
-    results: dict[str, Any]
-    details: dict[str, dict[str, Any]]
-    findings: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-
-
-def _score(path: Path, split_dir: Path, progress: bool) -> _Model:
-    from ..scoring.score import ScoreError, score
-
-    try:
-        out = score(path, split_dir, list(CHEAP_METRICS), progress=progress)
-    except ScoreError as exc:
-        raise ViewerError(f"{path}: {exc}", exc.code) from None
-    model = out.results.get("model") or {}
-    name = model.get("name") if isinstance(model, dict) else None
-    return _Model(path, str(name or path.name), out.results, {d["sample_id"]: d for d in out.details})
-
-
-def _read_results(path: Path, scored: _Model) -> dict[str, Any]:
-    """A results file given with --results: it must be of this submission on this split."""
-    try:
-        doc = read_results(path)
-    except (OSError, ValueError) as exc:
-        raise ViewerError(f"--results {path}: cannot be read as JSON ({exc})", "results_unreadable") from None
-    prov = doc.get("provenance") if isinstance(doc, dict) else None
-    summary = doc.get("summary") if isinstance(doc, dict) else None
-    if not (isinstance(prov, dict) and isinstance(summary, dict) and isinstance(summary.get("overall"), dict)
-            and isinstance(summary.get("levels", {}), dict) and isinstance(doc.get("metrics"), list)
-            and isinstance(doc.get("higher_is_better", {}), dict)):
-        raise ViewerError(f"--results {path} is not a phybench results file (no provenance, summary or metrics)",
-                          "results_unreadable")
-    mine = scored.results["provenance"]
-    for key, what in (("split_hash", "split"), ("submission_hash", "submission")):
-        if prov.get(key) != mine[key]:
-            raise ViewerError(f"--results {path} is of another {what} ({key} {str(prov.get(key))[:12]}..., this "
-                              f"one's is {mine[key][:12]}...)", "results_mismatch")
-    return doc
-
-
 def _levels(results: dict[str, Any]) -> list[dict[str, Any]]:
     """Per level (ID, then each OOD level as the results file orders them): the header's metrics."""
     levels = results.get("summary", {}).get("levels", {})
@@ -237,55 +190,6 @@ def _headline(results: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-BOARD_FILE_BYTES = 50_000_000  # a results file larger than this is skipped when ranking
-
-
-def _rank(board_dir: Path, results: dict[str, Any]) -> dict[str, Any]:
-    """Where this model would rank among the results files under `board_dir` on the same split (same split hash):
-    by the ranked velocity error where scored, else the velocity error; reference baselines marked."""
-    overall = results["summary"]["overall"]
-    metric = next((m for m in ("velocity_error_ranked", "velocity_error") if isinstance(overall.get(m), dict)), None)
-    out: dict[str, Any] = {"metric": metric, "rows": [], "files": 0}
-    if metric is None:
-        return out
-    higher = bool(results.get("higher_is_better", {}).get(metric, False))
-    mine = results["provenance"]
-    rows = [{"model": str((results.get("model") or {}).get("name", "this model")), "this": True, "baseline": False,
-             "value": _num(overall[metric].get("mean")), "ci95": overall[metric].get("ci95")}]
-    for path in sorted(board_dir.rglob("*.json")):
-        if is_beside(path) or not path.is_file() or path.is_symlink():
-            continue
-        if path.stat().st_size > BOARD_FILE_BYTES:
-            continue
-        try:
-            doc = read_results(path)
-        except (OSError, ValueError, RecursionError):
-            continue
-        if not isinstance(doc, dict) or doc.get("kind") != "phybench-results":
-            continue
-        prov, summary = doc.get("provenance"), doc.get("summary")
-        if not (isinstance(prov, dict) and isinstance(summary, dict) and isinstance(summary.get("overall"), dict)):
-            continue
-        if prov.get("split_hash") != mine["split_hash"] or prov.get("submission_hash") == mine["submission_hash"]:
-            continue
-        entry = summary["overall"].get(metric)
-        if not isinstance(entry, dict) or _num(entry.get("mean")) is None:
-            continue
-        got = doc.get("model")
-        model: dict[str, Any] = got if isinstance(got, dict) else {}
-        got = model.get("sampler")
-        sampler: dict[str, Any] = got if isinstance(got, dict) else {}
-        ci = entry.get("ci95") if isinstance(entry.get("ci95"), list) and len(entry["ci95"]) == 2 else None
-        rows.append({"model": str(model.get("name", path.stem)), "this": False,
-                     "baseline": str(sampler.get("name", "")).startswith("baseline:"),
-                     "value": _num(entry.get("mean")), "ci95": [_num(c) for c in ci] if ci else None})
-        out["files"] += 1
-    rows.sort(key=lambda r: (r["value"] is None, -(r["value"] or 0.0) if higher else (r["value"] or 0.0)))
-    out["rows"] = rows
-    out["rank"] = next(i + 1 for i, r in enumerate(rows) if r["this"])
-    return out
-
-
 def _gallery(model: _Model, order: list[str], per_kind: int) -> list[dict[str, Any]]:
     """Kinds of failure of one model, each with up to `per_kind` sample ids (worst first)."""
     kinds: list[dict[str, Any]] = []
@@ -306,6 +210,14 @@ def _gallery(model: _Model, order: list[str], per_kind: int) -> list[dict[str, A
     if ve:
         kinds.append({"kind": "velocity_error", "title": "Largest velocity errors",
                       "note": "the tracked ball's velocity against the simulator's, worst first", "ids": ve[:per_kind]})
+    else:  # the sidecar alone: its generated and true velocities, largest gap first
+        gaps = [(abs(g - t), s) for s in order
+                if (g := _num(model.details[s].get("generated_velocity"), 17)) is not None
+                and (t := _num(model.details[s].get("true_velocity"), 17)) is not None]
+        if gaps:
+            kinds.append({"kind": "velocity_gap", "title": "Largest velocity gaps",
+                          "note": "generated against true velocity (the results' sidecar), largest gap first",
+                          "ids": [s for _, s in sorted(gaps, key=lambda p: -p[0])][:per_kind]})
     untr = [s for s in order if isinstance(model.details[s].get("untrackable"), str)]
     if untr:
         kinds.append({"kind": "untrackable", "title": "Untrackable",
@@ -315,6 +227,12 @@ def _gallery(model: _Model, order: list[str], per_kind: int) -> list[dict[str, A
         kinds.append({"kind": "law_error", "title": "Largest law errors",
                       "note": "the law fitted to the model's track against the one fitted to the ground truth",
                       "ids": law[:per_kind]})
+    else:  # the sidecar alone: the videos whose fitted law is wrong in some aspect
+        wrong = [s for s in order if isinstance(model.details[s].get("law"), dict) and model.details[s]["law"].get("wrong")]
+        if wrong:
+            kinds.append({"kind": "wrong_law", "title": "Wrong law",
+                          "note": f"{len(wrong)} video(s) whose fitted law is wrong in some aspect (the results' sidecar)",
+                          "ids": wrong[:per_kind]})
     body = worst("body_position_error")
     if body:
         kinds.append({"kind": "body_position_error", "title": "Largest body errors",
@@ -348,9 +266,10 @@ def _disagreement(a: _Model, b: _Model, order: list[str], metric: str = "velocit
     return {"a": a.name, "b": b.name, "metric": metric, "rows": [p[1] for p in pairs], "one_sided": one_sided}
 
 
-def _check_inputs(paths: list[Path], split_dir: Path, out: Path, results: str | os.PathLike[str] | None,
+def _check_inputs(paths: list[Path], split_dir: Path, out: Path, files: list[Path],
                   board: str | os.PathLike[str] | None, per_kind: int, max_videos: int) -> None:
-    """Refuse bad arguments before anything is scored, so nothing is written for them."""
+    """Refuse bad arguments before anything is read, so nothing is written for them (`files`: the
+    results and details files given)."""
     if per_kind < 1 or max_videos < 0:
         raise ViewerError("--per-kind must be at least 1 and --max-videos at least 0", "usage")
     for p in paths:
@@ -360,9 +279,10 @@ def _check_inputs(paths: list[Path], split_dir: Path, out: Path, results: str | 
         raise ViewerError("the same submission is given twice", "usage")
     if board is not None and not Path(board).is_dir():
         raise ViewerError(f"--board {board}: not a folder of results files", "not_found")
-    if results is not None and not Path(results).is_file():
-        raise ViewerError(f"--results {results}: no such file", "not_found")
-    check_out_dir(out, [split_dir, *paths] + ([Path(results)] if results else []) + ([Path(board)] if board else []))
+    for f in files:
+        if not f.is_file():
+            raise ViewerError(f"{f}: no such file", "not_found")
+    check_out_dir(out, [split_dir, *paths, *files] + ([Path(board)] if board else []))
 
 
 def _open_split(split_dir: Path) -> Any:
@@ -509,7 +429,7 @@ def _data_doc(manifest: dict[str, Any], models: Sequence[_Model], rows: list[dic
                                                   "submission_hash", "split_num_samples", "split_full_size")},
         "results_file": str(results) if results is not None else None,
         "headline": [_headline(results_doc)] + [_headline(m.results) for m in models[1:]],
-        "rank": _rank(Path(board), results_doc) if board is not None else None,
+        "rank": rank_among(Path(board), results_doc) if board is not None else None,
         "levels": [_levels(results_doc)] + [_levels(m.results) for m in models[1:]],
         "metrics": present,
         "videos": videos,
@@ -519,6 +439,30 @@ def _data_doc(manifest: dict[str, Any], models: Sequence[_Model], rows: list[dic
     }
 
 
+Details = str | os.PathLike[str] | list[dict[str, Any]] | None
+
+
+def _load_models(paths: list[Path], results: list[Path | None], details: Details, split_dir: Path,
+                 reader: Any, order: list[str], progress: bool, say: Callable[[str], None]) -> list[_Model]:
+    """Each submission's per-video numbers: read from its results file (+ sidecar, + details) where
+    given, never scored; scored once, in memory, only where no results file is given."""
+    models = []
+    try:
+        for i, (p, r) in enumerate(zip(paths, results, strict=True)):
+            if r is None:
+                say(f"no results file for {p}: scoring it (cheap metrics: {', '.join(CHEAP_METRICS)})")
+                models.append(scored_model(p, split_dir, order, progress))
+                continue
+            given = details if i == 0 else None
+            say(f"{p}: the numbers of {r}" + (" and its details" if given is not None else "") + " (not re-scored)")
+            m = model_from_results(p, r, given if isinstance(given, list) else Path(given) if given is not None
+                                   else None, reader.manifest, order)
+            models.append(m)
+    except SourceError as exc:
+        raise ViewerError(str(exc), exc.code) from None
+    return models
+
+
 def build_viewer(
     submission: str | os.PathLike[str],
     split_dir: str | os.PathLike[str],
@@ -526,43 +470,50 @@ def build_viewer(
     *,
     results: str | os.PathLike[str] | None = None,
     results_label: str | None = None,  # how the page names the results file (default: its path as given)
+    details: Details = None,  # the details Parquet of `results` (phybench score --details), or its rows
     board: str | os.PathLike[str] | None = None,
     compare: Sequence[str | os.PathLike[str]] = (),
+    compare_results: Sequence[str | os.PathLike[str] | None] = (),  # one per `compare` where given
     per_kind: int = PER_KIND,
     max_videos: int = MAX_VIDEOS,
     max_bytes: int = MAX_BYTES,
     progress: bool = False,
     log: Callable[[str], None] | None = None,
 ) -> ViewerReport:
-    """Score `submission` (and each of `compare`) cheaply on `split_dir` and write the viewer into `out_dir`.
+    """Write the viewer of `submission` (and each of `compare`) on `split_dir` into `out_dir`.
 
-    Raises `ViewerError` (nothing written) for an --out that is not a viewer, a submission that
-    does not match the split, or a results file of another submission or split."""
+    Every number and verdict comes from the results file (+ its sidecar, + `details`) where one is
+    given: nothing is scored then (the submission is read for its hash and its frames, and the
+    parser tracks the bodies for the overlay).  Raises `ViewerError` (nothing written) for an --out
+    that is not a viewer, a submission that does not match the split, or a results file of another
+    submission or split."""
     from ..tasks import family_of, get_task
 
     say = log or (lambda _line: None)
     split_dir, out = Path(split_dir), Path(out_dir)
     paths = [Path(submission), *(Path(c) for c in compare)]
-    _check_inputs(paths, split_dir, out, results, board, per_kind, max_videos)
+    if compare_results and len(compare_results) != len(paths) - 1:
+        raise ViewerError(f"{len(compare_results)} --compare-results for {len(paths) - 1} --compare submission(s): "
+                          "give one per submission, in the same order", "usage")
+    given = [Path(results) if results is not None else None,
+             *[Path(r) if r is not None else None for r in (compare_results or [None] * (len(paths) - 1))]]
+    if details is not None and results is None:
+        raise ViewerError("--details goes with --results (the details of that score)", "usage")
+    inputs = [f for f in given if f is not None] + ([Path(details)] if isinstance(details, (str, os.PathLike)) else [])
+    _check_inputs(paths, split_dir, out, inputs, board, per_kind, max_videos)
     reader = _open_split(split_dir)
     manifest = reader.manifest
     family = family_of(get_task(manifest["task"]))
-
-    models = []
-    for p in paths:
-        say(f"scoring {p} (cheap metrics: {', '.join(CHEAP_METRICS)})")
-        models.append(_score(p, split_dir, progress))
-    main = models[0]
-    results_doc = _read_results(Path(results), main) if results is not None else main.results
     rows = list(reader.rows())
     order = [r["sample_id"] for r in rows]
-    for m in models:
-        if set(m.details) != set(order):
-            raise ViewerError(f"{m.path} does not answer this split's sample ids", "ids_mismatch")
+    models = _load_models(paths, given, details, split_dir, reader, order, progress, say)
+    main = models[0]
+    results_doc = main.results
 
     _judge_findings(models, order, rows, reader)
     gallery = gallery_of(models, order, per_kind)
-    compares = [_disagreement(main, other, order) for other in models[1:]]
+    by = "velocity_error" if any("velocity_error" in d for d in main.details.values()) else "generated_velocity"
+    compares = [_disagreement(main, other, order, by) for other in models[1:]]
     media_ids = _media_ids(gallery, compares, order, per_kind, max_videos)
     files, media = _media(models, reader, rows, order, media_ids, family, max_bytes)
 
