@@ -463,7 +463,7 @@ def _slim_group(group: dict[str, Any]) -> dict[str, Any]:
     """One summary group as the board reads it (`table._cell`, `law.law_cell`, `metrics_present`):
     its video count, untrackable count, each metric's numbers and the law block, cleaned.  The
     metric entries' other keys (per-level law params of the model and the truth, spreads) go."""
-    from .law import law_cell
+    from .law_cell import law_cell
 
     out: dict[str, Any] = {}
     for key, value in group.items():

@@ -11,7 +11,7 @@ from typing import Any, Iterable
 
 from ..scoring.metrics import METRICS, is_set_metric
 from ..scoring.model_fields import board_meta, train_size  # noqa: F401 - train_size: the plots read it here
-from .law import law_cell
+from .law_cell import law_cell
 from .scatter import export_form, merge as merge_samples
 from .load import (
     LEVEL_CLASH,
