@@ -68,7 +68,7 @@ def test_tiny_run_trains_samples_scores(splits, tmp_path, capsys):
     assert meta["model"]["train_split"] == "train-30k" and meta["model"]["train_size"] == 12
     assert meta["model"]["params"] == sum(p.numel() for p in fa_sample.load_run(run)[1].parameters())
     # the card's training facts come from the run folder (the board shows them)
-    assert meta["model"]["train_steps"] == 4 and 0 < meta["model"]["train_seconds"] < 600
+    assert meta["model"]["train_steps"] == 4 and 0 <= meta["model"]["train_seconds"] < 600  # a tiny run may round to 0.0 s
     assert meta["model"]["hardware"].startswith("CPU, 1 process(es)")
     assert meta["model"]["train_split_hash"] == json.loads((train / "manifest.json").read_text())["split_hash"]
     assert "rollout_frames=0" in meta["model"]["train_config"]
