@@ -6,10 +6,11 @@ reads it, and `law` imports `load`: here it imports neither.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, TypeGuard
 
 
-def is_number(x: Any) -> bool:
+def is_number(x: Any) -> TypeGuard[float]:
+    """A finite int or float, not a bool (the board's test for a number from a results file)."""
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 

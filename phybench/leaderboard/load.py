@@ -6,10 +6,9 @@ the accepted entries, the refusals and the warnings.  Results files are untruste
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence, TypeGuard
+from typing import Any, Sequence
 
 from .._version import __version__
 from ..problems import Problem
@@ -18,6 +17,7 @@ from ..scoring.results import SCHEMA_VERSION, results_bytes
 from . import checks, files
 from . import probes as probe_page
 from ..scoring.layout import is_beside, is_samples, results_of, samples_path, is_record, parse as parse_results
+from .law_cell import is_number, law_cell
 from .scatter import reduce as reduce_samples
 from .verification import Verification, VerificationError, read_record
 
@@ -384,10 +384,6 @@ def _samples_words(doc: dict[str, Any]) -> str:
     return f"a {n}-sample subset" + (f" of {full}" if isinstance(full, int) else "") + f" (--limit {n})"
 
 
-def is_number(x: Any) -> TypeGuard[float]:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
-
-
 def _split_manifests(splits_dir: Path) -> dict[tuple[str, str, int], dict[str, str]]:
     """(task, split, resolution) -> {split hash: folder} for every split folder under `splits_dir`."""
     found: dict[tuple[str, str, int], dict[str, str]] = {}
@@ -463,7 +459,6 @@ def _slim_group(group: dict[str, Any]) -> dict[str, Any]:
     """One summary group as the board reads it (`table._cell`, `law.law_cell`, `metrics_present`):
     its video count, untrackable count, each metric's numbers and the law block, cleaned.  The
     metric entries' other keys (per-level law params of the model and the truth, spreads) go."""
-    from .law_cell import law_cell
 
     out: dict[str, Any] = {}
     for key, value in group.items():
