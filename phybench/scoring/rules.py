@@ -23,7 +23,7 @@ from .registration import (AREA_ABS, REST_GT, SHIFT, STATIC_BASE, STATIC_EDGE, S
                            rest_change, unmoved)
 from .outline import FILL_QUANTILE, NOTCH_RANK, NOTCH_RAYS, fill, notch
 from .motion import (GAP, GRAVITY_ABS, GRAVITY_MIN, GRAVITY_REL, JERK_ABS, JERK_FRAMES, JERK_REL, KINK_ABS,
-                     KINK_ABS_LONG, KINK_REL, KINK_REL_LONG, KINK_W, KINK_W_LONG, NOISE_K, REST_HOLD, REST_MOVE,
+                     KINK_ABS_LONG, KINK_REL, KINK_REL_LONG, KINK_W, KINK_W_LONG, NOISE_K, REST_HOLD, REST_MOVE, START_REL_ACROSS,
                      REST_TURN, SPIN_ELONGATION, SPIN_RATE, SPIN_RATE_CONTACT, SPIN_WINDOWS, START_MIN, START_W,
                      TRACK_AREA,
                      TRACK_MIN_AREA, TUNNEL_STOP, motion)
@@ -507,10 +507,11 @@ RULES: list[Rule] = [
                  f"speed + {NOISE_K:g} x the robust spread of the ground truth's own, all frames free (drift, a turn, a "
                  "reversal in mid-air)"),
         "start": (f"a tracked body's velocity over its first {START_MIN + 1}-{START_W + 1} free generated frames, less "
-                  "its velocity over the free condition frames that end at the last one (at least 2; each fitted on its "
-                  "own side, so a shifted picture cancels), differs from its ground truth's by more than "
-                  f"{KINK_ABS_LONG:g} px/frame x blur + {KINK_REL_LONG:g} x its ground truth's speed in the condition frames: "
-                  "a change of motion at the first generated frame"),
+                  "its velocity over the free condition frames that end at the last one (each fitted on its own side, so a "
+                  "shifted picture cancels; with one free condition frame, the start alone), differs from its ground "
+                  f"truth's by more than {KINK_ABS_LONG:g} px/frame x blur + {KINK_REL_LONG:g} x its ground truth's speed "
+                  f"(in the condition frames, or its start), or across that motion by more than {KINK_ABS_LONG:g} px/frame "
+                  f"x blur + {START_REL_ACROSS:g} x that speed: a change of motion at the first generated frame"),
         "gravity": (f"over the longest free run (at least {GRAVITY_MIN} frames), the fitted acceleration (least-squares "
                     f"parabola) differs from the ground truth's by more than max({GRAVITY_ABS:g} px/frame^2 x blur, "
                     f"{GRAVITY_REL:g} x the ground truth's) + {NOISE_K:g} x the fit's standard error"),
