@@ -17,6 +17,7 @@ EXAMPLES = {
           phybench card init runs/m/uniform-id-eval/submission   # card.json beside it, prefilled; edit it
           phybench submit runs/m/uniform-id-eval/submission --repo phybench/submissions
           phybench submit sub/ --repo phybench/submissions --card card.json --results results.json --data data/uniform-id-eval
+          phybench submit sub/ --repo phybench/submissions --results results.json --eval-results my-model-repo/
 
         The submission (folder or archive), its card (card.json in or beside SUB, or --card) and
         the optional self-reported results (--results, the file `phybench score --out` wrote) are
@@ -25,7 +26,13 @@ EXAMPLES = {
         is printed.  The maintainers' `phybench leaderboard sync` re-scores it and answers on the
         pull request.  Log in first (`hf auth login`) or set HF_TOKEN.
 
-        exit codes: 0 pull request opened, 2 refused (nothing uploaded) or the Hub said no.
+        --eval-results DIR (needs --results) also writes DIR/.eval_results/phybench-<task>-<split>.yaml,
+        the Hub's Eval Results file for your model repository (as `phybench export --eval-results`,
+        benchmark --repo, source the pull request): schema-checked before anything is uploaded,
+        written once the pull request is open; commit it to the model repository yourself.
+
+        exit codes: 0 pull request opened (and --eval-results written), 1 pull request opened but
+        --eval-results could not be written, 2 refused (nothing uploaded, nothing written) or the Hub said no.
     """,
 }
 
@@ -38,6 +45,8 @@ def _add_submit(add: Callable[..., argparse.ArgumentParser]) -> None:
     sb.add_argument("--results", metavar="RESULTS", help="your own results file for it (compared by the sync)")
     sb.add_argument("--data", metavar="SPLIT_DIR", help="validate against this split too (recommended)")
     sb.add_argument("--revision", default="main", help="the branch the pull request targets (default main)")
+    sb.add_argument("--eval-results", metavar="DIR", help="also write DIR/.eval_results/*.yaml from --results, for "
+                                                          "your model repository (the Hub's Eval Results format)")
     sb.epilog = textwrap.dedent(EXAMPLES["submit"])
     sb.set_defaults(func=cmd_submit)
 
@@ -98,6 +107,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
         prepared = prepare_upload(args.submission, args.card, args.results, args.data)
     except IntakeError as exc:
         raise CliError(str(exc)) from None
+    checked = _eval_results_before_upload(args)
     try:
         require_token()
     except IntakeError as exc:
@@ -111,6 +121,55 @@ def cmd_submit(args: argparse.Namespace) -> int:
     print(f"opened {url}")
     print(f"  {prepared.folder}/: {', '.join(p.rsplit('/', 1)[1] for p in prepared.files)}")
     print("  the maintainers' `phybench leaderboard sync` re-scores it and comments the outcome there")
+    return 0 if checked is None else _write_eval_results(args, checked, url)
+
+
+def _eval_results_before_upload(args: argparse.Namespace) -> dict[str, bytes] | None:
+    """`--eval-results`: the files made and schema-checked from the claim before anything is sent,
+    so a claim the Hub's format cannot carry refuses the whole submit (nothing uploaded or written)."""
+    if not getattr(args, "eval_results", None):
+        return None
+    from pathlib import Path
+
+    from ..leaderboard.hub_eval import EVAL_RESULTS_DIR, HubFormatError, eval_results_files
+
+    if not args.results:
+        raise CliError("--eval-results needs --results RESULTS (the results file the .eval_results entries come "
+                       "from); nothing uploaded", "eval_results_needs_results")
+    out = Path(args.eval_results)
+    try:
+        files = eval_results_files([args.results], args.repo)
+    except HubFormatError as exc:
+        raise CliError(f"--eval-results: {str(exc).split('] ', 1)[-1]}; nothing uploaded", exc.code) from None
+    inner = out / EVAL_RESULTS_DIR
+    blocked = [p for p in (out, inner) if p.exists() and not p.is_dir()] + [inner] * inner.is_symlink()
+    blocked += [p for p in map(out.joinpath, files) if p.is_symlink() or (p.exists() and not p.is_file())]
+    if blocked:  # found now, not after the pull request is open
+        raise CliError(f"--eval-results: {blocked[0]} is in the way (not a folder, a link, or not a plain file); "
+                       "nothing uploaded", "eval_results_out")
+    return files
+
+
+def _write_eval_results(args: argparse.Namespace, checked: dict[str, bytes], pr_url: str) -> int:
+    """Write the checked files, each entry's source the pull request (where the board answers).
+
+    Exit 1 when they cannot be written: the pull request is open all the same, and
+    `phybench export --eval-results` writes the same files later."""
+    from ..leaderboard.hub_eval import HubFormatError, eval_results_files, write_files
+
+    try:
+        files = eval_results_files([args.results], args.repo, source_url=pr_url)
+    except HubFormatError:  # an address the schema's source.url would not take: the entries without it
+        files = checked
+    try:
+        written = write_files(files, args.eval_results)
+    except (OSError, HubFormatError) as exc:
+        print(f"phybench submit: error [eval_results_write]: the pull request is open, but {args.eval_results} was "
+              f"not written ({type(exc).__name__}: {str(exc)[:200]}); `phybench export --eval-results` writes it",
+              file=sys.stderr)
+        return 1
+    for path in written:
+        print(f"wrote {path} (for your model repository; the Hub shows it once you commit it there)")
     return 0
 
 

@@ -289,19 +289,22 @@ def eval_yaml(results_dir: str | Path, *, name: str = "phybench") -> dict[str, A
 
 
 def write_files(files: dict[str, bytes], out: str | Path) -> list[Path]:
-    """Write {relative path: bytes} under `out` (each path checked to stay inside it), atomically each."""
-    from ..io import atomic_write_bytes
+    """Write {relative path: bytes} under `out` (each path checked to stay inside it) as one unit.
+
+    Every path is checked before anything is written, and the files go through
+    `atomic_write_many` (all staged, then renamed): a failure part-way (a full disk, a folder
+    where a file should go) leaves none of them new and no folder made for them, so a model
+    repository never holds half of an export."""
+    from ..io import atomic_write_many
 
     root = Path(out)
-    written = []
+    targets = []
     for rel, data in sorted(files.items()):
         if rel.startswith("/") or ".." in Path(rel).parts:
             raise HubFormatError("path_outside", f"{rel!r} would be written outside {root}")
-        target = root / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_bytes(target, data)
-        written.append(target)
-    return written
+        targets.append((root / rel, data))
+    atomic_write_many(targets)
+    return [path for path, _ in targets]
 
 
 __all__ = ["EVAL_RESULTS_DIR", "EVAL_YAML", "HubFormatError", "eval_results_files", "eval_yaml",
