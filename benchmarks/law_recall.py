@@ -76,7 +76,8 @@ def run_split(path: str, show_misses: int) -> dict[str, dict[str, Any]]:
     spec = get_task(m["task"])
     kinds = KINDS_OF.get(m["task"], ())
     out: dict[str, dict[str, Any]] = {k: {"hit": 0, "miss": 0, "no fit": 0, "excluded": 0, "skipped": 0,
-                                          "names_any": 0, "named_aspects": {}, "missed": []} for k in kinds}
+                                          "names_any": 0, "named_aspects": {}, "miss_error_max": 0.0, "missed": []}
+                                      for k in kinds}
     out[TRUTH] = {"named": 0, "clean": 0, "no fit": 0, "excluded": 0, "named_aspects": {}}
     res = int(m["resolution"])
     for row in reader.rows():
@@ -94,10 +95,17 @@ def run_split(path: str, show_misses: int) -> dict[str, dict[str, Any]]:
             detail = score_sample(row, video, gt, m, ("velocity_error",))
             v = _verdict(detail, EXPECTED[kind])
             out[kind][v] += 1
-            named = (detail.get("law") or {}).get("wrong") or []
+            if v not in ("hit", "miss"):
+                continue
+            law = detail["law"]
+            named = law.get("wrong") or []
             out[kind]["names_any"] += bool(named)
             for a in named:
                 out[kind]["named_aspects"][a] = out[kind]["named_aspects"].get(a, 0) + 1
+            if v == "miss":  # how far the fitted aspect is off: below WRONG means the change itself is small
+                err = law["errors"].get(EXPECTED[kind], float("nan"))
+                out[kind]["miss_error_max"] = max(out[kind]["miss_error_max"], float(err)) if math.isfinite(err) \
+                    else out[kind]["miss_error_max"]
             if v in ("miss", "no fit") and len(out[kind]["missed"]) < show_misses:
                 law = detail["law"]
                 keep = ("restitution", "momentum_change", "mass_ratio", "velocity_before_1", "velocity_before_2",
@@ -126,20 +134,22 @@ def table(results: dict[str, dict[str, dict[str, Any]]]) -> str:
     law block names the expected aspect, over the planted videos (no fit counted as not naming it)
     and over those with a fit, with Wilson 95% intervals; the exact ground truth's false alarms."""
     lines = ["| group | kind | expected | planted | names it | share [95% CI] | no fit | share of fitted | "
-             "names any aspect (of fitted) | skipped |",
-             "|---|---|---|---:|---:|---|---:|---|---:|---:|"]
+             "names any aspect (of fitted) | largest miss | skipped |",
+             "|---|---|---|---:|---:|---|---:|---|---:|---:|---:|"]
     for group, kinds in results.items():
         for kind, c in kinds.items():
             if kind == TRUTH:
                 n = c["named"] + c["clean"]
                 lines.append(f"| {group} | exact ground truth (false alarm) | none | {n + c['no fit']} | {c['named']} | "
                              f"{_share(c['named'], n + c['no fit'])} | {c['no fit']} | {_share(c['named'], n)} | "
-                             f"{c['named']} | {c['excluded']} excl. |")
+                             f"{c['named']} | | {c['excluded']} excl. |")
                 continue
             n = c["hit"] + c["miss"] + c["no fit"]
             fitted = c["hit"] + c["miss"]
+            worst = f"{c['miss_error_max']:.3f}" if c["miss"] else ""
             lines.append(f"| {group} | {kind} | {EXPECTED[kind]} | {n} | {c['hit']} | {_share(c['hit'], n)} | "
                          f"{c['no fit']} | {_share(c['hit'], fitted)} | {c['names_any']}/{fitted} | "
+                         f"{worst} | "
                          f"{c['skipped']} (+{c['excluded']} excl.) |")
     return "\n".join(lines)
 
@@ -154,6 +164,8 @@ def _merge(into: dict[str, Any], part: dict[str, Any]) -> None:
             elif isinstance(v, dict):
                 for a, n in v.items():
                     tgt[k][a] = tgt[k].get(a, 0) + n
+            elif k == "miss_error_max":
+                tgt[k] = max(tgt[k], v)
             else:
                 tgt[k] += v
 
