@@ -10,13 +10,16 @@ For each given evaluation split, every row gets each planted kind its family is 
 - miss: a fit that does not name the aspect (the fitted values are kept for --show-misses).
 
 The share of hits is over the planted videos (skipped rows, where a kind does not apply,
-are left out); Wilson 95% intervals.  The false-alarm side is the same count on the exact
-ground truth of every row (it should name nothing).
+are left out), and over those with a fit; Wilson 95% intervals (`phybench.scoring.results.wilson`).
+The false-alarm side is the same count on the exact ground truth of every row (it should name
+nothing).  A miss with a fit whose aspect error is under `WRONG` is a planted change too small to
+be a wrong law (the table's "largest miss").
 
-    PYTHONPATH=. python benchmarks/law_recall.py /work/h35-law/{collision,uniform,parabola}-{id,ood}-eval \
+    PYTHONPATH=. python benchmarks/law_recall.py lite/{collision,uniform,parabola}-{id,ood}-eval \
         --json benchmarks/calibration/law-recall.json
 
-Splits: `phybench generate collision --split id-eval --limit 60 --out DIR` (a spread-out subset).
+Splits: `phybench generate collision --split id-eval --limit 200 --out lite/collision-id-eval` (a
+spread-out subset; docs/results.md used 200 rows per split).
 """
 from __future__ import annotations
 
@@ -29,7 +32,8 @@ from typing import Any
 import numpy as np
 
 from phybench.data.split import SplitReader
-from phybench.scoring.law import LAW_FITS
+from phybench.scoring.law import LAW_FITS, WRONG
+from phybench.scoring.results import wilson  # the one Wilson interval of phybench
 from phybench.scoring.sample import score_sample
 from phybench.tasks import get_task
 from phybench.violations import plant
@@ -39,17 +43,6 @@ EXPECTED = {"restitution-0": "restitution", "restitution-0.8": "restitution", "e
 KINDS_OF = {"collision": ("restitution-0", "restitution-0.8", "equal-mass", "momentum-1.5"),
             "uniform": ("slow-3",), "parabola": ("slow-3",)}
 TRUTH = "ground truth"
-
-
-def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    """Wilson score 95% interval of k successes in n trials ((nan, nan) when n is 0)."""
-    if n == 0:
-        return float("nan"), float("nan")
-    p = k / n
-    d = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / d
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def _no_fit(law: dict[str, Any]) -> bool:
@@ -194,7 +187,8 @@ def main() -> None:
             for miss in c.get("missed", []):
                 print(f"  {task} {kind} {miss['verdict']}: {json.dumps(miss, sort_keys=True)}")
     if args.json:
-        doc = {"kind": "phybench-law-recall", "expected": EXPECTED, "splits": splits,
+        doc = {"kind": "phybench-law-recall", "expected": EXPECTED, "splits": splits, "wrong_threshold": WRONG,
+               "command": "python benchmarks/law_recall.py " + " ".join(args.splits) + f" --show-misses {args.show_misses}",
                "by_task": {t: {k: {kk: vv for kk, vv in v.items()} for k, v in kinds.items()}
                            for t, kinds in by_task.items()}}
         for kinds in doc["by_task"].values():
