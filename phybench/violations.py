@@ -21,7 +21,8 @@ appear-far (a body appears at rest, far from every other), square (a ball become
 its area), static-slide (a static body slides STATIC_SLIDE units a frame), drift-start (every
 moving body drifts up a third of a pixel a frame from the first generated frame on), slow-3
 (each generated move 3% shorter than the one before), curve (every moving body's height
-shifted by CURVE s^2: a smooth sideways drift).
+shifted by CURVE s^2: a smooth sideways drift); equal-mass and momentum-1.5 (collision laws
+that keep restitution 1 or scale the momentum after contact: `phybench.violations_law`).
 A kind that does not apply to a sample (no static body, no gravity, no collision) skips it
 and says so in the labels.  Benign degradations (`phybench.benign`) are the other half:
 correct videos made imperfect, which no rule should flag.
@@ -42,6 +43,7 @@ from .planting import OFF, Planted, ViolationError, onset_frame
 from .planting import bite as _bite_painter, pick as _pick, scaled as _scaled, visible as _visible, with_body as _with_body
 from .submission import submission_meta, write_submission
 from .tasks.spec import TaskSpec
+from .violations_law import equal_mass as _equal_mass, momentum_scaled as _momentum_scaled
 from .world.render import render
 from .world.scene import BLUE, RED, Disc, Jar, Polygon, Rect, Scene, bounding_radius
 
@@ -501,10 +503,13 @@ KINDS: dict[str, Callable[[Scene, TaskSpec, int], Planted]] = {
     "drift-start": _drift_start,
     "slow-3": _slow,
     "curve": _curve,
+    "equal-mass": _equal_mass,
+    "momentum-1.5": _momentum_scaled,
 }
 # onset: the first frame that differs from the ground truth (speed and re-simulation: the first generated frame)
 _ONSET_AT_CONDITION = {"speed-1.2", "speed-0.8", "gravity-1.2", "restitution-0.8", "restitution-0", "reverse",
-                       "interpenetration", "gravity-0.8", "gravity-reversed", "drift-start", "slow-3", "curve"}
+                       "interpenetration", "gravity-0.8", "gravity-reversed", "drift-start", "slow-3", "curve",
+                       "equal-mass"}
 
 
 def plant(kind: str, row: dict[str, Any], spec: TaskSpec, resolution: int, gt_video: np.ndarray

@@ -6,6 +6,7 @@ every planted kind; the commands work end to end.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -314,3 +315,100 @@ def test_levels_are_mapped_back_before_judging_and_only_when_they_moved():
     assert np.array_equal(back[:3], washed[:3])  # condition frames untouched
     cast = degrade("cast-6", gt, 3, "x")  # moves no level by more than LEVELS_TOL: left alone
     assert 6 <= LEVELS_TOL and match_levels(cast, gt, 3) is cast
+
+
+def _collision_rows(splits, n=8):
+    reader = SplitReader(splits[("collision", "id-eval")])
+    return reader, list(reader.rows())[:n]
+
+
+def test_equal_mass_collision_is_the_closed_form_equal_mass_answer(splits):
+    """Box2D re-run with equal masses: the balls leave the contact with the 1-D elastic answer for
+    m1 = m2 (they swap velocities), not the unequal-mass one the ground truth shows."""
+    from phybench.violations_law import equal_mass, first_contact_frame
+    from phybench.world.laws import elastic_1d
+
+    reader, rows = _collision_rows(splits)
+    spec, dt = reader.spec, reader.spec.frame_interval
+    checked = 0
+    for row in rows:
+        scene = row_scene(row)
+        planted = equal_mass(scene, spec, onset_frame(spec))
+        assert planted.scene is not None, planted.note
+        f = first_contact_frame(scene, spec)
+        if not np.isfinite(f) or f > scene.num_frames - 3:
+            continue
+        u1, u2 = row["velocity_1"], -row["velocity_2"]
+        w1, w2 = elastic_1d(1.0, 1.0, u1, u2)
+        after = (planted.scene.poses[-1, :2, 0] - planted.scene.poses[-2, :2, 0]) / dt  # a frame well after the contact
+        assert after == pytest.approx([w1, w2], abs=1e-3 * max(abs(u1), abs(u2)))
+        truth = elastic_1d(row["radius_1"] ** 2, row["radius_2"] ** 2, u1, u2)
+        if abs(row["radius_1"] - row["radius_2"]) > 0.05:  # the planted answer is not the true one
+            assert abs(after[0] - truth[0]) > 1e-2
+        checked += 1
+    assert checked >= 4
+    # equal radii: equal masses already, so nothing to plant (and the kind says why)
+    scene = row_scene(rows[0])
+    same = dataclasses.replace(scene.bodies[1], shape=scene.bodies[0].shape)
+    skip = equal_mass(dataclasses.replace(scene, bodies=(scene.bodies[0], same)), spec, 10)
+    assert skip.scene is None and "equal radii" in skip.note
+
+
+def test_momentum_scaled_after_the_first_contact(splits):
+    """momentum-1.5: every displacement from the contact frame on is 1.5 times the ground truth's,
+    the positions continuous there; the frames before it are the ground truth's."""
+    from phybench.violations_law import MOMENTUM_FACTOR, first_contact_frame, momentum_scaled
+
+    reader, rows = _collision_rows(splits)
+    spec = reader.spec
+    planted_any = 0
+    for row in rows:
+        scene = row_scene(row)
+        p = momentum_scaled(scene, spec, onset_frame(spec))
+        if p.scene is None:
+            assert "no contact" in p.note
+            continue
+        f = int(first_contact_frame(scene, spec))
+        assert p.onset == f + 1 and spec.condition_frames <= f
+        np.testing.assert_array_equal(p.scene.poses[:f + 1], scene.poses[:f + 1])
+        steps, true = np.diff(p.scene.poses[f:, :, :2], axis=0), np.diff(scene.poses[f:, :, :2], axis=0)
+        np.testing.assert_allclose(steps, MOMENTUM_FACTOR * true, atol=1e-12)
+        planted_any += 1
+    assert planted_any >= 4
+    # a scene whose balls never meet in the generated frames: skipped
+    apart = scene.poses.copy()
+    apart[:, 1, 0] += 1e3
+    far = momentum_scaled(dataclasses.replace(scene, poses=apart, velocities=None), spec, 10)
+    assert far.scene is None
+
+
+@pytest.mark.slow
+def test_law_block_names_momentum_for_the_momentum_kinds(splits):
+    """Scored like a submission: the law block's `wrong` names momentum wherever the planted
+    change moves the momentum exchange by clearly more than the 5% threshold, and restitution
+    stays right for equal masses (elastic)."""
+    from phybench.scoring.law import WRONG
+    from phybench.scoring.sample import score_sample
+
+    reader, rows = _collision_rows(splits)
+    m = reader.manifest
+    seen = 0
+    for row in rows:
+        gt = reader.video(row)
+        assert not score_sample(row, gt, gt, m, ("velocity_error",))["law"].get("wrong")
+        m1, m2, u1, u2 = row["radius_1"] ** 2, row["radius_2"] ** 2, row["velocity_1"], -row["velocity_2"]
+        scale = m1 * abs(u1) + m2 * abs(u2)
+        expected = {"equal-mass": (m1 - m2) * (u2 - u1) / scale, "momentum-1.5": 0.5 * (m1 * u1 + m2 * u2) / scale}
+        for kind, change in expected.items():
+            video, label = plant(kind, row, reader.spec, int(m["resolution"]), gt)
+            if video is None:
+                continue
+            law = score_sample(row, video, gt, m, ("velocity_error",))["law"]
+            assert law["fit"]["momentum_change"] == pytest.approx(change, abs=0.01), (kind, row["sample_id"])
+            if abs(change) > 2 * WRONG:
+                assert "momentum" in law["wrong"], (kind, row["sample_id"], law)
+                seen += 1
+            if kind == "equal-mass":
+                assert law["fit"]["restitution"] == pytest.approx(1.0, abs=0.01)
+                assert law["fit"]["mass_ratio"] == pytest.approx(1.0, abs=0.02)
+    assert seen >= 4

@@ -35,6 +35,8 @@ knows a task's name.
 """
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 from Box2D import b2CircleShape, b2PolygonShape, b2World
 
@@ -72,14 +74,16 @@ def _add_walls(world: b2World, size: float, L: float, sim: SimulatorSettings) ->
 
 
 def _create_bodies(world: b2World, initial: Scene, sim: SimulatorSettings, euler: np.ndarray,
-                   dynamic_collide: bool, ghost: int | None) -> list:
+                   dynamic_collide: bool, ghost: int | None, densities: Sequence[float] | None = None) -> list:
     """One Box2D body per body of `initial`'s first frame, in its order (`userData` = its index),
-    in Box2D units and time scale, dynamic ones started at their velocity plus the Euler offset."""
+    in Box2D units and time scale, dynamic ones started at their velocity plus the Euler offset;
+    densities: per body (None: every body `sim.density`)."""
     k, L = sim.time_scale, sim.length_scale
     poses0 = initial.poses[0]  # (B, 3)
     velocities0 = np.zeros((len(initial.bodies), 2)) if initial.velocities is None else np.asarray(initial.velocities)[0]
     bodies: list = []
-    for spec, pose, vel in zip(initial.bodies, poses0, velocities0):
+    for i, (spec, pose, vel) in enumerate(zip(initial.bodies, poses0, velocities0)):
+        density = sim.density if densities is None else float(densities[i])
         position = (float(pose[0] * L), float(pose[1] * L))
         if spec.dynamic:
             if pose[2] != 0.0:
@@ -97,7 +101,7 @@ def _create_bodies(world: b2World, initial: Scene, sim: SimulatorSettings, euler
         if ghost is not None and len(bodies) == ghost:
             group = {"maskBits": 0}
         for shape in _fixtures(spec.shape, L):
-            body.CreateFixture(shape=shape, density=sim.density, friction=sim.friction, restitution=sim.restitution,
+            body.CreateFixture(shape=shape, density=density, friction=sim.friction, restitution=sim.restitution,
                                **group)
         if spec.dynamic:
             v0 = (vel + euler) * (k * L)
@@ -109,7 +113,7 @@ def _create_bodies(world: b2World, initial: Scene, sim: SimulatorSettings, euler
 
 def simulate(initial: Scene, settings: SimulatorSettings, frames: int, frame_interval: float,
              record_contacts: bool = False, dynamic_collide: bool = True,
-             ghost: int | None = None) -> Scene | tuple[Scene, np.ndarray]:
+             ghost: int | None = None, densities: Sequence[float] | None = None) -> Scene | tuple[Scene, np.ndarray]:
     """Run Box2D from the first frame of `initial` for `frames` frames.
 
     initial.poses[0]: (B, 3) x, y, angle; initial.velocities[0]: (B, 2) world units / s
@@ -125,6 +129,9 @@ def simulate(initial: Scene, settings: SimulatorSettings, frames: int, frame_int
 
     ghost: the index of a body that collides with nothing, walls included (planted
     tunnelling: a body falling through the floor).
+
+    densities: one per body, overriding `settings.density` (planted equal-mass collisions,
+    `phybench.violations_law`: the masses a law changes without changing what is drawn).
     """
     sim = settings
     k, L, spf = sim.time_scale, sim.length_scale, sim.steps_per_frame
@@ -133,7 +140,7 @@ def simulate(initial: Scene, settings: SimulatorSettings, frames: int, frame_int
     world = b2World(gravity=(0.0, -g * k * k * L), doSleep=False)
     # Euler offset (point 3): start half a step's gravity "above" the true velocity.
     euler = np.array([0.0, 0.5 * g * h])
-    bodies = _create_bodies(world, initial, sim, euler, dynamic_collide, ghost)
+    bodies = _create_bodies(world, initial, sim, euler, dynamic_collide, ghost, densities)
     if sim.walls:
         _add_walls(world, initial.world_size, L, sim)
     T, B = frames, len(bodies)
