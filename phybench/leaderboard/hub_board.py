@@ -22,6 +22,9 @@ and the existing build checks every record against those bytes with its signatur
 new is signed; a Parquet changed by one number no longer gives the pinned bytes, and its row
 is refused (``verify-stale``), as a changed JSON sidecar is.
 
+`hub_pull.pull` brings the admitted rows (``results/hub/**``) back into a local results folder
+with the same listing bounds and download (`list_board`, `download_board`).
+
 `build_from_hub` reads the file list at the revision first and refuses, before downloading
 anything, a path outside ``results/`` layout (`hub_path`), more than `MAX_FILES` files
 (`hub_too_many`), a file over its cap or a total over `MAX_TOTAL_BYTES` (`hub_too_large`); it
