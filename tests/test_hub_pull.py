@@ -163,6 +163,20 @@ def test_a_hostile_listing_is_refused_with_nothing_written(hub, world, tmp_path,
     assert tree(results) == {"kept.json": b"{}"}
 
 
+def test_a_killed_pulls_scratch_is_cleared_and_its_old_folder_put_back(tmp_path):
+    """A pull killed between its two renames left RESULTS without hub/ and the old one in its
+    scratch folder: the next pull puts it back (then pulls); other stale scratch folders go."""
+    results = tmp_path / "results"
+    (results / ".phybench-pull-killed" / "old" / "task").mkdir(parents=True)
+    (results / ".phybench-pull-killed" / "old" / "task" / "row.json").write_bytes(b"{}")
+    (results / ".phybench-pull-download" / "download").mkdir(parents=True)
+    lines: list[str] = []
+    done = pull("o/n", results, api=_fake_api([]), log=lines.append)  # a repository with no admitted rows yet
+    assert tree(results / "hub") == {"task/row.json": b"{}"} and done.added == [] and done.sha == "a" * 40
+    assert sorted(p.name for p in results.iterdir()) == [".phybench-sync.lock", "hub"]
+    assert any("put back" in line for line in lines) and "pulled 0 new file(s)" in lines[-1]
+
+
 @pytest.mark.slow
 def test_pull_then_sync_publish_keeps_the_earlier_rows_on_the_hub(hub, world, tmp_path):
     """The workflow's order: a fresh checkout pulls the Hub's admitted rows, then `sync --publish`

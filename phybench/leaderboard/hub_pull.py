@@ -23,7 +23,8 @@ What it will not do (the safe, simple behaviour):
 - half-write: everything is downloaded and checked in a hidden scratch folder inside RESULTS
   (same file system, skipped by the build's scans); the new ``RESULTS/hub/`` (the Hub's rows plus
   the local-only files) replaces the old one by rename, so a pull that fails leaves RESULTS as it
-  was.  It holds the sync lock (`sync_lock`) so that it never swaps a folder a sync is writing.
+  was.  It holds the sync lock (`sync_lock`) so that it never swaps a folder a sync is writing;
+  under it, a killed pull's scratch folder is removed (`_recover`).
 """
 from __future__ import annotations
 
@@ -88,6 +89,19 @@ def _compare(pulled: dict[str, Path], local: dict[str, Path], hub_dir: Path) -> 
     return result
 
 
+def _recover(results: Path, hub_dir: Path, log: Callable[[str], None]) -> None:
+    """Remove the scratch folders of a killed pull (under the lock none is live); one killed between
+    its two renames holds the old RESULTS/hub as ``old``, which is put back first."""
+    for stale in sorted(results.glob(SCRATCH + "*")):
+        if not stale.is_dir() or stale.is_symlink():
+            continue
+        old = stale / "old"
+        if old.is_dir() and not old.is_symlink() and not hub_dir.exists() and not hub_dir.is_symlink():
+            os.rename(old, hub_dir)
+            log(f"put back {hub_dir} from a pull killed while replacing it")
+        shutil.rmtree(stale)
+
+
 def _swap_in(new: Path, hub_dir: Path, scratch: Path) -> None:
     """Put `new` at `hub_dir` by rename; the old folder (if any) is put back if the second rename fails."""
     if not hub_dir.exists() and not hub_dir.is_symlink():
@@ -117,8 +131,17 @@ def pull(repo: str, results_dir: str | Path, *, revision: str = "main", api: Any
         raise HubBoardError("pull_conflict", f"{hub_dir} is not a folder")
     api = _api(api)
     listing = list_board(api, repo, revision, allow_empty=True)  # every bound checks the whole results/ listing
+    with sync_lock(results):
+        _recover(results, hub_dir, log)
+        done = _pull_locked(api, repo, listing, results, hub_dir)
+    _report(repo, results, done, log)
+    return done
+
+
+def _pull_locked(api: Any, repo: str, listing: Listing, results: Path, hub_dir: Path) -> Pulled:
+    """The download, the checks and the swap, in a scratch folder removed on every way out."""
     ours = Listing(listing.sha, {p: s for p, s in listing.sizes.items() if p.startswith(HUB_PREFIX)})
-    with sync_lock(results), tempfile.TemporaryDirectory(prefix=SCRATCH, dir=results) as tmp:
+    with tempfile.TemporaryDirectory(prefix=SCRATCH, dir=results) as tmp:
         scratch = Path(tmp)
         staged = download_board(api, repo, ours, scratch) / RESULTS_SUBDIR
         staged.mkdir(exist_ok=True)
@@ -130,7 +153,6 @@ def pull(repo: str, results_dir: str | Path, *, revision: str = "main", api: Any
                 (staged / rel).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(local[rel], staged / rel, follow_symlinks=False)
             _swap_in(staged, hub_dir, scratch)
-    _report(repo, results, done, log)
     return done
 
 
