@@ -107,6 +107,9 @@ def test_pull_brings_back_the_published_admitted_rows_byte_for_byte(hub, world, 
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert rows(results / "hub") == ["copy-last", "linear-extrapolation"]
     assert len(build(results, tmp_path / "site2", require_verified=True).accepted) == 2
+    proc = phybench(hub, home, "leaderboard", "build", "--from-hub", published["repo"], "--revision", published["sha"],
+                    "--out", tmp_path / "site3")  # the download both share (hub_board.download_board)
+    assert proc.returncode == 0 and published["sha"] in proc.stdout, proc.stderr[-3000:]
 
     # again, at the commit: nothing new, nothing changed
     before = tree(results)
