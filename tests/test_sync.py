@@ -562,11 +562,14 @@ def test_refusal_comments_are_escaped_and_bounded(world, hub, tmp_path):
 
 
 SYNC_FLAGS = ["--repo", "--splits", "--results", "--site", "--metrics"]  # what the tests above pass
+# ... and --publish, which tests/test_hub_board.py and tests/test_hub_pull.py pass (after a pull there)
+HUB_COMMANDS = {"pull": ["--repo", "--results"], "publish": ["--repo", "--results"]}  # tests/test_hub_pull.py's
 
 
 def test_the_workflow_runs_the_tested_commands():
-    """.github/workflows/leaderboard.yml: scheduled and on demand, the sync command with the flags and
-    metrics these tests run, a write token from the secrets, then GitHub Pages."""
+    """.github/workflows/leaderboard.yml: scheduled and on demand, the Hub's admitted rows pulled into
+    the results folder, then the sync command with the flags and metrics these tests run and
+    --publish, a write token from the secrets, then GitHub Pages; nothing committed back to git."""
     import shlex
 
     import yaml
@@ -576,11 +579,23 @@ def test_the_workflow_runs_the_tested_commands():
     steps = [s for job in flow["jobs"].values() for s in job.get("steps", [])]
     runs = [s for s in steps if "phybench leaderboard sync" in s.get("run", "")]
     assert len(runs) == 1 and runs[0]["env"]["HF_TOKEN"] == "${{ secrets.HF_TOKEN }}"
-    line = next(x for x in runs[0]["run"].splitlines() if x.strip().startswith("phybench leaderboard sync"))
-    words = shlex.split(line.replace('"$METRICS"', flow["env"]["METRICS"]))
+
+    def command(step: dict, action: str) -> list[str]:
+        line = next(x for x in step["run"].splitlines() if x.strip().startswith(f"phybench leaderboard {action}"))
+        return shlex.split(line.replace('"$METRICS"', flow["env"]["METRICS"]))
+
+    words = command(runs[0], "sync")
     assert words[:3] == ["phybench", "leaderboard", "sync"]
-    assert [w for w in words if w.startswith("--")] == SYNC_FLAGS
+    assert [w for w in words if w.startswith("--")] == SYNC_FLAGS + ["--publish"]
     assert words[words.index("--metrics") + 1] == CHEAP
+    for action, flags in HUB_COMMANDS.items():  # the pull before the sync; a publish retried after a failed one
+        [step] = [s for s in steps if f"phybench leaderboard {action}" in s.get("run", "")]
+        assert steps.index(step) < steps.index(runs[0]) if action == "pull" else steps.index(step) > steps.index(runs[0])
+        got = command(step, action)
+        assert [w for w in got if w.startswith("--")] == flags and step["env"]["HF_TOKEN"] == "${{ secrets.HF_TOKEN }}"
+        assert all(got[got.index(f) + 1] == words[words.index(f) + 1] for f in flags)  # the same repo and folder
+    assert not any("git push" in s.get("run", "") or "git commit" in s.get("run", "") for s in steps)
+    assert flow["permissions"]["contents"] == "read"  # the admitted results live on the Hub, not in git
     builds = [x.strip() for s in steps for x in s.get("run", "").splitlines() if "phybench leaderboard build" in x]
     assert builds and all(b.endswith("--require-verified") for b in builds)  # the public board: verified rows only
     uses = [s.get("uses", "") for s in steps]

@@ -5,6 +5,7 @@ and the board's results on the Hub (`phybench.leaderboard.hub_board`).
     phybench export --eval-yaml OUT/eval.yaml RESULTS_DIR                  the board dataset repo's eval.yaml
     phybench leaderboard publish --repo OWNER/NAME --results DIR           the board's results onto the Hub
     phybench leaderboard build --from-hub OWNER/NAME --revision REV --out SITE
+    phybench leaderboard pull --repo OWNER/NAME --results DIR [--revision REV]   the Hub's admitted rows into DIR/hub/
 """
 from __future__ import annotations
 
@@ -92,6 +93,26 @@ def cmd_publish(args: argparse.Namespace, log: Any = print) -> int:
               f"--require-verified, nothing published:\n{exc}", file=sys.stderr)
         return 2
     except Exception as exc:  # noqa: BLE001 - the Hub's answer (no such repo, no token, main moved)
+        raise CliError(_first_line(exc), "hub_error") from None
+    return 0
+
+
+def cmd_pull(args: argparse.Namespace, log: Any = print) -> int:
+    """Exit 0: DIR/hub/ holds the Hub's admitted rows (nothing new is 0 too); 2: refused, DIR as it was."""
+    from ..leaderboard.hub_board import HubBoardError
+    from ..leaderboard.hub_pull import pull
+    from ..leaderboard.intake import IntakeError
+    from . import CliError
+
+    if not args.repo or not args.results or args.results_dir or args.out or args.from_hub:
+        raise CliError("pull takes --repo OWNER/NAME --results DIR and optionally --revision REV")
+    try:
+        pull(args.repo, args.results, revision=args.revision or "main", log=log)
+    except HubBoardError as exc:
+        raise CliError(str(exc).split("] ", 1)[-1], exc.code) from None
+    except IntakeError as exc:  # a sync of this board holds its lock
+        raise CliError(str(exc), getattr(exc, "code", None) or "pull") from None
+    except Exception as exc:  # noqa: BLE001 - the Hub's answer (no such repo or revision, no access)
         raise CliError(_first_line(exc), "hub_error") from None
     return 0
 

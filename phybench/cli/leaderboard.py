@@ -20,6 +20,7 @@ EXAMPLES = {
           phybench leaderboard sync --repo my-org/phybench-submissions --splits data/ --results results/ --site site/
           phybench leaderboard publish --repo my-org/phybench-board --results leaderboard/results
           phybench leaderboard build --from-hub my-org/phybench-board --revision 0123abc... --out site/
+          phybench leaderboard pull --repo my-org/phybench-board --results leaderboard/results
 
         exit codes: 0 built, 1 built but some results were refused (--allow-partial),
         2 refused (nothing built; every refused file is listed with its reason).
@@ -55,10 +56,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """`phybench leaderboard build RESULTS_DIR --out SITE_DIR`."""
     from .submit import add_sync_arguments
 
-    parser.add_argument("action", choices=["build", "verify", "sync", "publish"],
+    parser.add_argument("action", choices=["build", "verify", "sync", "publish", "pull"],
                         help="build: write the static site; verify: re-score results files from their submissions; "
                              "sync: admit the Hub's submission pull requests; publish: write the board's results "
-                             "into its Hub dataset repository (docs/leaderboard.md)")
+                             "into its Hub dataset repository; pull: its admitted rows into --results DIR/hub/ "
+                             "(docs/leaderboard.md)")
     parser.add_argument("results_dir", metavar="RESULTS_DIR", nargs="?",
                         help="folder of results files (*.json, searched recursively)")
     parser.add_argument("--out", metavar="SITE_DIR", help="build: where index.html and the exports go (required)")
@@ -71,7 +73,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_viewer_arguments(parser)
     parser.add_argument("--from-hub", metavar="OWNER/NAME", help="build: read the results from the board's Hub dataset "
                                                                   "repository (always --require-verified)")
-    parser.add_argument("--revision", metavar="REV", help="build --from-hub: the commit to build from (pinned)")
+    parser.add_argument("--revision", metavar="REV", help="build --from-hub: the commit to build from (pinned); pull: "
+                                                           "the revision to pull (default main)")
     add_verify_arguments(parser)
     add_sync_arguments(parser)
 
@@ -84,6 +87,10 @@ def cmd_leaderboard(args: argparse.Namespace, log: Any = print) -> int:
         from .submit import cmd_sync
 
         return cmd_sync(args)
+    if args.action == "pull":
+        from .hub_results import cmd_pull
+
+        return cmd_pull(args, log)
     if args.action == "publish" or args.from_hub or args.revision:
         from .hub_results import cmd_build_from_hub, cmd_publish
 

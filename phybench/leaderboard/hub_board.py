@@ -22,6 +22,9 @@ and the existing build checks every record against those bytes with its signatur
 new is signed; a Parquet changed by one number no longer gives the pinned bytes, and its row
 is refused (``verify-stale``), as a changed JSON sidecar is.
 
+`hub_pull.pull` brings the admitted rows (``results/hub/**``) back into a local results folder
+with the same listing bounds and download (`list_board`, `download_board`).
+
 `build_from_hub` reads the file list at the revision first and refuses, before downloading
 anything, a path outside ``results/`` layout (`hub_path`), more than `MAX_FILES` files
 (`hub_too_many`), a file over its cap or a total over `MAX_TOTAL_BYTES` (`hub_too_large`); it
@@ -156,9 +159,10 @@ def _cap(path: str) -> int:
     return MAX_PARQUET_BYTES if path.endswith(PARQUET_SUFFIX) else MAX_FILE_BYTES
 
 
-def list_board(api: Any, repo: str, revision: str) -> Listing:
+def list_board(api: Any, repo: str, revision: str, *, allow_empty: bool = False) -> Listing:
     """The revision's commit and {path: size} of its board files, refused before any download
-    when a path, the count or a size is not what the board allows."""
+    when a path, the count or a size is not what the board allows (`allow_empty`: a repository
+    with no board files yet is an empty listing, for `hub_pull`, instead of ``hub_empty``)."""
     from .hub_eval import EVAL_YAML
 
     info = api.repo_info(repo, repo_type="dataset", revision=revision, files_metadata=True)
@@ -185,7 +189,7 @@ def list_board(api: Any, repo: str, revision: str) -> Listing:
                                         f"first: {bad[0][:200]!r}")
     if sum(sizes.values()) > MAX_TOTAL_BYTES:
         raise HubBoardError("hub_too_large", f"{sum(sizes.values()):,} bytes in all; at most {MAX_TOTAL_BYTES:,}")
-    if not sizes:
+    if not sizes and not allow_empty:
         raise HubBoardError("hub_empty", f"no board files under {RESULTS_PREFIX} at {revision[:64]}")
     return Listing(sha, sizes)
 
@@ -218,27 +222,41 @@ def _stage(download: Path, listing: Listing, staging: Path) -> None:
         atomic_write_bytes(target, data)
 
 
+def check_ids(repo: str, revision: str) -> None:
+    """Refuse a dataset id or a revision the Hub would not name (before any request)."""
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}", repo or ""):
+        raise HubBoardError("hub_repo", f"{str(repo)[:100]!r} is not a Hub dataset id OWNER/NAME")
+    if not revision or len(revision) > 256 or not re.fullmatch(r"[A-Za-z0-9._/-]+", revision):
+        raise HubBoardError("hub_revision", "--revision must be a commit id, tag or branch name")
+
+
+def download_board(api: Any, repo: str, listing: Listing, scratch: Path) -> Path:
+    """Download exactly the listed files at the listing's commit into `scratch`/download and
+    return `scratch`/results, the results folder they make (each Parquet back to its exact JSON
+    sidecar, each file checked against the listing: `_stage`).  The caller removes `scratch`."""
+    from huggingface_hub import snapshot_download
+
+    download, staging = scratch / "download", scratch / "results"
+    if listing.sizes:
+        snapshot_download(repo, repo_type="dataset", revision=listing.sha, local_dir=download,
+                          allow_patterns=sorted(listing.sizes), token=getattr(api, "token", None))
+    staging.mkdir()
+    _stage(download, listing, staging)
+    return staging
+
+
 def build_from_hub(repo: str, revision: str, out_dir: str | Path, *, api: Any = None, keys: Any = None,
                    allow_partial: bool = False, registry_check: bool = True,
                    log: Callable[[str], None] = print) -> Any:
     """Build the site from the board's Hub dataset `repo` at `revision`, with --require-verified
     semantics; returns the `BuildReport`.  The scratch folder goes on every way out."""
-    from huggingface_hub import snapshot_download
-
     from . import build
 
-    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}", repo or ""):
-        raise HubBoardError("hub_repo", f"{str(repo)[:100]!r} is not a Hub dataset id OWNER/NAME")
-    if not revision or len(revision) > 256 or not re.fullmatch(r"[A-Za-z0-9._/-]+", revision):
-        raise HubBoardError("hub_revision", "--revision must be a commit id, tag or branch name")
+    check_ids(repo, revision)
     api = _api(api)
     listing = list_board(api, repo, revision)
     with tempfile.TemporaryDirectory(prefix="phybench-hub-board-") as tmp:
-        download, staging = Path(tmp) / "download", Path(tmp) / "results"
-        snapshot_download(repo, repo_type="dataset", revision=listing.sha, local_dir=download,
-                          allow_patterns=sorted(listing.sizes), token=getattr(api, "token", None))
-        staging.mkdir()
-        _stage(download, listing, staging)
+        staging = download_board(api, repo, listing, Path(tmp))
         report = build(staging, out_dir, registry_check=registry_check, allow_partial=allow_partial,
                        require_verified=True, keys=keys)
     log(f"built from {repo} at {listing.sha} ({len(listing.sizes)} files)")

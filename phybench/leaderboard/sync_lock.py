@@ -11,7 +11,7 @@ in any way (an exception, Ctrl-C, SIGKILL, a lost runner) releases it with its p
 file stays behind, empty (a sync that finds nothing to do writes no byte, so the lock does not
 write one either).  There is nothing to clean up by hand: a lock file left by a dead sync never
 blocks the next one; `fuser RESULTS/.phybench-sync.lock` names the process that holds it.  The file is hidden, so the build and the sync's own
-scans of the results folder skip it, and the workflow commits only ``RESULTS/hub/``.
+scans of the results folder skip it, and `publish` (which the workflow's sync runs) never sends it.
 Limits: ``flock`` is POSIX (Linux, macOS), and on a network file system it may not lock
 across machines; keep a board's results folder on a local disk, as the workflow does.
 """
