@@ -28,6 +28,7 @@ NOTCH_RAYS = 48  # rays cast from the centroid
 NOTCH_RANK = 3  # the k-th shortest ray is the notch's (robust to one or two stray rays)
 NOTCH_STEP = 0.25  # px between samples along a ray
 _ANGLES = np.linspace(0.0, 2.0 * np.pi, NOTCH_RAYS, endpoint=False)
+_CHUNK = 8  # `notches` reads this many samples of each unfinished ray at a time
 
 
 def fill(q: Layer, t: int) -> float:
@@ -77,3 +78,84 @@ def notch(q: Layer, t: int, margin: float = 1.0) -> float:
     if len(kept) < NOTCH_RAYS // 2:
         return float("nan")
     return float(np.median(kept) - kept[NOTCH_RANK - 1])
+
+
+
+def _safe_start(q: Layer, frames: list[int], cy: np.ndarray, cx: np.ndarray, reach: np.ndarray) -> np.ndarray:
+    """px per frame: rays' samples nearer the centroid than this read coverage >= 0.5 for sure.
+
+    A sample's bilinear value is a convex combination of its 2 x 2 pixels, all within sqrt(2) px
+    of it; where every pixel within r_in of the centroid (the nearest pixel centre below 0.5, or
+    outside the frame) covers at least 0.5, a sample nearer than r_in - 1.5 px reads at least
+    0.5 (rounding moves a float64 sum by far less than float32's last place).  So `notches`
+    starts each ray there: the same first sample below 0.5, with a third of the samples."""
+    height, width = q.soft.shape[1:]
+    half = int(np.ceil(reach.max())) + 2
+    offs = np.arange(-half, half + 1)
+    rows = np.round(cy).astype(int)[:, None, None] + offs[None, :, None]  # (F, D, 1)
+    cols = np.round(cx).astype(int)[:, None, None] + offs[None, None, :]  # (F, 1, D)
+    out_r, out_c = (rows < 0) | (rows >= height), (cols < 0) | (cols >= width)
+    vals = q.soft[np.asarray(frames)[:, None, None], np.clip(rows, 0, height - 1), np.clip(cols, 0, width - 1)]
+    low = (vals < 0.5) | out_r | out_c
+    d2 = (rows - cy[:, None, None]) ** 2 + (cols - cx[:, None, None]) ** 2
+    nearest = np.sqrt(np.where(low, d2, np.inf).min(axis=(1, 2)))
+    return np.minimum(nearest, half - 1.0) - 1.5  # beyond the window: unknown
+
+
+def notches(q: Layer, frames: list[int], margin: float = 1.0) -> list[float]:
+    """`notch` of each frame given (each with one piece), equal to it bit for bit, for a fraction
+    of its cost (one `map_coordinates` call per frame, over every sample of every ray, was most of
+    the judge's time): every frame's rays are read together (frame t's image is the (T, H, W)
+    stack's plane t at the integer coordinate t: scipy's bilinear sum then weighs the plane t + 1
+    by zero, the same float32), from the sample `_safe_start` proves inside the piece, a few
+    samples a ray at a time, and a ray stops at its first sample below one half."""
+    if not frames:
+        return []
+    cy = np.array([q.centroids[t][0][0] for t in frames])
+    cx = np.array([q.centroids[t][0][1] for t in frames])
+    box = np.array([q.boxes[t][0] for t in frames]).astype(int)
+    r0, r1, c0, c1 = box[:, 0], box[:, 1], box[:, 2], box[:, 3]
+    height, width = q.soft.shape[1:]
+    reach = np.hypot(np.maximum(cy - r0, r1 - cy), np.maximum(cx - c0, c1 - cx)) + 1.0
+    steps = np.array([len(np.arange(0.0, r + NOTCH_STEP, NOTCH_STEP)) for r in reach])  # `rays`' samples a ray
+    radii = np.arange(int(steps.max())) * NOTCH_STEP  # (S,): the values np.arange(0, reach + step, step) makes
+    ys = cy[:, None, None] + (np.sin(_ANGLES)[:, None] * radii[None, :])[None]  # (F, rays, S), as `rays` makes them
+    xs = cx[:, None, None] + (np.cos(_ANGLES)[:, None] * radii[None, :])[None]
+    # every sample s < start lies nearer than the safe radius (s x step < safe): known not below 0.5
+    start = np.clip(np.ceil(_safe_start(q, frames, cy, cx, reach) / NOTCH_STEP), 0, steps - 1).astype(int)
+    F = len(frames)
+    first = np.full((F, NOTCH_RAYS), -1)
+    at = np.repeat(start[:, None], NOTCH_RAYS, axis=1)  # (F, rays): the next sample to read
+    plane = np.asarray(frames, np.float64)
+    while True:
+        f_i, a_i = np.nonzero(first < 0)
+        if not len(f_i):
+            break
+        s_i = at[f_i, a_i][:, None] + np.arange(_CHUNK)[None, :]  # (P, C)
+        ok = s_i < steps[f_i][:, None]
+        s_c = np.minimum(s_i, len(radii) - 1)
+        pf, pa = np.broadcast_to(f_i[:, None], s_i.shape), np.broadcast_to(a_i[:, None], s_i.shape)
+        cover = ndimage.map_coordinates(q.soft, [plane[pf[ok]], ys[pf[ok], pa[ok], s_c[ok]], xs[pf[ok], pa[ok], s_c[ok]]],
+                                        order=1, mode="constant")
+        below = np.zeros(s_i.shape, bool)
+        below[ok] = cover < 0.5
+        hit = below.any(axis=1)
+        first[f_i[hit], a_i[hit]] = s_i[hit, below[hit].argmax(axis=1)]
+        done = ~hit & ~ok[:, -1]  # past the ray's last sample without a crossing
+        first[f_i[done], a_i[done]] = steps[f_i[done]] - 1
+        at[f_i, a_i] += _CHUNK
+    f_i, a_i = np.arange(F)[:, None], np.arange(NOTCH_RAYS)[None, :]
+    end_y, end_x = ys[f_i, a_i, first], xs[f_i, a_i, first]
+    lo = margin - 0.5
+    cut = (end_y < lo) | (end_y > height - 1 - lo) | (end_x < lo) | (end_x > width - 1 - lo)
+    length = radii[first]
+    out = []
+    for i in range(F):
+        kept = np.sort(length[i][~cut[i]])
+        n = len(kept)
+        if n < NOTCH_RAYS // 2:
+            out.append(float("nan"))
+            continue
+        median = kept[n // 2] if n % 2 else (kept[n // 2 - 1] + kept[n // 2]) / 2  # np.median's own arithmetic
+        out.append(float(median - kept[NOTCH_RANK - 1]))
+    return out

@@ -21,7 +21,7 @@ from .findings import Ctx, Finding, single, touching
 from .levels import SETTINGS as LEVELS_SETTINGS
 from .registration import (AREA_ABS, REST_GT, SHIFT, STATIC_BASE, STATIC_EDGE, STATIC_GT, STATIC_SIGMA, TURNS, ZOOMS,
                            rest_change, unmoved)
-from .outline import FILL_QUANTILE, NOTCH_RANK, NOTCH_RAYS, fill, notch
+from .outline import FILL_QUANTILE, NOTCH_RANK, NOTCH_RAYS, fill, notches
 from .motion import (GAP, GRAVITY_ABS, GRAVITY_MIN, GRAVITY_REL, JERK_ABS, JERK_FRAMES, JERK_REL, KINK_ABS,
                      KINK_ABS_LONG, KINK_REL, KINK_REL_LONG, KINK_W, KINK_W_LONG, NOISE_K, REST_HOLD, REST_MOVE,
                      REST_TURN, SPIN_ELONGATION, SPIN_RATE, SPIN_RATE_CONTACT, SPIN_WINDOWS, START_MIN, START_W,
@@ -245,8 +245,8 @@ def _notched(p: Layer, g: Layer, name: str, ctx: Ctx) -> list[Finding]:
     frames = [ref, *range(ctx.start, ctx.T)]
 
     def depths(q: Layer) -> dict[int, float]:
-        out = {t: notch(q, t, ctx.border) for t in frames if q.count[t] == 1 and q.piece_area[t][0] >= least}
-        return {t: v for t, v in out.items() if np.isfinite(v)}
+        one = [t for t in frames if q.count[t] == 1 and q.piece_area[t][0] >= least]
+        return {t: v for t, v in zip(one, notches(q, one, ctx.border)) if np.isfinite(v)}
 
     depth, depth_gt = depths(p), depths(g)
     if ref not in depth:

@@ -244,11 +244,14 @@ def _pieces(soft: np.ndarray, hard: np.ndarray, hidx: np.ndarray, area: np.ndarr
         keep_a = np.asarray(keep, int)
         to_edge = np.minimum.reduce([box[:, 0], box[:, 2], H - box[:, 1], W - box[:, 3]]) if len(keep) else np.zeros(0)
         to_exit = np.minimum.reduce([box[:, 1], box[:, 3], H - box[:, 0], W - box[:, 2]]) if len(keep) else np.zeros(0)
-        for t in np.unique(frames):
-            j = np.flatnonzero(frames == t)
-            ks = keep_a[j]
-            per_frame[t] = [np.stack([mr[ks], mc[ks]], axis=1), to_edge[j], to_exit[j], npix[ks],
-                            np.stack([rr[ks], cc[ks], rc[ks]], axis=1), box[j]]
+        order = np.argsort(frames, kind="stable")  # each frame's pieces one run, in label order
+        ks, frames = keep_a[order], frames[order]
+        cent, mom = np.stack([mr[ks], mc[ks]], axis=1), np.stack([rr[ks], cc[ks], rc[ks]], axis=1)
+        area_k, to_edge, to_exit, box = npix[ks], to_edge[order], to_exit[order], box[order]
+        ts, first = np.unique(frames, return_index=True)
+        for t, a, b in zip(ts.tolist(), first.tolist(), [*first[1:].tolist(), len(keep)]):
+            per_frame[t] = [cent[a:b].copy(), to_edge[a:b].copy(), to_exit[a:b].copy(), area_k[a:b].copy(),
+                            mom[a:b].copy(), box[a:b].copy()]
     count = np.array([len(f[1]) for f in per_frame], np.int64)
     edge = np.array([f[1].min() if len(f[1]) else np.inf for f in per_frame])
     exit = np.array([f[2].min() if len(f[2]) else np.inf for f in per_frame])
