@@ -98,3 +98,13 @@ def test_notches_of_many_frames_equal_notch_of_each_bit_for_bit(blur):
         got = notches(q, frames, margin)
         want = [notch(q, t, margin) for t in frames]
         assert [repr(v) for v in got] == [repr(v) for v in want]
+
+
+def test_the_fill_quantile_is_numpys_inverted_cdf_bit_for_bit():
+    from phybench.scoring.outline import FILL_QUANTILE, _inverted_cdf
+
+    rng = np.random.default_rng(3)
+    for n in [*range(1, 60), 99, 100, 101, 1000, 4321]:
+        values = np.round(rng.random(n) * 400.0, 1 if n % 2 else 6)  # ties too
+        for q in (FILL_QUANTILE, 0.5, 0.01, 0.999):
+            assert _inverted_cdf(values, q) == float(np.quantile(values, q, method="inverted_cdf")), (n, q)

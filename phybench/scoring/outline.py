@@ -18,6 +18,8 @@ These two look at the outline itself:
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from scipy import ndimage
 
@@ -41,8 +43,17 @@ def fill(q: Layer, t: int) -> float:
         return 1.0
     cy, cx = q.centroids[t][0]
     d2 = (rows + r0 - cy) ** 2 + (cols + c0 - cx) ** 2
-    reach = float(np.sqrt(np.quantile(d2, FILL_QUANTILE, method="inverted_cdf"))) + 0.5  # to the pixel's edge
+    reach = float(np.sqrt(_inverted_cdf(d2, FILL_QUANTILE))) + 0.5  # to the pixel's edge
     return float(FILL_QUANTILE * len(rows) / (np.pi * reach * reach))
+
+
+def _inverted_cdf(values: np.ndarray, q: float) -> float:
+    """`np.quantile(values, q, method="inverted_cdf")` of a 1-D float array without NaN, the same
+    float, without its overhead (a call per frame and piece): numpy's own index (n q - 1, up
+    to the next whole order statistic unless it is whole, at least 0) and a partition."""
+    index = len(values) * q - 1
+    k = max(math.floor(index) + (0 if index == math.floor(index) else 1), 0)
+    return float(np.partition(values, k)[k])
 
 
 def rays(q: Layer, t: int, margin: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
@@ -81,7 +92,7 @@ def notch(q: Layer, t: int, margin: float = 1.0) -> float:
 
 
 
-def _safe_start(q: Layer, frames: list[int], cy: np.ndarray, cx: np.ndarray, reach: np.ndarray) -> np.ndarray:
+def _safe_start(q: Layer, frames: list[int], cy: np.ndarray, cx: np.ndarray, extent: np.ndarray) -> np.ndarray:
     """px per frame: rays' samples nearer the centroid than this read coverage >= 0.5 for sure.
 
     A sample's bilinear value is a convex combination of its 2 x 2 pixels, all within sqrt(2) px
@@ -90,7 +101,7 @@ def _safe_start(q: Layer, frames: list[int], cy: np.ndarray, cx: np.ndarray, rea
     0.5 (rounding moves a float64 sum by far less than float32's last place).  So `notches`
     starts each ray there: the same first sample below 0.5, with a third of the samples."""
     height, width = q.soft.shape[1:]
-    half = int(np.ceil(reach.max())) + 2
+    half = int(np.ceil(extent.max())) + 2  # a window past each piece's box: nearer than its rim suffices
     offs = np.arange(-half, half + 1)
     rows = np.round(cy).astype(int)[:, None, None] + offs[None, :, None]  # (F, D, 1)
     cols = np.round(cx).astype(int)[:, None, None] + offs[None, None, :]  # (F, 1, D)
@@ -116,13 +127,14 @@ def notches(q: Layer, frames: list[int], margin: float = 1.0) -> list[float]:
     box = np.array([q.boxes[t][0] for t in frames]).astype(int)
     r0, r1, c0, c1 = box[:, 0], box[:, 1], box[:, 2], box[:, 3]
     height, width = q.soft.shape[1:]
-    reach = np.hypot(np.maximum(cy - r0, r1 - cy), np.maximum(cx - c0, c1 - cx)) + 1.0
+    dy, dx = np.maximum(cy - r0, r1 - cy), np.maximum(cx - c0, c1 - cx)
+    reach = np.hypot(dy, dx) + 1.0
     steps = np.array([len(np.arange(0.0, r + NOTCH_STEP, NOTCH_STEP)) for r in reach])  # `rays`' samples a ray
     radii = np.arange(int(steps.max())) * NOTCH_STEP  # (S,): the values np.arange(0, reach + step, step) makes
     ys = cy[:, None, None] + (np.sin(_ANGLES)[:, None] * radii[None, :])[None]  # (F, rays, S), as `rays` makes them
     xs = cx[:, None, None] + (np.cos(_ANGLES)[:, None] * radii[None, :])[None]
     # every sample s < start lies nearer than the safe radius (s x step < safe): known not below 0.5
-    start = np.clip(np.ceil(_safe_start(q, frames, cy, cx, reach) / NOTCH_STEP), 0, steps - 1).astype(int)
+    start = np.clip(np.ceil(_safe_start(q, frames, cy, cx, np.maximum(dy, dx)) / NOTCH_STEP), 0, steps - 1).astype(int)
     F = len(frames)
     first = np.full((F, NOTCH_RAYS), -1)
     at = np.repeat(start[:, None], NOTCH_RAYS, axis=1)  # (F, rays): the next sample to read
