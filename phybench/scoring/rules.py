@@ -226,9 +226,12 @@ def _shape(p: Layer, g: Layer, name: str, ctx: Ctx) -> list[Finding]:
                                             f"{x[1]:.2f} at frame {bad[0]}: a rigid body changed shape")]
     # outline: how much of the disc through its farthest pixel a piece fills (a disc 1, a square 2 / pi)
     fill_gen = {t: fill(p, t) for t in gen}
+    least_f = max(SHAPE_FILL, FILL_SMALL * small) * ctx.blur  # tol_f is never below it: fewer frames beyond it
+    if sum(abs(v - fill_gen[ref]) > least_f for t, v in fill_gen.items() if t != ref) < FILL_FRAMES:
+        return _notched(p, g, name, ctx)  # cannot be a finding, whatever the ground truth's own change
     fill_gt = {t: fill(g, t) for t in gt}
     own = max((abs(v - fill_gt[ref]) for v in fill_gt.values()), default=0.0) if ref in fill_gt else 0.0
-    tol_f = max(max(SHAPE_FILL, FILL_SMALL * small) * ctx.blur, own + 0.03)
+    tol_f = max(least_f, own + 0.03)
     bad = [t for t, v in fill_gen.items() if t != ref and abs(v - fill_gen[ref]) > tol_f]
     if len(bad) >= FILL_FRAMES:
         return [Finding("shape", name, bad, f"fill of its outline {fill_gen[ref]:.2f} -> {fill_gen[bad[0]]:.2f} at "
@@ -248,9 +251,12 @@ def _notched(p: Layer, g: Layer, name: str, ctx: Ctx) -> list[Finding]:
         one = [t for t in frames if q.count[t] == 1 and q.piece_area[t][0] >= least]
         return {t: v for t, v in zip(one, notches(q, one, ctx.border)) if np.isfinite(v)}
 
-    depth, depth_gt = depths(p), depths(g)
+    depth = depths(p)
     if ref not in depth:
         return []
+    if sum(v - depth[ref] > NOTCH_PX * ctx.scale_l for t, v in depth.items() if t != ref) < NOTCH_FRAMES:
+        return []  # tol is never below NOTCH_PX: no finding, whatever the ground truth's own change
+    depth_gt = depths(g)
     own = max((abs(v - depth_gt[ref]) for v in depth_gt.values()), default=0.0) if ref in depth_gt else 0.0
     tol = max(NOTCH_PX * ctx.scale_l, own + NOTCH_OWN * ctx.scale_l)
     bad = [t for t, v in depth.items() if t != ref and v - depth[ref] > tol]
