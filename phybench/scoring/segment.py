@@ -112,7 +112,7 @@ def segment(video: np.ndarray, colours: Sequence[Sequence[int]], background: Seq
     found = best >= 0
     ambiguous = amb_bins[q]
     if ambiguous.any():
-        sure = res_bins.min(axis=0)[q] <= SURE  # a near-perfect reading of its best colour
+        sure = _least_score(tuple(distinct), tuple(int(x) for x in background))[q] <= SURE  # a near-perfect reading
         best, t_all = _near_first(res_bins[:, q[ambiguous]], t_bins[:, q[ambiguous]], best, t_all, ambiguous, sure, idx,
                                   (T, H, W))
     frames = list(range(T) if perimeter_frames is None else perimeter_frames)
@@ -165,6 +165,12 @@ def _colour_table(colours: tuple[tuple[int, ...], ...], background: tuple[int, .
     finite = np.isfinite(res)
     best = np.where(finite.any(axis=0), np.argmin(res, axis=0), -1).astype(np.int8)
     return res, ts, best, finite.sum(axis=0) >= 2
+
+
+@functools.lru_cache(maxsize=16)
+def _least_score(colours: tuple[tuple[int, ...], ...], background: tuple[int, ...]) -> np.ndarray:
+    """Per RGB bin, the best colour's score (`_colour_table`'s scores' minimum), once per palette."""
+    return _colour_table(colours, background)[0].min(axis=0)
 
 
 def _near_first(res: np.ndarray, ts: np.ndarray, best: np.ndarray, t_all: np.ndarray, ambiguous: np.ndarray,
@@ -254,8 +260,9 @@ def _pieces(soft: np.ndarray, hard: np.ndarray, hidx: np.ndarray, area: np.ndarr
                             mom[a:b].copy(), box[a:b].copy()]
     per_frame = [f if f is not None else [x.copy() for x in empty] for f in per_frame]
     count = np.array([len(f[1]) for f in per_frame], np.int64)
-    edge = np.array([f[1].min() if len(f[1]) else np.inf for f in per_frame])
-    exit = np.array([f[2].min() if len(f[2]) else np.inf for f in per_frame])
+    edge, exit = np.full(T, np.inf), np.full(T, np.inf)
+    if n and len(keep):  # each frame's least, over its run of pieces
+        edge[ts], exit[ts] = np.minimum.reduceat(to_edge, first), np.minimum.reduceat(to_exit, first)
     return Layer(soft, area, count, edge, exit, [f[0] for f in per_frame], [f[1] for f in per_frame],
                  [f[2] for f in per_frame], [f[3] for f in per_frame], [f[4] for f in per_frame],
                  [f[5] for f in per_frame], perimeter, partial)
