@@ -282,8 +282,11 @@ def _freeze(p: Layer, g: Layer, c: tuple[int, ...], name: str, gens: Segmentatio
         if not (len(a) and len(b) and len(ga) and len(gb)):
             continue
         moved = np.sqrt(((a[:, None] - b[None]) ** 2).sum(-1)).min(axis=1)
+        still = np.flatnonzero(moved < FREEZE_STILL * ctx.scale_l)
+        if not still.size:  # (most frames: the ground truth's moves need not be measured)
+            continue
         gt_moved = np.sqrt(((ga[:, None] - gb[None]) ** 2).sum(-1)).min(axis=1)
-        for i in np.flatnonzero(moved < FREEZE_STILL * ctx.scale_l):
+        for i in still:
             # its ground truth: the pieces its box overlaps, else the nearest within one step; all must move
             over = np.flatnonzero(box_gaps(p.boxes[t][i:i + 1], g.boxes[t])[0] <= ctx.gap)
             if not over.size:
