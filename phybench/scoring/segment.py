@@ -276,8 +276,8 @@ def _label_frames(hidx: np.ndarray, H: int, W: int
     in the same scan order (frame, then row and column of a piece's first pixel).  Returns each
     pixel's label (1..n), n, its row and column, and each label's (frame, row start, row stop,
     column start, column stop) in the frame."""
-    t, rem = hidx // (H * W), hidx % (H * W)
-    rows, cols = rem // W, rem % W
+    t, rem = np.divmod(hidx, H * W)
+    rows, cols = np.divmod(rem, W)
     starts = np.flatnonzero(np.concatenate([[True], t[1:] != t[:-1]]))
     r_lo, r_hi = np.minimum.reduceat(rows, starts), np.maximum.reduceat(rows, starts) + 1
     c_lo, c_hi = np.minimum.reduceat(cols, starts), np.maximum.reduceat(cols, starts) + 1
@@ -291,7 +291,7 @@ def _label_frames(hidx: np.ndarray, H: int, W: int
     spans = [None if sl is None else (frame[sl[0].start], sl[1].start + r_lo[sl[0].start], sl[1].stop + r_lo[sl[0].start],
                                       sl[2].start + c_lo[sl[0].start], sl[2].stop + c_lo[sl[0].start])
              for sl in ndimage.find_objects(labels)]
-    return labels.reshape(-1)[flat], int(n), rows, cols, spans
+    return labels.reshape(-1)[flat].astype(np.intp), int(n), rows, cols, spans  # (bincount's own index type)
 
 
 def with_pieces(q: Layer, min_piece: float) -> Layer:
