@@ -128,17 +128,22 @@ def main_() -> None:
     ap.add_argument("--profile", default="", help="a family to also profile (cProfile, by tottime)")
     ap.add_argument("--repeat", type=int, default=1, help="runs per family (the smallest total is kept)")
     args = ap.parse_args()
+    run(args.n, args.families.split(","), args.exact, args.profile, args.repeat)
+
+
+def run(n: int, families: list[str], exact: bool = False, profile: str = "", repeat: int = 1) -> None:
+    """The table: one row per family (also `bench_judge.py --share`)."""
     print(f"{'family':<15}{'px':>5}{'videos':>8}{'total s':>9}{'judge s':>9}{'bodies s':>10}{'law s':>7}"
           f"{'judge+bodies':>14}{'+ law':>7}")
-    for task in args.families.split(","):
+    for task in families:
         with tempfile.TemporaryDirectory() as tmp:
-            split, sub = prepare(task, args.n, tmp, args.exact)
-            runs = [measure(split, sub, False) for _ in range(args.repeat)]
+            split, sub = prepare(task, n, tmp, exact)
+            runs = [measure(split, sub, False) for _ in range(repeat)]
             total, spent = min(runs, key=lambda r: r[0])
-            if task == args.profile:
+            if task == profile:
                 measure(split, sub, True)
         jb = spent["judge"] + spent["bodies"]
-        print(f"{task:<15}{FAMILIES[task][1]:>5}{args.n:>8}{total:>9.2f}{spent['judge']:>9.2f}{spent['bodies']:>10.2f}"
+        print(f"{task:<15}{FAMILIES[task][1]:>5}{n:>8}{total:>9.2f}{spent['judge']:>9.2f}{spent['bodies']:>10.2f}"
               f"{spent['law']:>7.2f}{100 * jb / total:>13.0f}%{100 * (jb + spent['law']) / total:>6.0f}%", flush=True)
 
 

@@ -108,3 +108,20 @@ def test_the_fill_quantile_is_numpys_inverted_cdf_bit_for_bit():
         values = np.round(rng.random(n) * 400.0, 1 if n % 2 else 6)  # ties too
         for q in (FILL_QUANTILE, 0.5, 0.01, 0.999):
             assert _inverted_cdf(values, q) == float(np.quantile(values, q, method="inverted_cdf")), (n, q)
+
+
+@pytest.mark.parametrize("blur", [0.0, 1.0])
+def test_fills_of_many_frames_equal_fill_of_each_bit_for_bit(blur):
+    from phybench.scoring.outline import fills
+
+    square = np.zeros((128, 128), bool)
+    square[40:70, 50:80] = True
+    masks = [_disc(r) for r in (2.5, 4.0, 9.5, 24.0)] + [square, _disc(15.0) & ~_disc(6.0),
+                                                         _disc(9.0, centre=(3.0, 64.0)), _disc(7.0, centre=(125.0, 124.0))]
+    video = _video(masks, blur)
+    seg = segment_pair(video, video, [(255, 0, 0)], [False], 1)
+    q = next(iter(seg.dynamic.values())).p
+    frames = [t for t in range(len(masks)) if q.count[t] == 1]
+    assert len(frames) == len(masks)
+    assert [repr(v) for v in fills(q, frames)] == [repr(fill(q, t)) for t in frames]
+    assert fills(q, []) == []

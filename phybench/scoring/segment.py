@@ -130,11 +130,8 @@ def segment(video: np.ndarray, colours: Sequence[Sequence[int]], background: Seq
         area = np.bincount(frame_of, weights=soft_vals, minlength=T)[:T]
         partial = np.bincount(frame_of[(soft_vals > 0) & (soft_vals < 1)], minlength=T)[:T].astype(np.float64)
         every = pidx[t >= HARD]
-        hard = np.zeros(T * HW, bool)
-        hard[every] = True
         hidx = every[:0] if c in no_pieces else every
-        layers[c] = _pieces(soft.reshape(T, H, W), hard.reshape(T, H, W), hidx, area, partial, MIN_PIECE * scale_a,
-                            frames, every)
+        layers[c] = _pieces(soft.reshape(T, H, W), hidx, area, partial, MIN_PIECE * scale_a, frames, every)
     return Segmentation(layers, owner.reshape(T, H, W))
 
 
@@ -209,23 +206,38 @@ _IN_PLANE = np.zeros((3, 3, 3), dtype=bool)
 _IN_PLANE[1] = True  # 8-connected within a frame, never across frames
 
 
-def _pieces(soft: np.ndarray, hard: np.ndarray, hidx: np.ndarray, area: np.ndarray, partial: np.ndarray,
-            min_piece: float, perimeter_frames: list[int], every: np.ndarray | None = None) -> Layer:
-    """One colour's layer from its coverage; `every`: the flat indices of all its hard pixels
-    where `hidx` (those whose pieces are wanted) holds fewer."""
-    T, H, W = hard.shape
+def _perimeter(every: np.ndarray, shape: tuple[int, int, int], frames: list[int]) -> np.ndarray:
+    """(T,) pixels of the hard pixels `every` (flat indices) with a 4-neighbour outside them, in
+    `frames` (NaN elsewhere); counted in the box of every hard pixel, a pixel wider, where nothing
+    outside it counts, from the indices (no whole-video mask)."""
+    T, H, W = shape
     perimeter = np.full(T, np.nan)
-    every = hidx if every is None else every
-    if perimeter_frames and len(every):  # (no hard pixel: a perimeter of 0)
-        rem = every % (H * W)  # the box of every hard pixel, a pixel wider: nothing outside it counts
-        a, b = max(int((rem // W).min()) - 1, 0), min(int((rem // W).max()) + 2, H)
-        e, f = max(int((rem % W).min()) - 1, 0), min(int((rem % W).max()) + 2, W)
-        h = hard[perimeter_frames, a:b, e:f]
-        inner = h[:, 1:-1, 1:-1] & h[:, :-2, 1:-1] & h[:, 2:, 1:-1] & h[:, 1:-1, :-2] & h[:, 1:-1, 2:]
-        perimeter[perimeter_frames] = np.count_nonzero(h.reshape(len(h), -1), axis=1) - np.count_nonzero(
-            inner.reshape(len(h), -1), axis=1)
-    elif perimeter_frames:
-        perimeter[perimeter_frames] = 0.0
+    if not frames:
+        return perimeter
+    if not len(every):
+        perimeter[frames] = 0.0
+        return perimeter
+    t, rem = np.divmod(every, H * W)
+    rows, cols = np.divmod(rem, W)
+    a, b = max(int(rows.min()) - 1, 0), min(int(rows.max()) + 2, H)
+    e, f = max(int(cols.min()) - 1, 0), min(int(cols.max()) + 2, W)
+    at = np.full(T, -1)
+    at[frames] = np.arange(len(frames))
+    sel = at[t] >= 0
+    h = np.zeros((len(frames), b - a, f - e), bool)
+    h[at[t[sel]], rows[sel] - a, cols[sel] - e] = True
+    inner = h[:, 1:-1, 1:-1] & h[:, :-2, 1:-1] & h[:, 2:, 1:-1] & h[:, 1:-1, :-2] & h[:, 1:-1, 2:]
+    perimeter[frames] = np.count_nonzero(h.reshape(len(h), -1), axis=1) - np.count_nonzero(
+        inner.reshape(len(h), -1), axis=1)
+    return perimeter
+
+
+def _pieces(soft: np.ndarray, hidx: np.ndarray, area: np.ndarray, partial: np.ndarray,
+            min_piece: float, perimeter_frames: list[int], every: np.ndarray | None = None) -> Layer:
+    """One colour's layer from its coverage and the flat indices of its hard pixels whose pieces
+    are wanted (`hidx`); `every`: all its hard pixels, where `hidx` holds fewer."""
+    T, H, W = soft.shape
+    perimeter = _perimeter(hidx if every is None else every, (T, H, W), perimeter_frames)
     n = 0
     if len(hidx):
         lab, n, rows, cols, spans = _label_frames(hidx, H, W)
@@ -299,7 +311,7 @@ def with_pieces(q: Layer, min_piece: float) -> Layer:
     need) with its pieces, made as `segment` makes them (components of t >= HARD, under `min_piece`
     px^2 dropped), for the per-body metrics that follow static bodies too; its perimeter is kept."""
     hard = q.soft >= (HARD - LOW) / (HIGH - LOW)
-    out = _pieces(q.soft, hard, np.flatnonzero(hard), q.area, q.partial, min_piece, [])
+    out = _pieces(q.soft, np.flatnonzero(hard), q.area, q.partial, min_piece, [])
     out.perimeter = q.perimeter
     return out
 
