@@ -242,7 +242,7 @@ def _pieces(soft: np.ndarray, hidx: np.ndarray, area: np.ndarray, partial: np.nd
     if len(hidx):
         lab, n, rows, cols, spans = _label_frames(hidx, H, W)
     empty = [np.zeros((0, 2)), np.zeros(0), np.zeros(0), np.zeros(0), np.zeros((0, 3)), np.zeros((0, 4))]
-    per_frame: list[list[np.ndarray] | None] = [None] * T
+    found: list[list[np.ndarray] | None] = [None] * T
     if n:
         r, c = rows.astype(np.float64), cols.astype(np.float64)
         npix = np.bincount(lab, minlength=n + 1)[1:].astype(np.float64)
@@ -256,9 +256,10 @@ def _pieces(soft: np.ndarray, hidx: np.ndarray, area: np.ndarray, partial: np.nd
         rr = np.bincount(lab, weights=r * r, minlength=n + 1)[1:] / safe - ur * ur + 1 / 12  # + a pixel's own
         cc = np.bincount(lab, weights=c * c, minlength=n + 1)[1:] / safe - uc * uc + 1 / 12
         rc = np.bincount(lab, weights=r * c, minlength=n + 1)[1:] / safe - ur * uc
-        keep = [k for k, sp in enumerate(spans) if sp is not None and npix[k] >= min_piece]
-        frames = np.array([spans[k][0] for k in keep], int)
-        box = np.array([spans[k][1:] for k in keep], np.float64).reshape(-1, 4)
+        kept = [(k, sp) for k, sp in enumerate(spans) if sp is not None and npix[k] >= min_piece]
+        keep = [k for k, _ in kept]
+        frames = np.array([sp[0] for _, sp in kept], np.int64)
+        box = np.array([sp[1:] for _, sp in kept], np.float64).reshape(-1, 4)
         keep_a = np.asarray(keep, int)
         to_edge = np.minimum.reduce([box[:, 0], box[:, 2], H - box[:, 1], W - box[:, 3]]) if len(keep) else np.zeros(0)
         to_exit = np.minimum.reduce([box[:, 1], box[:, 3], H - box[:, 0], W - box[:, 2]]) if len(keep) else np.zeros(0)
@@ -268,9 +269,9 @@ def _pieces(soft: np.ndarray, hidx: np.ndarray, area: np.ndarray, partial: np.nd
         area_k, to_edge, to_exit, box = npix[ks], to_edge[order], to_exit[order], box[order]
         ts, first = np.unique(frames, return_index=True)
         for t, a, b in zip(ts.tolist(), first.tolist(), [*first[1:].tolist(), len(keep)]):
-            per_frame[t] = [cent[a:b].copy(), to_edge[a:b].copy(), to_exit[a:b].copy(), area_k[a:b].copy(),
+            found[t] = [cent[a:b].copy(), to_edge[a:b].copy(), to_exit[a:b].copy(), area_k[a:b].copy(),
                             mom[a:b].copy(), box[a:b].copy()]
-    per_frame = [f if f is not None else [x.copy() for x in empty] for f in per_frame]
+    per_frame = [f if f is not None else [x.copy() for x in empty] for f in found]
     count = np.array([len(f[1]) for f in per_frame], np.int64)
     edge, exit = np.full(T, np.inf), np.full(T, np.inf)
     if n and len(keep):  # each frame's least, over its run of pieces
