@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterator, Literal, Mapping, Sequence
 import numpy as np
 from scipy import ndimage
 
-from .findings import Ctx, Finding, single, touching
+from .findings import Ctx, Finding, single, single_steps, touching
 from .levels import SETTINGS as LEVELS_SETTINGS
 from .registration import (AREA_ABS, REST_GT, SHIFT, STATIC_BASE, STATIC_EDGE, STATIC_GT, STATIC_SIGMA, TURNS, ZOOMS,
                            rest_change, unmoved)
@@ -82,7 +82,6 @@ class Segmented:
     dynamic: dict[tuple[int, ...], ColourView]  # the colours with a dynamic body
 
 
-
 def without_dust(q: Layer, least: float, border: float) -> Layer:
     """The layer without pieces under `least` px^2 off the border (codec slivers at another
     colour's rim); a small piece on the border may be a body partly in view, and stays."""
@@ -104,7 +103,10 @@ def steps(p: Layer, start: int, reach: float, border: float, boxes: bool = False
     `reach` px of it may be new; otherwise none is, so every piece counts: a body that jumps
     to the border keeps its colour's count, and is not excused as one coming in."""
     out = np.zeros(len(p.area))
+    done = single_steps(p, start, reach, border, out)
     for t in range(max(start, 1), len(p.area)):
+        if t in done:
+            continue
         a, b = p.centroids[t], p.centroids[t - 1]
         if len(a) and len(b):
             leavers = int(((p.piece_edge[t - 1] < border) | (p.piece_exit[t - 1] < reach)).sum())
@@ -199,10 +201,6 @@ def _merge(p: Layer, g: Layer, name: str, ctx: Ctx) -> list[Finding]:
                                                   f"shows at least {floor} away from the border")]
 
 
-
-
-
-
 def _shape(p: Layer, g: Layer, name: str, ctx: Ctx) -> list[Finding]:
     """A rigid body keeps its shape: elongation and compactness against the last condition frame."""
     ref, least = ctx.ref, SHAPE_MIN_AREA * ctx.scale_a
@@ -270,10 +268,6 @@ def _notched(p: Layer, g: Layer, name: str, ctx: Ctx) -> list[Finding]:
     return [Finding("shape", name, bad, f"a notch or hole {depth[t]:.1f} px deep at frame {t} (the last condition "
                                         f"frame's {depth[ref]:.1f} px, at most {tol:.1f} px more allowed): a rigid "
                                         "body lost part of its outline")]
-
-
-
-
 
 
 def _freeze(p: Layer, g: Layer, c: tuple[int, ...], name: str, gens: Segmentation, ctx: Ctx,
