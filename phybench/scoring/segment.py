@@ -245,17 +245,16 @@ def _pieces(soft: np.ndarray, hidx: np.ndarray, area: np.ndarray, partial: np.nd
     found: list[list[np.ndarray] | None] = [None] * T
     if n:
         r, c = rows.astype(np.float64), cols.astype(np.float64)
-        npix = np.bincount(lab, minlength=n + 1)[1:].astype(np.float64)
+        npix, s_r, s_c, s_rr, s_cc, s_rc = _integer_sums(lab, n, rows, cols)
         safe = np.maximum(npix, 1.0)
         wts = soft.reshape(-1)[hidx].astype(np.float64)  # coverage-weighted centroids: sub-pixel for thin bodies
         wsum = np.maximum(np.bincount(lab, weights=wts, minlength=n + 1)[1:], 1e-9)
         mr = np.bincount(lab, weights=r * wts, minlength=n + 1)[1:] / wsum
         mc = np.bincount(lab, weights=c * wts, minlength=n + 1)[1:] / wsum
-        ur = np.bincount(lab, weights=r, minlength=n + 1)[1:] / safe  # moments about the unweighted mean
-        uc = np.bincount(lab, weights=c, minlength=n + 1)[1:] / safe
-        rr = np.bincount(lab, weights=r * r, minlength=n + 1)[1:] / safe - ur * ur + 1 / 12  # + a pixel's own
-        cc = np.bincount(lab, weights=c * c, minlength=n + 1)[1:] / safe - uc * uc + 1 / 12
-        rc = np.bincount(lab, weights=r * c, minlength=n + 1)[1:] / safe - ur * uc
+        ur, uc = s_r / safe, s_c / safe  # moments about the unweighted mean
+        rr = s_rr / safe - ur * ur + 1 / 12  # + a pixel's own
+        cc = s_cc / safe - uc * uc + 1 / 12
+        rc = s_rc / safe - ur * uc
         kept = [(k, sp) for k, sp in enumerate(spans) if sp is not None and npix[k] >= min_piece]
         keep = [k for k, _ in kept]
         frames = np.array([sp[0] for _, sp in kept], np.int64)
@@ -279,6 +278,22 @@ def _pieces(soft: np.ndarray, hidx: np.ndarray, area: np.ndarray, partial: np.nd
     return Layer(soft, area, count, edge, exit, [f[0] for f in per_frame], [f[1] for f in per_frame],
                  [f[2] for f in per_frame], [f[3] for f in per_frame], [f[4] for f in per_frame],
                  [f[5] for f in per_frame], perimeter, partial)
+
+
+def _integer_sums(lab: np.ndarray, n: int, rows: np.ndarray, cols: np.ndarray) -> list[np.ndarray]:
+    """Per label 1..n, float64: pixels and the sums of r, c, r^2, c^2, r c over them.  Whole
+    numbers under 2^53, so exact in any order: the floats `np.bincount(lab, weights=...)` gives,
+    from one pass where the labels run in order (a piece's pixels together: the usual case)."""
+    if len(lab) and bool((lab[1:] >= lab[:-1]).all()):
+        starts = np.flatnonzero(np.concatenate([[True], lab[1:] != lab[:-1]]))
+        if len(starts) == n and int(lab[0]) == 1:  # every label 1..n, in order
+            cols_ = np.stack([rows, cols, rows * rows, cols * cols, rows * cols], axis=1)
+            sums = np.add.reduceat(cols_, starts, axis=0).astype(np.float64)
+            count = np.diff(np.append(starts, len(lab))).astype(np.float64)
+            return [count, *sums.T]
+    out = [np.bincount(lab, minlength=n + 1)[1:].astype(np.float64)]
+    r, c = rows.astype(np.float64), cols.astype(np.float64)
+    return out + [np.bincount(lab, weights=w, minlength=n + 1)[1:] for w in (r, c, r * r, c * c, r * c)]
 
 
 def _label_frames(hidx: np.ndarray, H: int, W: int
