@@ -105,7 +105,7 @@ def segment(video: np.ndarray, colours: Sequence[Sequence[int]], background: Seq
     owner[idx] = -1
     distinct = list(dict.fromkeys(tuple(int(x) for x in c) for c in colours))
     res_bins, t_bins, best_bins, amb_bins = _colour_table(tuple(distinct), tuple(int(x) for x in background))
-    pix = video.reshape(-1, 3)[idx] >> QUANT  # (N, 3) bins of 2**QUANT levels
+    pix = np.take(video.reshape(-1, 3), idx, axis=0) >> QUANT  # (N, 3) bins of 2**QUANT levels (take: 3x a fancy index)
     q = (pix[:, 0].astype(np.int32) << (2 * (8 - QUANT))) | (pix[:, 1].astype(np.int32) << (8 - QUANT)) | pix[:, 2]
     best = best_bins[q].astype(np.int64)
     t_all = t_bins[np.maximum(best, 0), q]
