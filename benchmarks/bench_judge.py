@@ -1,7 +1,7 @@
 """The abnormality judge's cost: videos per second per core, and its share of a scoring run.
 
     python benchmarks/bench_judge.py                 # 40 videos per family, one process
-    python benchmarks/bench_judge.py --n 100 --share # + the judge's share of `score`
+    python benchmarks/bench_judge.py --n 100 --share # + the judge's share of `score` per family
 
 For each family and resolution, `judge(video, ground truth)` is timed with CPU time
 (`time.process_time`, one thread) on ground-truth videos degraded by a Gaussian blur (sigma
@@ -9,16 +9,15 @@ For each family and resolution, `judge(video, ground truth)` is timed with CPU t
 output) after one warm-up video (the per-palette colour table is built once per palette and
 cached).  The targets (issue 23): at least 40 videos/s per core at 128 px and 10 at 256 px.
 
---share scores a ground-truth submission of a uniform lite-sized split (200 videos) with
-`--metrics velocity_error,ssim,psnr` (the cheap metrics: the judge's largest possible share; a
-default run adds LPIPS and FVD) and reports the CPU time spent in
-`phybench.scoring.abnormal.judge` (target: at most 25% of a default run).
+--share runs `benchmarks/bench_cost.py` (60 videos per family): a blurred ground-truth
+submission scored with `--metrics velocity_error,ssim,psnr` (the cheap metrics: the judge's largest
+possible share; a default run adds LPIPS and FVD) and the CPU time spent in the judge and the body
+metrics (issue 34's target: together at most 40% of that run, per family).
 """
 from __future__ import annotations
 
 import argparse
 import os
-import tempfile
 import time
 
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -59,45 +58,21 @@ def speed(n: int) -> None:
 
 
 def share(n: int) -> None:
-    import phybench.scoring.abnormal as abnormal
-    from phybench.cli import main
-    from phybench.data.generate import generate
-    from phybench.scoring.score import score
+    """The judge's and the body metrics' share of a cheap score run, per family (`bench_cost.py`)."""
+    from bench_cost import FAMILIES, run
 
-    spent = [0.0]
-    inner = abnormal.judge
-
-    def timed(*args, **kwargs):  # the judge's own CPU time inside the run, no profiler overhead
-        t = time.process_time()
-        try:
-            return inner(*args, **kwargs)
-        finally:
-            spent[0] += time.process_time() - t
-
-    with tempfile.TemporaryDirectory() as tmp:
-        split = os.path.join(tmp, "uniform-id-eval")
-        generate(make_plan(get_task("uniform"), "id-eval", limit=n), split, progress=False)
-        sub = os.path.join(tmp, "gt")
-        assert main(["baseline", "ground-truth", "--data", split, "--out", sub, "--quiet"]) == 0
-        abnormal.judge = timed
-        try:
-            t0 = time.process_time()
-            score(sub, split, ("velocity_error", "ssim", "psnr"), progress=False)
-            total = time.process_time() - t0
-        finally:
-            abnormal.judge = inner
-        print(f"score --metrics velocity_error,ssim,psnr on {n} uniform videos: {total:.2f} CPU s; the judge "
-              f"{spent[0]:.2f} s ({100 * spent[0] / total:.0f}%)")
+    run(n, list(FAMILIES))
 
 
 def main_() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=40, help="videos per family and resolution")
-    ap.add_argument("--share", action="store_true", help="also the judge's share of a 200-video score run")
+    ap.add_argument("--share", action="store_true", help="also the judge's and body metrics' share of a score run "
+                    "per family (benchmarks/bench_cost.py, 60 videos each)")
     args = ap.parse_args()
     speed(args.n)
     if args.share:
-        share(200)
+        share(60)
 
 
 if __name__ == "__main__":

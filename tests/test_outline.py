@@ -11,7 +11,7 @@ from scipy import ndimage
 from phybench.data.generate import generate
 from phybench.data.split import SplitReader, make_plan, row_scene
 from phybench.scoring.abnormal import judge, segment_pair
-from phybench.scoring.outline import fill, notch
+from phybench.scoring.outline import fill, notch, notches
 from phybench.tasks import get_task
 from phybench.violations import plant
 
@@ -68,3 +68,60 @@ def test_the_planted_bite_is_judged_and_the_exact_video_is_not(tmp_path):
         assert np.array_equal(video[:label["onset"]], gt[:label["onset"]])
         verdict = judge(video, gt, colours, static, cf)
         assert verdict.abnormal and any(f.rule == "shape" for f in verdict.findings), verdict
+
+
+def _video(masks: list[np.ndarray], blur: float) -> np.ndarray:
+    cover = [ndimage.gaussian_filter(m.astype(float), blur) if blur else m.astype(float) for m in masks]
+    return np.stack([(255 - np.clip(c, 0, 1)[..., None] * np.array([0, 255, 255])).round().astype(np.uint8)
+                     for c in cover])
+
+
+@pytest.mark.parametrize("blur", [0.0, 0.7, 2.0])
+def test_notches_of_many_frames_equal_notch_of_each_bit_for_bit(blur):
+    """`notches` (every frame's rays at once, each ray read from the sample proved inside the piece
+    on) returns exactly `notch` frame by frame: discs of every size, bitten, torn, cut by each edge
+    of the frame, a bar, a ring (a hole at the centroid: every ray ends at once)."""
+    torn = _disc(15.0)
+    torn[60:62, 50:78] = False
+    bar = np.zeros((128, 128), bool)
+    bar[60:66, 20:100] = True
+    masks = [_disc(r) for r in (2.5, 4.0, 9.5, 24.0)]
+    masks += [_disc(15.0) & ~_disc(d, centre=(64.0, 49.0)) for d in (3.0, 8.0)]
+    masks += [torn, bar, _disc(15.0) & ~_disc(6.0), _disc(9.0, centre=(2.0, 64.0)), _disc(9.0, centre=(64.0, 126.5)),
+              _disc(7.0, centre=(125.0, 3.0)), _disc(20.0, centre=(-4.0, 60.0))]
+    video = _video(masks, blur)
+    seg = segment_pair(video, video, [(255, 0, 0)], [False], 1)
+    q = next(iter(seg.dynamic.values())).p
+    frames = [t for t in range(len(masks)) if q.count[t] == 1]
+    assert len(frames) >= len(masks) - 2
+    for margin in (1.0, 2.5):
+        got = notches(q, frames, margin)
+        want = [notch(q, t, margin) for t in frames]
+        assert [repr(v) for v in got] == [repr(v) for v in want]
+
+
+def test_the_fill_quantile_is_numpys_inverted_cdf_bit_for_bit():
+    from phybench.scoring.outline import FILL_QUANTILE, _inverted_cdf
+
+    rng = np.random.default_rng(3)
+    for n in [*range(1, 60), 99, 100, 101, 1000, 4321]:
+        values = np.round(rng.random(n) * 400.0, 1 if n % 2 else 6)  # ties too
+        for q in (FILL_QUANTILE, 0.5, 0.01, 0.999):
+            assert _inverted_cdf(values, q) == float(np.quantile(values, q, method="inverted_cdf")), (n, q)
+
+
+@pytest.mark.parametrize("blur", [0.0, 1.0])
+def test_fills_of_many_frames_equal_fill_of_each_bit_for_bit(blur):
+    from phybench.scoring.outline import fills
+
+    square = np.zeros((128, 128), bool)
+    square[40:70, 50:80] = True
+    masks = [_disc(r) for r in (2.5, 4.0, 9.5, 24.0)] + [square, _disc(15.0) & ~_disc(6.0),
+                                                         _disc(9.0, centre=(3.0, 64.0)), _disc(7.0, centre=(125.0, 124.0))]
+    video = _video(masks, blur)
+    seg = segment_pair(video, video, [(255, 0, 0)], [False], 1)
+    q = next(iter(seg.dynamic.values())).p
+    frames = [t for t in range(len(masks)) if q.count[t] == 1]
+    assert len(frames) == len(masks)
+    assert [repr(v) for v in fills(q, frames)] == [repr(fill(q, t)) for t in frames]
+    assert fills(q, []) == []

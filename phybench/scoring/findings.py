@@ -60,3 +60,19 @@ def touching(seg: Segmentation, c: tuple[int, ...], box: np.ndarray, t: int, ctx
         return True
     window = (t, slice(r0 - g, r1 + g), slice(c0 - g, c1 + g))
     return bool(seg.others(c, window).any())
+
+
+def single_steps(p: Layer, start: int, reach: float, border: float, out: np.ndarray) -> set[int]:
+    """`rules.steps` of the frames with one piece, as the frame before (most frames), all at once into
+    `out`, the same floats (a piece may have just entered only where the one before could leave);
+    returns those frames."""
+    one = [t for t in range(max(start, 1), len(p.area)) if len(p.centroids[t]) == 1 and len(p.centroids[t - 1]) == 1]
+    if not one:
+        return set()
+    a = np.array([p.centroids[t][0] for t in one])
+    b = np.array([p.centroids[t - 1][0] for t in one])
+    left = np.array([p.piece_edge[t - 1][0] < border or p.piece_exit[t - 1][0] < reach for t in one])
+    inside = np.array([p.piece_edge[t][0] >= border and p.piece_exit[t][0] >= reach for t in one])
+    free = ~left | inside
+    out[np.asarray(one)[free]] = np.sqrt(((a - b) ** 2).sum(axis=-1))[free]
+    return set(one)

@@ -71,6 +71,12 @@ def _follow_frames(q: Layer, seeds: np.ndarray, frames: range, T: int, reach: fl
         if not n or not len(cents):
             continue
         d = np.sqrt(((cur[:, None] - cents[None]) ** 2).sum(-1))
+        if n == 1 and not np.isnan(d).any():  # one body: its nearest piece (the first of equals), as below
+            j = int(d[0].argmin())
+            if d[0, j] <= reach:
+                out[0, t] = j
+                cur[0] = cents[j]
+            continue
         order = np.dstack(np.unravel_index(np.argsort(d, axis=None, kind="stable"), d.shape))[0]
         taken_i, taken_j = set(), set()
         for i, j in order:
@@ -107,16 +113,15 @@ def tracks(q: Layer, seg: Segmentation, c: tuple[int, ...], seeds: np.ndarray, c
             j = int(row[t])
             edge[t], box[t], area[t] = q.piece_edge[t][j], q.boxes[t][j], q.piece_area[t][j]
             centroid[t] = q.centroids[t][j]
-            axis[t] = eig(*q.moments[t][j])[2]
+            major, minor, axis[t] = eig(*q.moments[t][j])
             if edge[t] < ctx.border:
                 continue
             pos[t] = q.centroids[t][j]
-            rr, cc, rc = q.moments[t][j]
-            major, minor, angle[t] = eig(rr, cc, rc)
+            angle[t] = axis[t]
             elong[t] = np.sqrt(major / max(minor, 1e-9))
             if not contacts:
                 continue
-            others = np.delete(q.boxes[t], j, axis=0)
+            others = q.boxes[t][np.arange(len(q.boxes[t])) != j]
             near_same = bool(len(others)) and bool((box_gaps(q.boxes[t][j:j + 1], others) <= ctx.gap).any())
             free[t] = not near_same and not touching(seg, c, q.boxes[t][j], int(t), ctx)
         out.append(Track(pos, angle, elong, free, edge, box, area, q.area, centroid, axis, row))

@@ -105,14 +105,14 @@ def segment(video: np.ndarray, colours: Sequence[Sequence[int]], background: Seq
     owner[idx] = -1
     distinct = list(dict.fromkeys(tuple(int(x) for x in c) for c in colours))
     res_bins, t_bins, best_bins, amb_bins = _colour_table(tuple(distinct), tuple(int(x) for x in background))
-    pix = video.reshape(-1, 3)[idx] >> QUANT  # (N, 3) bins of 2**QUANT levels
+    pix = np.take(video.reshape(-1, 3), idx, axis=0) >> QUANT  # (N, 3) bins of 2**QUANT levels (take: 3x a fancy index)
     q = (pix[:, 0].astype(np.int32) << (2 * (8 - QUANT))) | (pix[:, 1].astype(np.int32) << (8 - QUANT)) | pix[:, 2]
     best = best_bins[q].astype(np.int64)
     t_all = t_bins[np.maximum(best, 0), q]
     found = best >= 0
     ambiguous = amb_bins[q]
     if ambiguous.any():
-        sure = res_bins.min(axis=0)[q] <= SURE  # a near-perfect reading of its best colour
+        sure = _least_score(tuple(distinct), tuple(int(x) for x in background))[q] <= SURE  # a near-perfect reading
         best, t_all = _near_first(res_bins[:, q[ambiguous]], t_bins[:, q[ambiguous]], best, t_all, ambiguous, sure, idx,
                                   (T, H, W))
     frames = list(range(T) if perimeter_frames is None else perimeter_frames)
@@ -129,13 +129,9 @@ def segment(video: np.ndarray, colours: Sequence[Sequence[int]], background: Seq
         frame_of = pidx // HW
         area = np.bincount(frame_of, weights=soft_vals, minlength=T)[:T]
         partial = np.bincount(frame_of[(soft_vals > 0) & (soft_vals < 1)], minlength=T)[:T].astype(np.float64)
-        hidx = pidx[t >= HARD]
-        hard = np.zeros(T * HW, bool)
-        hard[hidx] = True
-        if c in no_pieces:
-            hidx = hidx[:0]
-        layers[c] = _pieces(soft.reshape(T, H, W), hard.reshape(T, H, W), hidx, area, partial, MIN_PIECE * scale_a,
-                            frames)
+        every = pidx[t >= HARD]
+        hidx = every[:0] if c in no_pieces else every
+        layers[c] = _pieces(soft.reshape(T, H, W), hidx, area, partial, MIN_PIECE * scale_a, frames, every)
     return Segmentation(layers, owner.reshape(T, H, W))
 
 
@@ -166,6 +162,12 @@ def _colour_table(colours: tuple[tuple[int, ...], ...], background: tuple[int, .
     finite = np.isfinite(res)
     best = np.where(finite.any(axis=0), np.argmin(res, axis=0), -1).astype(np.int8)
     return res, ts, best, finite.sum(axis=0) >= 2
+
+
+@functools.lru_cache(maxsize=16)
+def _least_score(colours: tuple[tuple[int, ...], ...], background: tuple[int, ...]) -> np.ndarray:
+    """Per RGB bin, the best colour's score (`_colour_table`'s scores' minimum), once per palette."""
+    return _colour_table(colours, background)[0].min(axis=0)
 
 
 def _near_first(res: np.ndarray, ts: np.ndarray, best: np.ndarray, t_all: np.ndarray, ambiguous: np.ndarray,
@@ -204,57 +206,120 @@ _IN_PLANE = np.zeros((3, 3, 3), dtype=bool)
 _IN_PLANE[1] = True  # 8-connected within a frame, never across frames
 
 
-def _pieces(soft: np.ndarray, hard: np.ndarray, hidx: np.ndarray, area: np.ndarray, partial: np.ndarray,
-            min_piece: float, perimeter_frames: list[int]) -> Layer:
-    T, H, W = hard.shape
+def _perimeter(every: np.ndarray, shape: tuple[int, int, int], frames: list[int]) -> np.ndarray:
+    """(T,) pixels of the hard pixels `every` (flat indices) with a 4-neighbour outside them, in
+    `frames` (NaN elsewhere); counted in the box of every hard pixel, a pixel wider, where nothing
+    outside it counts, from the indices (no whole-video mask)."""
+    T, H, W = shape
     perimeter = np.full(T, np.nan)
-    if perimeter_frames:
-        h = hard[perimeter_frames]
-        inner = h[:, 1:-1, 1:-1] & h[:, :-2, 1:-1] & h[:, 2:, 1:-1] & h[:, 1:-1, :-2] & h[:, 1:-1, 2:]
-        perimeter[perimeter_frames] = np.count_nonzero(h.reshape(len(h), -1), axis=1) - np.count_nonzero(
-            inner.reshape(len(h), -1), axis=1)
-    if not len(hidx):
-        labels, n = np.zeros(hard.shape, np.int32), 0
-    else:
-        rem = hidx % (H * W)  # label only the rows and columns any piece reaches
-        rows, cols = rem // W, rem % W
-        r0, r1, c0, c1 = int(rows.min()), int(rows.max()) + 1, int(cols.min()), int(cols.max()) + 1
-        labels, n = ndimage.label(hard[:, r0:r1, c0:c1], structure=_IN_PLANE)
+    if not frames:
+        return perimeter
+    if not len(every):
+        perimeter[frames] = 0.0
+        return perimeter
+    t, rem = np.divmod(every, H * W)
+    rows, cols = np.divmod(rem, W)
+    a, b = max(int(rows.min()) - 1, 0), min(int(rows.max()) + 2, H)
+    e, f = max(int(cols.min()) - 1, 0), min(int(cols.max()) + 2, W)
+    at = np.full(T, -1)
+    at[frames] = np.arange(len(frames))
+    sel = at[t] >= 0
+    h = np.zeros((len(frames), b - a, f - e), bool)
+    h[at[t[sel]], rows[sel] - a, cols[sel] - e] = True
+    inner = h[:, 1:-1, 1:-1] & h[:, :-2, 1:-1] & h[:, 2:, 1:-1] & h[:, 1:-1, :-2] & h[:, 1:-1, 2:]
+    perimeter[frames] = np.count_nonzero(h.reshape(len(h), -1), axis=1) - np.count_nonzero(
+        inner.reshape(len(h), -1), axis=1)
+    return perimeter
+
+
+def _pieces(soft: np.ndarray, hidx: np.ndarray, area: np.ndarray, partial: np.ndarray,
+            min_piece: float, perimeter_frames: list[int], every: np.ndarray | None = None) -> Layer:
+    """One colour's layer from its coverage and the flat indices of its hard pixels whose pieces
+    are wanted (`hidx`); `every`: all its hard pixels, where `hidx` holds fewer."""
+    T, H, W = soft.shape
+    perimeter = _perimeter(hidx if every is None else every, (T, H, W), perimeter_frames)
+    n = 0
+    if len(hidx):
+        lab, n, rows, cols, spans = _label_frames(hidx, H, W)
     empty = [np.zeros((0, 2)), np.zeros(0), np.zeros(0), np.zeros(0), np.zeros((0, 3)), np.zeros((0, 4))]
-    per_frame: list[list[np.ndarray]] = [[x.copy() for x in empty] for _ in range(T)]
+    found: list[list[np.ndarray] | None] = [None] * T
     if n:
-        lab = labels[hidx // (H * W), rows - r0, cols - c0]
         r, c = rows.astype(np.float64), cols.astype(np.float64)
-        npix = np.bincount(lab, minlength=n + 1)[1:].astype(np.float64)
+        npix, s_r, s_c, s_rr, s_cc, s_rc = _integer_sums(lab, n, rows, cols)
         safe = np.maximum(npix, 1.0)
         wts = soft.reshape(-1)[hidx].astype(np.float64)  # coverage-weighted centroids: sub-pixel for thin bodies
         wsum = np.maximum(np.bincount(lab, weights=wts, minlength=n + 1)[1:], 1e-9)
         mr = np.bincount(lab, weights=r * wts, minlength=n + 1)[1:] / wsum
         mc = np.bincount(lab, weights=c * wts, minlength=n + 1)[1:] / wsum
-        ur = np.bincount(lab, weights=r, minlength=n + 1)[1:] / safe  # moments about the unweighted mean
-        uc = np.bincount(lab, weights=c, minlength=n + 1)[1:] / safe
-        rr = np.bincount(lab, weights=r * r, minlength=n + 1)[1:] / safe - ur * ur + 1 / 12  # + a pixel's own
-        cc = np.bincount(lab, weights=c * c, minlength=n + 1)[1:] / safe - uc * uc + 1 / 12
-        rc = np.bincount(lab, weights=r * c, minlength=n + 1)[1:] / safe - ur * uc
-        objects = ndimage.find_objects(labels)
-        keep = [k for k, sl in enumerate(objects) if sl is not None and npix[k] >= min_piece]
-        frames = np.array([objects[k][0].start for k in keep], int)
-        box = np.array([[objects[k][1].start + r0, objects[k][1].stop + r0, objects[k][2].start + c0,
-                         objects[k][2].stop + c0] for k in keep], np.float64).reshape(-1, 4)
+        ur, uc = s_r / safe, s_c / safe  # moments about the unweighted mean
+        rr = s_rr / safe - ur * ur + 1 / 12  # + a pixel's own
+        cc = s_cc / safe - uc * uc + 1 / 12
+        rc = s_rc / safe - ur * uc
+        kept = [(k, sp) for k, sp in enumerate(spans) if sp is not None and npix[k] >= min_piece]
+        keep = [k for k, _ in kept]
+        frames = np.array([sp[0] for _, sp in kept], np.int64)
+        box = np.array([sp[1:] for _, sp in kept], np.float64).reshape(-1, 4)
         keep_a = np.asarray(keep, int)
         to_edge = np.minimum.reduce([box[:, 0], box[:, 2], H - box[:, 1], W - box[:, 3]]) if len(keep) else np.zeros(0)
         to_exit = np.minimum.reduce([box[:, 1], box[:, 3], H - box[:, 0], W - box[:, 2]]) if len(keep) else np.zeros(0)
-        for t in np.unique(frames):
-            j = np.flatnonzero(frames == t)
-            ks = keep_a[j]
-            per_frame[t] = [np.stack([mr[ks], mc[ks]], axis=1), to_edge[j], to_exit[j], npix[ks],
-                            np.stack([rr[ks], cc[ks], rc[ks]], axis=1), box[j]]
+        order = np.argsort(frames, kind="stable")  # each frame's pieces one run, in label order
+        ks, frames = keep_a[order], frames[order]
+        cent, mom = np.stack([mr[ks], mc[ks]], axis=1), np.stack([rr[ks], cc[ks], rc[ks]], axis=1)
+        area_k, to_edge, to_exit, box = npix[ks], to_edge[order], to_exit[order], box[order]
+        ts, first = np.unique(frames, return_index=True)
+        for t, a, b in zip(ts.tolist(), first.tolist(), [*first[1:].tolist(), len(keep)]):
+            found[t] = [cent[a:b].copy(), to_edge[a:b].copy(), to_exit[a:b].copy(), area_k[a:b].copy(),
+                            mom[a:b].copy(), box[a:b].copy()]
+    per_frame = [f if f is not None else [x.copy() for x in empty] for f in found]
     count = np.array([len(f[1]) for f in per_frame], np.int64)
-    edge = np.array([f[1].min() if len(f[1]) else np.inf for f in per_frame])
-    exit = np.array([f[2].min() if len(f[2]) else np.inf for f in per_frame])
+    edge, exit = np.full(T, np.inf), np.full(T, np.inf)
+    if n and len(keep):  # each frame's least, over its run of pieces
+        edge[ts], exit[ts] = np.minimum.reduceat(to_edge, first), np.minimum.reduceat(to_exit, first)
     return Layer(soft, area, count, edge, exit, [f[0] for f in per_frame], [f[1] for f in per_frame],
                  [f[2] for f in per_frame], [f[3] for f in per_frame], [f[4] for f in per_frame],
                  [f[5] for f in per_frame], perimeter, partial)
+
+
+def _integer_sums(lab: np.ndarray, n: int, rows: np.ndarray, cols: np.ndarray) -> list[np.ndarray]:
+    """Per label 1..n, float64: pixels and the sums of r, c, r^2, c^2, r c over them.  Whole
+    numbers under 2^53, so exact in any order: the floats `np.bincount(lab, weights=...)` gives,
+    from one pass where the labels run in order (a piece's pixels together: the usual case)."""
+    if len(lab) and bool((lab[1:] >= lab[:-1]).all()):
+        starts = np.flatnonzero(np.concatenate([[True], lab[1:] != lab[:-1]]))
+        if len(starts) == n and int(lab[0]) == 1:  # every label 1..n, in order
+            cols_ = np.stack([rows, cols, rows * rows, cols * cols, rows * cols], axis=1)
+            sums = np.add.reduceat(cols_, starts, axis=0).astype(np.float64)
+            count = np.diff(np.append(starts, len(lab))).astype(np.float64)
+            return [count, *sums.T]
+    out = [np.bincount(lab, minlength=n + 1)[1:].astype(np.float64)]
+    r, c = rows.astype(np.float64), cols.astype(np.float64)
+    return out + [np.bincount(lab, weights=w, minlength=n + 1)[1:] for w in (r, c, r * r, c * c, r * c)]
+
+
+def _label_frames(hidx: np.ndarray, H: int, W: int
+                  ) -> tuple[np.ndarray, int, np.ndarray, np.ndarray, list[tuple[int, int, int, int, int] | None]]:
+    """The 8-connected pieces (within a frame) of the hard pixels `hidx` (sorted flat indices into
+    a (T, H, W) stack), labelled in one `ndimage.label` call over each frame's own box, the boxes
+    stacked: far fewer pixels than the box every frame's pixels span, the same pieces, numbered
+    in the same scan order (frame, then row and column of a piece's first pixel).  Returns each
+    pixel's label (1..n), n, its row and column, and each label's (frame, row start, row stop,
+    column start, column stop) in the frame."""
+    t, rem = np.divmod(hidx, H * W)
+    rows, cols = np.divmod(rem, W)
+    starts = np.flatnonzero(np.concatenate([[True], t[1:] != t[:-1]]))
+    r_lo, r_hi = np.minimum.reduceat(rows, starts), np.maximum.reduceat(rows, starts) + 1
+    c_lo, c_hi = np.minimum.reduceat(cols, starts), np.maximum.reduceat(cols, starts) + 1
+    k = np.repeat(np.arange(len(starts)), np.diff(np.append(starts, len(hidx))))  # each pixel's frame in the stack
+    h, w = int((r_hi - r_lo).max()), int((c_hi - c_lo).max())
+    flat = (k * h + rows - r_lo[k]) * w + cols - c_lo[k]
+    packed = np.zeros(len(starts) * h * w, bool)
+    packed[flat] = True
+    labels, n = ndimage.label(packed.reshape(len(starts), h, w), structure=_IN_PLANE)
+    frame, r_lo, c_lo = t[starts].tolist(), r_lo.tolist(), c_lo.tolist()
+    spans = [None if sl is None else (frame[sl[0].start], sl[1].start + r_lo[sl[0].start], sl[1].stop + r_lo[sl[0].start],
+                                      sl[2].start + c_lo[sl[0].start], sl[2].stop + c_lo[sl[0].start])
+             for sl in ndimage.find_objects(labels)]
+    return labels.reshape(-1)[flat].astype(np.intp), int(n), rows, cols, spans  # (bincount's own index type)
 
 
 def with_pieces(q: Layer, min_piece: float) -> Layer:
@@ -262,7 +327,7 @@ def with_pieces(q: Layer, min_piece: float) -> Layer:
     need) with its pieces, made as `segment` makes them (components of t >= HARD, under `min_piece`
     px^2 dropped), for the per-body metrics that follow static bodies too; its perimeter is kept."""
     hard = q.soft >= (HARD - LOW) / (HIGH - LOW)
-    out = _pieces(q.soft, hard, np.flatnonzero(hard), q.area, q.partial, min_piece, [])
+    out = _pieces(q.soft, np.flatnonzero(hard), q.area, q.partial, min_piece, [])
     out.perimeter = q.perimeter
     return out
 
