@@ -36,12 +36,15 @@ from phybench.scoring.law import LAW_FITS, WRONG
 from phybench.scoring.results import wilson  # the one Wilson interval of phybench
 from phybench.scoring.sample import score_sample
 from phybench.tasks import get_task
+from phybench.tasks.family import family_of
 from phybench.violations import plant
 
 EXPECTED = {"restitution-0": "restitution", "restitution-0.8": "restitution", "equal-mass": "momentum",
             "momentum-1.5": "momentum", "slow-3": "acceleration"}
-KINDS_OF = {"collision": ("restitution-0", "restitution-0.8", "equal-mass", "momentum-1.5"),
-            "uniform": ("slow-3",), "parabola": ("slow-3",)}
+# the kinds planted on a split, by its family's law fit (`TaskFamily.law_fit`): those whose expected
+# aspect that fit can name
+KINDS_OF_FIT = {"collision_1d": ("restitution-0", "restitution-0.8", "equal-mass", "momentum-1.5"),
+                "free_flight": ("slow-3",)}
 TRUTH = "ground truth"
 
 
@@ -67,7 +70,7 @@ def run_split(path: str, show_misses: int) -> dict[str, dict[str, Any]]:
     reader = SplitReader(path)
     m = reader.manifest
     spec = get_task(m["task"])
-    kinds = KINDS_OF.get(m["task"], ())
+    kinds = KINDS_OF_FIT.get(family_of(spec).law_fit or "", ())
     out: dict[str, dict[str, Any]] = {k: {"hit": 0, "miss": 0, "no fit": 0, "excluded": 0, "skipped": 0,
                                           "names_any": 0, "named_aspects": {}, "miss_error_max": 0.0, "missed": []}
                                       for k in kinds}

@@ -121,7 +121,6 @@ def notch(q: Layer, t: int, margin: float = 1.0) -> float:
     return float(np.median(kept) - kept[NOTCH_RANK - 1])
 
 
-
 def _safe_start(q: Layer, frames: list[int], cy: np.ndarray, cx: np.ndarray, extent: np.ndarray) -> np.ndarray:
     """px per frame: rays' samples nearer the centroid than this read coverage >= 0.5 for sure.
 

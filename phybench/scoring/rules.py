@@ -23,10 +23,9 @@ from .registration import (AREA_ABS, REST_GT, SHIFT, STATIC_BASE, STATIC_EDGE, S
                            rest_change, unmoved)
 from .outline import FILL_QUANTILE, NOTCH_RANK, NOTCH_RAYS, fills, notches
 from .motion import (GAP, GRAVITY_ABS, GRAVITY_MIN, GRAVITY_REL, JERK_ABS, JERK_FRAMES, JERK_REL, KINK_ABS,
-                     KINK_ABS_LONG, KINK_REL, KINK_REL_LONG, KINK_W, KINK_W_LONG, NOISE_K, REST_HOLD, REST_MOVE, START_REL_ACROSS,
-                     REST_TURN, SPIN_ELONGATION, SPIN_RATE, SPIN_RATE_CONTACT, SPIN_WINDOWS, START_MIN, START_W,
-                     TRACK_AREA,
-                     TRACK_MIN_AREA, TUNNEL_STOP, motion)
+                     KINK_ABS_LONG, KINK_REL, KINK_REL_LONG, KINK_W, KINK_W_LONG, NOISE_K, REST_HOLD, REST_MOVE,
+                     REST_TURN, SPIN_ELONGATION, SPIN_RATE, SPIN_RATE_CONTACT, SPIN_WINDOWS, START_MIN, START_REL_ACROSS,
+                     START_W, TRACK_AREA, TRACK_MIN_AREA, TUNNEL_STOP, motion)
 from .segment import (HARD, HIGH, INK, LOW, MIN_PIECE, NEAR, RESIDUAL, RESIDUAL_MIN, SOLID, Layer, Segmentation,
                       box_gaps, descriptors)
 
