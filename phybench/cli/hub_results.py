@@ -3,6 +3,7 @@ and the board's results on the Hub (`phybench.leaderboard.hub_board`).
 
     phybench export --eval-results OUT --benchmark OWNER/NAME RESULTS...   .eval_results/*.yaml of a model repo
     phybench export --eval-yaml OUT/eval.yaml RESULTS_DIR                  the board dataset repo's eval.yaml
+    phybench export --every-eval-ever OUT RESULTS...                       Every Eval Ever records of board rows
     phybench leaderboard publish --repo OWNER/NAME --results DIR           the board's results onto the Hub
     phybench leaderboard build --from-hub OWNER/NAME --revision REV --out SITE
     phybench leaderboard pull --repo OWNER/NAME --results DIR [--revision REV]   the Hub's admitted rows into DIR/hub/
@@ -18,10 +19,13 @@ EPILOG = """
     examples:
       phybench export --eval-results my-model/ --benchmark phybench/leaderboard results/uniform-id-eval-m.json
       phybench export --eval-yaml board/eval.yaml leaderboard/results
+      phybench export --every-eval-ever eee/ leaderboard/results/fundamental/lite
 
     --eval-results writes OUT/.eval_results/phybench-<task>-<split>.yaml, one entry per metric (Hub task id
     <task>/<split>/<metric>); copy the folder into the model repository (or open a pull request with it).
     Every file is checked against the Hub's documented schema before it is written (docs/leaderboard.md).
+    --every-eval-ever writes one record per results file in the Every Eval Ever datastore layout, each validated
+    against that format's schema (0.3.0) first.
     exit codes: 0 written, 2 refused (one line with its code; nothing written).
 """
 
@@ -32,6 +36,10 @@ def _add_export(add: Callable[..., argparse.ArgumentParser]) -> None:
     what = ex.add_mutually_exclusive_group(required=True)
     what.add_argument("--eval-results", metavar="OUT", help="write OUT/.eval_results/*.yaml for a model repository")
     what.add_argument("--eval-yaml", metavar="FILE", help="write the board dataset repository's eval.yaml")
+    what.add_argument("--every-eval-ever", metavar="OUT", help="write OUT/data/phybench/<developer>/<model>/<uuid>.json, "
+                      "one Every Eval Ever record per results file")
+    ex.add_argument("--timestamp", metavar="UNIX_SECONDS", help="--every-eval-ever: when the record was made, for rows "
+                    "without a verification record (default: the record's date)")
     ex.add_argument("--benchmark", metavar="OWNER/NAME", help="--eval-results: the board's Hub dataset (the benchmark)")
     ex.add_argument("--revision", metavar="SHA", help="--eval-results: the benchmark dataset's commit (optional)")
     ex.add_argument("--source-url", metavar="URL", help="--eval-results: where the results can be seen (optional)")
@@ -48,7 +56,14 @@ def cmd_export(args: argparse.Namespace) -> int:
     from . import CliError
 
     try:
-        if args.eval_results:
+        if args.timestamp is not None and (not args.every_eval_ever or not args.timestamp.isdigit()
+                                           or len(args.timestamp) > 12):
+            raise CliError("--timestamp takes Unix seconds (digits only) and goes with --every-eval-ever")
+        if args.every_eval_ever:
+            from ..leaderboard.eee import eee_files
+
+            written = write_files(eee_files(args.results, timestamp=args.timestamp), args.every_eval_ever)
+        elif args.eval_results:
             if not args.benchmark:
                 raise CliError("--eval-results needs --benchmark OWNER/NAME (the board's Hub dataset)")
             files = eval_results_files(args.results, args.benchmark, revision=args.revision,
