@@ -1,0 +1,1 @@
+"""phybench inside other evaluation harnesses (lmms-eval: `phybench.harness.lmms`)."""
