@@ -31,7 +31,7 @@ STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("scoring", ("phybench.scoring",)),
     ("pipeline", ("phybench.reference", "phybench.violations", "phybench.violations_law", "phybench.planting", "phybench.benign", "phybench.calibration",
                   "phybench.plausibility", "phybench.conditioning", "phybench.examples", "phybench.probes",
-                  "phybench.pipeline", "phybench.harness")),
+                  "phybench.pipeline", "phybench.harness", "phybench.randomised")),
     ("leaderboard", ("phybench.leaderboard",)),
     ("cli", ("phybench.cli",)),
 )

@@ -54,6 +54,10 @@ def register(add: Callable[..., argparse.ArgumentParser]) -> None:
     c.add_argument("--limit", type=int, help="only the first N rows of each split")
     c.add_argument("--workers", type=int, default=1, help="processes (default 1)")
     c.add_argument("--json", metavar="FILE", help="also write the numbers as JSON")
+    c.add_argument("--random", type=int, metavar="DRAWS",
+                   help="instead: DRAWS random compositions of benign families per row, within the published "
+                        "bounds, and one planted kind drawn per row (phybench.randomised; docs/judge.md)")
+    c.add_argument("--seed", type=int, default=0, help="--random: the draws' seed (a new seed, new cases)")
     c.add_argument("--quiet", action="store_true")
     c.set_defaults(func=cmd_calibrate)
 
@@ -155,6 +159,17 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         if not (Path(path) / "manifest.json").is_file():
             raise CliError(f"{path} is not a split folder (no manifest.json); make one with `phybench generate` or "
                            "`phybench import`")
+    if args.random is not None:
+        from ..randomised import calibrate_random, random_markdown
+
+        if args.random < 1 or args.kinds or args.benign:
+            raise CliError("--random takes a positive number of draws per row, and no --kinds/--benign (it draws them)")
+        cal = calibrate_random(args.data, seed=args.seed, draws=args.random, limit=args.limit, workers=args.workers,
+                               progress=not args.quiet)
+        print(random_markdown(cal))
+        if args.json:
+            Path(args.json).write_text(json.dumps(cal, indent=1, sort_keys=True) + "\n")
+        return 0
     try:
         cal = calibrate(args.data, benign=benign, planted=planted, limit=args.limit, workers=args.workers,
                         progress=not args.quiet)
