@@ -98,3 +98,42 @@ def test_fundamental_board_quotes_figure3_under_the_papers_convention(tmp_path):
     assert board["paper"]["rows"] == figure3_rows("uniform")
     assert [r["model"] for r in board["rows"]] == ["ground-truth"]
     assert "velocity_error_paper" in board["paper"]["note"]
+
+
+@pytest.mark.slow
+def test_the_page_draws_the_quoted_rows_unranked(tmp_path):
+    """Headless Chromium: under `abnormal` Table 2's rows follow the ranked rows, marked "paper" and never
+    numbered; under another metric one line says where they are."""
+    from phybench.leaderboard import build
+    from test_board_page import _open, _problems
+
+    results = tmp_path / "results"
+    results.mkdir()
+    for f in COMBINATORIAL.glob("*-ground-truth*.json"):
+        shutil.copy(f, results / f.name)
+    build(results, tmp_path / "site")
+    data = json.loads((tmp_path / "site" / "leaderboard.json").read_text())
+    (board,) = [b for b in data["boards"] if b["task"] == "combinatorial"]
+    browser, cdp, js = _open(tmp_path, tmp_path / "site" / "index.html", 1280)
+    sec = "#" + board["id"]
+
+    def choose(metric: str) -> None:
+        js(f"(() => {{ const s = document.querySelector('{sec} select.metric-select'); s.value = '{metric}';"
+           " s.dispatchEvent(new Event('change')); })()")
+
+    try:
+        choose("abnormal")
+        rows = js(f"[...document.querySelectorAll('{sec} tbody.paper tr.paper-row')].map(tr => "
+                  "[tr.dataset.paper, tr.querySelector('td.rank').textContent, "
+                  "[...tr.querySelectorAll('td.num .mean')].map(m => parseFloat(m.textContent))])")
+        assert [r[0] for r in rows] == [r["model"] for r in table2_rows()]
+        assert all(r[1] == "paper" for r in rows)
+        assert rows[0][2] == pytest.approx([0.03, 0.67])  # DiT-XL, 6 templates: in-template, out-of-template
+        assert js(f"document.querySelector('{sec} tbody.paper th').textContent").startswith("Paper: quoted from the paper")
+        assert js(f"document.querySelectorAll('{sec} tr.main').length") == 1  # the ranked rows: ours only
+        choose("ssim")
+        assert js(f"document.querySelectorAll('{sec} tbody.paper tr.paper-row').length") == 0
+        assert "quoted under Abnormal" in js(f"document.querySelector('{sec} tbody.paper').textContent")
+        assert not _problems(browser), _problems(browser)
+    finally:
+        browser.close()
