@@ -137,3 +137,25 @@ def test_the_page_draws_the_quoted_rows_unranked(tmp_path):
         assert not _problems(browser), _problems(browser)
     finally:
         browser.close()
+
+
+def test_the_scaling_plot_draws_figure3_as_reference_lines():
+    """Under velocity_error_paper the training-size plot adds the paper's three models, hollow and grey,
+    at 30K / 300K / 3M; under another metric, or on a board without the block, nothing is added."""
+    from phybench.leaderboard.plots import plot_scaling
+    from phybench.leaderboard.paper import figure3_series
+
+    def cell(v):
+        return {"metrics": {"velocity_error_paper": {"mean": v}, "velocity_error": {"mean": v}}}
+
+    rows = [{"model": m, "meta": {"train_size": ts, "size": "DiT-S"}, "cells": {"id": cell(v), "ood-overall": cell(10 * v)}}
+            for m, ts, v in (("ours-30k", "30k", 0.02), ("ours-300k", "300k", 0.015))]
+    board = {"task": "uniform", "paper": QUOTED["uniform"]}
+    svg = plot_scaling(board, "dit", rows, "train_size", "velocity_error_paper")
+    assert svg.count('fill="white"') == 18  # 3 models x (ID, OOD) x 3 sizes, hollow
+    assert "paper DiT-L · OOD" in svg and "DiT-L at 3M videos, quoted from the paper" in svg
+    assert figure3_series("uniform")[2][1][2] == (3e6, 0.012)  # DiT-L, ID, 3M
+    plain = plot_scaling(board, "dit", rows, "train_size", "velocity_error")
+    assert "quoted from the paper" not in plain
+    assert "quoted from the paper" not in plot_scaling({"task": "uniform"}, "dit", rows, "train_size",
+                                                       "velocity_error_paper")

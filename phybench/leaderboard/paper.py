@@ -73,6 +73,19 @@ def figure3_rows(task: str) -> list[dict[str, Any]]:
     return rows
 
 
+TRAIN_VIDEOS = {"30K": 3e4, "300K": 3e5, "3M": 3e6}  # the x of Figure 3 (collision's grids: 28K / 329K / 3.4M)
+
+
+def figure3_series(task: str) -> list[tuple[str, list[tuple[float, float]], list[tuple[float, float]]]]:
+    """(model, ID points, OOD points) of one task, points (training videos, value): the scaling plot's
+    reference lines."""
+    out = []
+    for model, (ids, oods) in FIGURE3.get(task, {}).items():
+        xs = [TRAIN_VIDEOS[s] for s in SIZES]
+        out.append((model, [(x, _value(v)[0]) for x, v in zip(xs, ids)], [(x, _value(v)[0]) for x, v in zip(xs, oods)]))
+    return out
+
+
 def table2_rows() -> list[dict[str, Any]]:
     return [_row(f"{model} · {n} templates", {IN_TEMPLATE: a, OUT_OF_TEMPLATE: b}) for model, n, a, b in TABLE2]
 

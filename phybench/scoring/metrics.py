@@ -450,11 +450,11 @@ _PAPER = "phybench.scoring.paper_velocity"
 # The paper's own measurement (Figure 3's convention: hard colour masks, px / W, a vanished ball at
 # the edge); beside phybench's exact velocity_error, for a number to put next to the paper's.
 register_metric(Metric(
-    "velocity_error_paper", label="Velocity error (paper's convention)", unit="world units / s (parabola: world units)", companion=True,
+    "velocity_error_paper", label="Velocity error, paper's way", unit="units/s (parabola: units)", companion=True,
     settings_key="paper", settings=_PAPER, compute=_paper("x"), needs_ground_truth=False,
 ))
 register_metric(Metric(
-    "velocity_error_paper_y", label="Velocity error y (paper's convention)", unit="world units / s (parabola: world units)", companion=True,
+    "velocity_error_paper_y", label="Velocity error y, paper's way", unit="units/s (parabola: units)", companion=True,
     settings_key="paper", settings=_PAPER, compute=_paper("y"), needs_ground_truth=False,
 ))
 
