@@ -159,3 +159,16 @@ def test_the_scaling_plot_draws_figure3_as_reference_lines():
     assert "quoted from the paper" not in plain
     assert "quoted from the paper" not in plot_scaling({"task": "uniform"}, "dit", rows, "train_size",
                                                        "velocity_error_paper")
+
+
+def test_leaderboard_md_quotes_them_in_a_table_of_their_own():
+    from phybench.leaderboard.paper import quoted_markdown
+
+    board = {"levels": [{"key": "id", "label": "ID"}, {"key": "ood-overall", "label": "OOD overall"},
+                        {"key": "r", "label": "OOD r"}], "paper": QUOTED["collision"]}
+    lines = quoted_markdown(board)
+    assert lines[1].startswith("Quoted from the paper (Kang et al. 2024") and "not ranked" in lines[1]
+    assert lines[3] == "| paper | ID | OOD overall |"  # only the columns the paper gives
+    assert "| DiT-B · 300K videos | 0.019 | ~0.167 |" in lines
+    assert lines[-1].startswith("| ground truth") and lines[-1].endswith("| 0.0117 | – |")
+    assert quoted_markdown({"levels": board["levels"]}) == []

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .format import markdown_escape
+
 SOURCE = "Kang et al. 2024, How Far is Video Generation from World Model (arXiv:2411.02385)"
 FIGURE3_METRIC = "velocity_error_paper"
 TABLE2_METRIC = "abnormal"
@@ -120,3 +122,20 @@ def add_paper_references(boards: list[dict[str, Any]]) -> None:
         ref = reference_for(board["task"])
         if ref is not None and any(m["name"] == ref["metric"] for m in board["metrics"]):
             board["paper"] = ref
+
+
+def quoted_markdown(board: dict[str, Any]) -> list[str]:
+    """leaderboard.md's lines for a board's quoted block: its own small table under the board's, never merged."""
+    ref = board.get("paper")
+    if not ref:
+        return []
+    levels = [c for c in board["levels"] if any(c["key"] in r["cells"] for r in ref["rows"])]
+    lines = ["", f"Quoted from the paper ({markdown_escape(ref['source'])}; `{ref['metric']}`; not verified, "
+                 "not ranked; ~ approximate):", "",
+             "| paper | " + " | ".join(markdown_escape(c["label"]) for c in levels) + " |",
+             "|---|" + "---:|" * len(levels)]
+    for row in ref["rows"]:
+        cells = [("~" if c["key"] in row["approx"] else "") + f"{row['cells'][c['key']]:.3g}"
+                 if c["key"] in row["cells"] else "–" for c in levels]
+        lines.append(f"| {markdown_escape(row['model'])} | " + " | ".join(cells) + " |")
+    return lines
