@@ -41,7 +41,6 @@ from . import probes as probe_page
 from .export import csv_chunks, csv_safe, json_chunks, markdown, script_json
 from .format import markdown_escape
 from .gap import add_gaps
-from .paper import add_paper_references
 from .scatter import without_points
 from .load import (
     LEADERBOARD_SCHEMA_VERSION,
@@ -154,7 +153,6 @@ def build(
         entries = [e for e in entries if e.verification is not None]
     boards, clashes = combine(entries)
     add_gaps(boards)  # the OOD / ID gap per row (`gap`)
-    add_paper_references(boards)  # the paper's Figure 3 / Table 2, quoted beside the rows (`paper`)
     entry_files = [e.file for e in entries]
     from .board_viewers import plan
 
