@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from phybench.leaderboard.paper import FIGURE3, QUOTED, TABLE2, add_paper_references, figure3_rows, table2_rows
+from phybench.leaderboard.paper import FIGURE3, TABLE2, add_paper_references, figure3_rows, reference_for, table2_rows
+from phybench.tasks import family_of, get_task
 
 ROOT = Path(__file__).parent.parent
 COMBINATORIAL = ROOT / "leaderboard" / "results" / "combinatorial"
@@ -25,7 +26,8 @@ def test_figure3_is_the_papers_table():
     floor = {r["model"]: r for r in figure3_rows("collision")}["ground truth (their videos, 256 px)"]
     assert floor["cells"] == {"id": 0.0117}  # the paper gives no collision OOD floor
     assert {r["model"]: r for r in figure3_rows("parabola")}["DiT-L · 3M videos"]["cells"]["id"] == 0.033
-    assert set(FIGURE3) == {"uniform", "collision", "parabola"}
+    assert set(FIGURE3) == {"Figure 3, uniform motion", "Figure 3, collision", "Figure 3, parabola"} == {
+        family_of(get_task(t)).paper_quote for t in ("uniform", "collision", "parabola")}
     assert figure3_rows("combinatorial") == []
 
 
@@ -50,7 +52,7 @@ def test_quoted_only_beside_the_metric_they_compare_with():
     assert with_metric["paper"]["metric"] == "velocity_error_paper" and with_metric["rows"] == []
     assert "quoted from the paper" in with_metric["paper"]["note"]
     assert "paper" not in without and "paper" not in other
-    assert QUOTED["combinatorial"]["metric"] == "abnormal"
+    assert reference_for("combinatorial")["metric"] == "abnormal" and reference_for("no-such-task") is None
 
 
 @pytest.mark.slow
@@ -150,7 +152,7 @@ def test_the_scaling_plot_draws_figure3_as_reference_lines():
 
     rows = [{"model": m, "meta": {"train_size": ts, "size": "DiT-S"}, "cells": {"id": cell(v), "ood-overall": cell(10 * v)}}
             for m, ts, v in (("ours-30k", "30k", 0.02), ("ours-300k", "300k", 0.015))]
-    board = {"task": "uniform", "paper": QUOTED["uniform"]}
+    board = {"task": "uniform", "paper": reference_for("uniform")}
     svg = plot_scaling(board, "dit", rows, "train_size", "velocity_error_paper")
     assert svg.count('fill="white"') == 18  # 3 models x (ID, OOD) x 3 sizes, hollow
     assert "paper DiT-L · OOD" in svg and "DiT-L at 3M videos, quoted from the paper" in svg
@@ -165,7 +167,7 @@ def test_leaderboard_md_quotes_them_in_a_table_of_their_own():
     from phybench.leaderboard.paper import quoted_markdown
 
     board = {"levels": [{"key": "id", "label": "ID"}, {"key": "ood-overall", "label": "OOD overall"},
-                        {"key": "r", "label": "OOD r"}], "paper": QUOTED["collision"]}
+                        {"key": "r", "label": "OOD r"}], "paper": reference_for("collision")}
     lines = quoted_markdown(board)
     assert lines[1].startswith("Quoted from the paper (Kang et al. 2024") and "not ranked" in lines[1]
     assert lines[3] == "| paper | ID | OOD overall |"  # only the columns the paper gives

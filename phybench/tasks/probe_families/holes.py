@@ -101,6 +101,7 @@ class HolesFamily(CollisionFamily):
     # a probe, not one of the paper's Figure 3 tasks: no paper-convention columns
     metrics = tuple(m for m in CollisionFamily.metrics if m not in PAPER_METRICS)
     paper_measure = None
+    paper_quote = None
 
     def draw(self, spec: TaskSpec, decl: Any, index: int, u: np.ndarray) -> tuple[str, dict[str, Any]]:
         r = {"radius_1": ID_RADIUS[0] + (ID_RADIUS[1] - ID_RADIUS[0]) * float(u[1]),
