@@ -110,8 +110,10 @@ def table2_rows() -> list[dict[str, Any]]:
 def _figure3_block(panel: str) -> dict[str, Any]:
     return {"metric": FIGURE3_METRIC, "source": f"{SOURCE}, Figure 3 (floor: Tables 3, 4)",
             "note": ("quoted from the paper, not verified, not ranked: the authors' DiT models at 30K / 300K / 3M "
-                     "training videos, in their convention (velocity_error_paper; ~: read off their plot behind "
-                     "another point)"),
+                     "training videos, in their convention, velocity_error_paper (hard colour masks, pixel / W, a "
+                     "lost ball placed at the edge; their ground truth's floor is a scale bias of their renderer, "
+                     "phybench's exact renders score lower: docs/scoring.md; phybench's own velocity_error is a "
+                     "different measurement); ~: read off their plot behind another point"),
             "rows": _figure3_rows(panel)}
 
 
