@@ -133,6 +133,9 @@ def test_the_page_draws_the_quoted_rows_unranked(tmp_path):
         assert rows[0][2] == pytest.approx([0.03, 0.67])  # DiT-XL, 6 templates: in-template, out-of-template
         assert js(f"document.querySelector('{sec} tbody.paper th').textContent").startswith("Paper: quoted from the paper")
         assert js(f"document.querySelectorAll('{sec} tr.main').length") == 1  # the ranked rows: ours only
+        # the long note wraps: the table does not grow past the page (it did before `white-space: normal`)
+        assert js(f"(() => {{ const t = document.querySelector('{sec} table.lb'); "
+                  "return t.scrollWidth <= t.parentNode.clientWidth + 1; })()") is True
         choose("ssim")
         assert js(f"document.querySelectorAll('{sec} tbody.paper tr.paper-row').length") == 0
         assert "quoted under Abnormal" in js(f"document.querySelector('{sec} tbody.paper').textContent")
