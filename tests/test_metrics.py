@@ -113,7 +113,8 @@ def test_a_new_metric_is_scored_reported_and_shown(tiny, tmp_path, capsys):
             res = out.results
             assert res["metrics"] == ["velocity_error", "mean_abs_pixel_error", "velocity_error_penalised",
                                       "velocity_error_ranked", "position_error", "trajectory_error", "size_error",
-                                      "colour_kept", "abnormal", "law_error"]
+                                      "colour_kept", "abnormal", "law_error",
+                                      "velocity_error_paper", "velocity_error_paper_y"]
             # requested, then the family's companions
             assert res["higher_is_better"]["mean_abs_pixel_error"] is False
             assert res["provenance"]["metric_settings"]["mean_abs_pixel_error"] == toy_metric().settings
@@ -182,5 +183,6 @@ def test_leaderboard_data_lists_the_new_metric(tiny, tmp_path):
     assert cols["mean_abs_pixel_error"] == ("Toy", "levels", True)
     assert list(cols) == ["velocity_error", "velocity_error_penalised", "velocity_error_ranked", "position_error",
                           "trajectory_error", "size_error", "colour_kept", "abnormal", "law_error",
+                          "velocity_error_paper", "velocity_error_paper_y",
                           "mean_abs_pixel_error"]  # registration order
     assert all(cell["metrics"]["mean_abs_pixel_error"]["mean"] == 0.0 for cell in board["rows"][0]["cells"].values())

@@ -16,6 +16,7 @@ from .law import law_markdown
 from .load import is_number
 from .order import cell_mean, sort_key as _sort_key  # noqa: F401 - cell_mean: plots read it here
 from .paired import paired_mark, paired_note
+from .paper import quoted_markdown
 from .table import FALLBACK_METRIC, OLDER_PRIMARY, OOD_ALL, PRIMARY_METRIC
 
 
@@ -75,7 +76,7 @@ def markdown(data: dict[str, Any], metric: str = PRIMARY_METRIC) -> str:
     asked = metric
     for board in data["boards"]:
         if board.get("layout") == "splits":
-            lines += _markdown_by_split(board) + law_markdown(board)
+            lines += _markdown_by_split(board) + quoted_markdown(board) + law_markdown(board)
             continue
         metric = asked
         if not any(m["name"] == metric for m in board["metrics"]) and metric == PRIMARY_METRIC:
@@ -96,7 +97,7 @@ def markdown(data: dict[str, Any], metric: str = PRIMARY_METRIC) -> str:
             cells.append("–" if rate is None else f"{100 * rate:.1f}%")
             cells.append(markdown_escape(verification_text(row)))
             lines.append("| " + " | ".join(cells) + " |")
-        lines += paired_note(board, metric) + law_markdown(board)
+        lines += paired_note(board, metric) + quoted_markdown(board) + law_markdown(board)
     return "\n".join(lines) + "\n"
 
 

@@ -8,12 +8,14 @@ from typing import Any, Callable
 from ..scoring.metrics import METRICS
 from .deep_links import by_viewer, hrefs_of, link_attrs
 from .order import cell_mean
+from .paper import figure3_series
 from .format import escape, fmt
 from .load import is_number
 from .scatter import ROW_CAP
 from .svg import ID_COLOUR, OOD_COLOURS, PALETTE, Plot, axis_scale, dots, lin_ticks, num
 from .table import FALLBACK_METRIC, ID_LEVEL, OOD_ALL, task_velocity_range, train_size
 
+REF_COLOURS = ("#9aa0a6", "#6b7280", "#374151")  # the paper's quoted lines: greys, hollow markers
 SIZE_ORDER = ("XS", "S", "M", "B", "L", "XL", "XXL", "H", "G")  # DiT / ViT size letters
 
 
@@ -85,6 +87,8 @@ def plot_scaling(board: dict[str, Any], family: str, rows: list[dict[str, Any]],
                 series.append((f"{head} · {name}", colour, dash, pts))
     if not any(len(s[3]) >= 2 for s in series):
         return None
+    refs = _paper_series(board, metric) if axis == "train_size" else []
+    series += refs
     label, unit = METRICS.get(metric).label, METRICS.get(metric).unit
     axis_name = "training videos" if axis == "train_size" else "model size"
     plot = Plot(560, max(300, 70 + 18 * len(series)), 64, 170, 16, 44, f"{label} against {axis_name}, {family}")
@@ -114,11 +118,26 @@ def plot_scaling(board: dict[str, Any], family: str, rows: list[dict[str, Any]],
         path = " ".join(f"{xmap(x):.1f},{ymap(y):.1f}" for x, y, _ in pts)
         plot.add(f'<g class="series"><title>{escape(name)}</title>')
         plot.add(f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="2"{d}/>')
+        fill = f'fill="white" stroke="{colour}"' if (name, colour, dash, pts) in refs else f'fill="{colour}"'
         for x, y, model in pts:
-            plot.add(f'<circle cx="{xmap(x):.1f}" cy="{ymap(y):.1f}" r="4" fill="{colour}"><title>{escape(f"{model}: {fmt(y)}")}</title></circle>')
+            plot.add(f'<circle cx="{xmap(x):.1f}" cy="{ymap(y):.1f}" r="4" {fill}><title>{escape(f"{model}: {fmt(y)}")}</title></circle>')
         plot.add("</g>")
     plot.legend([(c, n, d) for n, c, d, _ in series], plot.x1 + 18, plot.y0 + 8)
     return plot.svg()
+
+
+def _paper_series(board: dict[str, Any], metric: str) -> list[tuple[str, str, str, list[tuple[float, float, str]]]]:
+    """The paper's Figure 3 as reference lines (`leaderboard.paper`), on the board that quotes it for `metric`."""
+    ref = board.get("paper")
+    if not ref or ref.get("metric") != metric:
+        return []
+    out = []
+    for i, (model, ids, oods) in enumerate(figure3_series(board["task"])):
+        colour = REF_COLOURS[i % len(REF_COLOURS)]
+        for name, dash, pts in (("ID", "", ids), ("OOD", "5 4", oods)):
+            out.append((f"paper {model} · {name}", colour, dash,
+                        [(x, y, f"{model} at {_params_text(x)} videos, quoted from the paper") for x, y in pts]))
+    return out
 
 
 def plot_velocity_scatter(board: dict[str, Any], row: dict[str, Any], cap: int = ROW_CAP) -> str | None:

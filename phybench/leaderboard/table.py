@@ -12,6 +12,7 @@ from typing import Any, Iterable
 from ..scoring.metrics import METRICS, is_set_metric
 from ..scoring.model_fields import board_meta, train_size  # noqa: F401 - train_size: the plots read it here
 from .law_cell import law_cell
+from .paper import add_paper_references
 from .scatter import export_form, merge as merge_samples
 from .load import (
     LEVEL_CLASH,
@@ -271,6 +272,7 @@ def combine(entries: list[Entry]) -> tuple[list[dict[str, Any]], list[Refusal]]:
                 row["scatter"] = merge_samples(row.get("scatter"), g.samples)
 
     out = _ordered_boards(boards, known)
+    add_paper_references(out)  # the paper's Figure 3 / Table 2, quoted beside the rows (`paper`)
     return out, refused
 
 

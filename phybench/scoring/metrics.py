@@ -214,6 +214,21 @@ class Sample:
                                 discs=all(isinstance(b.shape, Disc) for b in bodies))
 
     @cached_property
+    def paper(self) -> Any:
+        """`phybench.scoring.paper_velocity.PaperErrors` of this video, by its family's `paper_measure`."""
+        from ..data.split import row_scene
+        from ..tasks import family_of, get_task
+        from .paper_velocity import PaperErrors, paper_errors
+
+        measure = family_of(get_task(self.manifest["task"])).paper_measure
+        if measure is None:
+            return PaperErrors()
+        colours = [(int(b.colour[0]), int(b.colour[1]), int(b.colour[2])) for b in row_scene(self.row).bodies]
+        return paper_errors(self.video, self.row["positions"], self.row["radii"], colours,
+                            world_size=float(self.manifest["world_size"]),
+                            frame_interval=float(self.manifest["frame_interval"]), measure=measure)
+
+    @cached_property
     def frames(self) -> dict[str, float]:
         """{"ssim", "psnr"} over the generated frames (`image_metrics.score_frames`)."""
         from .image_metrics import score_frames
@@ -285,6 +300,14 @@ def _attribute(name: str) -> Callable[[Sample], float]:
         return sample.attributes[name]
 
     compute.__name__ = f"compute_{name}"
+    return compute
+
+
+def _paper(axis: str) -> Callable[[Sample], float]:
+    def compute(sample: Sample) -> float:
+        return getattr(sample.paper, axis)
+
+    compute.__name__ = f"compute_paper_{axis}"
     return compute
 
 
@@ -421,6 +444,18 @@ register_metric(Metric(
     "law_error", label="Law error", unit="relative", fmt=".3g", companion=True,
     settings_key="law", settings="phybench.scoring.law", compute=_law_error, needs_ground_truth=False,
     details=_law_details, summarise=_law_summary,
+))
+
+_PAPER = "phybench.scoring.paper_velocity"
+# The paper's own measurement (Figure 3's convention: hard colour masks, px / W, a vanished ball at
+# the edge); beside phybench's exact velocity_error, for a number to put next to the paper's.
+register_metric(Metric(
+    "velocity_error_paper", label="Velocity error, paper's way", unit="units/s (parabola: units)", companion=True,
+    settings_key="paper", settings=_PAPER, compute=_paper("x"), needs_ground_truth=False,
+))
+register_metric(Metric(
+    "velocity_error_paper_y", label="Velocity error y, paper's way", unit="units/s (parabola: units)", companion=True,
+    settings_key="paper", settings=_PAPER, compute=_paper("y"), needs_ground_truth=False,
 ))
 
 # The metric whose settings block defines `untrackable` and `excluded` (every video is

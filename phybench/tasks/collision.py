@@ -7,7 +7,7 @@ import numpy as np
 
 from ..world import laws
 from ..world.scene import BLUE, RED, Scene
-from .family import DEFAULT_METRICS, Placement, TaskFamily, register_family, register_task
+from .family import DEFAULT_METRICS, PAPER_METRICS, Placement, TaskFamily, register_family, register_task
 from .fundamental import ID_RADIUS, ID_VELOCITY, OOD_RADIUS, OOD_VELOCITY, PAPER_VS_CODE, ball_scene
 from .spec import Dof, OODLevel, SimulatorSettings, TaskSpec, TrainingSet
 
@@ -26,7 +26,9 @@ class CollisionFamily(TaskFamily):
 
     name = "collision"
     quickstart_order: ClassVar[int | None] = 1
-    metrics = DEFAULT_METRICS + ("momentum_error", "energy_error", "law_error")
+    metrics: ClassVar[tuple[str, ...]] = DEFAULT_METRICS + ("momentum_error", "energy_error", "law_error") + PAPER_METRICS
+    paper_measure: ClassVar[str | None] = "velocity_after_contact"  # the authors' 'post_vel_error'
+    paper_quote: ClassVar[str | None] = "Figure 3, collision"
     law_fit = "collision_1d"  # phybench.scoring.law: velocities before / after, restitution, contact time
     law_headline = "restitution"
     plot_dof = "velocity_1"

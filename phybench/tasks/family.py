@@ -35,6 +35,9 @@ ENTRY_POINT_GROUP = "phybench.families"
 DEFAULT_METRICS = ("velocity_error", "velocity_error_penalised", "velocity_error_ranked", "position_error", "trajectory_error", "size_error",
                    "colour_kept", "abnormal",
                    "ssim", "psnr", "lpips", "fvd")
+# The paper-convention columns (`phybench.scoring.paper_velocity`): a family that lists them says
+# which of the reference authors' per-video numbers they are (`TaskFamily.paper_measure`).
+PAPER_METRICS = ("velocity_error_paper", "velocity_error_paper_y")
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,12 @@ class TaskFamily:
     # training rows keep the trajectory (False: identity and parameters only; a loader
     # re-simulates and renders, for training sets too large to store states)
     stores_training_states: ClassVar[bool] = True
+    # which per-video number of the reference authors' evaluation `velocity_error_paper` is for this
+    # family (a key of `phybench.scoring.paper_velocity.MEASURES`); None: the family lists no PAPER_METRICS
+    paper_measure: ClassVar[str | None] = None
+    # which of the paper's published tables or figures quotes this family's tasks on the board (a key of
+    # `phybench.leaderboard.paper.QUOTED`, e.g. "Figure 3, uniform motion"); None: none does
+    paper_quote: ClassVar[str | None] = None
     # the reference authors' ID ranges (phyworld importer), when they have such data
     phyworld_id_ranges: ClassVar[dict[str, tuple[float, float]] | None] = None
     # samples per evaluation split of the `lite` protocol (`phybench.tasks.protocols`)

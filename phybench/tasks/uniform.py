@@ -6,7 +6,7 @@ from typing import Any
 import numpy as np
 
 from ..world.scene import RED, Scene
-from .family import (Placement, TaskFamily, frames_possible, one_body_ballistic, register_family,
+from .family import (PAPER_METRICS, Placement, TaskFamily, frames_possible, one_body_ballistic, register_family,
                      register_task)
 from .fundamental import (
     ONE_BALL_GRIDS,
@@ -30,7 +30,9 @@ class UniformFamily(TaskFamily):
     name = "uniform"
     quickstart_order = 0
     plot_dof = "velocity"
-    metrics = TaskFamily.metrics + ("law_error",)
+    metrics = TaskFamily.metrics + ("law_error",) + PAPER_METRICS
+    paper_measure = "velocity"  # the authors' uniform 'vel_error': |mean v_x - v0|
+    paper_quote = "Figure 3, uniform motion"
     law_fit = "free_flight"  # phybench.scoring.law: velocity and acceleration (0 here) fitted
     law_headline = "velocity_x"
     phyworld_id_ranges = PHYWORLD_ONE_BALL_ID_RANGES

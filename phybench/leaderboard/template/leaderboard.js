@@ -521,10 +521,45 @@
       table.appendChild(h("tbody", { class: "group" }, [main, details]));
       show(open);
     });
+    this.paperRows(metric, columns, width);
     this.fit();
     this.followOrder();
     this.drawByLevel();
     this.drawCompare();
+  };
+
+  // The paper's own numbers (paper.py): quoted under the rows for the metric they compare with,
+  // never ranked or sorted with them; under another metric, one line says where they are.
+  Board.prototype.paperRows = function (metric, columns, width) {
+    var ref = this.board.paper;
+    if (!ref) return;
+    var body = h("tbody", { class: "paper" });
+    if (ref.metric !== metric.name) {
+      var named = metricOf(this.board, ref.metric);
+      body.appendChild(h("tr", { class: "paper-note" }, [h("td", { colspan: String(width),
+        text: "The paper's numbers (" + ref.source + ") are quoted under " + (named ? named.label : ref.metric) + "." })]));
+      this.table.appendChild(body);
+      return;
+    }
+    body.appendChild(h("tr", { class: "paper-head" }, [h("th", { colspan: String(width), scope: "rowgroup",
+      text: "Paper: " + ref.note + ". " + ref.source + "." })]));
+    ref.rows.forEach(function (row) {
+      var tr = h("tr", { class: "paper-row", "data-paper": row.model }, [
+        h("td", { class: "rank", text: "paper" }),
+        h("td", { class: "model" }, [h("span", { text: row.model }), h("span", { class: "paper-mark", text: " quoted from the paper" })]),
+      ]);
+      columns.forEach(function (col) {
+        var v = Object.prototype.hasOwnProperty.call(row.cells, col.key) ? row.cells[col.key] : null;
+        var approx = (row.approx || []).indexOf(col.key) >= 0;
+        var td = v === null ? h("td", { class: "num empty", text: "–" }) :
+          h("td", { class: "num", title: approx ? "approximate: hidden behind another point of their plot" : "quoted from the paper" },
+            [h("span", { class: "mean", text: (approx ? "~" : "") + fmt(v) })]);
+        if (col.more) td.classList.add("lvl-more");
+        tr.appendChild(td);
+      });
+      body.appendChild(tr);
+    });
+    this.table.appendChild(body);
   };
 
   // The learned-law tables list models in the main table's order (the ground truth's row first).

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from ..collision import CollisionFamily
-from ..family import register_family, register_task
+from ..family import PAPER_METRICS, register_family, register_task
 from ..fundamental import ID_RADIUS
 from ..spec import Dof, SimulatorSettings, SplitDecl, TaskSpec
 
@@ -98,6 +98,10 @@ class HolesFamily(CollisionFamily):
     quickstart_order = None
     phyworld_id_ranges = None
     board_layout = "splits"
+    # a probe, not one of the paper's Figure 3 tasks: no paper-convention columns
+    metrics = tuple(m for m in CollisionFamily.metrics if m not in PAPER_METRICS)
+    paper_measure = None
+    paper_quote = None
 
     def draw(self, spec: TaskSpec, decl: Any, index: int, u: np.ndarray) -> tuple[str, dict[str, Any]]:
         r = {"radius_1": ID_RADIUS[0] + (ID_RADIUS[1] - ID_RADIUS[0]) * float(u[1]),
