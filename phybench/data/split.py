@@ -35,8 +35,10 @@ from pathlib import Path
 from typing import Any, Iterator
 import numpy as np
 from .._version import __version__
+from .. import jsonsafe
 from ..io import atomic_write_bytes, file_sha256
 from .frames import decode_video, encode_video
+from .manifest_bounds import MAX_MANIFEST_BYTES
 from ..world.render import render
 from ..tasks import family_of
 from ..tasks.check import Finding, FamilyCheckError, check_deterministic, check_trajectory, disc_frames_in_view
@@ -154,7 +156,7 @@ def row_scene(row: dict[str, Any]) -> Scene:
     positions = np.asarray(row["positions"], dtype=np.float64)  # (T, B, 2)
     velocities = np.asarray(row["velocities"], dtype=np.float64)
     if row.get("bodies") is not None:
-        bodies = tuple(Body.from_dict(b) for b in json.loads(row["bodies"]))
+        bodies = tuple(Body.from_dict(b) for b in jsonsafe.loads(row["bodies"], "a row's bodies"))
         poses = np.concatenate([positions, np.asarray(row["angles"], dtype=np.float64)[..., None]], axis=-1)
         return Scene(bodies, poses, velocities=velocities)
     return Scene.discs(positions, velocities, np.asarray(row["radii"], dtype=np.float64),
@@ -443,11 +445,9 @@ def read_manifest(path: str | os.PathLike[str]) -> dict[str, Any]:
             )
         raise SplitError(f"{folder} is not a phybench split (no {MANIFEST})")
     try:
-        manifest = json.loads(file.read_text())
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise SplitError(f"{file} is not valid JSON: {exc}", code="invalid_json") from None
-    except RecursionError:
-        raise SplitError(f"{file} is not valid JSON: nested too deeply", code="invalid_json") from None
+        manifest = jsonsafe.read(file, max_bytes=MAX_MANIFEST_BYTES)
+    except jsonsafe.JSONError as exc:
+        raise SplitError(f"{file} is not valid JSON ({exc.code}): {exc}", code="invalid_json") from None
     if not isinstance(manifest, dict) or manifest.get("format_version") != FORMAT_VERSION:
         raise SplitError(f"{file}: unsupported split format {manifest.get('format_version') if isinstance(manifest, dict) else '?'}")
     _check_shard_paths(folder, file, manifest)

@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from .._version import __version__
+from .. import jsonsafe
 from ..io import file_sha256
 from .intake_submit import (  # noqa: F401  the author's side, re-exported: `phybench.leaderboard.intake.prepare_upload`
     ARCHIVE_SUFFIXES,
@@ -406,9 +407,9 @@ class Syncer:
             if not is_record(path):
                 continue
             try:
-                doc = json.loads(read_regular(path, MAX_RECORD_BYTES))
+                doc = jsonsafe.loads(read_regular(path, MAX_RECORD_BYTES))
                 same = doc["extra"].get("videos_hash") == vhash and doc["submission_hash"] != submission
-            except (UnsafeFile, ValueError, KeyError, TypeError, AttributeError, RecursionError):
+            except (UnsafeFile, ValueError, KeyError, TypeError, AttributeError):  # JSONError is a ValueError
                 continue
             if same:
                 return [f"[videos_reused] these videos (videos hash {vhash[:12]}) are already on the board as "

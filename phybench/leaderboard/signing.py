@@ -37,6 +37,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .. import jsonsafe
+
 KEY_KIND = "phybench-board-key"
 ALGORITHM = "ed25519"
 STATUSES = ("active", "retired", "revoked")
@@ -127,7 +129,7 @@ def _load_key_file(path: Path) -> BoardKey:
     from .files import UnsafeFile, read_regular
 
     try:
-        doc = json.loads(read_regular(path, MAX_KEY_FILE))
+        doc = jsonsafe.loads(read_regular(path, MAX_KEY_FILE), path.name)
         raw = base64.b64decode(doc["public_key"], validate=True)
         public = Ed25519PublicKey.from_public_bytes(raw)
     except (UnsafeFile, OSError, ValueError, KeyError, TypeError) as exc:
@@ -232,6 +234,6 @@ def set_status(keys_dir: str | os.PathLike[str], kid: str, status: str) -> None:
         raise SigningError(KEY_ERROR, f"status must be one of {', '.join(STATUSES)}")
     path = Path(keys_dir) / f"{kid}.json"
     _load_key_file(path)
-    doc = json.loads(path.read_text())
+    doc = jsonsafe.read(path, max_bytes=MAX_KEY_FILE)
     doc["status"] = status
     path.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
