@@ -176,7 +176,7 @@ def test_a_killed_pulls_scratch_is_cleared_and_its_old_folder_put_back(tmp_path)
     lines: list[str] = []
     done = pull("o/n", results, api=_fake_api([]), log=lines.append)  # a repository with no admitted rows yet
     assert tree(results / "hub") == {"task/row.json": b"{}"} and done.added == [] and done.sha == "a" * 40
-    assert sorted(p.name for p in results.iterdir()) == [".phybench-sync.lock", "hub"]
+    assert sorted(p.name for p in results.iterdir()) == [".phybench-hub-base", ".phybench-sync.lock", "hub"]  # base: issue 51
     assert any("put back" in line for line in lines) and "pulled 0 new file(s)" in lines[-1]
 
 

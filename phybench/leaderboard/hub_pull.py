@@ -20,6 +20,8 @@ What it will not do (the safe, simple behaviour):
   ``--force`` (move the local file away if the Hub's is the one to keep);
 - delete: local files the Hub does not have (rows admitted by a sync that was never published)
   are kept, and the next publish writes them;
+- forget: the commit it pulled is remembered in RESULTS (`hub_base`), and `publish` deletes only
+  files that commit held (a row committed after the pull is never deleted: ``publish_stale``);
 - half-write: everything is downloaded and checked in a hidden scratch folder inside RESULTS
   (same file system, skipped by the build's scans); the new ``RESULTS/hub/`` (the Hub's rows plus
   the local-only files) replaces the old one by rename, so a pull that fails leaves RESULTS as it
@@ -36,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .hub_base import write_base
 from .hub_board import RESULTS_PREFIX, HubBoardError, Listing, _api, check_ids, download_board, list_board
 from .intake import RESULTS_SUBDIR
 
@@ -134,6 +137,7 @@ def pull(repo: str, results_dir: str | Path, *, revision: str = "main", api: Any
     with sync_lock(results):
         _recover(results, hub_dir, log)
         done = _pull_locked(api, repo, listing, results, hub_dir)
+        write_base(results, repo, listing.sha)  # what `publish` may delete: only files this commit held
     _report(repo, results, done, log)
     return done
 
