@@ -302,3 +302,20 @@ def test_publish_deletes_what_it_pulled_and_is_refused_when_main_moves_under_it(
     sha, files = api(hub, published["home"], INFO, repo=published["repo"], rev="main")
     assert not any("collision-ood-eval-copy-last" in f for f in files)
     assert json.loads((results / ".phybench-hub-base").read_text())["repos"][published["repo"]] == sha
+
+
+def test_a_row_with_both_a_parquet_and_a_json_sidecar_is_refused(tmp_path):
+    """Issue 51 item 5: `_stage` compared the path without its results/ prefix against listing keys
+    that keep it, so the check never fired and one sidecar silently overwrote the other (68724c0)."""
+    name = "fundamental/lite/uniform-id-eval-copy-last"
+    download = tmp_path / "download" / "results" / "fundamental" / "lite"
+    download.mkdir(parents=True)
+    side = (LITE / "uniform-id-eval-copy-last.samples.json").read_bytes()
+    (download / "uniform-id-eval-copy-last.samples.json").write_bytes(side)
+    (download / "uniform-id-eval-copy-last.samples.parquet").write_bytes(to_parquet(json.loads(side)))
+    sizes = {f"results/{name}.samples.json": len(side),
+             f"results/{name}.samples.parquet": (download / "uniform-id-eval-copy-last.samples.parquet").stat().st_size}
+    (tmp_path / "staging").mkdir()
+    with pytest.raises(HubBoardError) as info:
+        hub_board._stage(tmp_path / "download", hub_board.Listing("a" * 40, sizes), tmp_path / "staging")
+    assert info.value.code == "hub_two_sidecars"

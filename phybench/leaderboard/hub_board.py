@@ -249,7 +249,7 @@ def _stage(download: Path, listing: Listing, staging: Path) -> None:
         rel = name[len(RESULTS_PREFIX):]
         if rel.endswith(PARQUET_SUFFIX):
             rel = rel[: -len(PARQUET_SUFFIX)] + SAMPLES_SUFFIX
-            if rel in listing.sizes:
+            if RESULTS_PREFIX + rel in listing.sizes:  # the listing's keys keep their results/ prefix
                 raise HubBoardError("hub_two_sidecars", f"{name[:200]} and its JSON sidecar are both there")
             try:
                 data = canonical_json(from_parquet(data))
