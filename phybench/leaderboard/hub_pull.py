@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from .hub_base import write_base
-from .hub_board import RESULTS_PREFIX, HubBoardError, Listing, _api, check_ids, download_board, list_board
+from .hub_board import RESULTS_PREFIX, SHA, HubBoardError, Listing, _api, check_ids, download_board, list_board
 from .intake import RESULTS_SUBDIR
 
 HUB_PREFIX = f"{RESULTS_PREFIX}{RESULTS_SUBDIR}/"  # the admitted rows in the board's Hub layout
@@ -133,6 +133,7 @@ def pull(repo: str, results_dir: str | Path, *, revision: str = "main", api: Any
     if hub_dir.is_symlink() or (hub_dir.exists() and not hub_dir.is_dir()):
         raise HubBoardError("pull_conflict", f"{hub_dir} is not a folder")
     api = _api(api)
+    check_main_revision(api, repo, revision)
     listing = list_board(api, repo, revision, allow_empty=True)  # every bound checks the whole results/ listing
     with sync_lock(results):
         _recover(results, hub_dir, log)
@@ -140,6 +141,20 @@ def pull(repo: str, results_dir: str | Path, *, revision: str = "main", api: Any
         write_base(results, repo, listing.sha)  # what `publish` may delete: only files this commit held
     _report(repo, results, done, log)
     return done
+
+
+def check_main_revision(api: Any, repo: str, revision: str) -> None:
+    """Only ``main`` or a commit id on main's history may be pulled: ``refs/pr/N``, another branch,
+    a tag or a pull request's head commit would bring rows no sync admitted (``pull_revision``)."""
+    if revision == "main":
+        return
+    if not SHA.fullmatch(revision):
+        raise HubBoardError("pull_revision", f"--revision {revision[:80]!r}: give main or a 40-hex commit id of main "
+                                             "(a pull request's ref, a branch or a tag holds rows no sync admitted)")
+    history = api.list_repo_commits(repo, repo_type="dataset", revision="main")
+    if revision not in {str(getattr(c, "commit_id", "")) for c in history}:
+        raise HubBoardError("pull_revision", f"--revision {revision[:12]} is not a commit of main's history (an "
+                                             "unmerged pull request's commit?): pull main or one of its commits")
 
 
 def _pull_locked(api: Any, repo: str, listing: Listing, results: Path, hub_dir: Path) -> Pulled:

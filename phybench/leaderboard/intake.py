@@ -569,10 +569,17 @@ def sync(repo: str, splits_dir: str | os.PathLike[str], results_dir: str | os.Pa
     splits, results, site = Path(splits_dir), Path(results_dir), Path(site_dir)
     if not splits.is_dir():
         raise IntakeError(f"--splits {splits} is not a folder")
-    results.mkdir(parents=True, exist_ok=True)
-    from .sync_lock import sync_lock
+    from .sync_lock import READ_ONLY, sync_lock
+
+    try:
+        results.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise IntakeError(f"--results {results} cannot be made: {exc.strerror or exc}", READ_ONLY) from None
 
     with sync_lock(results):  # one sync per board: a second one raises SyncBusy before reading the Hub
+        if not os.access(results, os.W_OK):  # the lock file was there already; the folder is read-only
+            raise IntakeError(f"--results {results} is not writable (the sync writes its journal, records and "
+                              "rows there); nothing read from the Hub", READ_ONLY)
         syncer = Syncer(repo, splits, results, metrics, verified_by, progress, log, api)
         syncer.viewers = viewers_folder(results, log)  # the folder the build below takes viewers from
         with terminate_as_exit():  # SIGTERM runs the `finally`s too (the download folders are removed)
