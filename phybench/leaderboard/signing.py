@@ -45,7 +45,11 @@ STATUSES = ("active", "retired", "revoked")
 DOMAIN = b"phybench-verification-record\n"  # signed bytes start with it: a signature means only this
 KEYS_ENV = "PHYBENCH_BOARD_KEYS"
 SIGNING_KEY_ENV = "PHYBENCH_SIGNING_KEY"
-REPO_KEYS = Path(__file__).resolve().parents[2] / "leaderboard" / "keys"
+# The board's public keyring: `leaderboard/keys/` of the checkout, its one copy; a wheel ships that
+# folder as the package data `phybench/leaderboard/keys/` (pyproject.toml's package-dir), which a
+# checkout does not have.  Before issue 51 a wheel install had no keyring and refused every record.
+_WHEEL_KEYS = Path(__file__).resolve().parent / "keys"
+REPO_KEYS = _WHEEL_KEYS if _WHEEL_KEYS.is_dir() else Path(__file__).resolve().parents[2] / "leaderboard" / "keys"
 MAX_KEY_FILE = 4096
 
 # Codes (docs/results.md, "Verification codes").
