@@ -50,7 +50,10 @@ DUPLICATE_KEY = "json_duplicate_key"
 MALFORMED = "json_malformed"
 CODES = (TOO_LARGE, NOT_UTF8, TOO_DEEP, BIG_NUMBER, NONFINITE, DUPLICATE_KEY, MALFORMED)
 
-_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)  # a JSON string, escapes included
+# A JSON string, escapes included; one left open runs to the end of the text.  It never fails once
+# it starts (possessive loop, then a quote or the end), so no quote is tried twice: linear time
+# (a first version retried from every quote of '"\\"\\"\\"...' and took quadratic time).
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*+(?:"|\\?\Z)', re.S)
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 _PAIR = re.compile(r"\[\]|\{\}")
 
@@ -103,10 +106,12 @@ def _hooks(what: str, max_int_digits: int, max_number_chars: int) -> dict[str, A
 
     def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
         doc = dict(items)
-        if len(doc) != len(items):
-            keys = [k for k, _ in items]
-            dup = next(k for i, k in enumerate(keys) if k in keys[:i])
-            raise JSONError(DUPLICATE_KEY, f"{_where(what)}duplicate key {dup[:80]!r} (given twice)")
+        if len(doc) != len(items):  # a key given twice: name the first one (one pass, a set)
+            seen: set[str] = set()
+            for key, _ in items:
+                if key in seen:
+                    raise JSONError(DUPLICATE_KEY, f"{_where(what)}duplicate key {key[:80]!r} (given twice)")
+                seen.add(key)
         return doc
 
     return {"parse_int": parse_int, "parse_float": parse_float, "parse_constant": parse_constant,
