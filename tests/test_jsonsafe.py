@@ -124,7 +124,7 @@ def test_every_ordinary_document_round_trips(doc):
 # Every json.load / json.loads in phybench/ outside jsonsafe.py, with why it may stay: none of
 # these reads bytes a submitter or the Hub wrote.
 ALLOWED = {
-    ("phybench/tasks/check.py", "json.loads(text)"): "a spec's own canonical JSON, made by this process",
+    ("phybench/tasks/check.py", "json.loads(canonical)"): "a spec's own canonical JSON, made by this process",
     ("phybench/tasks/check.py", "json.loads(sys.argv[1])"): "a child process's argv, written by check.py",
     ("phybench/tasks/check.py", "json.loads(done.stdout"): "that child's output (our own code)",
     ("phybench/scoring/rescore.py", "json.loads(json.dumps("): "round trip of settings this process made",
@@ -136,7 +136,7 @@ ALLOWED = {
     ("phybench/leaderboard/viewer_sources.py", "json.loads(canonical_json("): "round trip of a sidecar made here",
     ("phybench/submission/format.py", "json.loads((files("): "the package's own schema",
     ("phybench/submission/card.py", "json.loads((files("): "the package's own schema",
-    ("phybench/leaderboard/hub_eval.py", "json.loads(text)"): "the package's own schema (`schema()`)",
+    ("phybench/leaderboard/hub_eval.py", "json.loads(packaged)"): "the package's own schema (`schema()`)",
 }
 _CALL = re.compile(r"\bjson\.loads?\(")
 

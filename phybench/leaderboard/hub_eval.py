@@ -54,8 +54,8 @@ class HubFormatError(Exception):
 @lru_cache(maxsize=None)
 def schema(name: str) -> dict[str, Any]:
     """A packaged schema: ``eval_results`` or ``eval_yaml``."""
-    text = resources.files(__package__).joinpath("schemas").joinpath(f"{name}.schema.json").read_text(encoding="utf-8")
-    doc: dict[str, Any] = json.loads(text)
+    packaged = resources.files(__package__).joinpath("schemas").joinpath(f"{name}.schema.json").read_text(encoding="utf-8")
+    doc: dict[str, Any] = json.loads(packaged)
     return doc
 
 
