@@ -3,9 +3,9 @@ into a local results folder (issue 36 item 8).
 
 Why: the scheduled workflow keeps admitted results only on the Hub (`leaderboard sync --publish`
 writes them under ``results/hub/``), not in git.  A fresh checkout has no ``RESULTS/hub/``; a
-`sync --publish` from it would delete the earlier admitted rows from the Hub (publish removes
-what the local board no longer has) and its duplicate checks (``intake-duplicate``,
-``videos_reused``) would not see them.  So the workflow pulls them first.
+`sync --publish` from it would be refused (``publish_stale``: publish never deletes a row its
+folder did not pull) and its duplicate checks (``intake-duplicate``, ``videos_reused``) would not
+see them.  So the workflow pulls them first.
 
 What it does: lists the repository at `revision` with `hub_board.list_board`'s bounds (every
 path under ``results/`` in the board's layout, ``hub_path``; at most `hub_board.MAX_FILES`,
