@@ -41,6 +41,7 @@ import numpy as np
 
 from .data.split import SplitReader
 from .conditioning import conditioning_record, model_caller
+from . import jsonsafe
 from .io import atomic_save_npy, atomic_write_bytes, file_sha256
 from .submission.inputs import CONTROL, InputsError, export_inputs, pack
 
@@ -194,8 +195,8 @@ def _claim(work: Path, identity: dict[str, Any], split_hash: str, rank: int, res
         _wait_for([record], f"process 0's {record}")
     if record.is_file():
         try:
-            old = json.loads(record.read_text(encoding="utf-8"))
-        except (OSError, ValueError, RecursionError) as exc:
+            old = jsonsafe.read(record)
+        except (OSError, ValueError) as exc:  # jsonsafe.JSONError is a ValueError
             raise RunError(f"{record} cannot be read ({exc}); pass --restart to clear {work}, or give a new --out",
                            "run_record") from None
         if old == key:

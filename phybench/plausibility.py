@@ -21,13 +21,13 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib
-import json
 import os
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from . import jsonsafe
 from .data.split import SplitReader
 from .io import atomic_write_bytes
 from .scoring.results import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, bootstrap_ci
@@ -94,8 +94,8 @@ def read_labels(pairs: str | os.PathLike[str]) -> dict[str, Any]:
     if path.stat().st_size > LABELS_MAX_BYTES:
         raise PlausibilityError(f"{path} is larger than {LABELS_MAX_BYTES >> 20} MB")
     try:
-        doc = json.loads(path.read_bytes())
-    except (ValueError, UnicodeDecodeError) as exc:
+        doc = jsonsafe.read(path, max_bytes=LABELS_MAX_BYTES)
+    except ValueError as exc:  # jsonsafe.JSONError: coded
         raise PlausibilityError(f"{path} is not JSON: {exc}") from None
     if not isinstance(doc, dict) or doc.get("kind") != "phybench-violations" or not isinstance(doc.get("labels"), dict):
         raise PlausibilityError(f"{path} is not a phybench violations labels file")

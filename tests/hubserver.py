@@ -14,6 +14,7 @@ call, learned from the installed `huggingface_hub` sources:
     GET  /api/{type}s/{repo}/tree/{rev}[/{path}]      tree listing (recursive=1)
     POST /api/{type}s/{repo}/paths-info/{rev}         info on given paths
     GET  /api/{type}s/{repo}/refs                     branches
+    GET  /api/{type}s/{repo}/commits/{rev}            `list_repo_commits`: the history of rev, newest first
     HEAD/GET /{type}s/{repo}/resolve/{rev}/{path}     file bytes with ETag, X-Repo-Commit, Range
 
 Pull requests and discussions (the Hub's community tab), as `create_commit(create_pr=True)`,
@@ -336,6 +337,21 @@ class Handler(BaseHTTPRequestHandler):
             except OSError:
                 pass
 
+    def commit_log(self, repo_type: str, repo_id: str, rev: str) -> None:
+        """`list_repo_commits`: the commits reachable from `rev`, newest first (one page: no Link header)."""
+        repo = self._repo(repo_type, repo_id)
+        if repo is None:
+            return
+        commit = self._commit(repo, rev)
+        if commit is None:
+            return
+        out = []
+        while commit is not None:
+            out.append({"id": commit.sha, "authors": [{"user": repo.owner}], "date": commit.date,
+                        "title": commit.title, "message": ""})
+            commit = repo.commits.get(commit.parent) if commit.parent else None
+        self._json(200, out)
+
     def api(self, method: str, repo_type: str, repo_id: str, rest: list[str], query: dict) -> None:
         if not rest or rest[0] == "revision":
             if method not in ("GET", "HEAD"):
@@ -358,6 +374,8 @@ class Handler(BaseHTTPRequestHandler):
             return self.tree(repo_type, repo_id, rest[1], "/".join(rest[2:]), query)
         if action == "paths-info" and method == "POST":
             return self.paths_info(repo_type, repo_id, rest[1])
+        if action == "commits" and method == "GET":
+            return self.commit_log(repo_type, repo_id, "/".join(rest[1:]) or "main")
         if action == "refs" and method == "GET":
             repo = self._repo(repo_type, repo_id)
             if repo is not None:

@@ -294,3 +294,35 @@ def test_verify_and_probe_listing_never_open_a_fifo_or_device(tmp_path):
         with pytest.raises(UnsafeFile) as exc:
             read_regular(results / name)
         assert exc.value.code == code
+
+
+def _repeated_shard(manifest: dict) -> dict:
+    manifest["shards"] = manifest["shards"][:1] * 5000  # one shard listed 5,000 times
+    return manifest
+
+
+def _more_rows_than_the_task(manifest: dict) -> dict:
+    full = get_task("uniform").split_size("id-eval")  # consistent tiling, files absent: only the protocol says no
+    manifest.update(num_samples=full + 1, shard_size=1, shards=[
+        {"file": f"data/s{i}.parquet", "start": i, "stop": i + 1, "sha256": f"{i:064x}"} for i in range(full + 1)])
+    return manifest
+
+
+@pytest.mark.parametrize("change", [_repeated_shard, _more_rows_than_the_task])
+def test_validate_and_verify_refuse_a_manifest_outside_its_bounds(split, tmp_path, capsys, change):
+    """Issue 51 item 4: at 68724c0 `verify` decoded the repeated shard for minutes and `validate`
+    said OK; the declared sizes are checked before any shard is read (`manifest_sizes`)."""
+    bad = tmp_path / "split"
+    shutil.copytree(split, bad)
+    (bad / "manifest.json").write_text(json.dumps(change(json.loads((bad / "manifest.json").read_text()))))
+    with pytest.raises(SplitError) as err:
+        SplitReader(bad)
+    assert err.value.code == "manifest_sizes"
+    sub = tmp_path / "sub"
+    assert main(["baseline", "ground-truth", "--data", str(split), "--out", str(sub), "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["validate", str(sub), "--data", str(bad)]) == 2
+    out = capsys.readouterr()
+    assert "manifest_sizes" in out.out + out.err, out
+    assert main(["verify", str(bad), "--quiet"]) == 2
+    assert "manifest_sizes" in capsys.readouterr().err

@@ -816,8 +816,7 @@ RESULTS = [
     ("rescore-no-provenance", lambda c: ["rescore", str(_results(c, '{"kind": "phybench-results"}')),
                                          "--submission", str(c.sub), "--data", str(c.split), "--out",
                                          str(c.tmp / "o.json"), "--quiet"], "score_error"),
-    ("leaderboard-nested", lambda c: ["leaderboard", "build", str(_results(c, nested()).parent), "--out",
-                                      str(c.tmp / "site")], "nested_too_deeply"),
+    # leaderboard-nested: its own test below (the board lists refused files, one line each)
     # the Hub's Eval Results export (issue 36 item 8): nothing is written on a refusal
     ("export-nested", lambda c: _export(_results(c, nested())), "results_unreadable"),
     ("export-not-results", lambda c: _export(_results(c, '{"kind": "phybench-samples"}')), "not_results"),
@@ -850,6 +849,18 @@ def _special(ctx, kind: str) -> Path:
 @pytest.mark.parametrize("build,code", [pytest.param(b, c, id=n) for n, b, c in RESULTS])
 def test_results_file(ctx, capsys, build, code):
     refused(ctx, capsys, build(ctx), code)
+
+
+def test_leaderboard_build_refuses_a_deeply_nested_results_file(ctx, capsys):
+    """Refused by the bounded reader (phybench.jsonsafe: json_too_deep) before any recursion, as a
+    refused file of the board (`results_format`, exit 2, nothing written); it was the CLI's catch
+    of a RecursionError (`nested_too_deeply`) before issue 51."""
+    folder = _results(ctx, nested()).parent
+    capsys.readouterr()
+    rc = main(["leaderboard", "build", str(folder), "--out", str(ctx.tmp / "site")])
+    err = capsys.readouterr().err
+    assert rc == 2 and "Traceback" not in err and "[results_format]" in err and "nested too deeply" in err, err
+    assert not (ctx.tmp / "site").exists()
 
 
 # ================================================================== 8. phybench run: resume keyed on the model

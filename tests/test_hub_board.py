@@ -261,3 +261,61 @@ def test_a_commit_that_lands_while_publishing_fails_the_publish(hub, board, tmp_
     error, files = api(hub, tmp_path / "home", RACE, repo="tester/raced-board", board=str(board))
     assert error and ("412" in error or "since" in error)
     assert "README.md" in files and not any(f.startswith("results/") or f == "eval.yaml" for f in files)
+
+
+def test_publish_never_deletes_a_row_committed_after_the_pull(hub, board, tmp_path):
+    """Issue 51 item 3: a row committed to the Hub after the folder's pull (or publish) is not the
+    folder's to delete; the publish is refused with `publish_stale`, nothing written (68724c0 deleted
+    it: "(1 removed)")."""
+    results = tmp_path / "results"
+    shutil.copytree(board, results)
+    published = publish_new(hub, results, tmp_path / "home", "tester/cas-board")
+    row = tmp_path / "row.json"
+    row.write_bytes((board / "fundamental" / "lite" / "uniform-id-eval-copy-last.json").read_bytes())
+    moved = api(hub, published["home"], COMMIT, repo=published["repo"],
+                files={"results/hub/late/uniform-id-eval-late.json": str(row)})
+    (results / "fundamental" / "lite" / "collision-ood-eval-copy-last.json").unlink()  # a change to publish
+    for n in ("samples.json", "verified.json"):
+        (results / "fundamental" / "lite" / f"collision-ood-eval-copy-last.{n}").unlink()
+    proc = phybench(hub, published["home"], "leaderboard", "publish", "--repo", published["repo"], "--results", results)
+    assert proc.returncode == 2 and "[publish_stale]" in proc.stderr and "leaderboard pull" in proc.stderr, \
+        proc.stdout[-2000:] + proc.stderr[-2000:]
+    sha, files = api(hub, published["home"], INFO, repo=published["repo"], rev="main")
+    assert sha == moved and "results/hub/late/uniform-id-eval-late.json" in files  # nothing written, row kept
+    # a folder that never pulled this repository may not delete its rows either
+    fresh = tmp_path / "fresh"
+    shutil.copytree(results, fresh)
+    (fresh / ".phybench-hub-base").unlink()
+    proc = phybench(hub, published["home"], "leaderboard", "publish", "--repo", published["repo"], "--results", fresh)
+    assert proc.returncode == 2 and "[publish_stale]" in proc.stderr and "never pulled" in proc.stderr
+
+
+def test_publish_deletes_what_it_pulled_and_is_refused_when_main_moves_under_it(hub, board, tmp_path):
+    """The rows the folder held at its base may go (the maintainer removed them locally)."""
+    results = tmp_path / "results"
+    shutil.copytree(board, results)
+    published = publish_new(hub, results, tmp_path / "home", "tester/cas-delete")
+    for n in ("json", "samples.json", "verified.json"):
+        (results / "fundamental" / "lite" / f"collision-ood-eval-copy-last.{n}").unlink()
+    proc = phybench(hub, published["home"], "leaderboard", "publish", "--repo", published["repo"], "--results", results)
+    assert proc.returncode == 0 and "(3 removed)" in proc.stdout, proc.stderr[-2000:]
+    sha, files = api(hub, published["home"], INFO, repo=published["repo"], rev="main")
+    assert not any("collision-ood-eval-copy-last" in f for f in files)
+    assert json.loads((results / ".phybench-hub-base").read_text())["repos"][published["repo"]] == sha
+
+
+def test_a_row_with_both_a_parquet_and_a_json_sidecar_is_refused(tmp_path):
+    """Issue 51 item 5: `_stage` compared the path without its results/ prefix against listing keys
+    that keep it, so the check never fired and one sidecar silently overwrote the other (68724c0)."""
+    name = "fundamental/lite/uniform-id-eval-copy-last"
+    download = tmp_path / "download" / "results" / "fundamental" / "lite"
+    download.mkdir(parents=True)
+    side = (LITE / "uniform-id-eval-copy-last.samples.json").read_bytes()
+    (download / "uniform-id-eval-copy-last.samples.json").write_bytes(side)
+    (download / "uniform-id-eval-copy-last.samples.parquet").write_bytes(to_parquet(json.loads(side)))
+    sizes = {f"results/{name}.samples.json": len(side),
+             f"results/{name}.samples.parquet": (download / "uniform-id-eval-copy-last.samples.parquet").stat().st_size}
+    (tmp_path / "staging").mkdir()
+    with pytest.raises(HubBoardError) as info:
+        hub_board._stage(tmp_path / "download", hub_board.Listing("a" * 40, sizes), tmp_path / "staging")
+    assert info.value.code == "hub_two_sidecars"

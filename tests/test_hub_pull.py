@@ -176,7 +176,7 @@ def test_a_killed_pulls_scratch_is_cleared_and_its_old_folder_put_back(tmp_path)
     lines: list[str] = []
     done = pull("o/n", results, api=_fake_api([]), log=lines.append)  # a repository with no admitted rows yet
     assert tree(results / "hub") == {"task/row.json": b"{}"} and done.added == [] and done.sha == "a" * 40
-    assert sorted(p.name for p in results.iterdir()) == [".phybench-sync.lock", "hub"]
+    assert sorted(p.name for p in results.iterdir()) == [".phybench-hub-base", ".phybench-sync.lock", "hub"]  # base: issue 51
     assert any("put back" in line for line in lines) and "pulled 0 new file(s)" in lines[-1]
 
 
@@ -210,3 +210,26 @@ def test_pull_then_sync_publish_keeps_the_earlier_rows_on_the_hub(hub, world, tm
     new = [f for f in now if f not in earlier]
     assert len(new) == 3 and all("physics-oracle" in f for f in new), new  # ... the admitted row added
     assert rows(results / "hub") == ["copy-last", "linear-extrapolation", "physics-oracle"] and sha != published["sha"]
+
+
+def test_pull_refuses_a_pull_requests_ref_or_commit(hub, tmp_path):
+    """Issue 51 item 6: `--revision refs/pr/N` (or that pull request's head commit) pulled an unmerged
+    row at 68724c0; only main or a commit of main's history is pulled (`pull_revision`)."""
+    home, repo = tmp_path / "home", "tester/pr-pull"
+    row = tmp_path / "row.json"
+    row.write_text("{}")
+    main_sha = api(hub, home, "HfApi().create_repo(repo, repo_type='dataset')\n" + COMMIT, repo=repo,
+                   files={"results/hub/merged.json": str(row)})
+    pr_sha = api(hub, home, "info = HfApi().create_commit(repo, [CommitOperationAdd('results/hub/unmerged.json', "
+                            "path)], commit_message='x', repo_type='dataset', create_pr=True)\n"
+                            "result = HfApi().repo_info(repo, repo_type='dataset', revision=info.pr_revision).sha",
+                 repo=repo, path=str(row))
+    results = tmp_path / "results"
+    results.mkdir()
+    for revision in ("refs/pr/1", pr_sha):
+        proc = phybench(hub, home, "leaderboard", "pull", "--repo", repo, "--results", results, "--revision", revision)
+        assert proc.returncode == 2 and "[pull_revision]" in proc.stderr, proc.stderr[-2000:]
+        assert not (results / "hub").exists()
+    proc = phybench(hub, home, "leaderboard", "pull", "--repo", repo, "--results", results, "--revision", main_sha)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert sorted(p.name for p in (results / "hub").iterdir()) == ["merged.json"]

@@ -210,6 +210,8 @@ def cmd_sync(args: argparse.Namespace) -> int:
                       verified_by=args.verified_by, log=print)
     except IntakeError as exc:
         raise CliError(str(exc)) from None
+    except OSError:
+        raise  # a file the sync could not write: `error_line` gives its code (read_only, permission_denied, disk_full)
     except Exception as exc:  # noqa: BLE001 - the Hub's answer before any PR was handled
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         print(f"phybench leaderboard: error: {first}", file=sys.stderr)

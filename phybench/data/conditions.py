@@ -21,6 +21,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from .. import jsonsafe
 from ..tasks.conditions import (
     CONDITIONS_FILE,
     CONDITIONS_KIND,
@@ -130,7 +131,7 @@ def read_conditions(folder: str | os.PathLike[str]) -> tuple[dict[str, str], dic
     texts = {r[0]: r[1] for r in rows[1:]}
     states: dict[str, dict[str, Any]] = {}
     for k, line in enumerate((folder / STATES_FILE).read_text(encoding="utf-8").splitlines()):
-        doc = json.loads(line)
+        doc = jsonsafe.loads(line, f"{STATES_FILE} line {k + 1}")
         if not isinstance(doc, dict) or not isinstance(doc.get("sample_id"), str):
             raise ValueError(f"{folder / STATES_FILE}: line {k + 1} is not an object with a sample_id")
         sid = doc.pop("sample_id")

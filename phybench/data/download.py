@@ -10,12 +10,12 @@ import json
 import os
 from pathlib import Path
 from typing import Any
-from .manifest_bounds import MANIFEST_SIZES, size_problem
+from .. import jsonsafe
+from .manifest_bounds import MANIFEST_SIZES, MAX_MANIFEST_BYTES, size_problem
 from .split import MANIFEST, SplitError, read_manifest
 from .hub import REPO_TYPE, HubError, check_split, hf_module, hub_error, progress_bars, repo_folder, split_files
 
 
-MAX_MANIFEST_BYTES = 32 << 20  # a manifest of 100,000 shards is about 30 MB
 
 
 # ------------------------------------------------------------------ load
@@ -41,7 +41,7 @@ def _marker(folder: Path, revision: str) -> Path:
 
 def _known_good(folder: Path, manifest: dict[str, Any], revision: str) -> bool:
     try:
-        record = json.loads(_marker(folder, revision).read_text())
+        record = jsonsafe.read(_marker(folder, revision), max_bytes=MAX_MANIFEST_BYTES)
         return record["split_hash"] == manifest["split_hash"] and record["files"] == _fingerprint(folder, manifest)
     except (OSError, ValueError, KeyError, TypeError, RecursionError):
         return False

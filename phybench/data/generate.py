@@ -21,6 +21,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from .. import jsonsafe
 from ..io import mkdirs, rmdirs
 from ..tasks.check import FamilyCheckError, check_spec_hash
 from .split import (
@@ -84,8 +85,8 @@ def scan_existing(plan: SplitPlan, out: Path, clean_temp: bool = True) -> dict[i
         )
     if (out / MANIFEST).is_file():
         try:
-            _check_identity(json.loads((out / MANIFEST).read_text()), plan, out / MANIFEST)
-        except json.JSONDecodeError as exc:
+            _check_identity(jsonsafe.read(out / MANIFEST), plan, out / MANIFEST)
+        except jsonsafe.JSONError as exc:
             raise SplitError(f"{out / MANIFEST} is corrupt ({exc}); delete the folder and generate again") from None
     done: dict[int, dict[str, Any]] = {}
     data = out / DATA_DIR
@@ -95,8 +96,8 @@ def scan_existing(plan: SplitPlan, out: Path, clean_temp: bool = True) -> dict[i
         tmp.unlink(missing_ok=True)  # left by a run that was killed mid-write
     for sidecar in sorted(data.glob("shard-*.json")):
         try:
-            record = json.loads(sidecar.read_text())
-        except json.JSONDecodeError:
+            record = jsonsafe.read(sidecar)
+        except jsonsafe.JSONError:
             sidecar.unlink()  # half-written sidecars cannot happen (atomic), but be safe
             continue
         _check_identity(record, plan, sidecar)

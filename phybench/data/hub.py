@@ -30,15 +30,16 @@ Here: the client and `publish`; the errors and the repo layout are `phybench.dat
 from __future__ import annotations
 
 import functools
-import json
 import os
 from pathlib import Path
 from shlex import quote
 from typing import Any
 
 from .._version import __version__
+from .. import jsonsafe
 from ..io import file_sha256
 from .hub_layout import REPO_TYPE, DatasetCardError, HubError, repo_folder  # noqa: F401  re-exported (`phybench.data.hub.DatasetCardError`)
+from .manifest_bounds import MAX_MANIFEST_BYTES
 from .split import MANIFEST, hf_split_name, read_manifest
 from .verify import verify
 
@@ -174,12 +175,9 @@ def _kept_manifests(api: Any, repo_id: str, head: str, remote: list[str], ours: 
         if len(parts) == 3 and parts[2] == MANIFEST and "/".join(parts[:2]) not in ours:
             try:
                 file = api.hf_hub_download(repo_id, path, repo_type=REPO_TYPE, revision=head)
-                kept_manifests.append(json.loads(Path(file).read_text()))
-            except (hf.errors.HfHubHTTPError, OSError, ValueError) as exc:
+                kept_manifests.append(jsonsafe.read(file, max_bytes=MAX_MANIFEST_BYTES))
+            except (hf.errors.HfHubHTTPError, OSError, ValueError) as exc:  # jsonsafe.JSONError: coded
                 raise HubError(f"publish: cannot read {path} already in {repo_id!r}: {exc}") from None
-            except RecursionError:
-                raise HubError(f"publish: cannot read {path} already in {repo_id!r}: its JSON is nested too "
-                               "deeply") from None
     return kept_manifests
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 MANIFEST_SIZES = "manifest_sizes"
+MAX_MANIFEST_BYTES = 32 << 20  # a manifest of 100,000 shards is about 30 MB
 MAX_SAMPLES = 10_000_000  # rows of one split (the largest training sets are a few million)
 MAX_SHARDS = 100_000
 MAX_RESOLUTION = 4096

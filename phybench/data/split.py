@@ -35,8 +35,10 @@ from pathlib import Path
 from typing import Any, Iterator
 import numpy as np
 from .._version import __version__
+from .. import jsonsafe
 from ..io import atomic_write_bytes, file_sha256
 from .frames import decode_video, encode_video
+from .manifest_bounds import MANIFEST_SIZES, MAX_MANIFEST_BYTES, size_problem
 from ..world.render import render
 from ..tasks import family_of
 from ..tasks.check import Finding, FamilyCheckError, check_deterministic, check_trajectory, disc_frames_in_view
@@ -154,7 +156,7 @@ def row_scene(row: dict[str, Any]) -> Scene:
     positions = np.asarray(row["positions"], dtype=np.float64)  # (T, B, 2)
     velocities = np.asarray(row["velocities"], dtype=np.float64)
     if row.get("bodies") is not None:
-        bodies = tuple(Body.from_dict(b) for b in json.loads(row["bodies"]))
+        bodies = tuple(Body.from_dict(b) for b in jsonsafe.loads(row["bodies"], "a row's bodies"))
         poses = np.concatenate([positions, np.asarray(row["angles"], dtype=np.float64)[..., None]], axis=-1)
         return Scene(bodies, poses, velocities=velocities)
     return Scene.discs(positions, velocities, np.asarray(row["radii"], dtype=np.float64),
@@ -443,15 +445,41 @@ def read_manifest(path: str | os.PathLike[str]) -> dict[str, Any]:
             )
         raise SplitError(f"{folder} is not a phybench split (no {MANIFEST})")
     try:
-        manifest = json.loads(file.read_text())
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise SplitError(f"{file} is not valid JSON: {exc}", code="invalid_json") from None
-    except RecursionError:
-        raise SplitError(f"{file} is not valid JSON: nested too deeply", code="invalid_json") from None
+        manifest = jsonsafe.read(file, max_bytes=MAX_MANIFEST_BYTES)
+    except jsonsafe.JSONError as exc:
+        raise SplitError(f"{file} is not valid JSON ({exc.code}): {exc}", code="invalid_json") from None
     if not isinstance(manifest, dict) or manifest.get("format_version") != FORMAT_VERSION:
         raise SplitError(f"{file}: unsupported split format {manifest.get('format_version') if isinstance(manifest, dict) else '?'}")
     _check_shard_paths(folder, file, manifest)
+    _check_declared_sizes(file, manifest)
     return manifest
+
+
+def _check_declared_sizes(file: Path, manifest: dict[str, Any]) -> None:
+    """Before any shard is hashed or decoded, by every reader (`validate`, `verify`, `score`, the
+    loaders): the shards tile the declared rows once each (a shard listed 5,000 times made
+    `verify` decode for minutes and `validate` say OK), the counts and shard bytes are within
+    what the rows can take (`manifest_bounds`), and the rows are no more than the task's split
+    holds under the full protocol.  Refused with ``manifest_sizes``."""
+    why = size_problem(manifest, file.parent) or _protocol_problem(manifest)
+    if why is not None:
+        raise SplitError(f"{file}: its declared sizes do not add up: {why}; refusing it before reading any shard",
+                         code=MANIFEST_SIZES)
+
+
+def _protocol_problem(manifest: dict[str, Any]) -> str | None:
+    """More rows than the registered task's split has (the full protocol's size), or None; an
+    unregistered task or split is left to the reader that needs it (it refuses it by name)."""
+    from ..tasks import get_task
+
+    task, split = str(manifest.get("task"))[:80], str(manifest.get("split"))[:80]
+    try:
+        full = get_task(task).split_size(split)
+    except (KeyError, ValueError, LookupError):
+        return None
+    if manifest["num_samples"] > full:  # an int: `size_problem` checked it
+        return f"{manifest['num_samples']:,} samples; {task!r} {split!r} has {full:,} (the full protocol)"
+    return None
 
 
 _SHARD_FILE = re.compile(rf"^{DATA_DIR}/[A-Za-z0-9][A-Za-z0-9._-]*\.parquet$")

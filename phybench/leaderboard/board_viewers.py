@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from .. import jsonsafe
 from .load import Entry, LeaderboardError
 from .paired import PAIRED_METRIC, Values, mark_board
 
@@ -79,8 +80,8 @@ def read_record(folder: Path) -> dict[str, Any] | None:
     if path.is_symlink() or not path.is_file() or path.stat().st_size > 20_000_000:
         return None
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
+        doc = jsonsafe.read(path, max_bytes=20_000_000)
+    except (OSError, ValueError):  # jsonsafe.JSONError is a ValueError
         return None
     ok = (isinstance(doc, dict) and doc.get("kind") == RECORD_KIND and doc.get("schema_version") == RECORD_SCHEMA
           and isinstance(doc.get("results_sha256"), str) and HEX64.match(doc["results_sha256"])
@@ -208,7 +209,7 @@ def _build_one(link: Link, dest: Path, results_dir: Path, max_videos: int, max_m
         raise LeaderboardError(f"{link.file}: its viewer cannot be built: {exc}") from None
     except ViewerError as exc:
         raise LeaderboardError(f"{link.file}: its viewer cannot be built: {exc}") from None
-    results = json.loads((results_dir / link.file).read_text(encoding="utf-8"))
+    results = jsonsafe.read(results_dir / link.file)
     doc = record_doc(link.file, link.sha256, results, report.details)
     (dest / RECORD).write_bytes(record_bytes(doc))
     return doc
@@ -260,6 +261,6 @@ def write(site: Path, boards: list[dict[str, Any]], viewers: Viewers, results_di
 
 
 def _headline_mean(path: Path) -> float | None:
-    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc = jsonsafe.read(path)
     entry = doc.get("summary", {}).get("overall", {}).get(PAIRED_METRIC)
     return entry.get("mean") if isinstance(entry, dict) else None

@@ -160,8 +160,9 @@ def _read_json(path: Path, what: str) -> Any:
         return parse_results(read_regular(path, MAX_RESULTS_BYTES))
     except UnsafeFile as exc:
         raise VerifyInputError(UNREADABLE, f"{path}: {what}: {exc}") from None
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
-        raise VerifyInputError(UNREADABLE, f"{path}: {what} is not readable JSON ({type(exc).__name__})") from None
+    except (OSError, ValueError) as exc:  # jsonsafe.JSONError (a ValueError) says which bound, with its code
+        why = f"{exc.code}: {exc}" if hasattr(exc, "code") else type(exc).__name__
+        raise VerifyInputError(UNREADABLE, f"{path}: {what} is not readable JSON ({why})") from None
 
 
 @dataclass(frozen=True)

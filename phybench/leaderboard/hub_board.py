@@ -11,8 +11,13 @@ Layout of the dataset repository (beside ``submissions/``, which the intake writ
 `publish` refuses a board that would not build with ``--require-verified`` (every record
 signed by the board's keyring and pinning its files), then writes all of it in one commit
 whose parent is the main it read (`create_commit(parent_commit=...)`): a concurrent change
-fails the commit instead of mixing with it; files under ``results/`` the board no longer has
-are deleted in the same commit.
+fails the commit instead of mixing with it.  It is compare-and-swap against the folder's last
+pull (`hub_base`: the commit of main it pulled or published, remembered in RESULTS): files under
+``results/`` the board no longer has are deleted in the same commit only when that commit held
+them; a file on main that the pulled commit did not hold (a row admitted after the pull) is
+never deleted, and the publish is refused (``publish_stale``: pull again, then publish).  Main
+may move outside ``results/`` in between (the intake's admitted ``submissions/``): that changes
+no row, and the commit's parent is then the main read at publish time.
 
 How a record that pins the JSON sidecar's sha256 verifies when the Hub holds Parquet: the
 Parquet is converted back to the exact canonical JSON bytes (`samples_parquet.canonical_json`;
@@ -43,6 +48,7 @@ from typing import Any
 
 from .._version import __version__
 from ..scoring.layout import RECORD_SUFFIX, SAMPLES_SUFFIX, is_samples
+from .hub_base import read_base, write_base
 from .samples_parquet import PARQUET_SUFFIX, MAX_PARQUET_BYTES, SidecarError
 
 RESULTS_PREFIX = "results/"
@@ -129,9 +135,10 @@ def publish(repo: str, results_dir: str | Path, *, api: Any = None, keys: Any = 
     info = api.repo_info(repo, repo_type="dataset", revision="main", files_metadata=True)
     parent = str(info.sha)
     there = {str(s.rfilename): s for s in info.siblings or []}
-    stale = sorted(p for p in there if p.startswith(RESULTS_PREFIX) and p not in files)
+    stale = _deletable(api, repo, results_dir, parent, there, files)
     changed = {p: d for p, d in files.items() if p not in there or not same_bytes(there[p], d)}
     if not changed and not stale:  # a re-run after a kill, or nothing new: no empty commit
+        write_base(results_dir, repo, parent)
         log(f"{repo} already holds the board's results at {parent[:12]}")
         return parent
     ops: list[Any] = [CommitOperationAdd(path_in_repo=p, path_or_fileobj=d) for p, d in sorted(changed.items())]
@@ -142,8 +149,39 @@ def publish(repo: str, results_dir: str | Path, *, api: Any = None, keys: Any = 
         commit_description=f"phybench {__version__} leaderboard publish: {len(changed)} of {len(files)} files written, "
                            f"{len(stale)} removed, on {parent[:12]}.")
     sha = str(getattr(commit, "oid", "") or "")
+    if sha:
+        write_base(results_dir, repo, sha)  # main's results/ is now exactly this folder's
     log(f"published {len(changed)} changed file(s) of {len(files)} ({len(stale)} removed) to {repo} at {sha[:12] or '?'}")
     return sha
+
+
+def _deletable(api: Any, repo: str, results_dir: str | Path, main: str, there: dict[str, Any],
+              files: dict[str, bytes]) -> list[str]:
+    """The files under ``results/`` on main that the publish deletes: only those the folder's base
+    commit (its last pull or publish, `hub_base`) held.  A file on main that neither the base nor
+    the folder has was committed after the pull: refused (``publish_stale``), nothing written."""
+    on_main = sorted(p for p in there if p.startswith(RESULTS_PREFIX))
+    base = read_base(results_dir, repo)
+    if base == main:
+        held = set(on_main)
+    elif base is None:
+        held = set()
+    else:
+        try:
+            info = api.repo_info(repo, repo_type="dataset", revision=base)
+        except Exception as exc:  # noqa: BLE001 - the Hub's answer: that commit is gone (history rewritten)
+            raise HubBoardError("publish_stale", f"the commit {base[:12]} this folder last pulled from {repo} cannot "
+                                                 f"be read ({type(exc).__name__}); run `phybench leaderboard pull "
+                                                 f"--repo {repo}` again, then publish") from None
+        held = {str(s.rfilename) for s in info.siblings or [] if str(s.rfilename).startswith(RESULTS_PREFIX)}
+    unpulled = [p for p in on_main if p not in held and p not in files]
+    if unpulled:
+        since = f"since this folder's pull at {base[:12]}" if base else "and this folder never pulled it"
+        raise HubBoardError("publish_stale", f"main of {repo} moved to {main[:12]}: {len(unpulled)} file(s) under "
+                                             f"results/ are there {since} (first: {unpulled[0][:200]}); nothing "
+                                             f"published: run `phybench leaderboard pull --repo {repo} --results "
+                                             f"{results_dir}` again, then publish")
+    return [p for p in on_main if p in held and p not in files]
 
 
 # ---------------------------------------------------------------- build from the Hub
@@ -211,7 +249,7 @@ def _stage(download: Path, listing: Listing, staging: Path) -> None:
         rel = name[len(RESULTS_PREFIX):]
         if rel.endswith(PARQUET_SUFFIX):
             rel = rel[: -len(PARQUET_SUFFIX)] + SAMPLES_SUFFIX
-            if rel in listing.sizes:
+            if RESULTS_PREFIX + rel in listing.sizes:  # the listing's keys keep their results/ prefix
                 raise HubBoardError("hub_two_sidecars", f"{name[:200]} and its JSON sidecar are both there")
             try:
                 data = canonical_json(from_parquet(data))

@@ -31,6 +31,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
+from .. import jsonsafe
 from .._version import __version__
 from ..scoring.layout import is_beside, record_path
 
@@ -53,8 +54,8 @@ class HubFormatError(Exception):
 @lru_cache(maxsize=None)
 def schema(name: str) -> dict[str, Any]:
     """A packaged schema: ``eval_results`` or ``eval_yaml``."""
-    text = resources.files(__package__).joinpath("schemas").joinpath(f"{name}.schema.json").read_text(encoding="utf-8")
-    doc: dict[str, Any] = json.loads(text)
+    packaged = resources.files(__package__).joinpath("schemas").joinpath(f"{name}.schema.json").read_text(encoding="utf-8")
+    doc: dict[str, Any] = json.loads(packaged)
     return doc
 
 
@@ -122,11 +123,12 @@ def read_results(path: Path) -> dict[str, Any]:
     from .files import UnsafeFile, read_regular
 
     try:
-        doc = json.loads(read_regular(path))
+        doc = jsonsafe.loads(read_regular(path), path.name)
     except UnsafeFile as exc:
         raise HubFormatError(exc.code, str(exc)) from None
-    except (ValueError, RecursionError):
-        raise HubFormatError("results_unreadable", f"{path.name} is not a JSON results file") from None
+    except ValueError as exc:  # jsonsafe.JSONError: its code is in the message
+        raise HubFormatError("results_unreadable", f"{path.name} is not a JSON results file "
+                             f"({getattr(exc, 'code', 'json_malformed')}: {exc})") from None
     if not isinstance(doc, dict) or doc.get("kind") != "phybench-results":
         raise HubFormatError("not_results", f"{path.name} is not a phybench results file (kind phybench-results)")
     for key in ("task", "split"):
@@ -187,8 +189,8 @@ def _record_date(path: Path) -> str | None:
 
     record = record_path(path)
     try:
-        date = json.loads(read_regular(record, 1 << 20)).get("date") if record.exists() else None
-    except (UnsafeFile, ValueError, AttributeError, RecursionError, OSError):
+        date = jsonsafe.loads(read_regular(record, 1 << 20)).get("date") if record.exists() else None
+    except (UnsafeFile, ValueError, AttributeError, OSError):  # jsonsafe.JSONError is a ValueError
         return None
     return date if isinstance(date, str) and re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", date) else None
 

@@ -3,9 +3,9 @@ into a local results folder (issue 36 item 8).
 
 Why: the scheduled workflow keeps admitted results only on the Hub (`leaderboard sync --publish`
 writes them under ``results/hub/``), not in git.  A fresh checkout has no ``RESULTS/hub/``; a
-`sync --publish` from it would delete the earlier admitted rows from the Hub (publish removes
-what the local board no longer has) and its duplicate checks (``intake-duplicate``,
-``videos_reused``) would not see them.  So the workflow pulls them first.
+`sync --publish` from it would be refused (``publish_stale``: publish never deletes a row its
+folder did not pull) and its duplicate checks (``intake-duplicate``, ``videos_reused``) would not
+see them.  So the workflow pulls them first.
 
 What it does: lists the repository at `revision` with `hub_board.list_board`'s bounds (every
 path under ``results/`` in the board's layout, ``hub_path``; at most `hub_board.MAX_FILES`,
@@ -20,6 +20,8 @@ What it will not do (the safe, simple behaviour):
   ``--force`` (move the local file away if the Hub's is the one to keep);
 - delete: local files the Hub does not have (rows admitted by a sync that was never published)
   are kept, and the next publish writes them;
+- forget: the commit it pulled is remembered in RESULTS (`hub_base`), and `publish` deletes only
+  files that commit held (a row committed after the pull is never deleted: ``publish_stale``);
 - half-write: everything is downloaded and checked in a hidden scratch folder inside RESULTS
   (same file system, skipped by the build's scans); the new ``RESULTS/hub/`` (the Hub's rows plus
   the local-only files) replaces the old one by rename, so a pull that fails leaves RESULTS as it
@@ -36,7 +38,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .hub_board import RESULTS_PREFIX, HubBoardError, Listing, _api, check_ids, download_board, list_board
+from .hub_base import write_base
+from .hub_board import RESULTS_PREFIX, SHA, HubBoardError, Listing, _api, check_ids, download_board, list_board
 from .intake import RESULTS_SUBDIR
 
 HUB_PREFIX = f"{RESULTS_PREFIX}{RESULTS_SUBDIR}/"  # the admitted rows in the board's Hub layout
@@ -130,12 +133,28 @@ def pull(repo: str, results_dir: str | Path, *, revision: str = "main", api: Any
     if hub_dir.is_symlink() or (hub_dir.exists() and not hub_dir.is_dir()):
         raise HubBoardError("pull_conflict", f"{hub_dir} is not a folder")
     api = _api(api)
+    check_main_revision(api, repo, revision)
     listing = list_board(api, repo, revision, allow_empty=True)  # every bound checks the whole results/ listing
     with sync_lock(results):
         _recover(results, hub_dir, log)
         done = _pull_locked(api, repo, listing, results, hub_dir)
+        write_base(results, repo, listing.sha)  # what `publish` may delete: only files this commit held
     _report(repo, results, done, log)
     return done
+
+
+def check_main_revision(api: Any, repo: str, revision: str) -> None:
+    """Only ``main`` or a commit id on main's history may be pulled: ``refs/pr/N``, another branch,
+    a tag or a pull request's head commit would bring rows no sync admitted (``pull_revision``)."""
+    if revision == "main":
+        return
+    if not SHA.fullmatch(revision):
+        raise HubBoardError("pull_revision", f"--revision {revision[:80]!r}: give main or a 40-hex commit id of main "
+                                             "(a pull request's ref, a branch or a tag holds rows no sync admitted)")
+    history = api.list_repo_commits(repo, repo_type="dataset", revision="main")
+    if revision not in {str(getattr(c, "commit_id", "")) for c in history}:
+        raise HubBoardError("pull_revision", f"--revision {revision[:12]} is not a commit of main's history (an "
+                                             "unmerged pull request's commit?): pull main or one of its commits")
 
 
 def _pull_locked(api: Any, repo: str, listing: Listing, results: Path, hub_dir: Path) -> Pulled:

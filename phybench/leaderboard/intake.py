@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from .._version import __version__
+from .. import jsonsafe
 from ..io import file_sha256
 from .intake_submit import (  # noqa: F401  the author's side, re-exported: `phybench.leaderboard.intake.prepare_upload`
     ARCHIVE_SUFFIXES,
@@ -406,9 +407,9 @@ class Syncer:
             if not is_record(path):
                 continue
             try:
-                doc = json.loads(read_regular(path, MAX_RECORD_BYTES))
+                doc = jsonsafe.loads(read_regular(path, MAX_RECORD_BYTES))
                 same = doc["extra"].get("videos_hash") == vhash and doc["submission_hash"] != submission
-            except (UnsafeFile, ValueError, KeyError, TypeError, AttributeError, RecursionError):
+            except (UnsafeFile, ValueError, KeyError, TypeError, AttributeError):  # JSONError is a ValueError
                 continue
             if same:
                 return [f"[videos_reused] these videos (videos hash {vhash[:12]}) are already on the board as "
@@ -568,10 +569,17 @@ def sync(repo: str, splits_dir: str | os.PathLike[str], results_dir: str | os.Pa
     splits, results, site = Path(splits_dir), Path(results_dir), Path(site_dir)
     if not splits.is_dir():
         raise IntakeError(f"--splits {splits} is not a folder")
-    results.mkdir(parents=True, exist_ok=True)
-    from .sync_lock import sync_lock
+    from .sync_lock import READ_ONLY, sync_lock
+
+    try:
+        results.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise IntakeError(f"--results {results} cannot be made: {exc.strerror or exc}", READ_ONLY) from None
 
     with sync_lock(results):  # one sync per board: a second one raises SyncBusy before reading the Hub
+        if not os.access(results, os.W_OK):  # the lock file was there already; the folder is read-only
+            raise IntakeError(f"--results {results} is not writable (the sync writes its journal, records and "
+                              "rows there); nothing read from the Hub", READ_ONLY)
         syncer = Syncer(repo, splits, results, metrics, verified_by, progress, log, api)
         syncer.viewers = viewers_folder(results, log)  # the folder the build below takes viewers from
         with terminate_as_exit():  # SIGTERM runs the `finally`s too (the download folders are removed)

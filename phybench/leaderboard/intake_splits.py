@@ -1,8 +1,10 @@
 """The splits a sync scores against, by split hash (split from `intake`, which stays under 600 lines)."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
+
+from .. import jsonsafe
+from ..data.manifest_bounds import MAX_MANIFEST_BYTES
 
 
 def split_index(splits_dir: Path) -> dict[str, Path]:
@@ -13,7 +15,7 @@ def split_index(splits_dir: Path) -> dict[str, Path]:
                    | set(splits_dir.glob("*/*/manifest.json")))
     for file in files:
         try:
-            found.setdefault(str(json.loads(file.read_text())["split_hash"]), file.parent)
+            found.setdefault(str(jsonsafe.read(file, max_bytes=MAX_MANIFEST_BYTES)["split_hash"]), file.parent)
         except (OSError, ValueError, KeyError, TypeError):
             continue
     return found

@@ -28,7 +28,15 @@ _SLUG = re.compile(r"[^a-z0-9._-]+")
 
 
 class IntakeError(Exception):
-    """Something that stops `submit` or `sync` as a whole (exit 2): a bad argument, an invalid submission."""
+    """Something that stops `submit` or `sync` as a whole (exit 2): a bad argument, an invalid submission.
+    `code`: the error's code where it has its own (``sync_busy``, ``sync_read_only``)."""
+
+    code: str | None = None
+
+    def __init__(self, message: str = "", code: str | None = None) -> None:
+        super().__init__(message)
+        if code is not None:
+            self.code = code
 
 
 def model_slug(name: str) -> str:

@@ -39,6 +39,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from .. import jsonsafe
 from ..io import atomic_write_bytes, file_sha256, remove_stale_tmp, tmp_prefix
 
 WORK_DIR = ".sync"  # under --results; hidden, so `files.scan` (the build, the duplicate checks) skips it
@@ -76,7 +77,7 @@ class Journal:
     def _load(self) -> dict[str, Any]:
         empty: dict[str, Any] = {"version": VERSION, "prs": {}, "site": {}}
         try:
-            doc = json.loads(self.path.read_bytes())
+            doc = jsonsafe.read(self.path)
         except FileNotFoundError:
             return empty
         except (OSError, ValueError):  # hand-edited or unreadable: start over (the Hub is the truth)

@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .._version import __version__
+from .. import jsonsafe
+from ..data.manifest_bounds import MAX_MANIFEST_BYTES
 from ..problems import Problem
 from ..scoring.metrics import METRICS, all_metrics, metric_names
 from ..scoring.results import SCHEMA_VERSION, results_bytes
@@ -144,7 +146,7 @@ def _load(path: Path) -> tuple[dict[str, Any] | None, list[str]]:
         doc = parse_results(files.read_regular(path))
     except files.UnsafeFile as exc:
         return None, [str(exc)]
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except ValueError as exc:  # jsonsafe.JSONError: coded, one line
         return None, [f"not valid JSON ({exc})"]
     if not isinstance(doc, dict) or doc.get("kind") != "phybench-results":
         kind = doc.get("kind") if isinstance(doc, dict) else type(doc).__name__
@@ -317,7 +319,7 @@ def _load_samples(path: Path, doc: dict[str, Any]) -> tuple[dict[str, Any] | Non
         side = parse_results(files.read_regular(path))
     except files.UnsafeFile as exc:
         return None, [str(exc)]
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except ValueError as exc:  # jsonsafe.JSONError: coded, one line
         return None, [f"{name} is not valid JSON ({exc})"]
     if not isinstance(side, dict) or side.get("kind") != SAMPLES_KIND or side.get("schema_version") != 1:
         return None, [f"{name} is not a {SAMPLES_KIND} file with schema_version 1"]
@@ -391,7 +393,7 @@ def _split_manifests(splits_dir: Path) -> dict[tuple[str, str, int], dict[str, s
                    | set(splits_dir.glob("*/*/manifest.json")))
     for file in files:
         try:
-            m = json.loads(file.read_text())
+            m = jsonsafe.read(file, max_bytes=MAX_MANIFEST_BYTES)
             key = (str(m["task"]), str(m["split"]), int(m["resolution"]))
             found.setdefault(key, {})[str(m["split_hash"])] = file.parent.relative_to(splits_dir).as_posix() or "."
         except (OSError, ValueError, KeyError, TypeError):

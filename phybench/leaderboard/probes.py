@@ -7,11 +7,10 @@ video verdicts) and draws them.  A file that fails a check is refused like any o
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from .. import probes
+from .. import jsonsafe, probes
 from ..probes.page import esc
 
 PAGE = "probes.html"
@@ -24,8 +23,8 @@ def is_probe_file(path: Path) -> bool:
     from .files import UnsafeFile, read_regular
 
     try:
-        doc = json.loads(read_regular(path).decode("utf-8"))
-    except (UnsafeFile, OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        doc = jsonsafe.loads(read_regular(path))
+    except (UnsafeFile, OSError, ValueError):  # jsonsafe.JSONError is a ValueError (a 5,000-digit int too)
         return False
     return isinstance(doc, dict) and doc.get("schema") == probes.SCHEMA
 

@@ -33,6 +33,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from .. import jsonsafe
 from ..scoring.layout import SAMPLES_SUFFIX, samples_bytes
 
 PARQUET_SUFFIX = ".samples.parquet"
@@ -194,7 +195,7 @@ def to_parquet(doc: Any, *, level: int = 19) -> bytes:
 def _header(meta: Any) -> dict[str, Any]:
     raw = (meta.metadata or {}).get(b"phybench") if meta is not None else None
     try:
-        header = json.loads(raw) if raw and len(raw) < 4096 else None
+        header = jsonsafe.loads(raw, max_bytes=4095) if raw and len(raw) < 4096 else None
     except ValueError:
         header = None
     if not isinstance(header, dict) or header.get("format_version") != FORMAT_VERSION \
@@ -278,9 +279,9 @@ def read_sidecar(path: str | Path) -> dict[str, Any]:
     if parquet:
         return from_parquet(data)
     try:
-        doc = json.loads(data)
-    except (ValueError, RecursionError):
-        raise SidecarError("samples_unreadable", f"{p.name} is not JSON") from None
+        doc = jsonsafe.loads(data, p.name)
+    except ValueError as exc:  # jsonsafe.JSONError: its code and line in the message
+        raise SidecarError("samples_unreadable", f"{p.name} is not JSON ({getattr(exc, 'code', '')}: {exc})") from None
     if not isinstance(doc, dict):
         raise SidecarError("samples_shape", f"{p.name} is not a sidecar document")
     return doc

@@ -37,13 +37,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .. import jsonsafe
+
 KEY_KIND = "phybench-board-key"
 ALGORITHM = "ed25519"
 STATUSES = ("active", "retired", "revoked")
 DOMAIN = b"phybench-verification-record\n"  # signed bytes start with it: a signature means only this
 KEYS_ENV = "PHYBENCH_BOARD_KEYS"
 SIGNING_KEY_ENV = "PHYBENCH_SIGNING_KEY"
-REPO_KEYS = Path(__file__).resolve().parents[2] / "leaderboard" / "keys"
+# The board's public keyring: `leaderboard/keys/` of the checkout, its one copy; a wheel ships that
+# folder as the package data `phybench/leaderboard/keys/` (pyproject.toml's package-dir), which a
+# checkout does not have.  Before issue 51 a wheel install had no keyring and refused every record.
+_WHEEL_KEYS = Path(__file__).resolve().parent / "keys"
+REPO_KEYS = _WHEEL_KEYS if _WHEEL_KEYS.is_dir() else Path(__file__).resolve().parents[2] / "leaderboard" / "keys"
 MAX_KEY_FILE = 4096
 
 # Codes (docs/results.md, "Verification codes").
@@ -127,7 +133,7 @@ def _load_key_file(path: Path) -> BoardKey:
     from .files import UnsafeFile, read_regular
 
     try:
-        doc = json.loads(read_regular(path, MAX_KEY_FILE))
+        doc = jsonsafe.loads(read_regular(path, MAX_KEY_FILE), path.name)
         raw = base64.b64decode(doc["public_key"], validate=True)
         public = Ed25519PublicKey.from_public_bytes(raw)
     except (UnsafeFile, OSError, ValueError, KeyError, TypeError) as exc:
@@ -232,6 +238,6 @@ def set_status(keys_dir: str | os.PathLike[str], kid: str, status: str) -> None:
         raise SigningError(KEY_ERROR, f"status must be one of {', '.join(STATUSES)}")
     path = Path(keys_dir) / f"{kid}.json"
     _load_key_file(path)
-    doc = json.loads(path.read_text())
+    doc = jsonsafe.read(path, max_bytes=MAX_KEY_FILE)
     doc["status"] = status
     path.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")

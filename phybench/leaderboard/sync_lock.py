@@ -25,6 +25,7 @@ from pathlib import Path
 from .intake_submit import IntakeError
 
 LOCK_NAME = ".phybench-sync.lock"
+READ_ONLY = "sync_read_only"  # the results folder cannot be written: nothing read from the Hub, nothing done
 
 
 class SyncBusy(IntakeError):
@@ -42,8 +43,9 @@ def sync_lock(results: Path) -> Iterator[Path]:
     flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
         fd = os.open(path, flags, 0o644)
-    except OSError as exc:
-        raise IntakeError(f"cannot open the sync lock {path}: {exc.strerror or exc}") from None
+    except OSError as exc:  # a read-only results folder: a coded one-line error, not a traceback
+        raise IntakeError(f"cannot open the sync lock {path}: {exc.strerror or exc}; the results folder must be "
+                          "writable (the sync writes its journal, records and rows there)", READ_ONLY) from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -16,13 +16,13 @@ a view of the row, never a condition of it.
 """
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
+from .. import jsonsafe
 from ..io import file_sha256
 from .board_viewers import MAX_MB, MAX_VIDEOS, Link, _build_one, shipped_viewers, slug_of
 from .intake_submit import ARCHIVES
@@ -54,7 +54,7 @@ def admitted_viewer(syncer: Any, results: Path, files: dict[str, Path], work: Pa
     file = results.relative_to(syncer.results_dir).as_posix()
     try:
         archive = next(work / Path(p).name for p in sorted(files) if Path(p).name in ARCHIVES)
-        split = syncer.splits[json.loads(results.read_text(encoding="utf-8"))["provenance"]["split_hash"]]
+        split = syncer.splits[jsonsafe.read(results)["provenance"]["split_hash"]]
         return build_into(folder, Link(file, slug_of(file), file_sha256(results), submission=archive, split=split),
                           syncer.results_dir)
     except Exception as exc:  # noqa: BLE001 - the row is admitted without a viewer, and the log says why

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import jsonsafe
 from ..io import atomic_write_bytes, file_sha256
 from ..scoring.layout import RECORD_SUFFIX, record_path, samples_path, parse as parse_results
 
@@ -134,17 +135,13 @@ RECORD_KEYS = frozenset({"kind", "schema_version", "status", "results_sha256", "
                          "samples_sha256", "signature"})
 
 
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    keys = [k for k, _ in pairs]
-    if len(set(keys)) != len(keys):
-        dup = sorted({k for k in keys if keys.count(k) > 1})
-        raise VerificationError("verify-malformed", f"record key(s) {', '.join(map(repr, dup))} given twice")
-    return dict(pairs)
-
-
 def load_record_json(data: bytes) -> Any:
-    """A record's JSON; a key given twice (which one would a reader believe?) is malformed."""
-    return json.loads(data.decode("utf-8"), object_pairs_hook=_no_duplicates)
+    """A record's JSON through the one bounded reader (`phybench.jsonsafe`): a key given twice
+    (which one would a reader believe?), a 5,000-digit integer or NaN is `verify-malformed`."""
+    try:
+        return jsonsafe.loads(data, max_bytes=MAX_RECORD_BYTES)
+    except jsonsafe.JSONError as exc:
+        raise VerificationError("verify-malformed", f"record is not bounded JSON ({exc.code}): {exc}") from None
 
 
 def parse_record(doc: Any) -> Verification:
@@ -209,8 +206,8 @@ def read_record(results_path: str | Path, keyring: Any = None) -> Verification |
                                                     f"of at most {MAX_RECORD_BYTES} bytes ({exc})") from None
     try:
         doc = load_record_json(data)
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        raise VerificationError("verify-malformed", f"{path.name}: not valid JSON ({type(exc).__name__})") from None
+    except VerificationError as exc:
+        raise VerificationError("verify-malformed", f"{path.name}: {exc}") from None
     record = parse_record(doc)
     actual = file_sha256(results_path)
     if actual != record.results_sha256:

@@ -162,7 +162,7 @@ def verify_one(results_path: str | os.PathLike[str], submission_path: str | os.P
     `VerificationError` ("verify-stale") when the file changed while it was re-scored.
     """
     prep = plan_verify(results_path, submission_path, split_dir, skip=check_skip(skip))
-    outcome = check_one(prep, by=by or default_user(), date=check_date(date) if date else today(), workers=workers,
+    outcome = check_one(prep, by=check_by(by), date=check_date(date) if date else today(), workers=workers,
                         batch_size=batch_size, device=device, progress=progress, extra=extra)
     outcome.signer = signer
     outcome.apply()
@@ -197,13 +197,33 @@ def today() -> str:
 
 
 def check_date(text: str) -> str:
-    """A YYYY-MM-DD date, as given (the record stores the string)."""
+    """A YYYY-MM-DD date, as given (the record stores the string), not after tomorrow (UTC: a
+    verifier east of Greenwich may already be a day ahead): a record cannot be dated in the future."""
     try:
         if len(text) == 10 and _dt.date.fromisoformat(text).isoformat() == text:
+            latest = _dt.datetime.now(_dt.timezone.utc).date() + _dt.timedelta(days=1)
+            if _dt.date.fromisoformat(text) > latest:
+                raise VerifyInputError(USAGE, f"--date {text}: a verification cannot be dated in the future "
+                                              f"(today is {today()}, UTC)")
             return text
     except ValueError:
         pass
-    raise VerifyInputError(USAGE, f"--date {text!r}: give a date as YYYY-MM-DD, e.g. {today()}")
+    raise VerifyInputError(USAGE, f"--date {text[:40]!r}: give a date as YYYY-MM-DD, e.g. {today()}")
+
+
+MAX_BY = 200  # `parse_record` refuses a longer or unprintable verified_by: the record would be malformed
+
+
+def check_by(text: str | None) -> str:
+    """Who verifies (--by), as the record will hold it: printable text on one line, at most
+    `MAX_BY` characters; otherwise a usage error, before anything is scored or written."""
+    if text is None:
+        user = default_user()
+        return user if user.isprintable() and 0 < len(user) <= MAX_BY else "unknown"
+    if not text.strip() or not text.isprintable() or len(text) > MAX_BY:
+        raise VerifyInputError(USAGE, f"--by {ascii(text[:60])}: give a name of printable characters on one line "
+                                      f"(no newline or control character), at most {MAX_BY}")
+    return text
 
 
 def check_skip(names: Iterable[str]) -> tuple[str, ...]:
@@ -258,6 +278,7 @@ def verify_many(results: Sequence[str | os.PathLike[str]], submissions: str | os
         files = results_files(results)
         skip = check_skip(skip)
         date = check_date(date) if date is not None else today()
+        by = check_by(by)
         if not files:
             raise VerifyInputError(USAGE, f"no results files in {', '.join(map(str, results))}")
         split_index = SplitIndex.build(splits)

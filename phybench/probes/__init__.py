@@ -22,6 +22,7 @@ import os
 from pathlib import Path
 from typing import Any, Iterable
 
+from .. import jsonsafe
 from ..io import atomic_write_bytes
 from ..scoring.results import json_ready
 from ..tasks import family_of
@@ -102,8 +103,8 @@ def load_results(path: str | os.PathLike[str]) -> dict[str, Any]:
     """A probe results file, checked: schema, version and that it is internally consistent."""
     path = Path(path)
     try:
-        data = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        data = jsonsafe.read(path)
+    except (OSError, ValueError) as exc:  # jsonsafe.JSONError: coded
         raise ProbeError(f"{path}: not a readable JSON file ({exc})") from None
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         raise ProbeError(f"{path}: not a probe results file (schema {SCHEMA!r})")

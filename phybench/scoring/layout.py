@@ -18,6 +18,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from .. import jsonsafe
+
 RESULTS_SUFFIX = ".json"
 SAMPLES_SUFFIX = ".samples.json"
 RECORD_SUFFIX = ".verified.json"
@@ -79,9 +81,10 @@ def output_files(path: PathLike, results: dict[str, Any], samples: Any | None) -
 
 
 def parse(data: bytes | str) -> Any:
-    """A results file's (or its sidecar's) document from its bytes; ValueError if not JSON.
-    Readers of untrusted folders read the bytes safely first (`phybench.leaderboard.files`)."""
-    return json.loads(data.decode("utf-8") if isinstance(data, bytes) else data)
+    """A results file's (or its sidecar's) document from its bytes, through the one bounded
+    reader (`phybench.jsonsafe`): `JSONError` (a ValueError with a code) if it is not bounded
+    JSON.  Readers of untrusted folders read the bytes safely first (`phybench.leaderboard.files`)."""
+    return jsonsafe.loads(data)
 
 
 def read(path: PathLike) -> Any:

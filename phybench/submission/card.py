@@ -21,9 +21,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from .. import jsonsafe
 from ..problems import Problem
 from ..problems import error as _error
-from .format import no_duplicate_keys
 
 CARD_NAME = "card.json"
 MAX_CARD_BYTES = 64 * 1024
@@ -68,19 +68,14 @@ def parse_card(data: bytes) -> tuple[Any, list[Problem]]:
         return None, [_problem(CARD_SIZE, f"{CARD_NAME} is {len(data):,} bytes; a card is at most "
                                           f"{MAX_CARD_BYTES:,}")]
 
-    def no_constants(name: str) -> Any:
-        raise ValueError(f"{name} is not valid JSON")
-
     try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None, [_problem(CARD_JSON, f"{CARD_NAME} is not UTF-8 text; save it as UTF-8")]
-    try:
-        doc = json.loads(text, parse_constant=no_constants, object_pairs_hook=no_duplicate_keys)
-    except RecursionError:
-        return None, [_problem(CARD_SIZE, f"{CARD_NAME} is nested too deeply")]
-    except ValueError as exc:  # JSONDecodeError is one
-        return None, [_problem(CARD_JSON, f"{CARD_NAME} is not valid JSON: {str(exc).splitlines()[0][:200]}")]
+        doc = jsonsafe.loads(data)
+    except jsonsafe.JSONError as exc:
+        if exc.code == jsonsafe.NOT_UTF8:
+            return None, [_problem(CARD_JSON, f"{CARD_NAME} is not UTF-8 text; save it as UTF-8")]
+        if exc.code in (jsonsafe.TOO_DEEP, jsonsafe.TOO_LARGE):
+            return None, [_problem(CARD_SIZE, f"{CARD_NAME} is too large or nested too deeply ({exc.code}: {exc})")]
+        return None, [_problem(CARD_JSON, f"{CARD_NAME} is not valid JSON ({exc.code}): {str(exc)[:200]}")]
     return doc, []
 
 

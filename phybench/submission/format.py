@@ -27,6 +27,7 @@ from typing import Any, Iterable, Iterator
 
 import numpy as np
 
+from .. import jsonsafe
 from ..data.video import decode_mp4
 from ..problems import LimitExceeded, Problem
 from ..problems import error as _error
@@ -87,27 +88,16 @@ def schema_problems(meta: Any) -> list[Problem]:
     return problems
 
 
-def no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """`json.loads` object hook: a key given twice is an error, not silently the last value."""
-    keys = [k for k, _ in pairs]
-    dups = sorted({k for k in keys if keys.count(k) > 1})
-    if dups:
-        raise ValueError(f"duplicate key(s) {', '.join(map(repr, dups))}")
-    return dict(pairs)
-
-
 def parse_meta(data: bytes) -> tuple[Any, list[Problem]]:
-    def _no_constants(name: str) -> Any:
-        raise ValueError(f"{name} is not valid JSON; use a number or null")
-
     try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return None, [_error("invalid_json", f"{META} is not UTF-8 text ({exc}); save it as UTF-8", entry=META)]
-    try:
-        meta = json.loads(text, parse_constant=_no_constants, object_pairs_hook=no_duplicate_keys)
-    except (json.JSONDecodeError, ValueError, RecursionError) as exc:
-        return None, [_error("invalid_json", f"{META} is not valid JSON: {exc}", entry=META)]
+        meta = jsonsafe.loads(data)
+    except jsonsafe.JSONError as exc:
+        if exc.code == jsonsafe.NOT_UTF8:
+            return None, [_error("invalid_json", f"{META} is not UTF-8 text ({exc}); save it as UTF-8", entry=META)]
+        if exc.code == jsonsafe.NONFINITE:
+            return None, [_error("invalid_json", f"{META} is not valid JSON ({exc.code}): {exc}; use a number or null",
+                                 entry=META)]
+        return None, [_error("invalid_json", f"{META} is not valid JSON ({exc.code}): {exc}", entry=META)]
     bad = _unencodable(meta)
     if bad:  # a lone surrogate ("\ud800") is valid JSON but no text: it would fail when written back
         return None, [_error("invalid_json", f"{META}: {bad} holds an escaped lone surrogate, which is not text; "

@@ -34,6 +34,7 @@ from ..problems import LimitExceeded
 from ..data.conditions import write_conditions
 from .archive import Limits, read_capped
 from .arrays import PNG_COLOURS, decode_png_rgb, parse_npy, parse_npz, png_header
+from .. import jsonsafe
 from ..io import atomic_folder
 from .format import CONTROL
 from .writer import submission_meta, write_submission
@@ -112,11 +113,9 @@ def read_inputs(inputs_dir: str | os.PathLike[str]) -> tuple[dict[str, Any], np.
                            "(phybench export-inputs --data SPLIT_DIR --out DIR)", "inputs_invalid")
 
     try:
-        doc = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+        doc = jsonsafe.read(folder / MANIFEST)
+    except (OSError, ValueError) as exc:  # jsonsafe.JSONError: coded (too deep, too large, ...)
         raise bad(f"{MANIFEST}: {exc}") from None
-    except RecursionError:
-        raise bad(f"{MANIFEST} is nested too deeply") from None
     if not isinstance(doc, dict) or doc.get("kind") != INPUTS_KIND:
         raise bad(f"{MANIFEST} is not a phybench inputs manifest (kind {INPUTS_KIND!r})")
     for key in ("frames", "condition_frames", "resolution"):

@@ -224,15 +224,15 @@ def check_deterministic(spec: TaskSpec, split: str, index: int, first: SampleSpe
 def check_spec_hash(spec: TaskSpec) -> list[Finding]:
     """The spec's canonical JSON is plain JSON that round-trips; its hash is a pure function of it."""
     try:
-        text = spec.canonical_json()
-        again = json.dumps(json.loads(text), sort_keys=True, separators=(",", ":"), allow_nan=False)
+        canonical = spec.canonical_json()
+        again = json.dumps(json.loads(canonical), sort_keys=True, separators=(",", ":"), allow_nan=False)
     except (TypeError, ValueError) as exc:
         return [Finding(spec.name, "spec_hash", f"the spec's canonical JSON is not plain JSON ({exc}): every field "
                         "(family_params included) must be numbers, strings, lists or tuples of them")]
     problems = []
-    if again != text:
+    if again != canonical:
         problems.append("its canonical JSON does not survive a JSON round trip")
-    if spec.spec_hash() != hashlib.sha256(text.encode()).hexdigest() or spec.spec_hash() != spec.spec_hash():
+    if spec.spec_hash() != hashlib.sha256(canonical.encode()).hexdigest() or spec.spec_hash() != spec.spec_hash():
         problems.append("spec_hash() is not the sha256 of the canonical JSON")
     if copy.deepcopy(spec).spec_hash() != spec.spec_hash():
         problems.append("a copy of the spec hashes differently")
