@@ -202,7 +202,10 @@ def outputs_to_submission(task_yaml: str | os.PathLike[str], outputs: dict[str, 
     `phybench score` writes a full results file of the same videos."""
     from ..submission.writer import submission_meta, write_submission
 
-    docs = [json.loads(line) for line in Path(task_yaml).with_suffix(".jsonl").read_text().splitlines() if line]
+    from .. import jsonsafe
+
+    index = Path(task_yaml).with_suffix(".jsonl")
+    docs = [jsonsafe.loads(line, index.name) for line in index.read_text().splitlines() if line]
     reader, _ = _row(docs[0])
     m = reader.manifest
     shape = (int(m["frames"]), int(m["resolution"]), int(m["resolution"]))

@@ -66,13 +66,14 @@ def is_own_baseline(model: dict[str, Any]) -> bool:
 
 def _record_info(path: Path) -> tuple[bool, str | None]:
     """(is there a verification record beside it, its YYYY-MM-DD date if readable)."""
+    from .. import jsonsafe
     from .files import UnsafeFile, read_regular
 
     record = record_path(path)
     if not record.exists():
         return False, None
     try:
-        date = json.loads(read_regular(record, 1 << 20)).get("date")
+        date = jsonsafe.loads(read_regular(record, 1 << 20), record.name).get("date")
     except (UnsafeFile, ValueError, AttributeError, RecursionError, OSError):
         return True, None
     return True, date if isinstance(date, str) and re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", date) else None
