@@ -45,6 +45,7 @@ from .io import atomic_save_npy, atomic_write_bytes, file_sha256
 from .submission.inputs import CONTROL, InputsError, export_inputs, pack
 
 RUN_RECORD = "run.json"  # OUT/<task>-<split>/run.json: who made the files there (the resume key)
+DETAILS = "details.parquet"  # OUT/<task>-<split>/details.parquet: the per-video details (`score --details`)
 ERROR_LOG = "generate-error.txt"  # the traceback of a failed generate(), beside run.json
 
 
@@ -388,6 +389,7 @@ def run(model: Any, model_name: str, split_dirs: Sequence[str | os.PathLike[str]
     split's work folder made by another identity is refused (RunError ``run_mismatch``) unless
     `restart`, which deletes it first.
     """
+    from .scoring.results import details_bytes
     from .scoring.score import score, write_results
 
     out = Path(out)
@@ -416,6 +418,8 @@ def run(model: Any, model_name: str, split_dirs: Sequence[str | os.PathLike[str]
         scored = score(sub, split_dir, metrics, progress=progress)
         path = out / "results" / f"{m['task']}-{m['split']}-{_safe(model_name)}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_results(path, scored)
+        # the details beside the results, written with them as a unit: the viewer's judge cards,
+        # column and per-video findings read them (`run --view`), as `view --details` does
+        write_results(path, scored, extra=[(work / DETAILS, details_bytes(scored.details, scored.results["metrics"]))])
         results.append(path)
     return results

@@ -115,12 +115,16 @@ def _views(split_dirs: Any, results: list[Path], out: Path, quiet: bool) -> None
     """`run --view`: a viewer per split beside its submission, from the results just written."""
     from ..data.split import read_manifest
     from ..leaderboard.viewer import ViewerError, build_viewer
+    from ..pipeline import DETAILS
 
     for split_dir, result in zip(split_dirs, results, strict=True):
         m = read_manifest(split_dir)
         work = out / f"{m['task']}-{m['split']}"
         try:
-            report = build_viewer(work / "submission", split_dir, work / "view", results=result, progress=not quiet)
+            details = work / DETAILS  # the judge's verdicts and every per-video metric of this score
+            report = build_viewer(work / "submission", split_dir, work / "view", results=result,
+                                  details=details if details.is_file() else None, progress=not quiet,
+                                  log=None if quiet else (lambda line: print(line, file=sys.stderr)))
         except ViewerError as exc:
             raise CliError(f"the results were written, but the viewer was not: {exc}", exc.code) from None
         print(f"viewer: {report.out_dir / 'index.html'} ({report.with_media} videos, "
