@@ -52,3 +52,42 @@ def test_run_view_shows_the_judge(split, tmp_path, capsys):
     assert all(c["abnormal"] == 1.0 for c in cells.values())
     for sid in kinds["rule:freeze"]["ids"]:
         assert any(f["rule"] == "freeze" for f in cells[sid]["findings"])
+
+
+@pytest.mark.slow
+def test_run_prints_numbers_beside_reference_rows_and_its_site_links_its_viewers(split, tmp_path, capsys):
+    """No shipped row has this 4-video split's hash, so `run` scores the cheap reference rows on it itself,
+    prints the ranked column beside them (rounded as the board shows it) with the model's rank, and its
+    --site holds those rows and links the viewer it built."""
+    out, site = tmp_path / "run", tmp_path / "site"
+    assert main(["run", "--model", "test_run_loop:Freeze", "--name", "freeze", "--data", str(split), "--out", str(out),
+                 "--metrics", "velocity_error", "--view", "--site", str(site), "--quiet"]) == 0
+    text = capsys.readouterr().out
+    table = text[text.index("uniform/id-eval (split"):]
+    rows = {m.group(2): m.group(1) for m in re.finditer(r"^  (→?)\s+\d+\s+(\S+)", table.split("\n\n")[0], re.M)}
+    assert set(rows) >= {"ground-truth", "copy-last", "linear-extrapolation", "freeze"}, table
+    assert rows["freeze"] == "→" and rows["copy-last"] == ""
+    # a frozen video is copy-last: the two tie and share their rank, behind ground truth and linear extrapolation
+    assert "freeze would rank 3 of 4 on uniform/id-eval" in text
+    numbers = re.findall(r"\d+\.\d+(?:e-?\d+)?", table.split("\n\n")[0])
+    assert numbers and all(float(x) == float(f"{float(x):.3g}") for x in numbers)  # 3 figures, as on the board
+    results = sorted((out / "reference" / "results").glob("*-copy-last.json"))
+    assert len(results) == 1
+    board = json.loads((site / "leaderboard.json").read_text())["boards"][0]
+    by_model = {r["model"]: r for r in board["rows"]}
+    assert set(by_model) == {"freeze", "ground-truth", "copy-last", "linear-extrapolation"}
+    (link,) = by_model["freeze"]["viewers"]
+    assert (site / link["href"]).is_file()
+    assert "rule:freeze" in {k["kind"] for k in page_data((site / link["href"]).parent)["gallery"]}
+
+    # Against a results folder that holds rows of this split hash: those rows, nothing scored again
+    ref = tmp_path / "ref" / "fundamental" / "lite"
+    ref.mkdir(parents=True)
+    for f in (out / "reference" / "results").glob("*.json"):
+        (ref / f.name).write_bytes(f.read_bytes())
+    out2 = tmp_path / "run2"
+    assert main(["run", "--model", "test_run_loop:Freeze", "--name", "freeze", "--data", str(split), "--out", str(out2),
+                 "--metrics", "velocity_error", "--reference", str(tmp_path / "ref"), "--quiet"]) == 0
+    assert "freeze would rank 3 of 4 on uniform/id-eval" in capsys.readouterr().out
+    assert not (out2 / "reference").exists()
+    assert len([p for p in (out2 / "board" / "reference" / "fundamental" / "lite").glob("*-eval-*.json") if not p.name.endswith(".samples.json")]) == 3
