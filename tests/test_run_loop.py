@@ -91,3 +91,27 @@ def test_run_prints_numbers_beside_reference_rows_and_its_site_links_its_viewers
     assert "freeze would rank 3 of 4 on uniform/id-eval" in capsys.readouterr().out
     assert not (out2 / "reference").exists()
     assert len([p for p in (out2 / "board" / "reference" / "fundamental" / "lite").glob("*-eval-*.json") if not p.name.endswith(".samples.json")]) == 3
+
+
+def test_reference_rows_are_read_as_a_board_reads_them(tmp_path):
+    """A --reference folder is untrusted: a row's escape-sequence name is printed escaped, a linked file is
+    never read, and only rows of the run's split hashes are used (shipped rows: the lite ones)."""
+    from phybench.leaderboard.run_board import (assemble, headline_text, read_board, reference_files,
+                                                shipped_results_dir)
+
+    shipped = shipped_results_dir()
+    assert shipped is not None  # a checkout: the lite reference rows ship with it
+    src = shipped / "fundamental" / "lite" / "uniform-id-eval-copy-last.json"
+    doc = json.loads(src.read_text())
+    split_hash = doc["provenance"]["split_hash"]
+    ref = tmp_path / "ref" / "fundamental" / "lite"
+    ref.mkdir(parents=True)
+    (ref / "uniform-id-eval-evil.json").write_text(json.dumps({**doc, "model": {**doc["model"], "name": "e\x1b[2Jvil"}}))
+    (ref / "uniform-id-eval-link.json").symlink_to(src)
+    found = reference_files(tmp_path / "ref", [split_hash])
+    assert [p.name for p in found] == ["uniform-id-eval-evil.json"]
+    text = headline_text(read_board(assemble([], found, tmp_path / "board", tmp_path / "ref")), ["nobody"])
+    assert "\x1b" not in text and "'e\\x1b[2Jvil'" in text
+    names = {p.name for p in reference_files(shipped, [split_hash], skip_models=["copy-last"])}
+    assert "uniform-id-eval-ground-truth.json" in names and "uniform-id-eval-copy-last.json" not in names
+    assert all(n.startswith("uniform-id-eval-") for n in names)

@@ -87,6 +87,13 @@ def read_board(folder: Path) -> list[Entry]:
     return entries
 
 
+def printable(text: object) -> str:
+    """Text for a terminal: a name from a results file given to us (--reference) could carry an escape
+    sequence or a bidi override that rewrites what the reader sees; such a name is shown escaped."""
+    text = str(text)
+    return text if text.isprintable() else ascii(text)
+
+
 def _overall(e: Entry, metric: str) -> dict[str, Any] | None:
     got = e.results["summary"]["overall"].get(metric)
     return got if isinstance(got, dict) else None
@@ -169,17 +176,19 @@ def headline_text(entries: Sequence[Entry], models: Iterable[str]) -> str:
         ranked = [e for e in rows if _mean(e, PRIMARY_METRIC) is not None]
         for e in _order(rows):
             has = _mean(e, PRIMARY_METRIC) is not None
-            cells = [MARK if e.model in names else "", str(_rank(e, ranked)) if has else "–", e.model, _ranked(e), _share(e),
+            cells = [MARK if e.model in names else "", str(_rank(e, ranked)) if has else "–", printable(e.model), _ranked(e), _share(e),
                      fmt(_mean(e, "abnormal")), fmt(_mean(e, "law_error"))]
             table.append(cells + ([_gap(e, ids.get(e.model))] if ood else []))
         widths = [max(len(r[i]) for r in table) for i in range(len(head))]
-        lines += ["", f"{task}/{split} (split {split_hash[:12]}, {_protocol(rows[0])}, "
+        lines += ["", f"{printable(task)}/{printable(split)} (split {printable(split_hash[:12])}, "
+                      f"{printable(_protocol(rows[0]))}, "
                       f"{rows[0].results['summary']['overall'].get('videos')} videos; velocity error in {unit}, "
                       "every column lower is better)"]
         lines += ["  " + "  ".join(c.ljust(w) if i in (0, 2) else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
                   for r in table]
     for e, rank, of in ranks(entries, names):
         others = of - 1
-        lines.append(f"{e.model} would rank {rank} of {of} on {e.results['task']}/{e.results['split']}"
+        lines.append(f"{printable(e.model)} would rank {rank} of {of} on {printable(e.results['task'])}/"
+                     f"{printable(e.results['split'])}"
                      + ("" if others else " (no reference row on this split)"))
     return "\n".join(lines).lstrip("\n") + "\n"
