@@ -58,7 +58,8 @@ def _add_card(add: Callable[..., argparse.ArgumentParser]) -> None:
     cd.add_argument("action", choices=["init"], help="init: write the template (never overwrites)")
     cd.add_argument("submission", metavar="SUB", help="submission folder or archive")
     cd.add_argument("--out", metavar="CARD", help="where to write it (default: card.json beside SUB, where "
-                                                  "`phybench submit` looks)")
+                                                  "`phybench submit` looks; card-<model>.json there when card.json "
+                                                  "is another model's)")
     cd.add_argument("--code-url", help="where the code that made the videos lives (http(s))")
     cd.add_argument("--checkpoint-url", help="where the weights can be downloaded (http(s))")
     cd.add_argument("--report-url", help="technical report or paper (http(s))")

@@ -123,7 +123,7 @@ def prepare_upload(submission: str | os.PathLike[str], card: str | os.PathLike[s
     The card defaults to SUB/card.json, then card.json beside SUB.  Raises IntakeError
     listing every problem."""
     from ..submission.archive import SubmissionError
-    from ..submission.card import CARD_NAME, load_card
+    from ..submission.card import CARD_NAME, card_candidates, load_card
     from ..submission.format import Submission, submission_hash
     from ..submission.validation import validate
 
@@ -145,10 +145,12 @@ def prepare_upload(submission: str | os.PathLike[str], card: str | os.PathLike[s
     lines = [f"[{p.code}] {p.message}" for p in problems]
     if not isinstance(meta, dict) and not lines:
         lines.append("[invalid_json] submission.json could not be read")
+    model = meta.get("model", {}).get("name") if isinstance(meta, dict) and isinstance(meta.get("model"), dict) else None
     card_path = Path(card) if card else next(
-        (p for p in (sub / CARD_NAME, sub.parent / CARD_NAME) if p.is_file()), None)
+        (p for p in card_candidates(sub, model if isinstance(model, str) else None) if p.is_file()), None)
     if card_path is None:
-        lines.append(f"[card-json] no card: give --card CARD (or put {CARD_NAME} in or beside {sub})")
+        lines.append(f"[card-json] no card: give --card CARD (or put {CARD_NAME} in or beside {sub}; "
+                     "`phybench card init SUB` writes one)")
         card_doc = None
     else:
         card_doc, card_problems = load_card(card_path, meta)
