@@ -40,6 +40,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .data.split import SplitReader
+from .scoring.estimate import duration as _duration
 from .conditioning import conditioning_record, model_caller
 from .io import atomic_save_npy, atomic_write_bytes, file_sha256
 from .submission.inputs import CONTROL, InputsError, export_inputs, pack
@@ -354,6 +355,7 @@ def _generate_and_pack(model: Any, model_name: str, split_dir: str | os.PathLike
     batches = range(0, len(mine), batch_size)
     for n, a in enumerate(batches):
         batch = mine[a:a + batch_size]
+        t0 = time.perf_counter()
         try:
             answer = call(cond[batch], T, [ids[k] for k in batch])
         except Exception as exc:
@@ -361,6 +363,10 @@ def _generate_and_pack(model: Any, model_name: str, split_dir: str | os.PathLike
             raise _generate_failed(exc, work, model_name, n, len(batches), [ids[k] for k in batch],
                                    len(ids) - len(mine) + a) from None
         videos = _check_videos(answer, batch, ids, model_name, T, C, R, first=n == 0)
+        if n == 0 and progress and len(batches) > 1:  # the one cost not measurable before the model runs
+            each = (time.perf_counter() - t0) / len(batch)
+            bar.write(f"{model_name}: {each:.2g} s a video on its first batch: about {_duration(each * len(mine))} for "
+                      f"the {len(mine)} video(s) of {m['task']}/{m['split']}", file=sys.stderr)
         for k, video in zip(batch, videos, strict=True):
             atomic_save_npy(gen / f"{ids[k]}.npy", video)
         bar.update(len(batch))

@@ -106,6 +106,21 @@ def _quickstart_scores(out: Path, results_dir: Path, metrics: tuple[str, ...], w
                 print(f"  {task}/{split} {name}: {_ranked_text(res.results)}")
 
 
+def _estimate(out: Path, args: argparse.Namespace, protocol: Any, metrics: tuple[str, ...]) -> None:
+    """The whole run's cost, measured here on a few samples of each task first (issue 49)."""
+    from .estimates import quickstart_estimate
+
+    jobs, train = [], []
+    for spec in quickstart_tasks():
+        for split in spec.eval_splits:
+            n = min(protocol.size(spec, split) if protocol else args.limit, spec.split_size(split))
+            jobs.append((spec.name, split, n, (out / "data" / f"{spec.name}-{split}" / "manifest.json").is_file()))
+        split = spec.train_splits[0]
+        train.append((spec.name, split, min(args.train_limit, spec.split_size(split)),
+                      (out / "data" / f"{spec.name}-{split}" / "manifest.json").is_file()))
+    print(quickstart_estimate(jobs, train, metrics, len(QUICKSTART_BASELINES)) + "\n", flush=True)
+
+
 def _ranked_text(results: dict[str, Any]) -> str:
     """The column the board sorts by, rounded as the board shows it: 'ranked velocity error 2.67 [2.5, 2.8]'."""
     from ..leaderboard.format import fmt
@@ -145,6 +160,7 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
     print(f"phybench {__version__} quickstart into {out}/: {sizes}, "
           f"{args.train_limit} training samples, metrics {','.join(metrics)}\n")
 
+    _estimate(out, args, protocol, metrics)
     print("[1/4] splits: generate and verify (a second run reuses them)")
     summary = _quickstart_splits(out, args, protocol)
     print(f"\n{'task':<10} {'split':<10} {'n':>6}  {'time':>7}  split hash")

@@ -101,3 +101,37 @@ def answer(args: argparse.Namespace, data: Sequence[Any], files: list[Path], nam
         raise CliError(f"the results were written, but the site was not built: {exc}") from None
     print(report.to_text())
     print(f"site: {Path(args.site) / 'index.html'}")
+
+
+def estimate(args: argparse.Namespace, metrics: Sequence[str]) -> None:
+    """Before anything runs (not with --quiet, and on process 0 only): the run's cost besides the model,
+    measured here (`cli.estimates`).  An estimate that cannot be made (a split folder that is not
+    one: the run says why) is left out."""
+    import os
+
+    from ..data.split import read_manifest
+    from ..leaderboard.run_board import shipped_results_dir
+    from ..tasks import get_task
+    from ..tasks.protocols import PROTOCOLS
+    from .estimates import run_estimate, say
+
+    if args.quiet or os.environ.get("RANK", "0") != "0":
+        return
+    try:
+        jobs = []
+        if args.tasks:
+            protocol = PROTOCOLS.get(args.protocol or "lite")
+            for task in (t.strip() for t in args.tasks.split(",") if t.strip()):
+                spec = get_task(task)
+                for split in spec.eval_splits:
+                    n = protocol.size(spec, split) if args.limit is None else args.limit
+                    folder = f"{task}-{split}" if args.limit is None else f"{task}-{split}-limit{args.limit}"
+                    jobs.append((task, split, n, (Path(args.out) / "data" / folder / "manifest.json").is_file()))
+        else:
+            for folder in args.data:
+                m = read_manifest(folder)
+                jobs.append((m["task"], m["split"], int(m["num_samples"]), True))
+        own = args.limit is not None or bool(args.data) or shipped_results_dir() is None
+        say(run_estimate(jobs, metrics, reference_rows=0 if args.no_reference or not own else 3, view=args.view))
+    except Exception as exc:  # noqa: BLE001 - an estimate never stops a run; the run reports a real problem itself
+        say(f"estimate: not made ({type(exc).__name__}: {str(exc)[:120]})")

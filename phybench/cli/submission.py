@@ -9,7 +9,7 @@ from shlex import quote
 from typing import Any, Callable
 
 from . import CliError
-from .run_report import answer, views
+from .run_report import answer, estimate, views
 
 
 EXAMPLES = {
@@ -156,6 +156,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                                  else module.rsplit(".", 1)[-1])
         check_model_name(name)
         identity = model_identity(args.model, model_args, name)
+        estimate(args, metrics)
         if args.tasks:
             data = protocol_splits([t.strip() for t in args.tasks.split(",") if t.strip()], args.protocol or "lite",
                                    args.out, progress=not args.quiet, limit=args.limit)
