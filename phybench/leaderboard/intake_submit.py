@@ -215,7 +215,7 @@ def already_on_the_board(repo: str, submission_hash: str, revision: str = "main"
     from huggingface_hub import HfApi
 
     api, hash12 = HfApi(token=token), submission_hash[:12]
-    info = api.repo_info(repo, repo_type="dataset", revision=revision)
+    info = api.dataset_info(repo, revision=revision)
     on_main = _holds((s.rfilename for s in info.siblings or []), hash12)
     prs = list(api.get_repo_discussions(repo, repo_type="dataset", discussion_type="pull_request"))
     if on_main is not None:
@@ -223,7 +223,7 @@ def already_on_the_board(repo: str, submission_hash: str, revision: str = "main"
         which = f" (pull request #{admitted[-1].num}: {admitted[-1].url})" if admitted else ""
         return f"submission {hash12} is already on the board: {on_main}/ on {revision}{which}"
     for d in sorted((d for d in prs if d.status == "open"), key=lambda d: d.num):
-        head = api.repo_info(repo, repo_type="dataset", revision=f"refs/pr/{d.num}")
+        head = api.dataset_info(repo, revision=f"refs/pr/{d.num}")
         if _holds((s.rfilename for s in head.siblings or []), hash12) is not None:
             return (f"submission {hash12} is already open as pull request #{d.num} ({d.url}); the sync answers "
                     "there")
