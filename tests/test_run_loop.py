@@ -115,3 +115,17 @@ def test_reference_rows_are_read_as_a_board_reads_them(tmp_path):
     names = {p.name for p in reference_files(shipped, [split_hash], skip_models=["copy-last"])}
     assert "uniform-id-eval-ground-truth.json" in names and "uniform-id-eval-copy-last.json" not in names
     assert all(n.startswith("uniform-id-eval-") for n in names)
+
+
+@pytest.mark.slow
+def test_a_reference_folder_that_is_not_one_is_refused_after_the_results(split, tmp_path, capsys):
+    """--reference names a folder; a file or link there is refused in one line (the results are written)."""
+    out = tmp_path / "run"
+    (tmp_path / "file").write_text("x")
+    (tmp_path / "link").symlink_to(tmp_path)
+    for bad in (tmp_path / "file", tmp_path / "link", tmp_path / "missing"):
+        assert main(["run", "--model", "test_run_loop:Freeze", "--data", str(split), "--out", str(out),
+                     "--metrics", "ssim", "--reference", str(bad), "--quiet"]) == 2
+        err = capsys.readouterr().err
+        assert "[reference_dir]" in err and "Traceback" not in err
+    assert (out / "results" / "uniform-id-eval-test_run_loop.json").is_file()

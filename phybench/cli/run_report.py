@@ -60,6 +60,9 @@ def _reference(args: argparse.Namespace, data: Sequence[Any], files: list[Path],
 
     if args.no_reference:
         return [], None
+    if args.reference and (Path(args.reference).is_symlink() or not Path(args.reference).is_dir()):
+        raise CliError(f"--reference {args.reference} is not a folder of results (e.g. leaderboard/results); the "
+                       "results were written", "reference_dir")
     shipped = Path(args.reference) if args.reference else shipped_results_dir()
     hashes = {json.loads(f.read_text(encoding="utf-8"))["provenance"]["split_hash"]: split_dir
               for f, split_dir in zip(files, data, strict=True)}
@@ -87,7 +90,10 @@ def answer(args: argparse.Namespace, data: Sequence[Any], files: list[Path], nam
 
     out = Path(args.out)
     refs, shipped = _reference(args, data, files, name, metrics)
-    board = assemble(files, refs, out / BOARD_DIR, shipped)
+    try:
+        board = assemble(files, refs, out / BOARD_DIR, shipped)
+    except OSError as exc:  # OUT/board is run's own folder: a file or link there is not ours to replace
+        raise CliError(f"the results were written, but the board folder was not: {exc}", "board_dir") from None
     print()
     print(headline_text(read_board(board), [name]), end="")
     if not args.site:
