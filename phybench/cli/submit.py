@@ -110,7 +110,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
         prepared = prepare_upload(args.submission, args.card, args.results, args.data)
     except IntakeError as exc:
         raise CliError(str(exc)) from None
-    _check_protocol(prepared, args.yes)
+    warning = _check_protocol(prepared, args.yes)
     checked = _eval_results_before_upload(args)
     try:
         require_token()
@@ -122,6 +122,8 @@ def cmd_submit(args: argparse.Namespace) -> int:
         raise CliError(hub_refusal(exc, args.repo), "hub") from None
     if duplicate:
         raise CliError(f"{duplicate}. Nothing was uploaded", "duplicate_submission")
+    if warning:  # said once every check has passed, so a refusal stays one line
+        print(f"warning: {warning}; submitting it as asked (--yes)", file=sys.stderr)
     try:
         url = submit(prepared, args.repo, revision=args.revision)
     except IntakeError as exc:
@@ -134,18 +136,18 @@ def cmd_submit(args: argparse.Namespace) -> int:
     return 0 if checked is None else _write_eval_results(args, checked, url)
 
 
-def _check_protocol(prepared: Any, yes: bool) -> None:
+def _check_protocol(prepared: Any, yes: bool) -> str | None:
     """A split that is no official protocol's (`run --limit 16`, a debugging subset) is ranked on no
-    official board: refused without --yes, said with it (issue 49)."""
+    official board: refused without --yes; with it, the warning to print (issue 49)."""
     protocol = prepared.protocol
     if protocol in ("full", "lite"):
-        return
+        return None
     what = (f"{prepared.task}/{prepared.split} with {prepared.videos} video(s) is not an official protocol's split "
             f"({protocol}: a debugging subset; the lite protocol is `phybench run --protocol lite`), so no official "
             "board ranks it")
     if not yes:
         raise CliError(f"{what}; pass --yes to submit it all the same. Nothing was uploaded", "split_not_official")
-    print(f"warning: {what}; submitting it as asked (--yes)", file=sys.stderr)
+    return what
 
 
 def _eval_results_before_upload(args: argparse.Namespace) -> dict[str, bytes] | None:
