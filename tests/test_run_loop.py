@@ -129,3 +129,16 @@ def test_a_reference_folder_that_is_not_one_is_refused_after_the_results(split, 
         err = capsys.readouterr().err
         assert "[reference_dir]" in err and "Traceback" not in err
     assert (out / "results" / "uniform-id-eval-test_run_loop.json").is_file()
+
+
+@pytest.mark.slow
+def test_run_says_its_time_up_front_and_the_models_after_its_first_batch(split, tmp_path, capsys):
+    """Issue 49: `run` estimated nothing.  It now says its cost besides the model before it starts
+    (measured here), and the model's own after its first batch."""
+    assert main(["run", "--model", "test_run_loop:Freeze", "--data", str(split), "--out", str(tmp_path / "run"),
+                 "--metrics", "velocity_error", "--batch-size", "1", "--no-reference"]) == 0
+    err = capsys.readouterr().err
+    line = next(x for x in err.splitlines() if x.startswith("estimate: about "))
+    assert "scoring" in line and "measured here" in line and "the model's own time" in line
+    assert re.search(r"test_run_loop: \S+ s a video on its first batch: about .+ for the 4 video", err), err
+    assert err.index("estimate: about") < err.index("on its first batch")
