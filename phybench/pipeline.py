@@ -40,12 +40,14 @@ from typing import Any, Sequence
 import numpy as np
 
 from .data.split import SplitReader
+from .scoring.estimate import duration as _duration
 from .conditioning import conditioning_record, model_caller
 from . import jsonsafe
 from .io import atomic_save_npy, atomic_write_bytes, file_sha256
 from .submission.inputs import CONTROL, InputsError, export_inputs, pack
 
 RUN_RECORD = "run.json"  # OUT/<task>-<split>/run.json: who made the files there (the resume key)
+DETAILS = "details.parquet"  # OUT/<task>-<split>/details.parquet: the per-video details (`score --details`)
 ERROR_LOG = "generate-error.txt"  # the traceback of a failed generate(), beside run.json
 
 
@@ -354,6 +356,7 @@ def _generate_and_pack(model: Any, model_name: str, split_dir: str | os.PathLike
     batches = range(0, len(mine), batch_size)
     for n, a in enumerate(batches):
         batch = mine[a:a + batch_size]
+        t0 = time.perf_counter()
         try:
             answer = call(cond[batch], T, [ids[k] for k in batch])
         except Exception as exc:
@@ -361,6 +364,10 @@ def _generate_and_pack(model: Any, model_name: str, split_dir: str | os.PathLike
             raise _generate_failed(exc, work, model_name, n, len(batches), [ids[k] for k in batch],
                                    len(ids) - len(mine) + a) from None
         videos = _check_videos(answer, batch, ids, model_name, T, C, R, first=n == 0)
+        if n == 0 and progress and len(batches) > 1:  # the one cost not measurable before the model runs
+            each = (time.perf_counter() - t0) / len(batch)
+            bar.write(f"{model_name}: {each:.2g} s a video on its first batch: about {_duration(each * len(mine))} for "
+                      f"the {len(mine)} video(s) of {m['task']}/{m['split']}", file=sys.stderr)
         for k, video in zip(batch, videos, strict=True):
             atomic_save_npy(gen / f"{ids[k]}.npy", video)
         bar.update(len(batch))
@@ -389,6 +396,7 @@ def run(model: Any, model_name: str, split_dirs: Sequence[str | os.PathLike[str]
     split's work folder made by another identity is refused (RunError ``run_mismatch``) unless
     `restart`, which deletes it first.
     """
+    from .scoring.results import details_bytes
     from .scoring.score import score, write_results
 
     out = Path(out)
@@ -417,6 +425,8 @@ def run(model: Any, model_name: str, split_dirs: Sequence[str | os.PathLike[str]
         scored = score(sub, split_dir, metrics, progress=progress)
         path = out / "results" / f"{m['task']}-{m['split']}-{_safe(model_name)}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_results(path, scored)
+        # the details beside the results, written with them as a unit: the viewer's judge cards,
+        # column and per-video findings read them (`run --view`), as `view --details` does
+        write_results(path, scored, extra=[(work / DETAILS, details_bytes(scored.details, scored.results["metrics"]))])
         results.append(path)
     return results

@@ -283,3 +283,51 @@ def test_the_shipped_board_on_a_phone(tmp_path):
         assert not _problems(browser), _problems(browser)
     finally:
         browser.close()
+
+
+MID_WORD = """[...document.querySelectorAll('table.lb td.model .name')].flatMap(el => {
+  const range = document.createRange(), chars = [];
+  const walk = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+  for (let n = walk.nextNode(); n; n = walk.nextNode())
+    for (let i = 0; i < n.length; i++) {
+      range.setStart(n, i); range.setEnd(n, i + 1);
+      const r = range.getClientRects()[0];
+      chars.push([n.data[i], r ? Math.round(r.top) : null]);
+    }
+  const bad = [];
+  for (let i = 1; i < chars.length; i++)
+    if (chars[i][1] !== null && chars[i - 1][1] !== null && chars[i][1] > chars[i - 1][1]
+        && !/[-_.\\/ ]/.test(chars[i - 1][0])) bad.push(el.textContent + ' @' + i);
+  return bad;
+})"""
+
+
+@pytest.mark.slow
+def test_the_phone_first_screen_shows_a_table_and_names_break_between_words(tmp_path):
+    """Issue 49: on a phone the first screen was all prose and model names broke mid-word.  At 390 x 860
+    the explanations fold under one line, the first table starts on the first screen, and no model name
+    wraps inside a word (only after a hyphen, underscore, dot or slash); at 1280 px they stay open."""
+    from test_leaderboard import artifacts_dir
+
+    results = tmp_path / "results"
+    shutil.copytree(LITE.parent.parent, results)
+    assert build(results, tmp_path / "site", allow_partial=False).ok
+    page = tmp_path / "site" / "index.html"
+    browser, cdp, js = _open(tmp_path, page, 390, mobile=True)
+    try:
+        assert js("document.querySelector('details.explainer-fold').open") is False
+        assert js("document.querySelector('table.lb tbody tr').getBoundingClientRect().top") < 860
+        assert js(MID_WORD) == []
+        assert js("document.documentElement.scrollWidth") <= 390
+        shot = cdp("Page.captureScreenshot", {"format": "png"})
+        (artifacts_dir() / "leaderboard-phone-first-screen.png").write_bytes(base64.b64decode(shot["data"]))
+        assert not _problems(browser), _problems(browser)
+    finally:
+        browser.close()
+    browser, cdp, js = _open(tmp_path / "wide", page, 1280)
+    try:
+        assert js("document.querySelector('details.explainer-fold').open") is True
+        assert js("document.querySelector('.explainer').getBoundingClientRect().height") > 50
+        assert js("getComputedStyle(document.querySelector('details.explainer-fold > summary')).display") == "none"
+    finally:
+        browser.close()

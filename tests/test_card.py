@@ -130,3 +130,29 @@ def test_codes_are_documented():
 
     doc = (Path(__file__).resolve().parent.parent / "docs" / "leaderboard.md").read_text()
     assert all(f"`{code}`" in doc for code in CODES), [c for c in CODES if f"`{c}`" not in doc]
+
+
+def test_two_models_cards_in_one_folder(tmp_path):
+    """Issue 49: `card init` wrote one card.json per folder, so the second model's card beside the first
+    was refused.  It now gets the model's own card-<model>.json, and `submit` finds each model's card."""
+    import numpy as np
+
+    from phybench.leaderboard.intake_submit import prepare_upload
+    from phybench.submission import write_submission
+    from phybench.submission.card_template import init_card
+
+    meta = {"schema_version": 1, "task": "uniform", "split": "id-eval", "split_hash": "0" * 64, "condition_frames": 3,
+            "frames": 32, "resolution": 128, "fps": 10.0, "seeds": [0], "sampler": {}}
+    subs = tmp_path / "subs"
+    for name in ("Model A", "model-b"):
+        write_submission(subs / name.replace(" ", "_"), {**meta, "model": {"name": name}},
+                         [("uniform/id-eval/0000000", np.zeros((32, 128, 128, 3), np.uint8))])
+    fields = {"code_url": "https://example.org/code", "license": "MIT"}
+    first, _ = init_card(subs / "Model_A", **fields)
+    second, _ = init_card(subs / "model-b", **fields)
+    assert first == subs / "card.json" and second == subs / "card-model-b.json"
+    assert json.loads(second.read_text())["model"] == "model-b"
+    with pytest.raises(Exception, match="exists"):  # the same model again: never overwritten
+        init_card(subs / "model-b", **fields)
+    for folder, name in (("Model_A", "Model A"), ("model-b", "model-b")):
+        assert prepare_upload(subs / folder).model == name  # each finds its own card

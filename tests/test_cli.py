@@ -1,5 +1,6 @@
 """The command line: happy paths and every error path gives one clear line, exit 2."""
 import json
+import re
 
 import pytest
 
@@ -113,6 +114,15 @@ def test_quickstart_runs_the_whole_loop_and_reuses_it(tmp_path, capsys):
     md = (out / "site" / "leaderboard.md").read_text()
     assert "physics-oracle" in md and "nearest-neighbour" in md and "## collision" in md
     assert "leaderboard.md" in text
+    # the ranked column, rounded as the board shows it (issue 49: not a plain mean to 8 figures)
+    scored = re.findall(r"^  \w+/[\w-]+ [\w-]+: ranked velocity error (\S+) ", text, re.M)
+    assert len(scored) == 30 and all(float(x) == float(f"{float(x):.3g}") for x in scored)
+    # every row links its viewer (issue 49): the board built one per results file
+    board = json.loads((out / "site" / "leaderboard.json").read_text())
+    for b in board["boards"]:
+        for row in b["rows"]:
+            assert len(row.get("viewers", [])) == 2, row["model"]
+            assert all((out / "site" / v["href"]).is_file() for v in row["viewers"])
     code, text, _ = run(capsys, "quickstart", "--out", str(out), "--limit", "4", "--train-limit", "200")
     assert code == 0 and text.count("reused") >= 30
     # a site folder that is not a phybench site (an older one, or the user's): refused up front, one line

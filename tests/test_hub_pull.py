@@ -70,7 +70,7 @@ def submit(hub, home: Path, repo: str, sub: Path, model: str) -> None:
     cards = home.parent / "cards"
     cards.mkdir(exist_ok=True)
     (cards / f"{model}.json").write_text(json.dumps(card(model)))
-    proc = phybench(hub, home, "submit", sub, "--repo", repo, "--card", cards / f"{model}.json")
+    proc = phybench(hub, home, "submit", "--yes", sub, "--repo", repo, "--card", cards / f"{model}.json")
     assert proc.returncode == 0, proc.stderr[-3000:]
 
 

@@ -25,7 +25,7 @@ def splits(tmp_path_factory):
 def test_example_model_runs_resumes_and_builds_a_board(splits, tmp_path, capsys):
     out = tmp_path / "run"
     args = ["run", "--model", "phybench.examples.shift:Model", "--model-args", "damping=1.0", "--data", *splits,
-            "--out", str(out), "--metrics", "velocity_error,ssim,psnr", "--quiet"]
+            "--out", str(out), "--metrics", "velocity_error,ssim,psnr", "--quiet", "--no-reference"]
     assert main(args) == 0
     results = sorted(p for p in (out / "results").glob("*.json") if not p.name.endswith(".samples.json"))
     assert [p.name for p in results] == ["uniform-id-eval-shift.json", "uniform-ood-eval-shift.json"]
@@ -63,7 +63,8 @@ def test_tasks_on_a_protocol_from_nothing_to_a_site(tmp_path, monkeypatch):
     monkeypatch.setattr(type(family_of(get_task("uniform"))), "lite_size", 3)  # a 3-sample lite protocol
     out = tmp_path / "run"
     args = ["run", "--model", "phybench.examples.shift:Model", "--tasks", "uniform", "--protocol", "lite",
-            "--out", str(out), "--metrics", "velocity_error", "--site", str(tmp_path / "site"), "--quiet"]
+            "--out", str(out), "--metrics", "velocity_error", "--site", str(tmp_path / "site"), "--quiet",
+            "--no-reference"]  # the reference rows beside it: tests/test_run_loop.py
     assert main(args) == 0
     manifests = [json.loads((out / "data" / f"uniform-{s}" / "manifest.json").read_text()) for s in ("id-eval", "ood-eval")]
     assert [m["num_samples"] for m in manifests] == [3, 3]
@@ -115,7 +116,7 @@ def test_limit_is_a_smoke_test_on_the_first_n_samples_labelled_as_such(tmp_path,
     'limit N' (not an official protocol), and --limit refused where it cannot mean that."""
     out = tmp_path / "smoke"
     args = ["run", "--model", "phybench.examples.shift:Model", "--tasks", "uniform", "--limit", "2",
-            "--out", str(out), "--metrics", "velocity_error", "--quiet"]
+            "--out", str(out), "--metrics", "velocity_error", "--no-reference", "--quiet"]
     assert main(args) == 0
     assert "--limit 2 is a smoke test" in capsys.readouterr().err
     for split in ("id-eval", "ood-eval"):

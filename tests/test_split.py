@@ -230,3 +230,32 @@ def test_ood_levels_draw_from_ood_ranges():
             in_ood = any(a <= v <= b for a, b in d.ood_ranges)
             assert in_ood if d.name in lv.ood_dofs else in_id
         assert params["velocity_1"] + params["velocity_2"] >= spec.min_approach_speed
+
+
+def test_the_generate_bar_moves_per_sample(tmp_path):
+    """Issue 49: the collision training split's bar sat at 0 for 3 minutes (it moved once per 10,000-sample
+    shard).  `write_shard` ticks after every sample, and `generate`'s bar counts each one."""
+    from phybench.data.generate import generate
+    from phybench.data.split import make_plan, write_shard
+    from phybench.tasks import get_task
+
+    plan = make_plan(get_task("uniform"), "train-30k", None, 7, None)
+    ticks = []
+    (tmp_path / "a" / "data").mkdir(parents=True)
+    record = write_shard(plan, tmp_path / "a", 0, tick=lambda: ticks.append(len(ticks)))
+    assert len(ticks) == record["stop"] - record["start"] == 7
+    import tqdm as tqdm_module
+
+    seen = []
+    real = tqdm_module.tqdm.update
+
+    def update(self, n=1):
+        seen.append(n)
+        return real(self, n)
+
+    import pytest
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(tqdm_module.tqdm, "update", update)
+        generate(plan, tmp_path / "b", progress=True)
+    assert seen.count(1) >= 7  # one step per sample, then nothing left over

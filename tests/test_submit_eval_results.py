@@ -52,7 +52,7 @@ def scored(tmp_path_factory, hub):
 
 
 def submit(hub, scored, *extra, repo=REPO):
-    return phybench(hub, scored["root"] / "hf", "submit", scored["sub"], "--repo", repo, "--card", scored["card"],
+    return phybench(hub, scored["root"] / "hf", "submit", "--yes", scored["sub"], "--repo", repo, "--card", scored["card"],
                     *extra)
 
 

@@ -155,7 +155,7 @@ def test_sync_admits_the_valid_pr_refuses_the_others_and_a_second_sync_is_a_no_o
     cards = tmp_path / "cards"
     cards.mkdir()
     (cards / "lin.json").write_text(json.dumps(card("linear-extrapolation")))
-    out = phybench(hub, home, "submit", subs["linear-extrapolation"], "--repo", repo, "--card", cards / "lin.json",
+    out = phybench(hub, home, "submit", "--yes", subs["linear-extrapolation"], "--repo", repo, "--card", cards / "lin.json",
                    "--data", split)
     assert out.returncode == 0, out.stderr
     assert f"{hub.url}/datasets/{repo}/discussions/3" in out.stdout
@@ -164,7 +164,7 @@ def test_sync_admits_the_valid_pr_refuses_the_others_and_a_second_sync_is_a_no_o
     # 3. invalid card: `phybench submit` refuses it in one line and uploads nothing ...
     (cards / "bad.json").write_text(json.dumps(card("copy-last", code_url="ftp://example.org/m", seeds=None)))
     before = len(hub.state.requests)
-    out = phybench(hub, home, "submit", subs["copy-last"], "--repo", repo, "--card", cards / "bad.json")
+    out = phybench(hub, home, "submit", "--yes", subs["copy-last"], "--repo", repo, "--card", cards / "bad.json")
     assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
     assert "[card-url]" in out.stderr and "'seeds' is a required property" in out.stderr
     assert not [r for r in hub.state.requests[before:] if r[0] != "GET"]  # nothing posted
@@ -186,7 +186,7 @@ def test_sync_admits_the_valid_pr_refuses_the_others_and_a_second_sync_is_a_no_o
     claim["summary"]["overall"]["velocity_error"]["mean"] = true_mean / 10
     (tmp_path / "forged.json").write_text(json.dumps(claim))
     (cards / "oracle.json").write_text(json.dumps(card("physics-oracle")))
-    out = phybench(hub, home, "submit", subs["physics-oracle"], "--repo", repo, "--card", cards / "oracle.json",
+    out = phybench(hub, home, "submit", "--yes", subs["physics-oracle"], "--repo", repo, "--card", cards / "oracle.json",
                    "--results", tmp_path / "forged.json")
     assert out.returncode == 0, out.stderr
     forged = 5
@@ -305,7 +305,7 @@ def test_a_pr_that_breaks_the_sync_is_left_open_and_the_others_go_on(world, hub,
     (tmp_path / "card.json").write_text(json.dumps(card("linear-extrapolation")))
     first = raw_pr(hub, home, repo, {"submissions/copy-last/0123456789ab/submission.zip": b"PK",
                                      "submissions/copy-last/0123456789ab/card.json": b"{}"})
-    out = phybench(hub, home, "submit", world["subs"]["linear-extrapolation"], "--repo", repo, "--card",
+    out = phybench(hub, home, "submit", "--yes", world["subs"]["linear-extrapolation"], "--repo", repo, "--card",
                    tmp_path / "card.json")
     assert out.returncode == 0, out.stderr
     hub.state.corrupt = ["*/0123456789ab/card.json"]  # served bytes differ from the listed blob: download fails
@@ -325,7 +325,7 @@ def test_a_pr_that_breaks_the_sync_is_left_open_and_the_others_go_on(world, hub,
     meta = json.loads((again / "submission.json").read_bytes())
     meta["model"]["name"] = "linear-extrapolation"
     (again / "submission.json").write_text(json.dumps(meta))
-    out = phybench(hub, home, "submit", again, "--repo", repo, "--card", tmp_path / "card.json")
+    out = phybench(hub, home, "submit", "--yes", again, "--repo", repo, "--card", tmp_path / "card.json")
     assert out.returncode == 0, out.stderr
     out = phybench(hub, home, "leaderboard", "sync", "--repo", repo, "--splits", world["splits"], "--results",
                    tmp_path / "results", "--site", tmp_path / "site", "--metrics", CHEAP, token=WRITE)
@@ -344,7 +344,7 @@ def test_the_same_videos_under_a_second_name_are_refused(world, hub, tmp_path):
     sync = ["leaderboard", "sync", "--repo", repo, "--splits", world["splits"], "--results", tmp_path / "results",
             "--site", tmp_path / "site", "--metrics", CHEAP]
     (tmp_path / "card.json").write_text(json.dumps(card("copy-last")))
-    out = phybench(hub, home, "submit", world["subs"]["copy-last"], "--repo", repo, "--card", tmp_path / "card.json")
+    out = phybench(hub, home, "submit", "--yes", world["subs"]["copy-last"], "--repo", repo, "--card", tmp_path / "card.json")
     assert out.returncode == 0, out.stderr
     out = phybench(hub, home, *sync, token=WRITE)
     assert out.returncode == 0 and "1 admitted" in out.stdout, out.stdout + out.stderr
@@ -354,7 +354,7 @@ def test_the_same_videos_under_a_second_name_are_refused(world, hub, tmp_path):
     meta["model"]["name"] = "copy-last-v2"
     (renamed / "submission.json").write_text(json.dumps(meta))
     (tmp_path / "card2.json").write_text(json.dumps(card("copy-last-v2")))
-    out = phybench(hub, home, "submit", renamed, "--repo", repo, "--card", tmp_path / "card2.json")
+    out = phybench(hub, home, "submit", "--yes", renamed, "--repo", repo, "--card", tmp_path / "card2.json")
     assert out.returncode == 0, out.stderr
     out = phybench(hub, home, *sync, token=WRITE)
     assert hub.discussion(repo, 2).status == "closed", out.stdout + out.stderr
@@ -385,7 +385,7 @@ def test_a_push_to_the_pr_while_it_is_scored_never_reaches_main(world, hub, tmp_
     api(hub, home, MAIN_COMMIT, repo=repo, files={"README.md": "# the board\n", other_card: "{}"})
     main_before = hub.files(repo)
     (tmp_path / "card.json").write_text(json.dumps(card("linear-extrapolation")))
-    out = phybench(hub, home, "submit", world["subs"]["linear-extrapolation"], "--repo", repo, "--card",
+    out = phybench(hub, home, "submit", "--yes", world["subs"]["linear-extrapolation"], "--repo", repo, "--card",
                    tmp_path / "card.json")
     assert out.returncode == 0, out.stderr
     scored_head = hub.discussion(repo, 1).head
@@ -417,7 +417,7 @@ def test_a_push_to_the_pr_while_it_is_scored_never_reaches_main(world, hub, tmp_
 
     # main moves while the next PR is scored: the admission commit fails, main holds nothing of it
     (tmp_path / "card2.json").write_text(json.dumps(card("copy-last")))
-    out = phybench(hub, home, "submit", world["subs"]["copy-last"], "--repo", repo, "--card", tmp_path / "card2.json")
+    out = phybench(hub, home, "submit", "--yes", world["subs"]["copy-last"], "--repo", repo, "--card", tmp_path / "card2.json")
     assert out.returncode == 0, out.stderr
     moved = []
 
@@ -677,14 +677,14 @@ def test_submit_uploads_an_archive_as_it_is_and_finds_the_card_beside_it(world, 
     (tmp_path / "card.json").write_text(json.dumps(card("copy-last")))  # beside SUB: found without --card
     other = json.loads((ROOT / "leaderboard/results/fundamental/lite/uniform-id-eval-copy-last.json").read_bytes())
     (tmp_path / "other.json").write_text(json.dumps(other))  # another submission's results: not this one's claim
-    out = phybench(hub, home, "submit", archive, "--repo", repo, "--results", tmp_path / "other.json")
+    out = phybench(hub, home, "submit", "--yes", archive, "--repo", repo, "--results", tmp_path / "other.json")
     assert out.returncode == 2 and "[claim]" in out.stderr and "was scored from submission" in out.stderr
     broken = tmp_path / "broken.tar.gz"
     broken.write_bytes(archive.read_bytes()[: archive.stat().st_size // 2])  # truncated in half
-    out = phybench(hub, home, "submit", broken, "--repo", repo)
+    out = phybench(hub, home, "submit", "--yes", broken, "--repo", repo)
     assert out.returncode == 2 and out.stderr.count("\n") == 1 and "not" in out.stderr, out.stderr
     assert not hub.state.repos[("dataset", repo)].discussions  # nothing opened
-    out = phybench(hub, home, "submit", archive, "--repo", repo)
+    out = phybench(hub, home, "submit", "--yes", archive, "--repo", repo)
     assert out.returncode == 0, out.stderr
     from phybench.submission.format import submission_hash
 
@@ -694,7 +694,7 @@ def test_submit_uploads_an_archive_as_it_is_and_finds_the_card_beside_it(world, 
     assert files[f"{folder}/submission.tar.gz"] == archive.read_bytes()
     assert json.loads(files[f"{folder}/card.json"]) == card("copy-last")
     assert hub.discussion(repo, 1).author == "reader" and hub.discussion(repo, 1).status == "open"
-    out = phybench(hub, home, "submit", archive, "--repo", "tester/absent")
+    out = phybench(hub, home, "submit", "--yes", archive, "--repo", "tester/absent")
     assert out.returncode == 2 and "no dataset repo tester/absent" in out.stderr, out.stderr
 
 
@@ -714,7 +714,7 @@ def test_card_init_then_submit_without_a_token_says_log_in_and_with_one_opens_th
     assert template["input"] == {"type": "frames", "condition_frames": meta["condition_frames"]}
     assert template["sampling"] == meta["sampler"] and template["license"] == "EDIT-ME"
     assert "[card-license]" in out.stdout and "[card-url]" in out.stdout  # what is left to fill in
-    out = phybench(hub, home, "submit", sub, "--repo", repo)  # the unfinished template is refused
+    out = phybench(hub, home, "submit", "--yes", sub, "--repo", repo)  # the unfinished template is refused
     assert out.returncode == 2 and "placeholder" in out.stderr, out.stderr
     before = path.read_bytes()
     out = phybench(hub, home, "card", "init", sub, "--license", "MIT")
@@ -722,13 +722,13 @@ def test_card_init_then_submit_without_a_token_says_log_in_and_with_one_opens_th
     path.unlink()
     out = phybench(hub, home, "card", "init", sub, "--code-url", "https://github.com/me/m", "--license", "MIT")
     assert out.returncode == 0 and "passes the card check" in out.stdout, out.stdout
-    out = phybench(hub, home, "submit", sub, "--repo", repo, token=None)
+    out = phybench(hub, home, "submit", "--yes", sub, "--repo", repo, token=None)
     assert out.returncode == 2 and "[hub_auth]" in out.stderr and "hf auth login" in out.stderr, out.stderr
     assert "HF_TOKEN" in out.stderr and "401" not in out.stderr and out.stderr.count("\n") == 1
-    out = phybench(hub, home, "submit", sub, "--repo", repo, token="hf_not_a_token")
+    out = phybench(hub, home, "submit", "--yes", sub, "--repo", repo, token="hf_not_a_token")
     assert out.returncode == 2 and "did not accept your token" in out.stderr and "hf auth login" in out.stderr
     assert not hub.state.repos[("dataset", repo)].discussions  # nothing opened
-    out = phybench(hub, home, "submit", sub, "--repo", repo)
+    out = phybench(hub, home, "submit", "--yes", sub, "--repo", repo)
     assert out.returncode == 0 and "opened" in out.stdout, out.stderr
     files = hub.files(repo, "refs/pr/1")
     card_file = next(d for p, d in files.items() if p.endswith("/card.json"))

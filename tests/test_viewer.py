@@ -523,3 +523,35 @@ def test_a_planted_violation_in_chromium(split_dir, tmp_path):
         assert not problems, problems
     finally:
         browser.close()
+
+
+@pytest.mark.slow
+def test_gallery_stills_show_a_body(split_dir, tmp_path):
+    """Issue 49: many gallery thumbnails were blank white, the still cut at the last frame or at a rule's
+    first frame, where the ball had left the view or vanished.  Each still is now a frame where the
+    model's parsed track has a body in view (the nearest to that frame, earlier first)."""
+    from phybench.leaderboard.viewer import build_viewer
+    from phybench.violations import write_violations
+    from test_leaderboard import chromium_or_skip, open_tab
+
+    write_violations(split_dir, tmp_path / "planted", ["vanish"], progress=False)
+    build_viewer(tmp_path / "planted" / "vanish", split_dir, tmp_path / "view")
+    data = page_data(tmp_path / "view")
+    media = {v["id"]: v["media"] for v in data["videos"] if v.get("media")}
+    browser = chromium_or_skip(tmp_path)
+    try:
+        cdp, js = open_tab(browser)
+        for domain in ("Page", "Runtime"):
+            cdp(f"{domain}.enable")
+        cdp("Page.navigate", {"url": (tmp_path / "view" / "index.html").as_uri()})
+        browser.wait_for("Page.loadEventFired")
+        stills = js("[...document.querySelectorAll('#gallery .g-item')].map(b => [b.closest('.g-kind').dataset.kind,"
+                    " b.dataset.id, Number(b.querySelector('.thumb').dataset.frame)])")
+        vanished = [s for s in stills if s[0] == "rule:area"]
+        assert vanished, stills
+        for kind, sid, frame in stills:
+            tracks = media[sid]["tracks"][0] or []
+            if any(p for tr in tracks for p in tr):  # a video with a body tracked somewhere
+                assert any(tr[frame] for tr in tracks), (kind, sid, frame)
+    finally:
+        browser.close()

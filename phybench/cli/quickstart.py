@@ -103,8 +103,36 @@ def _quickstart_scores(out: Path, results_dir: Path, metrics: tuple[str, ...], w
                     run_baseline(name, data, sub, train, progress=True, cache_dir=out / "cache", fmt="npz")
                 res = score(sub, data, metrics, workers=workers, progress=True)
                 write_results(results_file, res)
-                v = res.results["summary"]["overall"].get("velocity_error", {}).get("mean")
-                print(f"  {task}/{split} {name}: velocity error {v}")
+                print(f"  {task}/{split} {name}: {_ranked_text(res.results)}")
+
+
+def _estimate(out: Path, args: argparse.Namespace, protocol: Any, metrics: tuple[str, ...]) -> None:
+    """The whole run's cost, measured here on a few samples of each task first (issue 49)."""
+    from .estimates import quickstart_estimate
+
+    jobs, train = [], []
+    for spec in quickstart_tasks():
+        for split in spec.eval_splits:
+            n = min(protocol.size(spec, split) if protocol else args.limit, spec.split_size(split))
+            jobs.append((spec.name, split, n, (out / "data" / f"{spec.name}-{split}" / "manifest.json").is_file()))
+        split = spec.train_splits[0]
+        train.append((spec.name, split, min(args.train_limit, spec.split_size(split)),
+                      (out / "data" / f"{spec.name}-{split}" / "manifest.json").is_file()))
+    print(quickstart_estimate(jobs, train, metrics, len(QUICKSTART_BASELINES)) + "\n", flush=True)
+
+
+def _ranked_text(results: dict[str, Any]) -> str:
+    """The column the board sorts by, rounded as the board shows it: 'ranked velocity error 2.67 [2.5, 2.8]'."""
+    from ..leaderboard.format import fmt
+    from ..leaderboard.table import FALLBACK_METRIC, PRIMARY_METRIC
+
+    overall = results["summary"]["overall"]
+    metric = PRIMARY_METRIC if PRIMARY_METRIC in overall else FALLBACK_METRIC
+    entry = overall.get(metric) or {}
+    ci = entry.get("ci95") or [None, None]
+    interval = f" [{fmt(ci[0])}, {fmt(ci[1])}]" if ci[0] is not None and ci[1] is not None else ""
+    words = "ranked velocity error" if metric == PRIMARY_METRIC else "velocity error"
+    return f"{words} {fmt(entry.get('mean'))}{interval}"
 
 
 def cmd_quickstart(args: argparse.Namespace) -> int:
@@ -132,6 +160,7 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
     print(f"phybench {__version__} quickstart into {out}/: {sizes}, "
           f"{args.train_limit} training samples, metrics {','.join(metrics)}\n")
 
+    _estimate(out, args, protocol, metrics)
     print("[1/4] splits: generate and verify (a second run reuses them)")
     summary = _quickstart_splits(out, args, protocol)
     print(f"\n{'task':<10} {'split':<10} {'n':>6}  {'time':>7}  split hash")
@@ -143,7 +172,9 @@ def cmd_quickstart(args: argparse.Namespace) -> int:
     _quickstart_scores(out, results_dir, metrics, args.workers)
 
     print("\n[4/4] leaderboard")
-    board = build(results_dir, out / "site", splits_dir=out / "data")
+    # every row links its viewer: the board builds one per results file from its submission (by hash)
+    board = build(results_dir, out / "site", splits_dir=out / "data", viewers=out / "submissions",
+                  viewer_data=out / "data", log=lambda line: print(f"  {line}", flush=True))
     print(board.to_text())
     print(f"\ndone in {time.perf_counter() - t_start:.0f} s.")
     print(f"  site:           {out / 'site' / 'index.html'}  (open it in a browser; no server needed)")

@@ -9,6 +9,7 @@ from shlex import quote
 from typing import Any, Callable
 
 from . import CliError
+from .run_report import answer, estimate, views
 
 
 EXAMPLES = {
@@ -63,7 +64,12 @@ def _add_run(add: Callable[..., argparse.ArgumentParser]) -> None:
     rn.add_argument("--limit", type=int, metavar="N", help="with --tasks, instead of --protocol: only the first N "
                     "samples of each split, a smoke test (a debugging subset: its results say 'limit N' and "
                     "a board labels them so; give it its own --out)")
-    rn.add_argument("--site", metavar="DIR", help="then build a leaderboard site from OUT/results into DIR")
+    rn.add_argument("--site", metavar="DIR", help="then build a leaderboard site into DIR: the model's rows beside the "
+                    "reference rows of the same splits (OUT/board), linking every viewer --view built")
+    rn.add_argument("--reference", metavar="RESULTS_DIR", help="results folder whose fundamental/lite and learned/lite "
+                    "rows the model is printed beside (default: this checkout's leaderboard/results); a split none "
+                    "matches gets ground-truth, copy-last and linear-extrapolation scored on it under OUT/reference/")
+    rn.add_argument("--no-reference", action="store_true", help="print and board the model's rows alone")
     rn.add_argument("--view", action="store_true", help="then write a viewer of each split's videos "
                                                         "(OUT/<task>-<split>/view/index.html; docs/viewer.md)")
     rn.add_argument("--out", metavar="DIR", required=True, help="work folder (re-run the same model to resume)")
@@ -111,22 +117,6 @@ def cmd_pack(args: argparse.Namespace) -> int:
     return 0
 
 
-def _views(split_dirs: Any, results: list[Path], out: Path, quiet: bool) -> None:
-    """`run --view`: a viewer per split beside its submission, from the results just written."""
-    from ..data.split import read_manifest
-    from ..leaderboard.viewer import ViewerError, build_viewer
-
-    for split_dir, result in zip(split_dirs, results, strict=True):
-        m = read_manifest(split_dir)
-        work = out / f"{m['task']}-{m['split']}"
-        try:
-            report = build_viewer(work / "submission", split_dir, work / "view", results=result, progress=not quiet)
-        except ViewerError as exc:
-            raise CliError(f"the results were written, but the viewer was not: {exc}", exc.code) from None
-        print(f"viewer: {report.out_dir / 'index.html'} ({report.with_media} videos, "
-              f"{report.media_bytes / 1e6:.1f} MB)")
-
-
 def _check_limit(args: argparse.Namespace) -> None:
     """`--limit N` makes N-sample splits, so it goes with --tasks and not with an official --protocol."""
     if args.limit is None:
@@ -166,6 +156,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                                  else module.rsplit(".", 1)[-1])
         check_model_name(name)
         identity = model_identity(args.model, model_args, name)
+        estimate(args, metrics)
         if args.tasks:
             data = protocol_splits([t.strip() for t in args.tasks.split(",") if t.strip()], args.protocol or "lite",
                                    args.out, progress=not args.quiet, limit=args.limit)
@@ -185,20 +176,6 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"note: --limit {args.limit} is a smoke test on the first {args.limit} samples of each split, not an "
               "official protocol: its results say 'limit N' and a board labels them as a debugging subset; "
               f"run --protocol lite (into another --out) for a result to report", file=sys.stderr)
-    if args.view:
-        _views(data, files, Path(args.out), quiet=args.quiet)
-    results_dir = Path(args.out) / "results"
-    if args.site:
-        from ..leaderboard import build
-
-        from ..leaderboard import LeaderboardError
-
-        try:
-            report = build(results_dir, args.site)
-        except LeaderboardError as exc:
-            raise CliError(f"the results were written, but the site was not built: {exc}") from None
-        print(report.to_text())
-        print(f"site: {Path(args.site) / 'index.html'}")
-    else:
-        print(f"leaderboard: phybench leaderboard build {quote(str(results_dir))} --out SITE")
+    viewers = views(data, files, Path(args.out), quiet=args.quiet) if args.view else []
+    answer(args, data, [Path(f) for f in files], name, metrics, viewers)
     return 0

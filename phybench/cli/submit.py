@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 import textwrap
-from typing import Callable
+from typing import Any, Callable
 
 from . import CliError
 
@@ -45,6 +45,8 @@ def _add_submit(add: Callable[..., argparse.ArgumentParser]) -> None:
     sb.add_argument("--results", metavar="RESULTS", help="your own results file for it (compared by the sync)")
     sb.add_argument("--data", metavar="SPLIT_DIR", help="validate against this split too (recommended)")
     sb.add_argument("--revision", default="main", help="the branch the pull request targets (default main)")
+    sb.add_argument("--yes", action="store_true", help="submit a split that is no official protocol's (a debugging "
+                                                       "subset such as --limit 16) all the same")
     sb.add_argument("--eval-results", metavar="DIR", help="also write DIR/.eval_results/*.yaml from --results, for "
                                                           "your model repository (the Hub's Eval Results format)")
     sb.epilog = textwrap.dedent(EXAMPLES["submit"])
@@ -56,7 +58,8 @@ def _add_card(add: Callable[..., argparse.ArgumentParser]) -> None:
     cd.add_argument("action", choices=["init"], help="init: write the template (never overwrites)")
     cd.add_argument("submission", metavar="SUB", help="submission folder or archive")
     cd.add_argument("--out", metavar="CARD", help="where to write it (default: card.json beside SUB, where "
-                                                  "`phybench submit` looks)")
+                                                  "`phybench submit` looks; card-<model>.json there when card.json "
+                                                  "is another model's)")
     cd.add_argument("--code-url", help="where the code that made the videos lives (http(s))")
     cd.add_argument("--checkpoint-url", help="where the weights can be downloaded (http(s))")
     cd.add_argument("--report-url", help="technical report or paper (http(s))")
@@ -101,17 +104,26 @@ def cmd_card(args: argparse.Namespace) -> int:
 
 def cmd_submit(args: argparse.Namespace) -> int:
     from ..leaderboard.intake import IntakeError, prepare_upload, submit
-    from ..leaderboard.intake_submit import hub_refusal, require_token
+    from ..leaderboard.intake_submit import already_on_the_board, hub_refusal, require_token
 
     try:
         prepared = prepare_upload(args.submission, args.card, args.results, args.data)
     except IntakeError as exc:
         raise CliError(str(exc)) from None
+    warning = _check_protocol(prepared, args.yes)
     checked = _eval_results_before_upload(args)
     try:
         require_token()
     except IntakeError as exc:
         raise CliError(str(exc), "hub_auth") from None
+    try:
+        duplicate = already_on_the_board(args.repo, prepared.submission_hash, args.revision)
+    except Exception as exc:  # noqa: BLE001 - the Hub's answer (no such repo, a bad token, ...) in one line
+        raise CliError(hub_refusal(exc, args.repo), "hub") from None
+    if duplicate:
+        raise CliError(f"{duplicate}. Nothing was uploaded", "duplicate_submission")
+    if warning:  # said once every check has passed, so a refusal stays one line
+        print(f"warning: {warning}; submitting it as asked (--yes)", file=sys.stderr)
     try:
         url = submit(prepared, args.repo, revision=args.revision)
     except IntakeError as exc:
@@ -122,6 +134,20 @@ def cmd_submit(args: argparse.Namespace) -> int:
     print(f"  {prepared.folder}/: {', '.join(p.rsplit('/', 1)[1] for p in prepared.files)}")
     print("  the maintainers' `phybench leaderboard sync` re-scores it and comments the outcome there")
     return 0 if checked is None else _write_eval_results(args, checked, url)
+
+
+def _check_protocol(prepared: Any, yes: bool) -> str | None:
+    """A split that is no official protocol's (`run --limit 16`, a debugging subset) is ranked on no
+    official board: refused without --yes; with it, the warning to print (issue 49)."""
+    protocol = prepared.protocol
+    if protocol in ("full", "lite"):
+        return None
+    what = (f"{prepared.task}/{prepared.split} with {prepared.videos} video(s) is not an official protocol's split "
+            f"({protocol}: a debugging subset; the lite protocol is `phybench run --protocol lite`), so no official "
+            "board ranks it")
+    if not yes:
+        raise CliError(f"{what}; pass --yes to submit it all the same. Nothing was uploaded", "split_not_official")
+    return what
 
 
 def _eval_results_before_upload(args: argparse.Namespace) -> dict[str, bytes] | None:

@@ -158,9 +158,10 @@ def _generate(plan: SplitPlan, out: Path, done: dict[int, Any], workers: int, sh
     )
     try:
         if workers == 1 or len(todo) <= 1:
-            for s in todo:
-                done[s] = write_shard(plan, out, s)
-                bar.update(done[s]["stop"] - done[s]["start"])
+            for s in todo:  # the bar moves per sample, not per shard (never minutes at 0)
+                before = bar.n
+                done[s] = write_shard(plan, out, s, tick=lambda: bar.update(1))
+                bar.update(done[s]["stop"] - done[s]["start"] - (bar.n - before))
         else:
             ctx = get_context("spawn")
             with ProcessPoolExecutor(max_workers=min(workers, len(todo)), mp_context=ctx) as pool:

@@ -32,7 +32,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 import numpy as np
 from .._version import __version__
 from .. import jsonsafe
@@ -326,8 +326,9 @@ def refuse_failing_rows(plan: SplitPlan, rows: list[dict[str, Any]], start: int)
 
 
 # ------------------------------------------------------------------ files
-def write_shard(plan: SplitPlan, out: Path, shard: int) -> dict[str, Any]:
-    """Generate and write one shard atomically; returns its sidecar record."""
+def write_shard(plan: SplitPlan, out: Path, shard: int, tick: Callable[[], Any] | None = None) -> dict[str, Any]:
+    """Generate and write one shard atomically; returns its sidecar record.  `tick` is called after each
+    sample (a progress bar: a training shard of 10,000 collision samples takes minutes)."""
     import pyarrow.parquet as pq
 
     start, stop = plan.shard_range(shard)
@@ -338,6 +339,8 @@ def write_shard(plan: SplitPlan, out: Path, shard: int) -> dict[str, Any]:
         row, video = generate_sample(plan, index)
         digests.append(row_digest(plan.spec, row, video))
         rows.append(row)
+        if tick is not None:
+            tick()
         if video is not None:
             assert pngs is not None  # a video comes with plan.with_video only
             pngs.append(encode_video(video))

@@ -196,15 +196,17 @@ def _copy_viewer(src: Path, dest: Path) -> None:
     shutil.copytree(src, dest)
 
 
-def _build_one(link: Link, dest: Path, results_dir: Path, max_videos: int, max_mb: float) -> dict[str, Any]:
+def _build_one(link: Link, dest: Path, results_dir: Path, max_videos: int, max_mb: float,
+               progress: bool = False) -> dict[str, Any]:
     from .viewer import ViewerError, build_viewer
     from .viewer_sources import SourceError, score_rows
 
     assert link.submission is not None and link.split is not None
     try:  # the paired comparison's per-video values: no results file keeps them, so they are scored here, once
-        _, rows, _ = score_rows(link.submission, link.split, (PAIRED_BASE,))
+        _, rows, _ = score_rows(link.submission, link.split, (PAIRED_BASE,), progress)
         report = build_viewer(link.submission, link.split, dest, results=results_dir / link.file, results_label=link.file,
-                              details=rows, board=results_dir, max_videos=max_videos, max_bytes=int(max_mb * 1e6))
+                              details=rows, board=results_dir, max_videos=max_videos, max_bytes=int(max_mb * 1e6),
+                              progress=progress)
     except SourceError as exc:
         raise LeaderboardError(f"{link.file}: its viewer cannot be built: {exc}") from None
     except ViewerError as exc:
@@ -230,7 +232,7 @@ def write(site: Path, boards: list[dict[str, Any]], viewers: Viewers, results_di
         else:
             if log:
                 log(f"viewer for {file}")
-            _build_one(link, dest, results_dir, max_videos, max_mb)
+            _build_one(link, dest, results_dir, max_videos, max_mb, progress=log is not None)  # bars with a log
         doc = read_record(dest)
         headline = _headline_mean(results_dir / file)
         if doc is None or doc["results_sha256"] != link.sha256:

@@ -55,6 +55,19 @@ class Upload:
     split: str
     submission_hash: str
     files: dict[str, bytes | Path]  # path in the repo -> bytes or a local file
+    videos: int = 0  # the videos it answers: the split's size
+
+    @property
+    def protocol(self) -> str:
+        """'full', 'lite' or 'limit N' (a debugging subset no official board ranks), from its size."""
+        from ..tasks import get_task
+        from ..tasks.protocols import protocol_of
+
+        try:
+            full = get_task(self.task).split_size(self.split)
+        except Exception:  # an unregistered task or split: no official protocol knows it
+            return f"limit {self.videos}"
+        return protocol_of(self.task, self.videos, full)
 
     @property
     def folder(self) -> str:
@@ -118,7 +131,7 @@ def prepare_upload(submission: str | os.PathLike[str], card: str | os.PathLike[s
     The card defaults to SUB/card.json, then card.json beside SUB.  Raises IntakeError
     listing every problem."""
     from ..submission.archive import SubmissionError
-    from ..submission.card import CARD_NAME, load_card
+    from ..submission.card import CARD_NAME, card_candidates, load_card
     from ..submission.format import Submission, submission_hash
     from ..submission.validation import validate
 
@@ -130,6 +143,7 @@ def prepare_upload(submission: str | os.PathLike[str], card: str | os.PathLike[s
             meta = opened._meta if opened._meta_ok else None
             problems = [p for p in opened.problems if p.severity == "error"]
             digest = submission_hash(opened) if not problems else None
+            videos = len(opened.ids) if not problems else 0
     except SubmissionError as exc:
         raise IntakeError(f"{sub} is not a valid submission: {exc}") from None
     if split_dir is not None:
@@ -139,10 +153,12 @@ def prepare_upload(submission: str | os.PathLike[str], card: str | os.PathLike[s
     lines = [f"[{p.code}] {p.message}" for p in problems]
     if not isinstance(meta, dict) and not lines:
         lines.append("[invalid_json] submission.json could not be read")
+    model = meta.get("model", {}).get("name") if isinstance(meta, dict) and isinstance(meta.get("model"), dict) else None
     card_path = Path(card) if card else next(
-        (p for p in (sub / CARD_NAME, sub.parent / CARD_NAME) if p.is_file()), None)
+        (p for p in card_candidates(sub, model if isinstance(model, str) else None) if p.is_file()), None)
     if card_path is None:
-        lines.append(f"[card-json] no card: give --card CARD (or put {CARD_NAME} in or beside {sub})")
+        lines.append(f"[card-json] no card: give --card CARD (or put {CARD_NAME} in or beside {sub}; "
+                     "`phybench card init SUB` writes one)")
         card_doc = None
     else:
         card_doc, card_problems = load_card(card_path, meta)
@@ -167,7 +183,7 @@ def prepare_upload(submission: str | os.PathLike[str], card: str | os.PathLike[s
         files["submission.zip"] = pack_zip(sub)
     else:
         files[_archive_name(sub)] = sub
-    prepared = Upload(meta["model"]["name"], meta["task"], meta["split"], digest, {})
+    prepared = Upload(meta["model"]["name"], meta["task"], meta["split"], digest, {}, videos)
     prepared.files = {f"{prepared.folder}/{name}": data for name, data in sorted(files.items())}
     return prepared
 
@@ -188,6 +204,38 @@ def submit(prepared: Upload, repo: str, revision: str = "main", token: str | Non
     if not info.pr_url:
         raise IntakeError(f"{repo}: the Hub made a commit but opened no pull request ({info.commit_url})")
     return str(info.pr_url)
+
+
+def _holds(files: Any, hash12: str) -> str | None:
+    """The submission folder ``submissions/<model>/<hash12>`` among repo paths, if there."""
+    for f in files:
+        parts = str(f).split("/")
+        if len(parts) > 3 and parts[0] == SUBMISSIONS_DIR and parts[2] == hash12:
+            return "/".join(parts[:3])
+    return None
+
+
+def already_on_the_board(repo: str, submission_hash: str, revision: str = "main", token: str | None = None) -> str | None:
+    """Why this submission (same submission hash) must not be sent again, or None: it is on the
+    board's `revision` (admitted: named with its pull request where one titled with its hash is
+    found), or an open pull request adds it (named).  A refused and closed one does not count: its
+    author may fix the card and send the same videos again."""
+    from huggingface_hub import HfApi
+
+    api, hash12 = HfApi(token=token), submission_hash[:12]
+    info = api.dataset_info(repo, revision=revision)
+    on_main = _holds((s.rfilename for s in info.siblings or []), hash12)
+    prs = list(api.get_repo_discussions(repo, repo_type="dataset", discussion_type="pull_request"))
+    if on_main is not None:
+        admitted = [d for d in prs if d.status != "open" and hash12 in str(d.title)]
+        which = f" (pull request #{admitted[-1].num}: {admitted[-1].url})" if admitted else ""
+        return f"submission {hash12} is already on the board: {on_main}/ on {revision}{which}"
+    for d in sorted((d for d in prs if d.status == "open"), key=lambda d: d.num):
+        head = api.dataset_info(repo, revision=f"refs/pr/{d.num}")
+        if _holds((s.rfilename for s in head.siblings or []), hash12) is not None:
+            return (f"submission {hash12} is already open as pull request #{d.num} ({d.url}); the sync answers "
+                    "there")
+    return None
 
 
 LOG_IN = "log in (`hf auth login`) or set HF_TOKEN"

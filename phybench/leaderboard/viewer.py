@@ -309,7 +309,15 @@ def _videos_of(model: _Model, manifest: dict[str, Any]) -> Any:
         raise ViewerError(f"{model.path}: {exc}", "score_error") from None
 
 
-def _judge_findings(models: Sequence[_Model], order: list[str], rows: list[dict[str, Any]], reader: Any) -> None:
+def _bar(total: int, what: str, progress: bool) -> Any:
+    """A progress bar of a viewer pass (stderr): a pass over 200 videos on a loaded machine takes minutes."""
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=what, unit="video", disable=not progress or total == 0)
+
+
+def _judge_findings(models: Sequence[_Model], order: list[str], rows: list[dict[str, Any]], reader: Any,
+                    progress: bool = False) -> None:
     """Pass 1: the judge's findings where it called a video abnormal (the details keep only the verdict)."""
     from ..data.split import row_scene
     from ..scoring.abnormal import judge
@@ -322,8 +330,9 @@ def _judge_findings(models: Sequence[_Model], order: list[str], rows: list[dict[
         if not bad:
             continue
         by_id = {r["sample_id"]: r for r in rows}
-        with _videos_of(m, manifest) as sub:
+        with _videos_of(m, manifest) as sub, _bar(len(bad), "viewer: the judge's findings", progress) as bar:
             for sid in bad:
+                bar.update(1)
                 bodies = row_scene(by_id[sid]).bodies
                 try:
                     video = sub.read(sid)
@@ -347,7 +356,8 @@ def _media_ids(gallery: list[dict[str, Any]], compares: list[dict[str, Any]], or
 
 
 def _media(models: Sequence[_Model], reader: Any, rows: list[dict[str, Any]], order: list[str],
-           media_ids: list[str], family: Any, max_bytes: int) -> tuple[dict[str, bytes], dict[str, dict[str, Any]]]:
+           media_ids: list[str], family: Any, max_bytes: int,
+           progress: bool = False) -> tuple[dict[str, bytes], dict[str, dict[str, Any]]]:
     """Pass 2: sprites and tracks for the videos with media, until the byte budget runs out."""
     from ..data.split import row_scene
     from ..scoring.parse import parse_video
@@ -363,12 +373,14 @@ def _media(models: Sequence[_Model], reader: Any, rows: list[dict[str, Any]], or
     position = {sid: i for i, sid in enumerate(order)}
     used = 0
     subs: list[Any] = []
+    bar = _bar(len(media_ids), "viewer: videos and tracks", progress)
     try:
         for m in models:
             subs.append(_videos_of(m, manifest))
         for sid in media_ids:  # gallery first: the byte budget cuts the least wanted
             if used >= max_bytes:
                 break
+            bar.update(1)
             index = position[sid]
             row = rows[index]
             gt = reader.video(row)
@@ -395,6 +407,7 @@ def _media(models: Sequence[_Model], reader: Any, rows: list[dict[str, Any]], or
     except SubmissionError as exc:
         raise ViewerError(f"{exc}", "score_error") from None
     finally:
+        bar.close()
         for sub in subs:
             sub.close()
     return files, media
@@ -510,12 +523,12 @@ def build_viewer(
     main = models[0]
     results_doc = main.results
 
-    _judge_findings(models, order, rows, reader)
+    _judge_findings(models, order, rows, reader, progress)
     gallery = gallery_of(models, order, per_kind)
     by = "velocity_error" if any("velocity_error" in d for d in main.details.values()) else "generated_velocity"
     compares = [_disagreement(main, other, order, by) for other in models[1:]]
     media_ids = _media_ids(gallery, compares, order, per_kind, max_videos)
-    files, media = _media(models, reader, rows, order, media_ids, family, max_bytes)
+    files, media = _media(models, reader, rows, order, media_ids, family, max_bytes, progress)
 
     media_summary = {"videos": len(media), "total": len(rows), "cap": max_videos, "max_bytes": max_bytes,
                      "bytes": sum(m["bytes"] for m in media.values())}

@@ -85,3 +85,47 @@ def estimate_line(reader: Any, row: dict[str, Any], n: int, metrics: Sequence[st
     line = (f"estimate: {names} on {n} videos: about {_duration(per_video * n / par)} on {where} "
             f"({', '.join(parts)} per video, measured here on one video)")
     return line + (f"; --metrics {','.join(cheap)} takes about {_duration(base * n / par)}" if cheap else "")
+
+
+def measure_task(task: str, split: str, metrics: Sequence[str], *, train: str | None = None) -> dict[str, float]:
+    """Seconds per sample on this machine, measured on a few samples (a second or two): ``generate``
+    (simulate and render one evaluation sample), ``score`` (one video scored with `metrics`, the judge
+    with them) and, given a training split, ``train`` (one training sample).  What `quickstart` and
+    `run` say up front (issue 49: neither estimated its time)."""
+    import tempfile
+    from pathlib import Path
+
+    from ..data.generate import generate
+    from ..data.split import SplitReader, make_plan
+    from ..tasks import get_task
+    from .sample import score_row
+
+    spec, out = get_task(task), {}
+    with tempfile.TemporaryDirectory(prefix="phybench-estimate-") as tmp:
+        def made(name: str, what: str, n: int) -> float:  # seconds to write an n-sample split
+            t0 = time.perf_counter()
+            generate(make_plan(spec, what, None, n, None), Path(tmp) / name, progress=False)
+            return time.perf_counter() - t0
+
+        made("warm", split, 1)  # imports and first calls, paid once by any run
+        one = made("one", split, 1)
+        out["generate"] = max(0.0, (made("eval", split, 4) - one) / 3)  # per sample, without the fixed cost
+        reader = SplitReader(Path(tmp) / "eval")
+        row = next(iter(reader.rows()))
+        video = reader.video(row)
+        out["score"] = _per_call(lambda _: score_row(reader, row, video, list(metrics)), (0,))
+        if train is not None:
+            out["train"] = max(0.0, (made("train", train, 33) - made("train1", train, 1)) / 32)
+    return out
+
+
+def _per_call(call: Any, args: Sequence[int] | range) -> float:
+    t0 = time.perf_counter()
+    for a in args:
+        call(a)
+    return (time.perf_counter() - t0) / max(1, len(args))
+
+
+def duration(seconds: float) -> str:
+    """'40 s', '1.5 min', '2.3 h' (the public name of `_duration`)."""
+    return _duration(seconds)

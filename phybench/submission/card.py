@@ -32,6 +32,24 @@ MAX_DEPTH = 4  # nesting of the free-form sampling settings (card -> sampling ->
 INPUT_TYPES = ("frames", "frames+text", "frames+state")
 PLACEHOLDER = "EDIT-ME"  # what `phybench card init` leaves for the author to fill in; never accepted
 
+
+
+def card_name_for(model: str) -> str:
+    """``card-<model>.json``: a model's own card name, so two models' submissions in one folder each
+    have a card beside them (``card.json`` is the first one's)."""
+    import re
+
+    slug = re.sub(r"[^a-z0-9._-]+", "-", model.lower()).strip("-._")[:64].strip("-._") or "model"
+    return f"card-{slug}.json"
+
+
+def card_candidates(submission: Path, model: str | None) -> list[Path]:
+    """Where `phybench submit` looks for a submission's card, in order: card.json inside it, the
+    model's own card-<model>.json beside it, card.json beside it."""
+    own = [submission.parent / card_name_for(model)] if model else []
+    return [submission / CARD_NAME, *own, submission.parent / CARD_NAME]
+
+
 # Stable problem codes.
 CARD_JSON = "card-json"  # not UTF-8, not JSON, duplicate keys, NaN/Infinity
 CARD_SIZE = "card-size"  # larger than MAX_CARD_BYTES, or too deeply nested

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..problems import Problem
-from .card import CARD_NAME, INPUT_TYPES, PLACEHOLDER, card_bytes, check_card
+from .card import CARD_NAME, INPUT_TYPES, MAX_CARD_BYTES, PLACEHOLDER, card_bytes, card_name_for, check_card
 
 MAX_SEEDS = 1000  # the card schema's maxItems
 
@@ -61,10 +61,29 @@ def template(meta: dict[str, Any], *, code_url: str | None = None, checkpoint_ur
     return card
 
 
-def default_path(submission: Path) -> Path:
+def default_path(submission: Path, model: str | None = None) -> Path:
     """card.json beside the submission, where `phybench submit` looks for it (not inside: the
-    submission's own files are hashed)."""
-    return submission.parent / CARD_NAME
+    submission's own files are hashed); when a card.json there is another model's (two models'
+    submissions in one folder), the model's own card-<model>.json beside it, where submit looks first."""
+    first = submission.parent / CARD_NAME
+    if model is None or _card_model(first) in (None, model):
+        return first
+    return submission.parent / card_name_for(model)
+
+
+def _card_model(path: Path) -> str | None:
+    """The model a card file names; None when there is no such file or it cannot be read as a card
+    (then it is left alone: never overwritten, never guessed at)."""
+    import json
+
+    try:
+        if path.is_symlink() or not path.is_file() or path.stat().st_size > MAX_CARD_BYTES:
+            return None
+        doc = json.loads(path.read_bytes())
+    except (OSError, ValueError, RecursionError):
+        return None
+    model = doc.get("model") if isinstance(doc, dict) else None
+    return model if isinstance(model, str) else None
 
 
 def init_card(submission: str | os.PathLike[str], out: str | os.PathLike[str] | None = None,
@@ -84,7 +103,9 @@ def init_card(submission: str | os.PathLike[str], out: str | os.PathLike[str] | 
     if not isinstance(meta, dict):
         raise CardInitError(f"{sub}: its submission.json is missing or invalid; `phybench validate` says why",
                             "invalid_submission")
-    path = Path(out) if out else default_path(sub)
+    model = meta.get("model")
+    name = model.get("name") if isinstance(model, dict) else None
+    path = Path(out) if out else default_path(sub, name if isinstance(name, str) and name else None)
     data = card_bytes(template(meta, **fields))
     try:
         with open(path, "xb") as f:  # never overwrite: a card may hold the author's edits

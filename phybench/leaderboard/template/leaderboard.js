@@ -8,6 +8,11 @@
   "use strict";
 
   var DATA = JSON.parse(document.getElementById("phybench-data").textContent);
+  // On a phone the explanations fold under one line, so the first screen shows the tables, not prose
+  // (they stay open on a wide screen, where the summary line is hidden).
+  if (window.matchMedia && window.matchMedia("(max-width: 640px)").matches) {
+    Array.prototype.forEach.call(document.querySelectorAll("details.explainer-fold"), function (d) { d.open = false; });
+  }
   var WARN_RATE = 0.05; // untrackable share worth a second look
   // The fields describing a model: phybench.scoring.model_fields.MODEL_FIELDS, serialised into the page.
   var MODEL_FIELDS = DATA.model_fields || [];
@@ -220,6 +225,18 @@
   }
 
   // ------------------------------------------------------------------ table cells
+  // A model name with a line-break opportunity after each _ . / (a hyphen is one already), so a
+  // narrow column wraps it between its parts, never inside a word: text nodes and <wbr> only.
+  function nameParts(name) {
+    var out = [];
+    String(name).split(/([_./])/).forEach(function (part, i) {
+      if (!part) return;
+      out.push(part);
+      if (i % 2 === 1) out.push(h("wbr", {}));
+    });
+    return out;
+  }
+
   function modelCell(row, detailsId) {
     var meta = row.meta || {};
     var bits = fieldsShown("summary").filter(function (f) { return !absent(meta[f.key]); }).map(function (f) {
@@ -236,7 +253,7 @@
       type: "button", class: "toggle", "aria-expanded": "false", "aria-controls": detailsId,
       title: "provenance: versions and hashes",
     }, [h("span", { class: "caret", "aria-hidden": "true", text: "▸" }), " provenance"]);
-    var children = [h("div", { class: "name", text: row.model })];
+    var children = [h("div", { class: "name" }, nameParts(row.model))];
     if (bits.length) children.push(h("div", { class: "meta", text: bits.join(" · ") }));
     var v = row.verification || { verified: false, text: "self-reported" };
     children.push(h("span", {
