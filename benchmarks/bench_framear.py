@@ -12,7 +12,10 @@ peak (`limits.py`; the CPU is named on the first line, `_machine.py`).  Every ra
 CPU-second (user + system of all threads): on shared cores wall seconds count the time a
 neighbour held the core, so a wall-time rate set against a CPU-time one (or two wall-time rates
 taken at different loads) can show a step at "119% of the conv rate".  Wall seconds are printed
-beside, for the reader who wants the elapsed time; no ratio uses them.
+beside, for the reader who wants the elapsed time; no ratio uses them.  One thread by default
+(`--threads`): with two on busy cores, a thread waiting at a barrier for its descheduled sibling
+spins and is charged CPU time for no work (measured: the model's conv at 43 GFLOP per CPU-second
+on two threads at load 16, 139 on one in the same minute).
 """
 
 from __future__ import annotations
@@ -110,11 +113,15 @@ def main(argv=None) -> dict:
     p.add_argument("--batch", type=int, default=None, help="clips per step (default: the recipe's)")
     p.add_argument("--resolution", type=int, default=None, help="model frames, px (default: the recipe's)")
     p.add_argument("--json", type=Path, help="also write the result here")
+    p.add_argument("--threads", type=int, default=1,
+                   help="torch threads (default 1; 0: torch's default). On shared cores OpenMP threads spin while "
+                        "a sibling is descheduled: CPU time without work, so more threads understate the rate")
     args = p.parse_args(argv)
     cfg = FrameConfig()
     cfg.batch_size = args.batch or cfg.batch_size
     cfg.resolution = args.resolution or cfg.resolution
-    print(_machine.line())
+    if args.threads:
+        torch.set_num_threads(args.threads)
     lim = limits.measure()  # one thread; restores the thread count
     print(lim.line())
     mm = matmul_rate()
