@@ -15,7 +15,7 @@ taken at different loads) can show a step at "119% of the conv rate".  Wall seco
 beside, for the reader who wants the elapsed time; no ratio uses them.  One thread by default
 (`--threads`): with two on busy cores, a thread waiting at a barrier for its descheduled sibling
 spins and is charged CPU time for no work (measured: the model's conv at 43 GFLOP per CPU-second
-on two threads at load 16, 139 on one in the same minute).
+on two threads at load 16, 131 on one thread at load 15 two minutes later).
 """
 
 from __future__ import annotations
