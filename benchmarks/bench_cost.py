@@ -156,4 +156,6 @@ def run(n: int, families: list[str], exact: bool = False, profile: str = "", rep
 
 
 if __name__ == "__main__":
+    import _machine  # benchmarks/ is sys.path[0] when run as a script: the CPU line every benchmark prints first
+    print(_machine.line(), flush=True)
     main_()

@@ -13,7 +13,10 @@ FLOPs are counted, not estimated: `torch.utils.flop_counter` over one forward + 
 (matmuls, convolutions and attention, the ops that dominate).  MFU = counted FLOPs per
 second / the device's peak dense bf16 rate: the datasheet value for known GPUs
 (`--peak-tflops` overrides), and on CPU the rate of a large bf16 matmul measured here,
-since CPUs publish no single peak.
+since CPUs publish no single peak.  On CPU every time is CPU seconds (`time.process_time`, all
+threads): the cores are shared, and wall seconds would count a neighbour's time as the model's.
+The achieved rate is checked against the FMA peak measured in the same run (`limits.py`): a
+rate above it raises.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 from phybench_baselines.dit.diffusion import condition, make_scheduler, training_loss  # noqa: E402
 from phybench_baselines.dit.models import DiT, PAPER_SETUP  # noqa: E402
 
@@ -41,16 +45,21 @@ def gpu_peak(name: str) -> float | None:
     return None
 
 
+def clock(device: str) -> float:
+    """Wall seconds on a GPU (the host waits for the card), CPU seconds on a CPU."""
+    return time.perf_counter() if device.startswith("cuda") else time.process_time()
+
+
 def measured_matmul_peak(device: str, dtype: torch.dtype, n: int = 2048, reps: int = 5) -> float:
     """TFLOP/s of an n x n x n matmul, the best of `reps`: the practical peak of this device."""
     a, b = torch.randn(n, n, device=device, dtype=dtype), torch.randn(n, n, device=device, dtype=dtype)
     best = float("inf")
     for _ in range(reps + 1):
         sync(device)
-        t = time.perf_counter()
+        t = clock(device)
         a @ b
         sync(device)
-        best = min(best, time.perf_counter() - t)
+        best = min(best, clock(device) - t)
     return 2 * n**3 / best / 1e12
 
 
@@ -96,11 +105,11 @@ def bench(size: str, batch_size: int, steps: int, warmup: int, device: str, comp
     for _ in range(warmup):
         step()
     sync(device)
-    t = time.perf_counter()
+    t = clock(device)
     for _ in range(steps):
         step()
     sync(device)
-    seconds = (time.perf_counter() - t) / steps
+    seconds = (clock(device) - t) / steps
     return dict(size=size, params=params, tokens=tokens, batch=batch_size, seconds_per_step=seconds,
                 samples_per_s=batch_size / seconds, tflops_per_step=flops / 1e12,
                 achieved_tflops=flops / seconds / 1e12)
@@ -139,6 +148,11 @@ def main(argv=None) -> list[dict]:
         r.update(device=name, peak_tflops=peak, peak_source=peak_source, mfu=(r["achieved_tflops"] / peak) if peak else None,
                  compiled=args.compile, torch=torch.__version__)
         rows.append(r)
+        if not gpu:
+            import limits  # benchmarks/limits.py: one thread, restores the thread count
+
+            limits.check(f"DiT-{size}", r["achieved_tflops"] * 1e3, limits.measure().fp32_gflops, "GFLOP per CPU-second",
+                         peak=limits.measure().fp32_gflops)
         mfu = f"{100 * r['mfu']:.1f}%" if r["mfu"] is not None else "n/a"
         print(f"{size:<4}  {r['params']:>11,}  {r['tokens']:>6}  {batch:>5}  {r['seconds_per_step']:>6.3f}  "
               f"{r['samples_per_s']:>9.2f}  {r['tflops_per_step']:>10.3f}  {r['achieved_tflops']:>7.3f}  {mfu}", flush=True)
@@ -148,4 +162,6 @@ def main(argv=None) -> list[dict]:
 
 
 if __name__ == "__main__":
+    import _machine  # benchmarks/ is sys.path[0] when run as a script: the CPU line every benchmark prints first
+    print(_machine.line(), flush=True)
     main()

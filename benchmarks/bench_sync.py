@@ -93,4 +93,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    import _machine  # benchmarks/ is sys.path[0] when run as a script: the CPU line every benchmark prints first
+    print(_machine.line(), flush=True)
     main()

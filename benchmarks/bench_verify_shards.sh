@@ -5,6 +5,7 @@
 # A 16-video uniform id-eval split and a copy-last submission, scored at --batch-size 4 (so
 # the 4 I3D batches split 2 + 2); the FVD reference cache is warm for both verifies.
 set -euo pipefail
+python "$(dirname "$0")/_machine.py"  # the CPU line every benchmark prints first
 W=${1:-/tmp/bench-verify-shards}
 export OMP_NUM_THREADS=1 PHYBENCH_FVD_CACHE_DIR=$W/fvd-cache
 python - "$W" <<'PY'

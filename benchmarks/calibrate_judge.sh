@@ -7,6 +7,7 @@
 #      benign); B: benign and planted kinds on 30 rows of each fundamental/combinatorial split
 # Writes WORK_DIR/{A,B,C}.md and .json.  Deterministic: a re-run gives the same tables.
 set -euo pipefail
+python "$(dirname "$0")/_machine.py"  # the CPU line every benchmark prints first
 WORK=${1:-/tmp/phybench-calibration}
 WORKERS=${2:-2}
 REPO=$PWD

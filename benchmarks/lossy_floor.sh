@@ -5,6 +5,7 @@
 # Usage: bash benchmarks/lossy_floor.sh SPLITS_DIR WORK_DIR
 #   SPLITS_DIR holds <task>-id-eval split folders (e.g. the quickstart's lite data/ folder).
 set -euo pipefail
+python "$(dirname "$0")/_machine.py"  # the CPU line every benchmark prints first
 SPLITS=$1
 WORK=$2
 mkdir -p "$WORK"

@@ -4,6 +4,16 @@ from pathlib import Path
 
 import pytest
 
+# One thread for torch's and the BLAS's thread pools in every test process and in the CLI
+# processes the tests start (they inherit the environment).  On shared cores a second OpenMP
+# thread spins at every barrier while its sibling is descheduled, charged as CPU for no work:
+# the random-weight framear test took 31.6 CPU-s on torch's default two threads at load 14 and
+# 2.3 CPU-s on one (issue 52).  Tests that compare thread counts set these variables themselves
+# for the processes they start (tests/test_fvd_cache.py, tests/test_image_metrics.py); a value
+# already in the environment is kept.
+for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
 GOLDEN = Path(__file__).parent / "golden.json"
 
 

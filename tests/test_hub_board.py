@@ -92,6 +92,7 @@ def published(hub, board, tmp_path_factory):
     return publish_new(hub, board, tmp_path_factory.mktemp("home"), "tester/phybench-board")
 
 
+@pytest.mark.slow  # a whole loop over real HTTP (the local Hub): the slow tier, docs/testing.md
 def test_publish_writes_the_board_in_one_commit(hub, board, published):
     files = published["files"]
     local = sorted(p.relative_to(board).as_posix() for p in board.rglob("*.json"))
@@ -111,6 +112,7 @@ def test_publish_writes_the_board_in_one_commit(hub, board, published):
     validate_eval_yaml(yaml.safe_load(Path(path).read_text()))
 
 
+@pytest.mark.slow  # a whole loop over real HTTP (the local Hub): the slow tier, docs/testing.md
 def test_the_site_built_from_the_hub_at_a_revision_is_the_local_one(hub, board, published, tmp_path):
     local = build(board, tmp_path / "local", require_verified=True)
     proc = phybench(hub, published["home"], "leaderboard", "build", "--from-hub", published["repo"],
@@ -121,6 +123,7 @@ def test_the_site_built_from_the_hub_at_a_revision_is_the_local_one(hub, board, 
     assert theirs == ours and theirs["require_verified"] and len(theirs["files"]) == len(local.accepted)
 
 
+@pytest.mark.slow  # a whole loop over real HTTP (the local Hub): the slow tier, docs/testing.md
 def test_a_forged_parquet_is_refused_and_the_pinned_revision_still_builds(hub, board, tmp_path):
     published = publish_new(hub, board, tmp_path / "home", "tester/forged-board")
     name = "fundamental/lite/uniform-id-eval-copy-last.samples"
@@ -143,6 +146,7 @@ def test_a_forged_parquet_is_refused_and_the_pinned_revision_still_builds(hub, b
     assert proc.returncode == 0, proc.stderr[-2000:]
 
 
+@pytest.mark.slow  # a whole loop over real HTTP (the local Hub): the slow tier, docs/testing.md
 def test_publish_refuses_a_board_that_is_not_all_verified(hub, board, published, tmp_path):
     bad = tmp_path / "results"
     shutil.copytree(board, bad)
@@ -153,6 +157,7 @@ def test_publish_refuses_a_board_that_is_not_all_verified(hub, board, published,
     assert api(hub, published["home"], INFO, repo=published["repo"], rev="main")[0] == before  # nothing written
 
 
+@pytest.mark.slow  # a whole loop over real HTTP (the local Hub): the slow tier, docs/testing.md
 def test_a_hostile_repository_is_refused_before_any_download(hub, board, tmp_path):
     published = publish_new(hub, board, tmp_path / "home", "tester/hostile-board")
     extra = tmp_path / "x.txt"
@@ -199,6 +204,7 @@ def test_too_many_files_or_bytes_or_an_odd_revision(monkeypatch):
     assert info.value.code == "hub_revision"
 
 
+@pytest.mark.slow  # a whole loop over real HTTP (the local Hub): the slow tier, docs/testing.md
 def test_sync_with_publish_writes_the_board_to_its_repository(hub, board, tmp_path, monkeypatch):
     """`leaderboard sync --publish`: no pull request open, the site is built and the board published."""
     from phybench.leaderboard.signing import REPO_KEYS, new_key_pair
@@ -256,6 +262,7 @@ result = [error, sorted(s.rfilename for s in real.repo_info(repo, repo_type="dat
 """
 
 
+@pytest.mark.slow  # a whole loop over real HTTP (the local Hub): the slow tier, docs/testing.md
 def test_a_commit_that_lands_while_publishing_fails_the_publish(hub, board, tmp_path):
     """The publish commits on the main it read: a change of main in between fails it (nothing mixed)."""
     error, files = api(hub, tmp_path / "home", RACE, repo="tester/raced-board", board=str(board))

@@ -92,6 +92,7 @@ def rows(folder: Path) -> list[str]:
                   if not p.name.endswith((".samples.json", ".verified.json")))
 
 
+@pytest.mark.slow  # a whole loop over real HTTP (the local Hub): the slow tier, docs/testing.md
 def test_pull_brings_back_the_published_admitted_rows_byte_for_byte(hub, world, tmp_path):
     board, home = world["board"], tmp_path / "home"
     published = publish_new(hub, board, home, "tester/pull-board")
@@ -136,6 +137,7 @@ def test_pull_brings_back_the_published_admitted_rows_byte_for_byte(hub, world, 
     assert tree(results / "hub") == {**tree(board / "hub"), "local-only.json": b"{}"}
 
 
+@pytest.mark.slow  # a whole loop over real HTTP (the local Hub): the slow tier, docs/testing.md
 def test_a_hostile_listing_is_refused_with_nothing_written(hub, world, tmp_path, monkeypatch):
     home = tmp_path / "home"
     published = publish_new(hub, world["board"], home, "tester/hostile-pull")

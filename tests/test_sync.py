@@ -467,6 +467,7 @@ def test_the_sync_signs_or_does_not_start(world, hub, tmp_path, board_key):
     assert not (tmp_path / "site").exists()
 
 
+@pytest.mark.slow  # a whole loop over real HTTP (the local Hub): the slow tier, docs/testing.md
 def test_one_sync_at_a_time_per_board(world, hub, tmp_path):
     """Issue 36: a second sync of the same board while one runs exits at once (sync_busy, exit 2)
     and posts nothing; a sync killed with SIGKILL leaves no lock behind (flock dies with it)."""
@@ -698,6 +699,7 @@ def test_submit_uploads_an_archive_as_it_is_and_finds_the_card_beside_it(world, 
     assert out.returncode == 2 and "no dataset repo tester/absent" in out.stderr, out.stderr
 
 
+@pytest.mark.slow  # a whole loop over real HTTP (the local Hub): the slow tier, docs/testing.md
 def test_card_init_then_submit_without_a_token_says_log_in_and_with_one_opens_the_pr(world, hub, tmp_path):
     """Issue 37 item 6: `card init` prefills a card from submission.json (never overwriting; an unfinished
     template is refused by the card check); `submit` with no token says how to log in, nothing uploaded."""

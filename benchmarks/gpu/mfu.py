@@ -75,4 +75,9 @@ def main(argv=None) -> dict:
 
 
 if __name__ == "__main__":
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    import _machine  # benchmarks/_machine.py: the CPU line every benchmark prints first
+    print(_machine.line(), file=sys.stderr, flush=True)  # stderr: stdout is timing.json
     main()
