@@ -62,9 +62,12 @@ def _frames_only_output() -> tuple[str, torch.Tensor]:
 def test_default_off_is_the_frames_only_model_as_before():
     digest, out = _frames_only_output()
     assert digest == INIT_SHA256  # same parameters, names and initial values (seeded CPU draws)
-    assert out.double().sum().item() == pytest.approx(OUT_SUM, rel=1e-6)
-    assert out.double().abs().sum().item() == pytest.approx(OUT_ABS_SUM, rel=1e-6)
-    assert out.flatten()[::997][:7].tolist() == pytest.approx(OUT_VALUES, rel=1e-5, abs=1e-6)
+    # The parameters are pinned bit for bit above; the forward's floats are not portable across CPUs: the
+    # pinned sums were recorded on an AMD Zen 4 host, and an Intel Xeon gives a sum 3e-5 (relative) away
+    # (oneDNN/MKL kernels sum in another order).  A real change of the model moves them by far more.
+    assert out.double().sum().item() == pytest.approx(OUT_SUM, rel=2e-4)
+    assert out.double().abs().sum().item() == pytest.approx(OUT_ABS_SUM, rel=2e-4)
+    assert out.flatten()[::997][:7].tolist() == pytest.approx(OUT_VALUES, rel=2e-4, abs=1e-5)
     # a frames-only config.json has no conditioning fields (existing runs' configs are unchanged)
     assert not {"condition", "state_bodies", "text_vocab", "text_len"} & set(TrainConfig().to_dict())
     assert TrainConfig(condition="state").to_dict()["condition"] == "state"
