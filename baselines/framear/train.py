@@ -142,11 +142,11 @@ def lr_factor(cfg: FrameConfig, step: int) -> float:
 
 
 # Named starting points; --set overrides apply on top.  `tiny`: a smoke run of about a CPU-minute on
-# 2 cores (a training split of >= 72 rows, e.g. `phybench generate uniform --split train-30k --limit 100`),
+# 2 cores (a training split of >= 56 rows, e.g. `phybench generate uniform --split train-30k --limit 64`),
 # enough to go through train -> sample -> score; it does not learn the law.
 PRESETS: dict[str, list[str]] = {
-    "tiny": ["resolution=24", "width=16", "dilations=[1,2,4,2,1]", "train_rows=64", "val_rows=8", "batch_size=16",
-             "steps=120", "warmup_steps=10", "eval_every=60", "log_every=20", "sample_steps=2"],
+    "tiny": ["resolution=24", "width=16", "dilations=[1,2,4,2,1]", "train_rows=48", "val_rows=8", "batch_size=8",
+             "steps=80", "warmup_steps=10", "eval_every=40", "log_every=20", "sample_steps=2"],
 }
 
 
