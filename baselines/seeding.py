@@ -17,12 +17,18 @@ the noise does not depend on the device either.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 import numpy as np
 import torch
 
 NOISE_SEED_VERSION = b"phybench-video-noise-v1"  # in the hash: a change of recipe changes every video's noise
+# Torch threads of CPU sampling.  Each video is rolled out alone (a layer's float sums depend on its
+# batch); one video is too little work to split across threads (measured on 2 loaded cores, framear
+# 48 px: 16 single-video calls took 0.08 CPU-s on 1 thread, 5.8 CPU-s on 2, spinning at barriers),
+# and one thread also makes the bytes independent of the machine's thread count.
+SAMPLE_THREADS = 1
 
 
 def video_seed(seed: int, condition: np.ndarray) -> int:
@@ -51,3 +57,14 @@ def batch_noise(shape: Sequence[int], generator: torch.Generator | Sequence[torc
     rows = [torch.randn(tuple(shape[1:]), generator=g, dtype=dtype) for g in generator]
     out = torch.stack(rows)
     return out if device is None else out.to(device)
+
+
+@contextmanager
+def sampling_threads() -> Iterator[int]:
+    """Run CPU sampling on `SAMPLE_THREADS` torch threads, then restore the count (yields the count used)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(SAMPLE_THREADS)
+    try:
+        yield SAMPLE_THREADS
+    finally:
+        torch.set_num_threads(before)

@@ -27,7 +27,7 @@ from .conditioning import condition_inputs
 from .config import TrainConfig
 from .diffusion import make_scheduler, sample
 from .latent import PixelCodec, make_codec
-from ..seeding import video_generators
+from ..seeding import SAMPLE_THREADS, sampling_threads, video_generators
 
 
 def load_run(run: Path, device) -> tuple[TrainConfig, torch.nn.Module, PixelCodec]:
@@ -80,8 +80,9 @@ def rollout_videos(model, codec: PixelCodec, cfg: TrainConfig, first: torch.Tens
     the bytes; on an accelerator the batch runs together (throughput), and only the noise is the video's own."""
     if first.device.type != "cpu":
         return rollout(model, codec, cfg, first, total, steps, generators, y=y)
-    return torch.cat([rollout(model, codec, cfg, first[i:i + 1], total, steps, [generators[i]],
-                              y=None if y is None else y[i:i + 1]) for i in range(first.shape[0])])
+    with sampling_threads():  # one video is too little work for more (`seeding.SAMPLE_THREADS`)
+        return torch.cat([rollout(model, codec, cfg, first[i:i + 1], total, steps, [generators[i]],
+                                  y=None if y is None else y[i:i + 1]) for i in range(first.shape[0])])
 
 
 def complete_clips(model, codec: PixelCodec, cfg: TrainConfig, reader: SplitReader, rows: list[dict],
@@ -146,7 +147,8 @@ def sampler_settings(cfg: TrainConfig, codec: PixelCodec, steps: int, device, pr
     """The submission's sampler: what the videos' bytes depend on besides the weights and the seed
     (the same for this module's command and `phybench run` with `runner.DiT`)."""
     out = {"objective": cfg.objective, "steps": int(steps), "space": codec.name,
-           "noise": "per video: sha256(seed, its condition frames)", "threads": torch.get_num_threads()}
+           "noise": "per video: sha256(seed, its condition frames)",
+           "threads": SAMPLE_THREADS if torch.device(device).type == "cpu" else torch.get_num_threads()}
     if precision == "fp32":
         out["precision"] = "fp32"
     return out

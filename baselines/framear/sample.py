@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..seeding import batch_noise, video_generators
+from ..seeding import SAMPLE_THREADS, batch_noise, sampling_threads, video_generators
 from .model import FrameNet
 from .train import FrameConfig, downsample, make_model, upsample
 from phybench.data.split import SplitReader, render_row
@@ -72,14 +72,16 @@ def generate_videos(model, cfg: FrameConfig, condition: np.ndarray, num_frames: 
                     steps: int | None = None) -> np.ndarray:
     """uint8 (B, c, H, W, 3) -> uint8 (B, num_frames, H, W, 3), the condition frames kept as given.
 
-    Each video depends only on (model, seed, its own condition frames, steps) and the thread count:
-    not on the other videos of the batch, nor on the batch size."""
+    Each video depends only on (model, seed, its own condition frames, steps): not on the other
+    videos of the batch, the batch size or the thread count."""
     condition = np.asarray(condition)
     B, c, R = condition.shape[:3]
     # each video rolled out alone, from its own generator: a convolution's float sums depend on the
     # batch it runs in (1 grey level in a few pixels), so batching would leak into the bytes
-    out = np.stack([upsample(rollout(model, cfg, downsample(v, cfg.resolution)[None], num_frames, [g], steps)[0], R)
-                    for v, g in zip(condition, video_generators(seed, condition), strict=True)])
+    # (on SAMPLE_THREADS threads: the bytes then do not depend on the machine's thread count either)
+    with sampling_threads():
+        out = np.stack([upsample(rollout(model, cfg, downsample(v, cfg.resolution)[None], num_frames, [g], steps)[0], R)
+                        for v, g in zip(condition, video_generators(seed, condition), strict=True)])
     out[:, :c] = condition
     return np.ascontiguousarray(out)
 
@@ -181,7 +183,7 @@ def sampler_card(weights: Path, cfg: FrameConfig, model: FrameNet, steps: int | 
 
     One function for both paths (this module's command and `phybench run` with `FrameAR`), so the
     same checkpoint is described the same way whichever wrote it.  The sampler names the torch
-    thread count: the videos' float sums (and so a few pixels) depend on it."""
+    thread count it samples on (`seeding.SAMPLE_THREADS`): float sums, and so a few pixels, depend on it."""
     from phybench.io import file_sha256
 
     folder, step = run_folder(weights), snapshot_step(weights)
@@ -197,7 +199,7 @@ def sampler_card(weights: Path, cfg: FrameConfig, model: FrameNet, steps: int | 
     card.update(training_record(weights, hardware=hardware))
     sampler = {"objective": "flow", "steps": int(steps or cfg.sample_steps), "space": f"pixels {cfg.resolution} px",
                "rollout": f"frame by frame, {cfg.context} frames of context",
-               "noise": "per video: sha256(seed, its condition frames)", "threads": torch.get_num_threads()}
+               "noise": "per video: sha256(seed, its condition frames)", "threads": SAMPLE_THREADS}
     return {"model": card, "sampler": sampler, "seeds": [int(seed)]}
 
 
