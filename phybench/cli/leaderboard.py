@@ -37,6 +37,11 @@ EXAMPLES = {
         verify exit codes: 0 every file verified, 1 some differ (each differing field is
         listed; no record for them), 2 some could not be checked (one line each with its
         code, see docs/results.md "Verification codes"; nothing written).
+
+        reproduce: does a re-made submission have a verified file's videos (its videos-only
+        hash against the record's; training time and hardware are card facts, not verified)?
+          phybench leaderboard reproduce r.json --submissions remade-sub/ [--require-verified]
+        exit 0 reproduced, 1 other videos, 2 cannot check (no record with a videos hash).
     """,
 }
 
