@@ -298,6 +298,12 @@ def _load(path: Path, T: int, C: int, R: int, limit: int) -> np.ndarray:
     return array
 
 
+def with_card(meta: dict[str, Any], name: str, card: dict[str, Any]) -> None:
+    """submission.json's model block, sampler and seeds from a model's card (`pipeline.model_card`); the name is `name`."""
+    meta["model"] = {**card.get("model", {}), "name": name}
+    meta.update({key: card[key] for key in ("sampler", "seeds") if key in card})
+
+
 def pack(generated: str | os.PathLike[str], inputs_dir: str | os.PathLike[str], out: str | os.PathLike[str],
          model: str, progress: bool = True, conditioning: dict[str, Any] | None = None,
          warnings: list[str] | None = None, card: dict[str, Any] | None = None) -> Path:
@@ -351,11 +357,7 @@ def pack(generated: str | os.PathLike[str], inputs_dir: str | os.PathLike[str], 
             yield sid, video
 
     meta = dict(doc["submission"])
-    card = card or {}
-    meta["model"] = {**card.get("model", {}), "name": model}
-    for key in ("sampler", "seeds"):
-        if key in card:
-            meta[key] = card[key]
+    with_card(meta, model, card or {})
     if conditioning:
         meta["conditioning"] = conditioning
     from ..data.source import video_source
