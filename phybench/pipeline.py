@@ -105,6 +105,7 @@ def load_model(spec: str, model_args: dict[str, Any]) -> Any:
 
 CARD_HOOK = "submission_card"  # a model's optional method: its own description for submission.json
 CARD_KEYS = ("model", "sampler", "seeds")
+GENERIC_CLASSES = ("Model", "Pipeline")  # class names that say nothing: `run` names the model after the module
 
 
 def model_card(model: Any) -> dict[str, Any]:
@@ -133,14 +134,14 @@ def model_card(model: Any) -> dict[str, Any]:
 
 def default_model_name(spec: str, model: Any) -> str:
     """The name results go under when --name is not given: the model's card's name, else the class's,
-    except a class called ``Model`` (the template's name, which says nothing), which keeps its
-    module's name (``phybench.examples.shift:Model`` -> "shift").  Two classes in one file so get
-    two names."""
+    except a generic class name (`GENERIC_CLASSES`: the template's ``Model``, the diffusers adapter's
+    ``Pipeline``), which keeps its module's name (``phybench.examples.shift:Model`` -> "shift").
+    Two classes in one file so get two names."""
     name = model_card(model).get("model", {}).get("name")
     if isinstance(name, str) and name.strip():
         return name
     module, _, cls = spec.rpartition(":")
-    if cls != "Model":
+    if cls not in GENERIC_CLASSES:
         return cls
     return Path(module).stem if module.endswith(".py") or "/" in module else module.rsplit(".", 1)[-1]
 

@@ -55,7 +55,7 @@ def _add_run(add: Callable[..., argparse.ArgumentParser]) -> None:
                     help="e.g. phybench.examples.shift:Model, or baseline:NAME for a reference baseline")
     rn.add_argument("--model-args", metavar="K=V,...", help="keyword arguments of the model class")
     rn.add_argument("--name", help="model name in the results (default: the name the model's submission_card() "
-                    "gives, else the class's; a class called Model: its module's)")
+                    "gives, else the class's; a class called Model or Pipeline: its module's)")
     where = rn.add_mutually_exclusive_group(required=True)
     where.add_argument("--data", metavar="SPLIT_DIR", nargs="+", help="evaluation splits to answer")
     where.add_argument("--tasks", metavar="T1,T2", help="answer these tasks' evaluation splits on --protocol "
