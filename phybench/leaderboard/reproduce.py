@@ -58,7 +58,8 @@ class Reproduction:
 
 
 def _differences(shipped: dict[str, Any], remade: dict[str, Any]) -> tuple[list[str], list[str]]:
-    facts, other = [], []
+    facts: list[str] = []
+    other: list[str] = []
     for key in sorted(set(shipped) | set(remade)):
         a, b = shipped.get(key), remade.get(key)
         if a == b:
