@@ -106,6 +106,49 @@ def load_model(spec: str, model_args: dict[str, Any]) -> Any:
     return model
 
 
+CARD_HOOK = "submission_card"  # a model's optional method: its own description for submission.json
+CARD_KEYS = ("model", "sampler", "seeds")
+GENERIC_CLASSES = ("Model", "Pipeline")  # class names that say nothing: `run` names the model after the module
+
+
+def model_card(model: Any) -> dict[str, Any]:
+    """What a model says of itself, for its submission.json: ``model.submission_card()`` when it has one.
+
+    Why: a baseline run through `run` must be described as its own command describes it (its
+    name, checkpoint hash, sampler settings, training facts), else the board shows a model called
+    after its module with an empty sampler (issue 49).  The hook returns ``{"model": {...},
+    "sampler": {...}, "seeds": [...]}`` (each optional); anything else is refused up front."""
+    hook = getattr(model, CARD_HOOK, None)
+    if not callable(hook):
+        return {}
+    try:
+        card = hook()
+    except Exception as exc:
+        raise RunError(f"{type(model).__name__}.{CARD_HOOK}() raised {type(exc).__name__}: {exc}", "model_card") from None
+    shapes = {"model": dict, "sampler": dict, "seeds": list}
+    if not isinstance(card, dict) or set(card) - set(CARD_KEYS) or any(
+            not isinstance(card[k], shapes[k]) for k in card):
+        raise RunError(f"{type(model).__name__}.{CARD_HOOK}() must return a dict with only "
+                       f"{', '.join(CARD_KEYS)} (a dict, a dict, a list); got {str(card)[:80]}", "model_card")
+    if any(not isinstance(s, int) or isinstance(s, bool) for s in card.get("seeds", [])):
+        raise RunError(f"{type(model).__name__}.{CARD_HOOK}(): seeds must be integers", "model_card")
+    return card
+
+
+def default_model_name(spec: str, model: Any) -> str:
+    """The name results go under when --name is not given: the model's card's name, else the class's,
+    except a generic class name (`GENERIC_CLASSES`: the template's ``Model``, the diffusers adapter's
+    ``Pipeline``), which keeps its module's name (``phybench.examples.shift:Model`` -> "shift").
+    Two classes in one file so get two names."""
+    name = model_card(model).get("model", {}).get("name")
+    if isinstance(name, str) and name.strip():
+        return name
+    module, _, cls = spec.rpartition(":")
+    if cls not in GENERIC_CLASSES:
+        return cls
+    return Path(module).stem if module.endswith(".py") or "/" in module else module.rsplit(".", 1)[-1]
+
+
 def parse_model_args(text: str | None) -> dict[str, Any]:
     """'a=1,b=x' -> {'a': 1, 'b': 'x'} (ints and floats parsed, the rest strings)."""
     out: dict[str, Any] = {}
@@ -379,7 +422,7 @@ def _generate_and_pack(model: Any, model_name: str, split_dir: str | os.PathLike
     if not (sub / "submission.json").is_file():
         try:
             pack(gen, inputs, sub, model_name, progress=False,
-                 conditioning=conditioning_record(model, int(m["condition_frames"])))
+                 conditioning=conditioning_record(model, int(m["condition_frames"])), card=model_card(model))
         except InputsError as exc:
             raise RunError(str(exc), exc.code) from None
 

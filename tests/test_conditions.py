@@ -166,7 +166,7 @@ def test_run_passes_prompts_and_states_and_records_the_track(split, tmp_path):
     assert all(s["bodies"][0]["colour_name"] == "red" for _, states in TextModel.seen for s in states)
     meta = json.loads((work / "submission" / "submission.json").read_text())
     assert meta["conditioning"] == {"inputs": "frames+text+state", "condition_frames_used": 1}
-    results = json.loads((out / "results" / "collision-id-eval-test_conditions.json").read_text())
+    results = json.loads((out / "results" / "collision-id-eval-TextModel.json").read_text())  # the class's name
     assert results["model"]["conditioning"] == meta["conditioning"]
 
     out2 = tmp_path / "run2"

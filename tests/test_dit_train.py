@@ -204,3 +204,28 @@ def test_latent_space_run_trains_samples_and_pins_its_autoencoder(splits, tmp_pa
                                                blocks=1, norm="none")), ae_dir)
     with pytest.raises(ValueError, match="not the one"):
         dit_sample.main(["--checkpoint", str(run), "--data", str(eval_dir), "--out", str(tmp_path / "sub2")])
+
+
+def test_dit_seeds_each_video_and_run_gives_the_samplers_bytes(splits, tmp_path):
+    """Seeds 0 and 1 differ; `phybench run` with `runner.DiT` at another batch size writes the sampler's
+    videos, name, card and sampler (the old runner seeded per batch with `seed * 2**32 + digest[:4]`)."""
+    from phybench.cli import main as cli
+    from phybench.submission.identity import videos_hash
+
+    train, eval_dir = splits
+    run = tmp_path / "run"
+    dit_train.main(["--config", "tiny", "--train-data", str(train), "--out", str(run), "--set", *TINY, "steps=1"])
+    own = dit_sample.main(["--checkpoint", str(run), "--data", str(eval_dir), "--out", str(tmp_path / "own"),
+                           "--batch-size", "3", "--seed", "1", "--quiet", "--steps", "2"])
+    out = tmp_path / "via-run"
+    assert cli(["run", "--model", "phybench_baselines.dit.runner:DiT", "--model-args", f"checkpoint={run},seed=1,steps=2",
+                "--data", str(eval_dir), "--out", str(out), "--batch-size", "2", "--metrics", "velocity_error",
+                "--quiet"]) == 0
+    via = out / "uniform-id-eval" / "submission"
+    a, b = (json.loads((p / "submission.json").read_text()) for p in (own, via))
+    assert b["model"] == a["model"] and b["model"]["name"] == "dit-tiny-ddpm"
+    assert b["sampler"] == a["sampler"] and b["seeds"] == [1]
+    assert videos_hash(via) == videos_hash(own)
+    seed0 = dit_sample.main(["--checkpoint", str(run), "--data", str(eval_dir), "--out", str(tmp_path / "s0"),
+                             "--quiet", "--steps", "2"])
+    assert videos_hash(seed0) != videos_hash(own)

@@ -134,3 +134,74 @@ def test_rollout_training_is_seeded_and_changes_the_weights(splits, tmp_path):
     before, after = fa_sample.training_record(init), fa_sample.training_record(tmp_path / "i" / "ema.safetensors")
     assert before["train_steps"] == 4 and after["train_steps"] == 5
     assert after["train_seconds"] >= before["train_seconds"] and after["hardware"] == before["hardware"]
+
+
+def noisy_model(cfg):
+    """A FrameNet whose output depends on the noise (the zero-initialised output layer would copy the last frame)."""
+    torch.manual_seed(0)
+    model = fa_train.make_model(cfg)
+    for p in model.parameters():
+        torch.nn.init.normal_(p, std=0.05)
+    return model.eval()
+
+
+def test_each_videos_noise_is_its_seed_and_its_own_condition_frames():
+    """Seeds 0 and 1 differ (the old `seed * 2**32 + digest` lost the seed on a CPU generator), the same seed
+    gives the same bytes, and neither the batch size nor the batch's other videos change a video."""
+    from phybench_baselines.seeding import video_seed
+
+    cfg = fa_train.FrameConfig(resolution=16, width=8, dilations=[1, 2], sample_steps=2)
+    model = noisy_model(cfg)
+    cond = np.random.default_rng(0).integers(0, 256, (4, 3, 32, 32, 3), dtype=np.uint8)
+    a = fa_sample.generate_videos(model, cfg, cond, 6, seed=0)
+    assert np.array_equal(a, fa_sample.generate_videos(model, cfg, cond, 6, seed=0))
+    b = fa_sample.generate_videos(model, cfg, cond, 6, seed=1)
+    assert all(not np.array_equal(a[i, 3:], b[i, 3:]) for i in range(4))
+    alone = np.concatenate([fa_sample.generate_videos(model, cfg, cond[i:i + 1], 6) for i in range(4)])
+    assert np.array_equal(a, alone)
+    swapped = fa_sample.generate_videos(model, cfg, cond[[2, 0]], 6)
+    assert np.array_equal(swapped, a[[2, 0]])
+    # every bit of the seed reaches the generator (a CPU generator keeps the low 32 bits of its seed)
+    seeds = {video_seed(s, cond[0]) & 0xFFFFFFFF for s in (0, 1, 2**32, -1)}
+    assert len(seeds) == 4 and all(0 <= video_seed(s, cond[0]) < 2**63 for s in (0, 2**40))
+
+
+def test_tiny_preset_and_help_list_every_setting(capsys):
+    cfg = fa_train.make_config(["steps=5"], "tiny")
+    assert cfg.resolution == 24 and cfg.width == 16 and cfg.steps == 5  # --set overrides the preset
+    assert fa_train.make_config([]).resolution == 48
+    with pytest.raises(SystemExit):
+        fa_train.parse_args(["--help"])
+    out = capsys.readouterr().out
+    defaults = fa_train.FrameConfig().to_dict()
+    assert all(f"  {k}={json.dumps(v)}" in out for k, v in defaults.items())
+    assert "tiny: resolution=24" in out
+
+
+@pytest.mark.slow
+def test_framear_through_run_is_its_own_sampler(splits, tmp_path):
+    """`phybench run --model ...framear.sample:FrameAR` names the model as the sampler does, writes its
+    sampler, seeds and checkpoint hash, and gives the same video bytes for the same checkpoint and seed,
+    at another batch size."""
+    from phybench.cli import main as cli
+    from phybench.submission.identity import videos_hash
+
+    train, eval_dir = splits
+    run = tmp_path / "run"
+    fa_train.main(["--train-data", str(train), "--out", str(run), "--set", *TINY, "val_rows=0"])
+    assert json.loads((run / "config.json").read_text())["threads"] == torch.get_num_threads()
+    own = fa_sample.main(["--checkpoint", str(run), "--data", str(eval_dir), "--out", str(tmp_path / "own"),
+                          "--batch-size", "3", "--seed", "1"])
+    out = tmp_path / "via-run"
+    assert cli(["run", "--model", "phybench_baselines.framear.sample:FrameAR", "--model-args",
+                f"checkpoint={run},seed=1", "--data", str(eval_dir), "--out", str(out), "--batch-size", "2",
+                "--metrics", "velocity_error", "--quiet"]) == 0
+    via = out / "uniform-id-eval" / "submission"
+    a, b = (json.loads((p / "submission.json").read_text()) for p in (own, via))
+    assert b["model"] == a["model"] and b["model"]["name"] == "framear-flow"
+    assert b["sampler"] == a["sampler"] and b["sampler"]["threads"] == 1 and b["seeds"] == [1]
+    assert len(a["model"]["checkpoint_sha256"]) == 64
+    assert videos_hash(via) == videos_hash(own)
+    assert (out / "results" / "uniform-id-eval-framear-flow.json").is_file()
+    seed0 = fa_sample.main(["--checkpoint", str(run), "--data", str(eval_dir), "--out", str(tmp_path / "s0")])
+    assert videos_hash(seed0) != videos_hash(own)

@@ -135,3 +135,45 @@ def test_limit_is_a_smoke_test_on_the_first_n_samples_labelled_as_such(tmp_path,
     assert main(["run", "--model", "phybench.examples.shift:Model", "--data", str(out / "data" / "uniform-id-eval-limit2"),
                  "--limit", "2", "--out", str(tmp_path / "x")]) == 2
     assert "goes with --tasks" in capsys.readouterr().err
+
+
+class ConstVel:
+    def generate(self, condition, num_frames):
+        return np.repeat(condition[:, -1:], num_frames, axis=1)
+
+
+class ConstAcc(ConstVel):
+    pass
+
+
+class Carded(ConstVel):
+    def __init__(self, card=None):
+        self.card = card if card is not None else {"model": {"name": "my-model", "family": "x"}, "sampler": {"steps": 4},
+                                                   "seeds": [3]}
+
+    def submission_card(self):
+        return self.card
+
+
+def test_default_name_is_the_class_or_the_models_card():
+    """Two classes in one file get two names (the module's name made both "test_run"); the template's
+    generic `Model` keeps its module's name; a model's own card names it first."""
+    from phybench.pipeline import RunError, default_model_name, model_card
+
+    assert default_model_name("test_run:ConstVel", ConstVel()) == "ConstVel"
+    assert default_model_name("test_run:ConstAcc", ConstAcc()) == "ConstAcc"
+    assert default_model_name("phybench.examples.shift:Model", ConstVel()) == "shift"
+    assert default_model_name("path/to/mine.py:Model", ConstVel()) == "mine"
+    assert default_model_name("test_run:Carded", Carded()) == "my-model"
+    assert model_card(ConstVel()) == {}
+    for bad in ({"model": "x"}, {"other": {}}, {"seeds": ["1"]}, []):
+        with pytest.raises(RunError, match="submission_card"):
+            model_card(Carded(bad))
+
+
+def test_run_writes_the_models_card(splits, tmp_path):
+    from phybench.pipeline import run
+
+    run(Carded(), "my-model", [splits[0]], tmp_path / "r", metrics=["velocity_error"], progress=False)
+    meta = json.loads(next((tmp_path / "r").glob("*/submission/submission.json")).read_text())
+    assert meta["model"] == {"name": "my-model", "family": "x"} and meta["sampler"] == {"steps": 4} and meta["seeds"] == [3]

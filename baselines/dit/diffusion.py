@@ -11,6 +11,8 @@ import copy
 import torch
 from diffusers import DDPMScheduler
 
+from ..seeding import batch_noise
+
 OBJECTIVES = ("ddpm", "flow")
 
 
@@ -76,16 +78,19 @@ def sample(model, cond, mask, steps: int = 100, objective: str = "ddpm", generat
            scheduler: DDPMScheduler | None = None, y: torch.Tensor | None = None) -> torch.Tensor:
     """Generate clips (N,C,T,H,W) from condition frames (and y, a state or text condition); condition frames are copied in.
 
+    `generator`: one for the batch, or a list of one per clip (`phybench_baselines.seeding`: each
+    clip's noise its own, drawn on the CPU; diffusers' DDPM step takes the list the same way).
+
     Before each model call the given cells of the noisy input are set to the condition
     noised to the current level, which is what the model saw there in training (left to
     the sampler, they would drift into states it never saw).
     """
-    x = torch.randn(cond.shape, generator=generator, device=cond.device, dtype=cond.dtype)
+    x = batch_noise(cond.shape, generator, device=cond.device, dtype=cond.dtype)
     given = mask >= 1  # (N, 1, T, H, W)
     N = x.shape[0]
 
     def fresh_noise():
-        return torch.randn(cond.shape, generator=generator, device=cond.device, dtype=cond.dtype)
+        return batch_noise(cond.shape, generator, device=cond.device, dtype=cond.dtype)
 
     if objective == "ddpm":
         sched = copy.deepcopy(scheduler or make_scheduler())

@@ -27,6 +27,7 @@ from .conditioning import condition_inputs
 from .config import TrainConfig
 from .diffusion import make_scheduler, sample
 from .latent import PixelCodec, make_codec
+from ..seeding import SAMPLE_THREADS, sampling_threads, video_generators
 
 
 def load_run(run: Path, device) -> tuple[TrainConfig, torch.nn.Module, PixelCodec]:
@@ -72,9 +73,23 @@ def rollout(model, codec: PixelCodec, cfg: TrainConfig, first: torch.Tensor, tot
     return clip[:, :, :total]
 
 
+def rollout_videos(model, codec: PixelCodec, cfg: TrainConfig, first: torch.Tensor, total: int, steps: int,
+                   generators: list[torch.Generator], y: torch.Tensor | None = None) -> torch.Tensor:
+    """`rollout` with one generator per video (`phybench_baselines.seeding`).  On the CPU each video is
+    rolled out alone: a layer's float sums depend on the batch it runs in, so batching would leak into
+    the bytes; on an accelerator the batch runs together (throughput), and only the noise is the video's own."""
+    if first.device.type != "cpu":
+        return rollout(model, codec, cfg, first, total, steps, generators, y=y)
+    with sampling_threads():  # one video is too little work for more (`seeding.SAMPLE_THREADS`)
+        return torch.cat([rollout(model, codec, cfg, first[i:i + 1], total, steps, [generators[i]],
+                                  y=None if y is None else y[i:i + 1]) for i in range(first.shape[0])])
+
+
 def complete_clips(model, codec: PixelCodec, cfg: TrainConfig, reader: SplitReader, rows: list[dict],
-                   steps: int, generator, device, bf16: bool = True) -> list[np.ndarray]:
-    """uint8 (T, R, R, 3) videos of `rows`: each row's condition frames, as given, then the model's."""
+                   steps: int, seed: int, device, bf16: bool = True) -> list[np.ndarray]:
+    """uint8 (T, R, R, 3) videos of `rows`: each row's condition frames, as given, then the model's.
+
+    Each video's noise is seeded from (seed, its condition frames): not from its batch."""
     m = reader.manifest
     T, R, c = int(m["frames"]), int(m["resolution"]), int(m["condition_frames"])
     given = [reader.video(row)[:c] for row in rows]  # uint8 (c, R, R, 3) each
@@ -82,7 +97,8 @@ def complete_clips(model, codec: PixelCodec, cfg: TrainConfig, reader: SplitRead
     y = row_conditions(cfg, reader, rows)
     kind = torch.device(device).type
     with torch.autocast(kind, dtype=torch.bfloat16, enabled=bf16 and kind != "cpu"):  # bf16 on accelerators only
-        clips = rollout(model, codec, cfg, first, T, steps, generator, y=y)  # (n, 3, T, r, r)
+        clips = rollout_videos(model, codec, cfg, first, T, steps, video_generators(seed, np.stack(given)),
+                               y=y)  # (n, 3, T, r, r)
     videos = []
     for frames, x in zip(given, clips, strict=True):
         video = tensor_to_clip(x, R)  # (T, R, R, 3)
@@ -106,15 +122,14 @@ def evaluate(model, codec: PixelCodec, cfg: TrainConfig, split_dir, n: int, step
              seed: int = 0) -> dict[str, float]:
     """Velocity error (parsed from pixels, as `phybench score` does) on the first n clips of a split.
 
-    The trainer's periodic evaluation: its own generator, so training's random streams and
-    hence exact resume are untouched.
+    The trainer's periodic evaluation: its own generators (one per video), so training's random
+    streams and hence exact resume are untouched.
     """
     from phybench.scoring.score import score_sample
 
     reader = SplitReader(split_dir)
     rows = list(itertools.islice(reader.rows(), n))
-    generator = torch.Generator(device=device).manual_seed(seed)
-    videos = complete_clips(model, codec, cfg, reader, rows, steps, generator, device)
+    videos = complete_clips(model, codec, cfg, reader, rows, steps, seed, device)
     errors, untrackable = [], 0
     for row, video in zip(rows, videos, strict=True):
         detail = score_sample(row, video, None, reader.manifest, ("velocity_error",))
@@ -126,6 +141,17 @@ def evaluate(model, codec: PixelCodec, cfg: TrainConfig, split_dir, n: int, step
             errors.append(detail["velocity_error"])
     return {"eval/velocity_error": float(np.mean(errors)) if errors else float("nan"),
             "eval/untrackable": untrackable / max(1, len(rows))}
+
+
+def sampler_settings(cfg: TrainConfig, codec: PixelCodec, steps: int, device, precision: str = "bf16") -> dict:
+    """The submission's sampler: what the videos' bytes depend on besides the weights and the seed
+    (the same for this module's command and `phybench run` with `runner.DiT`)."""
+    out = {"objective": cfg.objective, "steps": int(steps), "space": codec.name,
+           "noise": "per video: sha256(seed, its condition frames)",
+           "threads": SAMPLE_THREADS if torch.device(device).type == "cpu" else torch.get_num_threads()}
+    if precision == "fp32":
+        out["precision"] = "fp32"
+    return out
 
 
 def training_record(run: Path, cfg: TrainConfig, trained: dict) -> dict:
@@ -142,6 +168,17 @@ def training_record(run: Path, cfg: TrainConfig, trained: dict) -> dict:
         if isinstance(timing.get("hardware"), str):
             out["hardware"] = timing["hardware"][:200]
     return out
+
+
+def model_card(run: Path, cfg: TrainConfig, model) -> dict:
+    """submission.json's model fields for a run (family, size, parameters, checkpoint hash, training facts)."""
+    trained = json.loads((run / "train_split.json").read_text()) if (run / "train_split.json").is_file() else {}
+    card: dict = {"family": "dit", "size": str(cfg.size), "params": sum(p.numel() for p in model.parameters()),
+                  "checkpoint_sha256": file_sha256(run / "ema.safetensors")}
+    if "num_samples" in trained:
+        card["train_size"] = int(trained["num_samples"])
+    card.update(training_record(run, cfg, trained))
+    return card
 
 
 def main(argv=None) -> Path:
@@ -169,28 +206,22 @@ def main(argv=None) -> Path:
         raise ValueError(f"{run} was trained on {trained['task']!r}, but {args.data} is a "
                          f"{reader.manifest['task']!r} split")
     rows = list(reader.rows(columns=None if cfg.condition else ["sample_id", "video"]))  # conditions read the states
-    generator = torch.Generator(device=args.device).manual_seed(args.seed)
 
     def videos():
         with tqdm(total=len(rows), desc="sample", disable=args.quiet) as bar:
             for i in range(0, len(rows), args.batch_size):
                 batch = rows[i:i + args.batch_size]
-                done = complete_clips(model, codec, cfg, reader, batch, steps, generator, args.device,
+                done = complete_clips(model, codec, cfg, reader, batch, steps, args.seed, args.device,
                                       bf16=args.precision == "bf16")
                 yield from ((row["sample_id"], video) for row, video in zip(batch, done, strict=True))
                 bar.update(len(batch))
 
     meta = submission_meta(reader.manifest, args.name or f"dit-{cfg.size}-{cfg.objective}",
-                           sampler={"objective": cfg.objective, "steps": steps, "space": codec.name,
-                                    **({"precision": "fp32"} if args.precision == "fp32" else {})},
+                           sampler=sampler_settings(cfg, codec, steps, args.device, args.precision),
                            seeds=[args.seed])
     if cfg.condition is not None:  # the condition track, as `phybench run` records it (`phybench.conditioning`)
         meta["conditioning"] = {"inputs": f"frames+{cfg.condition}", "condition_frames_used": int(reader.manifest["condition_frames"])}
-    meta["model"].update(family="dit", size=str(cfg.size), params=sum(p.numel() for p in model.parameters()),
-                         checkpoint_sha256=file_sha256(run / "ema.safetensors"))
-    if "num_samples" in trained:
-        meta["model"]["train_size"] = int(trained["num_samples"])
-    meta["model"].update(training_record(run, cfg, trained))
+    meta["model"].update(model_card(run, cfg, model))
     return write_submission(args.out, meta, videos(), fmt=args.format)
 
 

@@ -10,19 +10,22 @@ or, as a `phybench run` model:
 Each frame is generated from the last `context` frames (the condition frames first, then the
 model's own, kept as floats at the model's resolution) by `sample_steps` Euler steps of the
 rectified flow from Gaussian noise; frames are upsampled bilinearly to the split's size and the
-condition frames are copied in as given.  Noise is seeded per batch from (seed, the batch's
-condition frames), so videos do not depend on batching order or resumption.
+condition frames are copied in as given.  Each video's noise comes from its own generator,
+seeded from (seed, that video's condition frames) (`phybench_baselines.seeding`), so a video
+does not depend on its batch, the batch size, the order or resumption, and `phybench run` with
+`FrameAR` gives the same bytes as this command for the same checkpoint and seed.
 """
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import torch
 
+from ..seeding import SAMPLE_THREADS, batch_noise, sampling_threads, video_generators
 from .model import FrameNet
 from .train import FrameConfig, downsample, make_model, upsample
 from phybench.data.split import SplitReader, render_row
@@ -45,16 +48,19 @@ def load_run(run: Path, device: str = "cpu") -> tuple[FrameConfig, FrameNet]:
 
 
 @torch.inference_mode()
-def rollout(model: FrameNet, cfg: FrameConfig, first: torch.Tensor, total: int, generator: torch.Generator,
-            steps: int | None = None) -> torch.Tensor:
-    """(N, c, 3, r, r) condition frames in [-1, 1] -> (N, total, 3, r, r): frame by frame."""
+def rollout(model: FrameNet, cfg: FrameConfig, first: torch.Tensor, total: int,
+            generator: torch.Generator | Sequence[torch.Generator], steps: int | None = None) -> torch.Tensor:
+    """(N, c, 3, r, r) condition frames in [-1, 1] -> (N, total, 3, r, r): frame by frame.
+
+    `generator`: one per video (sampling: a video's noise is its own) or one for the batch (the
+    trainer's rollout training, whose stream is a function of (seed, step))."""
     steps = int(steps or cfg.sample_steps)
     frames = list(first.unbind(1))
     N = first.shape[0]
     grid = torch.linspace(1, 0, steps + 1)
     while len(frames) < total:
         context = torch.stack(frames[-cfg.context:], dim=1)
-        x = torch.randn(frames[-1].shape, generator=generator)
+        x = batch_noise(frames[-1].shape, generator)
         for s, s_next in zip(grid[:-1], grid[1:]):
             x0 = model(x, context, s.expand(N))
             x = x0 + (s_next / s) * (x - x0)  # the straight path through (x0, x) at level s_next
@@ -64,14 +70,18 @@ def rollout(model: FrameNet, cfg: FrameConfig, first: torch.Tensor, total: int, 
 
 def generate_videos(model, cfg: FrameConfig, condition: np.ndarray, num_frames: int, seed: int = 0,
                     steps: int | None = None) -> np.ndarray:
-    """uint8 (B, c, H, W, 3) -> uint8 (B, num_frames, H, W, 3), the condition frames kept as given."""
+    """uint8 (B, c, H, W, 3) -> uint8 (B, num_frames, H, W, 3), the condition frames kept as given.
+
+    Each video depends only on (model, seed, its own condition frames, steps): not on the other
+    videos of the batch, the batch size or the thread count."""
     condition = np.asarray(condition)
     B, c, R = condition.shape[:3]
-    digest = hashlib.sha256(condition.tobytes()).digest()
-    generator = torch.Generator().manual_seed(seed * 2**32 + int.from_bytes(digest[:4], "little"))
-    first = torch.stack([downsample(v, cfg.resolution) for v in condition])  # (B, c, 3, r, r)
-    clips = rollout(model, cfg, first, num_frames, generator, steps)
-    out = np.stack([upsample(x, R) for x in clips])
+    # each video rolled out alone, from its own generator: a convolution's float sums depend on the
+    # batch it runs in (1 grey level in a few pixels), so batching would leak into the bytes
+    # (on SAMPLE_THREADS threads: the bytes then do not depend on the machine's thread count either)
+    with sampling_threads():
+        out = np.stack([upsample(rollout(model, cfg, downsample(v, cfg.resolution)[None], num_frames, [g], steps)[0], R)
+                        for v, g in zip(condition, video_generators(seed, condition), strict=True)])
     out[:, :c] = condition
     return np.ascontiguousarray(out)
 
@@ -167,19 +177,60 @@ def training_record(weights: Path, hardware: str | None = None, depth: int = 0) 
     return out
 
 
-class FrameAR:
-    """A `phybench run` model: generate(condition, num_frames)."""
+def sampler_card(weights: Path, cfg: FrameConfig, model: FrameNet, steps: int | None, seed: int,
+                 hardware: str | None = None) -> dict:
+    """What a submission of these weights says of its model: ``{"model": ..., "sampler": ..., "seeds": ...}``.
 
-    def __init__(self, checkpoint: str, steps: int | None = None, seed: int = 0) -> None:
+    One function for both paths (this module's command and `phybench run` with `FrameAR`), so the
+    same checkpoint is described the same way whichever wrote it.  The sampler names the torch
+    thread count it samples on (`seeding.SAMPLE_THREADS`): float sums, and so a few pixels, depend on it."""
+    from phybench.io import file_sha256
+
+    folder, step = run_folder(weights), snapshot_step(weights)
+    trained = json.loads((folder / "train_split.json").read_text()) if (folder / "train_split.json").is_file() else {}
+    card: dict = {"family": "framear", "size": f"w{cfg.width}", "params": sum(p.numel() for p in model.parameters()),
+                  "checkpoint_sha256": file_sha256(weights)}
+    if step:
+        card["version"] = f"step {int(step)}"  # the EMA snapshot's training step
+    if trained.get("split"):
+        card["train_split"] = str(trained["split"])
+    if "num_samples" in trained:
+        card["train_size"] = int(trained.get("rows_trained", trained["num_samples"]))
+    card.update(training_record(weights, hardware=hardware))
+    sampler = {"objective": "flow", "steps": int(steps or cfg.sample_steps), "space": f"pixels {cfg.resolution} px",
+               "rollout": f"frame by frame, {cfg.context} frames of context",
+               "noise": "per video: sha256(seed, its condition frames)", "threads": SAMPLE_THREADS}
+    return {"model": card, "sampler": sampler, "seeds": [int(seed)]}
+
+
+def weights_file(checkpoint: Path) -> Path:
+    """The weights a checkpoint argument names: a run folder's ema.safetensors, or the file itself."""
+    return checkpoint / "ema.safetensors" if checkpoint.is_dir() else checkpoint
+
+
+class FrameAR:
+    """A `phybench run` model: generate(condition, num_frames), and the card `run` writes.
+
+    Through `phybench run` it is the same model as this module's command: named `name`
+    (framear-flow), described by `sampler_card`, and (per-video noise) the same bytes for the same
+    checkpoint and seed."""
+
+    def __init__(self, checkpoint: str, steps: int | None = None, seed: int = 0, name: str = "framear-flow") -> None:
+        self.weights = weights_file(Path(checkpoint))
         self.cfg, self.model = load_run(Path(checkpoint))
-        self.steps, self.seed = steps, int(seed)
+        self.steps, self.seed, self.name = steps, int(seed), str(name)
 
     def generate(self, condition: np.ndarray, num_frames: int) -> np.ndarray:
         return generate_videos(self.model, self.cfg, condition, num_frames, self.seed, self.steps)
 
+    def submission_card(self) -> dict:
+        """`phybench run`'s hook: the model's name and card, its sampler and seeds (`phybench.pipeline.model_card`)."""
+        card = sampler_card(self.weights, self.cfg, self.model, self.steps, self.seed)
+        card["model"] = {"name": self.name, **card["model"]}
+        return card
+
 
 def main(argv=None) -> Path:
-    from phybench.io import file_sha256
     from phybench.submission import submission_meta, write_submission
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -201,7 +252,7 @@ def main(argv=None) -> Path:
 
     path = Path(args.checkpoint)
     cfg, model = load_run(path)
-    weights = path / "ema.safetensors" if path.is_dir() else path
+    weights = weights_file(path)
     folder = run_folder(weights)
     reader = SplitReader(args.data)
     trained = json.loads((folder / "train_split.json").read_text()) if (folder / "train_split.json").is_file() else {}
@@ -217,20 +268,9 @@ def main(argv=None) -> Path:
             done = generate_videos(model, cfg, cond, T, args.seed, args.steps)
             yield from ((row["sample_id"], v) for row, v in zip(batch, done, strict=True))
 
-    step = snapshot_step(weights)
-    meta = submission_meta(reader.manifest, args.name,
-                           sampler={"objective": "flow", "steps": int(args.steps or cfg.sample_steps),
-                                    "space": f"pixels {cfg.resolution} px", "rollout": f"frame by frame, {cfg.context} frames of context"},
-                           seeds=[args.seed])
-    meta["model"].update(family="framear", size=f"w{cfg.width}", params=sum(p.numel() for p in model.parameters()),
-                         checkpoint_sha256=file_sha256(weights))
-    if step:
-        meta["model"]["version"] = f"step {int(step)}"  # the EMA snapshot's training step
-    if trained.get("split"):
-        meta["model"]["train_split"] = str(trained["split"])
-    if "num_samples" in trained:
-        meta["model"]["train_size"] = int(trained.get("rows_trained", trained["num_samples"]))
-    meta["model"].update(training_record(weights, hardware=args.hardware))
+    card = sampler_card(weights, cfg, model, args.steps, args.seed, hardware=args.hardware)
+    meta = submission_meta(reader.manifest, args.name, sampler=card["sampler"], seeds=card["seeds"])
+    meta["model"].update(card["model"])
     return write_submission(args.out, meta, videos(), fmt=args.format)
 
 

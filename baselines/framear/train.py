@@ -64,7 +64,7 @@ class FrameConfig:
     seed: int = 0
     log_every: int = 50
     eval_every: int = 300  # validation and an EMA snapshot this often (and at the last step)
-    threads: int = 0  # torch threads (0: leave as is)
+    threads: int = 0  # torch threads (0: leave as is); config.json records the count the run used
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -141,15 +141,43 @@ def lr_factor(cfg: FrameConfig, step: int) -> float:
     return cfg.min_lr_ratio + (1 - cfg.min_lr_ratio) * 0.5 * (1 + np.cos(np.pi * min(1.0, p)))
 
 
+# Named starting points; --set overrides apply on top.  `tiny`: a smoke run of about a CPU-minute on
+# 2 cores (a training split of >= 56 rows, e.g. `phybench generate uniform --split train-30k --limit 64`),
+# enough to go through train -> sample -> score; it does not learn the law.
+PRESETS: dict[str, list[str]] = {
+    "tiny": ["resolution=24", "width=16", "dilations=[1,2,4,2,1]", "train_rows=48", "val_rows=8", "batch_size=8",
+             "steps=80", "warmup_steps=10", "eval_every=40", "log_every=20", "sample_steps=2"],
+}
+
+
+def config_help() -> str:
+    """Every --set key with its default and what it means (the comment beside it in `FrameConfig`)."""
+    import inspect
+    import re
+
+    notes = {m.group(1): m.group(2) for line in inspect.getsource(FrameConfig).splitlines()
+             if (m := re.match(r"\s+(\w+): [^=]+=.*?#\s*(.*)$", line))}
+    defaults = FrameConfig().to_dict()
+    lines = ["--set keys (KEY=VALUE, JSON values; default, meaning):"]
+    lines += [f"  {k}={json.dumps(v)}" + (f"  # {notes[k]}" if k in notes else "") for k, v in defaults.items()]
+    lines += ["", "--preset NAME applies these first (--set overrides them):"]
+    lines += [f"  {name}: {' '.join(items)}" for name, items in PRESETS.items()]
+    return "\n".join(lines)
+
+
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0], epilog=config_help(),
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--train-data", required=True, help="a training split folder")
     p.add_argument("--out", required=True, help="run folder: config, log, EMA weights (safetensors)")
-    p.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="override config fields")
+    p.add_argument("--preset", choices=sorted(PRESETS), help="a named config to start from (tiny: about a CPU-minute)")
+    p.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="override config fields (listed below)")
     return p.parse_args(argv)
 
 
-def make_config(overrides: list[str]) -> FrameConfig:
+def make_config(overrides: list[str], preset: str | None = None) -> FrameConfig:
+    """The defaults, then the preset's settings, then `overrides` (KEY=VALUE, JSON values)."""
+    overrides = [*PRESETS[preset], *overrides] if preset else list(overrides)
     cfg = FrameConfig()
     for item in overrides:
         key, value = item.split("=", 1)
@@ -228,9 +256,10 @@ def main(argv=None) -> list[dict]:
     from .sample import validate_rows
 
     args = parse_args(argv)
-    cfg = make_config(args.set)
+    cfg = make_config(args.set, args.preset)
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
+    cfg.threads = torch.get_num_threads()  # recorded: the weights' bytes depend on it (config.json, the card)
     out = Path(args.out)
     accelerator = Accelerator(cpu=not torch.cuda.is_available(), mixed_precision="no")
     world, rank = accelerator.num_processes, accelerator.process_index

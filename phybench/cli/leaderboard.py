@@ -37,6 +37,11 @@ EXAMPLES = {
         verify exit codes: 0 every file verified, 1 some differ (each differing field is
         listed; no record for them), 2 some could not be checked (one line each with its
         code, see docs/results.md "Verification codes"; nothing written).
+
+        reproduce: does a re-made submission have a verified file's videos (its videos-only
+        hash against the record's; training time and hardware are card facts, not verified)?
+          phybench leaderboard reproduce r.json --submissions remade-sub/ [--require-verified]
+        exit 0 reproduced, 1 other videos, 2 cannot check (no record with a videos hash).
     """,
 }
 
@@ -56,8 +61,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """`phybench leaderboard build RESULTS_DIR --out SITE_DIR`."""
     from .submit import add_sync_arguments
 
-    parser.add_argument("action", choices=["build", "verify", "sync", "publish", "pull"],
+    parser.add_argument("action", choices=["build", "verify", "reproduce", "sync", "publish", "pull"],
                         help="build: write the static site; verify: re-score results files from their submissions; "
+                             "reproduce: does a re-made submission (--submissions SUB) have a verified file's videos; "
                              "sync: admit the Hub's submission pull requests; publish: write the board's results "
                              "into its Hub dataset repository; pull: its admitted rows into --results DIR/hub/ "
                              "(docs/leaderboard.md)")
@@ -95,6 +101,8 @@ def cmd_leaderboard(args: argparse.Namespace, log: Any = print) -> int:
         from .hub_results import cmd_build_from_hub, cmd_publish
 
         return cmd_publish(args, log) if args.action == "publish" else cmd_build_from_hub(args, log)
+    if args.action == "reproduce":
+        return cmd_reproduce(args, log)
     if args.action == "verify":
         if not args.results_dir:
             print("phybench leaderboard verify: error [verify-usage]: give RESULTS (files or folders)", file=sys.stderr)
@@ -202,6 +210,29 @@ def cmd_verify(args: argparse.Namespace, log: Any = print) -> int:
         else:
             log(line)
     return report.exit_code
+
+
+def cmd_reproduce(args: argparse.Namespace, log: Any = print) -> int:
+    """Exit 0: the re-made submission has the verified file's videos; 1: it does not; 2: cannot check."""
+    from ..leaderboard.reproduce import ReproduceError, reproduce
+
+    if not args.results_dir or not args.submissions or args.more_results:
+        print("phybench leaderboard reproduce: error [reproduce-usage]: give one RESULTS file and --submissions SUB "
+              "(the re-made submission: a folder or an archive)", file=sys.stderr)
+        return 2
+    keyring = None
+    if args.require_verified:
+        from ..leaderboard.signing import load_keyring
+
+        keyring = load_keyring()
+    try:
+        found = reproduce(args.results_dir, args.submissions, keyring=keyring)
+    except ReproduceError as exc:
+        print(f"phybench leaderboard reproduce: error: {exc}", file=sys.stderr)
+        return 2
+    for line in found.lines():
+        log(line)
+    return 0 if found.reproduced else 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:

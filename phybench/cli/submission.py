@@ -55,7 +55,8 @@ def _add_run(add: Callable[..., argparse.ArgumentParser]) -> None:
     rn.add_argument("--model", required=True, metavar="MODULE:CLASS",
                     help="e.g. phybench.examples.shift:Model, or baseline:NAME for a reference baseline")
     rn.add_argument("--model-args", metavar="K=V,...", help="keyword arguments of the model class")
-    rn.add_argument("--name", help="model name in the results (default: the class's module)")
+    rn.add_argument("--name", help="model name in the results (default: the name the model's submission_card() "
+                    "gives, else the class's; a class called Model or Pipeline: its module's)")
     where = rn.add_mutually_exclusive_group(required=True)
     where.add_argument("--data", metavar="SPLIT_DIR", nargs="+", help="evaluation splits to answer")
     where.add_argument("--tasks", metavar="T1,T2", help="answer these tasks' evaluation splits on --protocol "
@@ -134,7 +135,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     import os
     import sys as _sys
 
-    from ..pipeline import (BASELINE_PREFIX, RunError, check_model_name, load_model, model_identity,
+    from ..pipeline import (BASELINE_PREFIX, RunError, check_model_name, default_model_name, load_model, model_identity,
                                   parse_model_args, protocol_splits, run, world)
     from ..scoring.score import ScoreError, parse_metrics
 
@@ -151,9 +152,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             name = args.name or args.model[len(BASELINE_PREFIX):]
         else:
             model = load_model(args.model, model_args)
-            module = args.model.rpartition(":")[0]
-            name = args.name or (Path(module).stem if module.endswith(".py") or "/" in module
-                                 else module.rsplit(".", 1)[-1])
+            name = args.name or default_model_name(args.model, model)
         check_model_name(name)
         identity = model_identity(args.model, model_args, name)
         estimate(args, metrics)

@@ -324,6 +324,11 @@ def _set_metrics(feats: tuple[np.ndarray, np.ndarray] | None, details: list[dict
             for group, mask in groups.items() if mask.sum() >= 2}
 
 
+def results_model(meta: dict[str, Any]) -> dict[str, Any]:
+    """The results file's `model` block for a submission.json (what `leaderboard reproduce` compares)."""
+    return _model_meta(meta)
+
+
 def _model_meta(meta: dict[str, Any]) -> dict[str, Any]:
     from .model_fields import submission_fields
 

@@ -297,14 +297,22 @@ def _load(path: Path, T: int, C: int, R: int, limit: int) -> np.ndarray:
     return array
 
 
+def with_card(meta: dict[str, Any], name: str, card: dict[str, Any]) -> None:
+    """submission.json's model block, sampler and seeds from a model's card (`pipeline.model_card`); the name is `name`."""
+    meta["model"] = {**card.get("model", {}), "name": name}
+    meta.update({key: card[key] for key in ("sampler", "seeds") if key in card})
+
+
 def pack(generated: str | os.PathLike[str], inputs_dir: str | os.PathLike[str], out: str | os.PathLike[str],
          model: str, progress: bool = True, conditioning: dict[str, Any] | None = None,
-         warnings: list[str] | None = None) -> Path:
+         warnings: list[str] | None = None, card: dict[str, Any] | None = None) -> Path:
     """Make a submission from generated videos laid out by sample id (see the module docstring).
 
     conditioning: the submission's record of the conditions the model used (`phybench.conditioning`).
     warnings: if given, gets a line when full-length videos' condition frames differ from the exported
-    ones by more than `score`'s tolerance (zeroed frames, another sample's video, a colour swap)."""
+    ones by more than `score`'s tolerance (zeroed frames, another sample's video, a colour swap).
+    card: the model's own description (`phybench.pipeline.model_card`): its ``model`` fields (the
+    name stays `model`), ``sampler`` and ``seeds`` go into submission.json."""
     from .format import CONDITION_TOLERANCE
 
     from tqdm import tqdm
@@ -348,7 +356,7 @@ def pack(generated: str | os.PathLike[str], inputs_dir: str | os.PathLike[str], 
             yield sid, video
 
     meta = dict(doc["submission"])
-    meta["model"] = {"name": model}
+    with_card(meta, model, card or {})
     if conditioning:
         meta["conditioning"] = conditioning
     from ..data.source import video_source
