@@ -3,7 +3,8 @@ rows, and a site of the run's board that links every viewer it built."""
 from __future__ import annotations
 
 import argparse
-import json
+
+from .. import jsonsafe
 import sys
 from pathlib import Path
 from shlex import quote
@@ -41,7 +42,7 @@ def views(split_dirs: Sequence[Any], results: list[Path], out: Path, quiet: bool
                                   log=None if quiet else (lambda line: print(line, file=sys.stderr, flush=True)))
         except ViewerError as exc:
             raise CliError(f"the results were written, but the viewer was not: {exc}", exc.code) from None
-        doc = record_doc(result.name, file_sha256(result), json.loads(result.read_text(encoding="utf-8")),
+        doc = record_doc(result.name, file_sha256(result), jsonsafe.read(result, result.name),
                          report.details)
         (report.out_dir / RECORD).write_bytes(record_bytes(doc))
         print(f"viewer: {report.out_dir / 'index.html'} ({report.with_media} videos, "
@@ -64,10 +65,10 @@ def _reference(args: argparse.Namespace, data: Sequence[Any], files: list[Path],
         raise CliError(f"--reference {args.reference} is not a folder of results (e.g. leaderboard/results); the "
                        "results were written", "reference_dir")
     shipped = Path(args.reference) if args.reference else shipped_results_dir()
-    hashes = {json.loads(f.read_text(encoding="utf-8"))["provenance"]["split_hash"]: split_dir
+    hashes = {jsonsafe.read(f, f.name)["provenance"]["split_hash"]: split_dir
               for f, split_dir in zip(files, data, strict=True)}
     found = reference_files(shipped, hashes, skip_models=[name]) if shipped is not None else []
-    matched = {json.loads(f.read_text(encoding="utf-8"))["provenance"]["split_hash"] for f in found}
+    matched = {jsonsafe.read(f, f.name)["provenance"]["split_hash"] for f in found}
     own = []
     for split_hash, split_dir in hashes.items():
         if split_hash in matched:

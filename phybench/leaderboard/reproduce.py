@@ -96,6 +96,8 @@ def reproduce(results_path: str | os.PathLike[str], submission: str | os.PathLik
             mine = videos_hash(opened)
     except (SubmissionError, OSError) as exc:
         raise ReproduceError(f"{submission}: cannot be read: {exc}") from None
-    shipped_model = json.loads(results_path.read_text()).get("model") or {}
+    from .. import jsonsafe
+
+    shipped_model = jsonsafe.read(results_path, results_path.name).get("model") or {}
     facts, other = _differences(shipped_model, results_model(meta))
     return Reproduction(results_path, mine, shipped_hash, facts, other)

@@ -9,7 +9,7 @@ table ranks the model among them.
 """
 from __future__ import annotations
 
-import json
+from .. import jsonsafe
 import os
 import shutil
 from pathlib import Path
@@ -51,7 +51,7 @@ def score_cheap(split_dir: str | os.PathLike[str], out: str | os.PathLike[str], 
 def _split_hash(path: Path) -> str | None:
     """The split hash a results file of ours names (None when unreadable: it is then made again)."""
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = jsonsafe.read(path, path.name)
         return str(doc["provenance"]["split_hash"])
     except (OSError, ValueError, KeyError, TypeError, RecursionError):
         return None

@@ -74,12 +74,12 @@ def default_path(submission: Path, model: str | None = None) -> Path:
 def _card_model(path: Path) -> str | None:
     """The model a card file names; None when there is no such file or it cannot be read as a card
     (then it is left alone: never overwritten, never guessed at)."""
-    import json
+    from .. import jsonsafe
 
     try:
         if path.is_symlink() or not path.is_file() or path.stat().st_size > MAX_CARD_BYTES:
             return None
-        doc = json.loads(path.read_bytes())
+        doc = jsonsafe.read(path, path.name)
     except (OSError, ValueError, RecursionError):
         return None
     model = doc.get("model") if isinstance(doc, dict) else None
