@@ -271,8 +271,12 @@ def main(argv=None) -> list[dict]:
     train_idx, val_idx = split_rows(len(rows), cfg.train_rows, cfg.val_rows)
     val = [rows[i] for i in val_idx]
     t0 = time.perf_counter()
+    if accelerator.is_main_process:  # never silent: rendering a large training set takes a while
+        print(f"rendering {len(train_idx)} training clips at {cfg.resolution} px ...", flush=True)
     clips = render_clips([rows[i] for i in train_idx], cfg.resolution)  # uint8 (N, T, 3, r, r)
     render_s = time.perf_counter() - t0
+    if accelerator.is_main_process:
+        print(f"rendered in {render_s:.1f} s; training {cfg.steps} steps", flush=True)
     if accelerator.is_main_process:
         write_run_files(out, cfg, reader.manifest)
 
@@ -309,6 +313,10 @@ def main(argv=None) -> list[dict]:
         train_s += time.perf_counter() - tic
         mean = accelerator.reduce(loss.detach(), reduction="mean").item()
         step = counter.step
+        if accelerator.is_main_process and (step in (1, 5, 20) or step % cfg.log_every == 0):
+            rate = step / train_s  # steps per second so far, and when the run will end at that rate
+            print(f"step {step}/{cfg.steps}: loss {mean:.5f}, {rate:.2f} steps/s, "
+                  f"about {(cfg.steps - step) / rate / 60:.1f} min left", flush=True)
         if accelerator.is_main_process and (step % cfg.log_every == 0 or step == cfg.steps):
             log(out, history, {"step": step, "loss": mean, "lr": sched.get_last_lr()[0], "train_s": round(train_s, 2),
                                "steps_per_s": round(step / train_s, 3)})
