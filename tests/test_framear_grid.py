@@ -163,3 +163,33 @@ def test_lazy_frames_are_the_rendered_ones(tmp_path):
         idx = torch.randint(0, 4 * 29, (8,), generator=torch.Generator().manual_seed(step))
         for a, b in zip(training_batch(cfg, eager, idx, step, 0, 1, None), training_batch(cfg, lazy, idx, step, 0, 1, None)):
             assert torch.equal(a, b)
+
+
+def test_cells_are_claimed_once_and_a_dead_workers_claim_is_taken_over(tmp_path):
+    import subprocess
+    import sys
+
+    from phybench_baselines.framear.grid import claim
+
+    assert claim(tmp_path, "w8-n1500") and not claim(tmp_path, "w8-n1500")  # held by a live process (this one)
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    (tmp_path / "claims" / "w8-n6000").write_text(str(dead.pid))
+    assert claim(tmp_path, "w8-n6000")
+    assert (tmp_path / "claims" / "w8-n6000").read_text() == str(__import__("os").getpid())
+
+
+def test_the_summary_reads_cpu_seconds_and_the_validation_curve(tmp_path):
+    from phybench_baselines.framear.grid import summary
+
+    run = tmp_path / "runs" / "w8-n1500"
+    run.mkdir(parents=True)
+    (run / "done").write_text("")
+    log = [{"step": 50, "params": 40000, "val/velocity_error": 2.0, "val/untrackable": 0.5},
+           {"step": 100, "params": 40000, "val/velocity_error": 1.5, "val/untrackable": 0.25},
+           {"step": 150, "params": 40000, "val/velocity_error": 1.7, "val/untrackable": 0.0}]
+    (run / "log.jsonl").write_text("".join(json.dumps(e) + "\n" for e in log))
+    cmds = [{"cell": "w8-n1500", "what": "train", "cpu_s": 100.0}, {"cell": "w8-n1500", "what": "sample x", "cpu_s": 30.0},
+            {"cell": "w8-n1500", "what": "score x", "cpu_s": 2.5}, {"cell": "other", "what": "train", "cpu_s": 9.0}]
+    (tmp_path / "commands.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cmds))
+    assert "| w8-n1500 | 40000 | 150 | 100 | 32 | 50: 2.000 (50%), 100: 1.500 (25%), 150: 1.700 (0%) | 100 |" in summary(tmp_path)

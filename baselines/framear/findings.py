@@ -4,7 +4,8 @@
         --nn-results NN_ID.samples.json NN_OOD.samples.json [--curve curve.jsonl] [--limit 64] \\
         [--snapshots 300 900 1800] [--probe flip --probe-limit 32] --out findings.json
 
-or `phybench study findings ...` with the same arguments.  Why one command: the three findings of
+or `phybench study findings ...` with the same arguments; `--grid DIR` reads a scaling grid
+(model sizes x training-set sizes, `framear.grid`) instead of one run: `framear.grid_findings`.  Why one command: the three findings of
 the paper (ID error falls with training while OOD error stays far above it; OOD generalisation is
 case-based; the section-5 probes) had never been reproduced with a phybench model; each is printed
 as one sentence with its numbers, 95% intervals and a clause saying where this miniature agrees or

@@ -95,6 +95,25 @@ def do_cell(args, width: int, rows: int) -> None:
                    args.work, cell, f"score {name}")
 
 
+def summary(work: Path) -> str:
+    """Markdown: per cell its params, CPU seconds (training run incl. validation; sampling and scoring) from
+    commands.jsonl, and the validation curve (velocity error / untrackable share per snapshot) from its log."""
+    cmds = [json.loads(line) for line in (work / "commands.jsonl").read_text().splitlines() if line.strip()]
+    lines = ["| cell | params | steps | train CPU s | sample + score CPU s | validation: step error (untrackable) | selected |",
+             "|---|---:|---:|---:|---:|---|---:|"]
+    for run in sorted((work / "runs").iterdir()):
+        if not (run / "done").is_file():
+            continue
+        log = [json.loads(line) for line in (run / "log.jsonl").read_text().splitlines() if line.strip()]
+        evals = [e for e in log if "val/velocity_error" in e]
+        cpu = {w: sum(c["cpu_s"] for c in cmds if c["cell"] == run.name and c["what"].startswith(w))
+               for w in ("train", "sample", "score")}
+        curve = ", ".join(f"{e['step']}: {e['val/velocity_error']:.3f} ({100 * e['val/untrackable']:.0f}%)" for e in evals)
+        lines.append(f"| {run.name} | {evals[-1]['params'] if evals else '-'} | {evals[-1]['step'] if evals else '-'} | "
+                     f"{cpu['train']:.0f} | {cpu['sample'] + cpu['score']:.0f} | {curve} | {selected_step(run)} |")
+    return "\n".join(lines) + "\n"
+
+
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--train-data", type=Path, required=True)
@@ -106,7 +125,11 @@ def main(argv=None) -> None:
     p.add_argument("--order", nargs="*", default=[], help="cells first, as wW-nN (then the rest, row-major)")
     p.add_argument("--lazy-above", type=int, default=8000, help="render lazily above this many rows (memory)")
     p.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="the recipe changes every cell shares")
+    p.add_argument("--summary", action="store_true", help="print the finished cells' CPU seconds and validation curves")
     args = p.parse_args(argv)
+    if args.summary:
+        print(summary(args.work))
+        return
     args.work.mkdir(parents=True, exist_ok=True)
     args.results.mkdir(parents=True, exist_ok=True)
     cells = [cell_name(w, n) for w in args.widths for n in args.rows]
