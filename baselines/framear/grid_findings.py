@@ -147,6 +147,8 @@ def along(cells: list[Cell], split: str, axis: str) -> list[dict[str, Any]]:
         r = paired_ratio(hi.splits[split], lo.splits[split])
         out.append({"fixed": lo.size if axis == "data" else lo.train_size, "from": getattr(lo, own), "to": getattr(hi, own),
                     "from_error": float(lo.splits[split].errors.mean()), "to_error": float(hi.splits[split].errors.mean()),
+                    "from_trackable": lo.splits[split].trackable_mean, "to_trackable": hi.splits[split].trackable_mean,
+                    "from_untrackable": lo.splits[split].untrackable, "to_untrackable": hi.splits[split].untrackable,
                     **r, "direction": direction(r["ci95"])})
     return out
 
@@ -205,7 +207,9 @@ def _trend_text(rows: list[dict[str, Any]], axis: str) -> str:
     what = "rows" if axis == "data" else "params"
     fixed = "at {} rows" if axis == "size" else "{}"
     return "; ".join(f"{fixed.format(r['fixed'])}: {r['from_error']:.3f} -> {r['to_error']:.3f} from {r['from']} to "
-                     f"{r['to']} {what}, {_x(r)}, {r['direction']}" for r in rows)
+                     f"{r['to']} {what}, {_x(r)}, {r['direction']} (trackable videos only {r['from_trackable']:.3f} -> "
+                     f"{r['to_trackable']:.3f}; untrackable {_pct(r['from_untrackable'])} -> {_pct(r['to_untrackable'])})"
+                     for r in rows)
 
 
 def _count(rows: list[dict[str, Any]], word: str) -> str:
@@ -224,7 +228,7 @@ def sentence_1(f: dict[str, Any]) -> str:
     verdicts = []
     for rows, axis in ((data, "data"), (size, "size")):
         if not rows:
-            verdicts.append(f"with {axis}: not measured")
+            verdicts.append(f"cannot be compared with the paper with {axis} (one {axis} value)")
         elif all(r["direction"] == "falls" for r in rows):
             verdicts.append(f"agrees with the paper with {axis} (falls in {_count(rows, 'falls')})")
         else:
@@ -265,7 +269,8 @@ def sentence_3(f: dict[str, Any]) -> str:
     if not rows:
         return "(3) Case-based statistic: not computed (no OOD samples sidecar, or no --train-split)."
     lo, hi = rows[0]["training_range"]
-    cells = "; ".join(f"{r['size']}/{r['train_size']} {_pct(r['share_inside_training_range'])} "
+    cells = "; ".join(f"{r['size']}/{r['train_size']} ({r['with_fit']} with a fitted speed) "
+                      f"{_pct(r['share_inside_training_range'])} "
                       f"{_ci(r['share_inside_ci95'], pct=True)} inside, median distance to the nearest training speed "
                       f"{r['median_distance_to_nearest_training_speed']:.2f} {_ci(r['median_distance_ci95'], 2)} "
                       f"(truth {r['truth_median_distance_to_nearest_training_speed']:.2f})" for r in rows)
@@ -290,11 +295,16 @@ def sentence_levels(f: dict[str, Any]) -> str:
     best = min((c for c in f["cells"] if "error_id" in c), key=lambda c: c["error_id"], default=None)
     if best is None:
         return ""
+    from .paper_fig3 import PARAMS, TRAIN
+
+    params = [c["params"] for c in f["cells"]]
+    rows = [c["train_size"] for c in f["cells"]]
     return (f"(levels) Best ID cell {best['size']}/{best['train_size']} {best['error_id']:.3f} "
             f"{_ci(best['ci95_id'])} against the paper's DiT-S/30K {FIG3[task]['id']['DiT-S'][0]} and DiT-L/3M "
             f"{FIG3[task]['id']['DiT-L'][-1]}: not the same scale (the paper's convention scores its ground truth "
-            f"{GROUND_TRUTH[task]}, phybench's about 0.0003) and 20-100x fewer training videos and 100-3,000x fewer "
-            f"parameters than the paper's smallest cell; compare directions and ratios, not levels.")
+            f"{GROUND_TRUTH[task]}, phybench's about 0.0003), on {min(rows):,}-{max(rows):,} training videos against "
+            f"the paper's {TRAIN[0]:,}-{TRAIN[-1]:,} and {min(params):,}-{max(params):,} parameters against "
+            f"{min(PARAMS.values()) / 1e6:g}M-{max(PARAMS.values()) / 1e6:g}M; compare directions and ratios, not levels.")
 
 
 def sentences(f: dict[str, Any]) -> dict[str, str]:

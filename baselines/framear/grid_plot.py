@@ -17,7 +17,7 @@ from phybench.leaderboard.svg import PALETTE
 
 from .paper_fig3 import FIG3, SIZES, TRAIN
 
-W, H, PANEL, TOP, BOTTOM, LEFT = 980, 380, 330, 40, 60, 62
+W, H, PANEL, TOP, BOTTOM, LEFT, GAP = 1040, 380, 330, 40, 60, 62, 210  # GAP: the legend between panels
 
 
 def _log_map(lo: float, hi: float, a: float, b: float) -> Callable[[float], float]:
@@ -89,7 +89,7 @@ def grid_svg(f: dict[str, Any]) -> str:
     if fig:
         paper = [(f"{s} {split.upper()}", PALETTE[i], dash, [(n, y, None) for n, y in zip(TRAIN, fig[split][s])])
                  for i, s in enumerate(SIZES) for split, dash in (("id", ""), ("ood", "5 4"))]
-        parts += _panel(LEFT + PANEL + 150, f"paper Figure 3, {f['task']} (its convention)", paper)
+        parts += _panel(LEFT + PANEL + GAP, f"paper Figure 3, {f['task']} (its convention)", paper)
     legend_y = TOP
     for label, colour, dash, _ in mine:
         d = f' stroke-dasharray="{dash}"' if dash else ""
