@@ -116,10 +116,10 @@ def summary(work: Path) -> str:
 
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--train-data", type=Path, required=True)
-    p.add_argument("--eval-data", type=Path, nargs="+", required=True)
+    p.add_argument("--train-data", type=Path, help="the training split (required unless --summary)")
+    p.add_argument("--eval-data", type=Path, nargs="+", help="evaluation splits (required unless --summary)")
     p.add_argument("--work", type=Path, required=True, help="runs, submissions, claims and the command log")
-    p.add_argument("--results", type=Path, required=True, help="where the results files go")
+    p.add_argument("--results", type=Path, help="where the results files go (required unless --summary)")
     p.add_argument("--widths", type=int, nargs="+", default=[16, 32, 64])
     p.add_argument("--rows", type=int, nargs="+", default=[1500, 6000, 29968])
     p.add_argument("--order", nargs="*", default=[], help="cells first, as wW-nN (then the rest, row-major)")
@@ -130,6 +130,8 @@ def main(argv=None) -> None:
     if args.summary:
         print(summary(args.work))
         return
+    if not (args.train_data and args.eval_data and args.results):
+        p.error("--train-data, --eval-data and --results are required (unless --summary)")
     args.work.mkdir(parents=True, exist_ok=True)
     args.results.mkdir(parents=True, exist_ok=True)
     cells = [cell_name(w, n) for w in args.widths for n in args.rows]
