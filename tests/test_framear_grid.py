@@ -112,6 +112,16 @@ def test_untrackable_and_the_table(tmp_path):
     assert "case_based" not in f
     assert "| w16 | 16,000 | 1,500 | 26.500" in gf.table(f)
     assert "not measurable" in f["sentences"]["1"]
+    tracked = gf.load_grid(tmp_path, "framear", gf.TRACKABLE)[0].splits["id"]  # the lost video leaves this reading
+    assert tracked.errors.tolist() == [2.0, 3.0, 100.0] and tracked.untrackable == 0.25
+
+
+def test_trackable_only_comparisons_pair_the_videos_both_cells_keep(tmp_path):
+    write_cell(tmp_path, 8, 1500, "id", [1.0, 1.0, 9.0, 9.0], lost=2)  # keeps videos 2, 3 only
+    write_cell(tmp_path, 8, 6000, "id", [5.0, 5.0, 3.0, 3.0])
+    r = gf.along(gf.load_grid(tmp_path, "framear", gf.TRACKABLE), "id", "data")[0]
+    assert r["videos"] == 2 and r["from_error"] == 9.0 and r["to_error"] == 3.0 and r["ratio"] == pytest.approx(1 / 3)
+    assert r["direction"] == "falls"
 
 
 def test_refuses_what_it_cannot_read(tmp_path):
@@ -137,8 +147,10 @@ def test_cli_prints_the_findings_and_draws_the_plot(tmp_path, capsys):
     assert main(["study", "findings", "--grid", str(grid), "--out", str(out), "--plot", str(svg)]) == 0
     printed = capsys.readouterr().out
     assert "(1) ID error" in printed and "(2) OOD / ID" in printed and "(3) Case-based statistic: not computed" in printed
+    assert "(1t) ID error (velocity_error" in printed and "(2t) OOD / ID" in printed
     doc = json.loads(out.read_text())
     assert doc["schema"] == "phybench.framear-grid-findings/1" and len(doc["cells"]) == 4
+    assert doc["trackable_only"]["id_with_data"][0]["direction"] == "falls"
     assert math.isclose(doc["paper"]["with_data"]["DiT-S"]["id"], 0.015 / 0.022, rel_tol=1e-5)
     text = svg.read_text()
     assert text.startswith("<svg") and "paper Figure 3, uniform" in text and text.count("<polyline") == 4 + 6
