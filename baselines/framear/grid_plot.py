@@ -97,7 +97,7 @@ def grid_svg(f: dict[str, Any]) -> str:
                      f'stroke="{colour}" stroke-width="2"{d}/>')
         parts.append(f'<text x="{LEFT + PANEL + 32}" y="{legend_y + 4}" font-size="10">{escape(label)}</text>')
         legend_y += 16
-    parts.append(f'<text x="{W - 10}" y="{H - 8}" text-anchor="end" font-size="10">solid ID, dashed OOD; paper '
-                 f'colours S/B/L in the same order as the grid\'s sizes</text>')
+    parts.append(f'<text x="{W - 10}" y="{H - 8}" text-anchor="end" font-size="10">solid ID, dashed OOD, bars 95% '
+                 f'intervals; paper: DiT-S blue, DiT-B yellow, DiT-L red (the grid\'s sizes in the same colour order)</text>')
     parts.append("</svg>")
     return "\n".join(parts) + "\n"
