@@ -4,7 +4,8 @@
         --nn-results NN_ID.samples.json NN_OOD.samples.json [--curve curve.jsonl] [--limit 64] \\
         [--snapshots 300 900 1800] [--probe flip --probe-limit 32] --out findings.json
 
-or `phybench study findings ...` with the same arguments.  Why one command: the three findings of
+or `phybench study findings ...` with the same arguments; `--grid DIR` reads a scaling grid
+(model sizes x training-set sizes, `framear.grid`) instead of one run: `framear.grid_findings`.  Why one command: the three findings of
 the paper (ID error falls with training while OOD error stays far above it; OOD generalisation is
 case-based; the section-5 probes) had never been reproduced with a phybench model; each is printed
 as one sentence with its numbers, 95% intervals and a clause saying where this miniature agrees or
@@ -358,11 +359,19 @@ def findings_bytes(findings: dict[str, Any]) -> bytes:
 
 
 # ------------------------------------------------------------------ command
+RUN_ONLY = ("run", "data", "nn_results")  # required without --grid
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--run", required=True, help="a finished framear run folder (config.json, log.jsonl, snapshots/)")
-    p.add_argument("--data", nargs=2, required=True, metavar=("ID_SPLIT", "OOD_SPLIT"), help="evaluation split folders")
-    p.add_argument("--train-split", required=True, help="the training split folder (its speeds: finding b)")
-    p.add_argument("--nn-results", nargs=2, required=True, metavar=("NN_ID", "NN_OOD"),
+    p.add_argument("--grid", help="a scaling grid's results folder (framear.grid): print the findings across model "
+                                  "sizes x training-set sizes beside Figure 3 instead of one run's (grid_findings)")
+    p.add_argument("--family", default="framear", help="with --grid: the model family whose results files to read")
+    p.add_argument("--task", help="with --grid: the task (default: the results files' one task)")
+    p.add_argument("--plot", help="with --grid: write the grid beside Figure 3 as this SVG")
+    p.add_argument("--run", help="a finished framear run folder (config.json, log.jsonl, snapshots/)")
+    p.add_argument("--data", nargs=2, metavar=("ID_SPLIT", "OOD_SPLIT"), help="evaluation split folders")
+    p.add_argument("--train-split", help="the training split folder (its speeds: finding b; with --grid, finding 3)")
+    p.add_argument("--nn-results", nargs=2, metavar=("NN_ID", "NN_OOD"),
                    help="nearest-neighbour's `phybench score` samples sidecars on the ID and OOD splits")
     p.add_argument("--curve", help="framear.curve JSON lines: reused if the file exists, else computed and written")
     p.add_argument("--limit", type=int, default=64, help="curve: the first N samples of each split (default 64)")
@@ -378,6 +387,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run_from_args(args: argparse.Namespace) -> int:
+    if getattr(args, "grid", None):
+        from .grid_findings import run_grid
+
+        return run_grid(args)
+    missing = [f"--{k.replace('_', '-')}" for k in (*RUN_ONLY, "train_split") if not getattr(args, k, None)]
+    if missing:
+        raise ValueError(f"without --grid, {', '.join(missing)} are required")
     findings = compute(args)
     for key in ("a", "b", "c"):
         if key in findings["sentences"]:

@@ -42,6 +42,7 @@ class FrameConfig:
     width: int = 32  # channels of every layer
     dilations: list[int] = field(default_factory=lambda: [1, 1, 2, 4, 2, 1, 1])  # receptive field 1 + 2 (2 + sum)
     train_rows: int = 1500  # rows of the training split, evenly spread over it, rendered into memory (uint8)
+    lazy_render: bool = False  # render only each drawn target's frames, per batch (same pixels; 30K rows do not fit memory)
     val_rows: int = 32  # other rows of the training split, evenly spread: the validation set (never trained on)
     steps: int = 1800
     batch_size: int = 32
@@ -96,6 +97,30 @@ def render_clips(rows: list[dict], resolution: int) -> torch.Tensor:
         x = downsample(render_row(row, 128), resolution)
         out.append(((x + 1) * 127.5).round().clamp(0, 255).to(torch.uint8))
     return torch.stack(out)
+
+
+class LazyClips:
+    """Stands in for `render_clips(rows, r)` without holding it: indexing with (clip, frame) index tensors
+    renders only the frames asked for (per clip, the span between the lowest and highest asked).
+
+    Why: 30K rows at 48 px are 6.6 GB of uint8; a run of S steps reads at most 32 S of them.  The
+    pixels are the eager ones (a frame slice renders as the same frames of the whole clip; tested)."""
+
+    def __init__(self, rows: list[dict], resolution: int, frames: int) -> None:
+        self.rows, self.resolution = rows, resolution
+        self.shape = (len(rows), frames, 3, resolution, resolution)
+
+    def __getitem__(self, key: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
+        r_i, k = torch.broadcast_tensors(*(torch.as_tensor(x) for x in key))
+        out = torch.empty((*r_i.shape, *self.shape[2:]), dtype=torch.uint8)
+        flat_r, flat_k, flat_out = r_i.reshape(-1), k.reshape(-1), out.view(-1, *self.shape[2:])
+        for row in flat_r.unique().tolist():
+            where = (flat_r == row).nonzero().squeeze(1)
+            lo, hi = int(flat_k[where].min()), int(flat_k[where].max())
+            x = downsample(render_row(self.rows[row], 128, slice(lo, hi + 1)), self.resolution)
+            x = ((x + 1) * 127.5).round().clamp(0, 255).to(torch.uint8)  # (hi - lo + 1, 3, r, r)
+            flat_out[where] = x[flat_k[where] - lo]
+        return out
 
 
 def split_rows(n: int, train: int, val: int) -> tuple[list[int], list[int]]:
@@ -272,8 +297,11 @@ def main(argv=None) -> list[dict]:
     val = [rows[i] for i in val_idx]
     t0 = time.perf_counter()
     if accelerator.is_main_process:  # never silent: rendering a large training set takes a while
-        print(f"rendering {len(train_idx)} training clips at {cfg.resolution} px ...", flush=True)
-    clips = render_clips([rows[i] for i in train_idx], cfg.resolution)  # uint8 (N, T, 3, r, r)
+        print(f"rendering {len(train_idx)} training clips at {cfg.resolution} px"
+              f"{' (lazily, per batch)' if cfg.lazy_render else ''} ...", flush=True)
+    train_rows = [rows[i] for i in train_idx]
+    clips = (LazyClips(train_rows, cfg.resolution, int(reader.manifest["frames"])) if cfg.lazy_render
+             else render_clips(train_rows, cfg.resolution))  # uint8 (N, T, 3, r, r)
     render_s = time.perf_counter() - t0
     if accelerator.is_main_process:
         print(f"rendered in {render_s:.1f} s; training {cfg.steps} steps", flush=True)
