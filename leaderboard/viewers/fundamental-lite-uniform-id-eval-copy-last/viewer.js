@@ -114,12 +114,27 @@
           : what === "untrackable" ? (cell.untrackable || "") : fmt(cell[what]);
         const at = what.startsWith("rule:") ? (framesOf(cell, what.slice(5))[0] ?? T - 1) : T - 1;
         list.append(el("button", { type: "button", class: "g-item", "data-id": sid, onclick: () => openVideo(sid, true) },
-          thumb(v, 1 + 2 * mi, at), el("span", { class: "g-text" }, el("span", { class: "sid", text: sid }),
+          thumb(v, 1 + 2 * mi, inView(v, mi, at)), el("span", { class: "g-text" }, el("span", { class: "sid", text: sid }),
             el("span", { class: "g-val mono", text: `${v.level} · ${metric}` }))));
       }
       box.append(el("div", { class: "g-kind", "data-kind": kind.kind }, el("h3", { text: kind.title }),
         el("p", { class: "note", text: kind.note }), list));
     }
+  }
+  // The frame nearest t (earlier first) with a body in view in the model's parsed track, else the
+  // ground truth's: the last frame, or a rule's first frame, is often empty (a ball that left the
+  // view or vanished), and a blank white still says nothing (issue 49).
+  function inView(v, mi, t) {
+    const m = v.media;
+    if (!m) return t;
+    const seen = (tracks, f) => (tracks || []).some((tr) => tr && tr[f]);
+    for (const tracks of [m.tracks && m.tracks[mi], m.gt]) {
+      for (let d = 0; d < T; d++) {
+        if (t - d >= 0 && seen(tracks, t - d)) return t - d;
+        if (t + d < T && seen(tracks, t + d)) return t + d;
+      }
+    }
+    return t;
   }
   // A still of one panel at frame t, cut from the video's sprite by CSS (no extra file).
   function thumb(v, panel, t, size) {
