@@ -12,6 +12,7 @@ import torch
 from diffusers import DDPMScheduler
 
 OBJECTIVES = ("ddpm", "flow")
+FILLS = ("zeros", "last")  # what stands in the condition channels of the frames to generate
 
 
 def make_scheduler(num_train_timesteps: int = 1000) -> DDPMScheduler:
@@ -20,12 +21,35 @@ def make_scheduler(num_train_timesteps: int = 1000) -> DDPMScheduler:
                          rescale_betas_zero_snr=True, timestep_spacing="trailing", clip_sample=False)
 
 
-def condition(x0: torch.Tensor, num_cond: int):
-    """Condition frames zero-padded to full length, and the mask: (N,C,T,H,W), (N,1,T,H,W)."""
+def condition(x0: torch.Tensor, num_cond: int, fill: str = "zeros"):
+    """Condition frames padded to full length, and the mask: (N,C,T,H,W), (N,1,T,H,W).
+
+    fill "zeros" is the paper's padding; "last" repeats the last condition frame into every
+    frame to generate, so that each token of a generated frame has the static scene (and the
+    ball's last place) in its own input channels instead of only through attention to the
+    condition frames' tokens (the still background is ~98% of a uniform frame's pixels).
+    """
+    if fill not in FILLS:
+        raise ValueError(f"fill must be one of {FILLS}, got {fill!r}")
     N, _, T, H, W = x0.shape
     mask = torch.zeros(N, 1, T, H, W, device=x0.device, dtype=x0.dtype)
     mask[:, :, :num_cond] = 1
-    return x0 * mask, mask
+    if fill == "zeros" or num_cond >= T:
+        return x0 * mask, mask
+    last = x0[:, :, num_cond - 1:num_cond].expand(-1, -1, T - num_cond, -1, -1)
+    return torch.cat([x0[:, :, :num_cond], last], dim=2), mask
+
+
+def change_weights(x0: torch.Tensor, mask: torch.Tensor, change_weight: float) -> torch.Tensor:
+    """(N,1,T,H,W) loss weights: 1 + change_weight where a cell differs from the last given
+    frame by more than 0.05 (framear's rule: the moving ball's rims, ~1-2% of the cells and
+    all of the motion), 1 elsewhere; all ones when change_weight is 0 or no frame is given."""
+    given = int((mask[0, 0, :, 0, 0] >= 1).sum())  # frames given in full (the same in every sample)
+    if not change_weight or given == 0:
+        return torch.ones_like(mask)
+    last = x0[:, :, given - 1:given]  # (N, C, 1, H, W)
+    changed = ((x0 - last).abs().amax(dim=1, keepdim=True) > 0.05).to(mask.dtype)  # (N, 1, T, H, W)
+    return 1 + change_weight * changed
 
 
 def _model_in(x, cond, mask):
@@ -39,8 +63,13 @@ def _call(model, x, t, y):
 
 def training_loss(model, x0, cond, mask, objective: str = "ddpm", generator=None,
                   scheduler: DDPMScheduler | None = None, noise: torch.Tensor | None = None,
-                  u: torch.Tensor | None = None, y: torch.Tensor | None = None) -> torch.Tensor:
+                  u: torch.Tensor | None = None, y: torch.Tensor | None = None,
+                  change_weight: float = 0.0) -> torch.Tensor:
     """MSE on the generated (not given) cells; x0 (N,C,T,H,W) in model space; y the extra condition.
+
+    change_weight > 0 weights the cells that change from the last given frame up
+    (`change_weights`): unweighted, the loss is ~98% still background, and a model whose
+    loss has fallen to a few thousandths may still have learnt nothing about the ball.
 
     noise (like x0) and u (N,) uniform in [0, 1) pick the noise and the timestep; drawn
     from `generator` when not given.  The trainer draws them for the global batch and
@@ -66,7 +95,7 @@ def training_loss(model, x0, cond, mask, objective: str = "ddpm", generator=None
     else:
         raise ValueError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
     pred = _call(model, _model_in(xt, cond, mask), t_model, y).float()
-    keep = (mask < 1).float()  # (N, 1, T, H, W): all but the cells given in full
+    keep = (mask < 1).float() * change_weights(x0.float(), mask.float(), change_weight)  # (N, 1, T, H, W)
     err = (pred - target.float()) ** 2 * keep
     return err.sum() / (keep.sum() * x0.shape[1]).clamp_min(1)
 
