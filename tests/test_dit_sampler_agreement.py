@@ -24,9 +24,9 @@ from phybench_baselines.dit.diffusion import condition, make_scheduler, sample, 
 class Oracle(torch.nn.Module):
     """The objective's optimum on a dataset (K, C, T, H, W): E[target | x_t] in the loss's parameterisation."""
 
-    def __init__(self, data: torch.Tensor, objective: str):
+    def __init__(self, data: torch.Tensor, objective: str, prediction: str = "native"):
         super().__init__()
-        self.data, self.objective = data, objective
+        self.data, self.objective, self.prediction = data, objective, prediction
         self.alphas_cumprod = make_scheduler().alphas_cumprod.double()  # (1000,)
 
     def forward(self, inp: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
@@ -41,25 +41,28 @@ class Oracle(torch.nn.Module):
         X = self.data.flatten(1).double()  # (K, D)
         d2 = ((x[:, None] - a[:, :, None] * X[None]) ** 2).sum(-1)  # (N, K)
         x0 = torch.softmax(-d2 / (2 * s.clamp_min(1e-6) ** 2), dim=1) @ X  # (N, D): posterior mean
+        if self.prediction == "x0_residual":  # the clean clip minus the condition channels
+            return (x0.view(inp.shape[0], C, *inp.shape[2:]) - inp[:, C:2 * C].double()).to(inp.dtype)
         eps = (x - a * x0) / s.clamp_min(1e-6)
         v = a * eps - s * x0 if self.objective == "ddpm" else eps - x0
         return v.view(inp.shape[0], C, *inp.shape[2:]).to(inp.dtype)
 
 
-@pytest.mark.parametrize("fill", ["zeros", "last"])
+@pytest.mark.parametrize("fill,prediction", [("zeros", "native"), ("last", "native"), ("last", "x0_residual")])
 @pytest.mark.parametrize("objective", ["ddpm", "flow"])
-def test_objectives_optimum_regenerates_its_clips(objective, fill):
+def test_objectives_optimum_regenerates_its_clips(objective, fill, prediction):
     torch.manual_seed(0)
     data = torch.rand(4, 3, 6, 8, 8) * 2 - 1  # 4 clips of 6 frames, 3 given
     cond, mask = condition(data, 3, fill)
-    oracle = Oracle(data, objective)
+    oracle = Oracle(data, objective, prediction)
     for steps in (10, 50):
-        out = sample(oracle, cond, mask, steps, objective, torch.Generator().manual_seed(1))
+        out = sample(oracle, cond, mask, steps, objective, torch.Generator().manual_seed(1), prediction=prediction)
         assert (out - data).abs().max() < 1e-3, (objective, steps)
     # and the oracle is what the loss trains toward: a model that is off by a constant is worse
-    loss = training_loss(oracle, data, cond, mask, objective, generator=torch.Generator().manual_seed(2))
+    loss = training_loss(oracle, data, cond, mask, objective, generator=torch.Generator().manual_seed(2),
+                         prediction=prediction)
     shifted = training_loss(lambda i, t: oracle(i, t) + 0.3, data, cond, mask, objective,
-                            generator=torch.Generator().manual_seed(2))
+                            generator=torch.Generator().manual_seed(2), prediction=prediction)
     assert loss < shifted - 0.05
 
 
