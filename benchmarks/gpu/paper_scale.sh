@@ -20,8 +20,8 @@
 # same sequence, rolled out 5 frames a window at sampling time (`sample.rollout`).  Knobs:
 # TRAIN_S (training-loop seconds, default 300), STEPS_CAP, BATCH, LR, WORKERS, SAMPLE_STEPS,
 # EXTRA_SET (more config overrides, e.g. "compile=true"), SKIP_SAMPLE=1 (a throughput run only),
-# SAMPLE_PRECISION (fp32, the default since the first run's bf16-autocast samples were colour
-# noise, docs/baselines.md; or bf16).
+# SAMPLE_PRECISION (fp32, the default; or bf16: bf16 autocast was not why the first run's samples
+# were colour noise, docs/baselines.md "Why the first GPU run gave colour noise").
 set -euo pipefail
 OUT=${1:?usage: paper_scale.sh OUT}
 W=${WORK:-$(mktemp -d)}
