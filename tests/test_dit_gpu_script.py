@@ -107,6 +107,8 @@ def test_paper_scale_script_runs_end_to_end_on_the_cpu(tmp_path):
     timing = json.loads((out / "timing.json").read_text())
     assert timing["tokens_per_clip"] == 512 and timing["train_gflop_per_clip"] > 0 and 0 <= timing["mfu"] < 1
     run_facts = json.loads((out / "run.json").read_text())
+    assert {k: run_facts["config"][k] for k in ("cond_fill", "prediction", "change_weight", "ema_warmup")} == {
+        "cond_fill": "last", "prediction": "x0_residual", "change_weight": 20, "ema_warmup": True}  # issue 46's recipe
     assert run_facts["config"]["patch"] == 4 and set(run_facts["splits"]) == {
         "uniform-train-30k", "uniform-id-eval", "uniform-ood-eval"}
     for s in ("id", "ood"):

@@ -90,6 +90,26 @@ def test_resume_repeats_uninterrupted_run(splits, tmp_path):
     assert sorted(p.name for p in (tmp_path / "b" / "checkpoints").iterdir()) == ["step_0000002", "step_0000004"]
 
 
+def test_recipe_options_are_deterministic_and_recorded(splits, tmp_path):
+    """Issue 46's options (EMA warm-up, last-frame fill, change-weighted loss): a fixed seed
+    gives byte-identical weights, the config records them, and a run without them writes the
+    config.json it wrote before they existed."""
+    from safetensors.torch import load_file
+
+    recipe = ["ema_warmup=true", 'cond_fill="last"', "change_weight=20", "steps=3", "ema_decay=0.999"]
+    for name in ("a", "b"):
+        dit_train.main(["--config", "tiny", "--train-data", str(splits[0]), "--out", str(tmp_path / name),
+                        "--set", *TINY, *recipe])
+    a, b = (load_file(str(tmp_path / n / "ema.safetensors")) for n in ("a", "b"))
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    cfg = json.loads((tmp_path / "a" / "config.json").read_text())
+    assert cfg["ema_warmup"] is True and cfg["cond_fill"] == "last" and cfg["change_weight"] == 20
+    assert not {"ema_warmup", "cond_fill", "change_weight"} & set(dit_train.make_config("tiny", []).to_dict())
+    # with warm-up the EMA after 3 steps is mostly the trained weights, not the init (decay 0.1, 0.18, 0.25)
+    assert dit_train.ema_decay(dit_train.make_config("tiny", recipe), 0) == 0.1
+    assert dit_train.ema_decay(dit_train.make_config("tiny", []), 0) == 0.995
+
+
 def test_sampler_writes_valid_submission_that_scores(splits, tmp_path, capsys):
     from phybench.cli import main as cli
 

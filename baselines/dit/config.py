@@ -30,6 +30,10 @@ class TrainConfig:
     grad_clip: float = 1.0  # guards against rare loss spikes in long runs
     compile: bool = False  # torch.compile the model (GPU runs: fused kernels; on CPU the compile time dominates)
     ema_decay: float = 0.9999  # DiT's EMA; samples use the EMA weights
+    ema_warmup: bool = False  # decay min(ema_decay, (1 + step) / (10 + step)) (framear's): a short run's EMA is not the init
+    cond_fill: str = "zeros"  # condition channels of the frames to generate: "zeros" (the paper's) or "last" (the last given frame)
+    change_weight: float = 0.0  # loss weight added on cells that change from the last given frame (framear's 20); 0: plain MSE
+    prediction: str = "native"  # the network outputs the objective's target, or "x0_residual": clean clip - condition channels
     seed: int = 0  # seeds init, data order and noise
     num_workers: int = 4  # render training clips on the fly in worker processes
     log_every: int = 100  # loss reduced across processes and logged this often
@@ -58,10 +62,14 @@ class TrainConfig:
                 d.pop(key)
         if self.max_seconds is None:  # a fixed-step run's config.json is as before
             d.pop("max_seconds")
+        for key, off in RECIPE_DEFAULTS.items():  # so is a run without the issue-46 options
+            if d[key] == off:
+                d.pop(key)
         return d
 
 
 CONDITION_FIELDS = ("condition", "state_bodies", "text_vocab", "text_len")
+RECIPE_DEFAULTS = {"ema_warmup": False, "cond_fill": "zeros", "change_weight": 0.0, "prediction": "native"}  # left out of config.json when so
 
 
 def tiny(**overrides) -> TrainConfig:

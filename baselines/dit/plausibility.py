@@ -59,7 +59,7 @@ class DenoisingLoss:
         starts = self.windows(video)
         clips = torch.stack([clip_to_tensor(video[s:s + F], F, self.cfg.resolution) for s in starts]).to(self.device)
         # exactly what the trainer feeds the model (phybench_baselines.dit.train)
-        padded, mask_px = condition(clips, self.cfg.condition_frames)  # zero-padded clips, binary mask
+        padded, mask_px = condition(clips, self.cfg.condition_frames, self.cfg.cond_fill)  # padded clips, binary mask
         x0 = self.codec.encode(clips)  # (W, C, F', h, w): what the model diffuses
         cond, mask = self.codec.condition(padded, mask_px)
         # every (window, level, seed) is one item of a batch; items share the mask, so the
@@ -73,7 +73,7 @@ class DenoisingLoss:
                 (w * 1_000_003 + level) * 101 + seed)) for w, level, seed in chunk]).to(self.device)
             u = torch.tensor([(level + 0.5) / T for _, level, _ in chunk], device=self.device)
             loss = training_loss(self.model, x0[idx], cond[idx], mask[idx], self.cfg.objective, noise=noise, u=u,
-                                 scheduler=self.scheduler)
+                                 scheduler=self.scheduler, prediction=self.cfg.prediction)
             losses.append(float(loss) * len(chunk))
             counts.append(len(chunk))
         return float(np.sum(losses) / np.sum(counts))

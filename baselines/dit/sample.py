@@ -25,7 +25,7 @@ from phybench.submission import submission_meta, write_submission
 from .clips import build_model, clip_to_tensor, tensor_to_clip
 from .conditioning import condition_inputs
 from .config import TrainConfig
-from .diffusion import make_scheduler, sample
+from .diffusion import condition, make_scheduler, sample
 from .latent import PixelCodec, make_codec
 from ..seeding import SAMPLE_THREADS, sampling_threads, video_generators
 
@@ -62,12 +62,12 @@ def rollout(model, codec: PixelCodec, cfg: TrainConfig, first: torch.Tensor, tot
     clip = first
     scheduler = make_scheduler(cfg.num_train_timesteps)
     while clip.shape[2] < total:
-        padded = torch.zeros(N, 3, cfg.frames, r, r, device=first.device)
-        mask = torch.zeros(N, 1, cfg.frames, r, r, device=first.device)
-        padded[:, :, :c] = clip[:, :, -c:]
-        mask[:, :, :c] = 1
+        given = torch.zeros(N, 3, cfg.frames, r, r, device=first.device)
+        given[:, :, :c] = clip[:, :, -c:]
+        padded, mask = condition(given, c, cfg.cond_fill)  # as in training: zeros or the last given frame
         cond, mask_z = codec.condition(padded, mask)  # in model space
-        z = sample(model, cond, mask_z, steps, cfg.objective, generator, scheduler, y=y)  # (N, C, T', h, w)
+        z = sample(model, cond, mask_z, steps, cfg.objective, generator, scheduler, y=y,
+                   prediction=cfg.prediction)  # (N, C, T', h, w)
         window = codec.decode(z).float()  # (N, 3, F, r, r)
         clip = torch.cat([clip, window[:, :, c:]], dim=2)
     return clip[:, :, :total]

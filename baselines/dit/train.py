@@ -168,6 +168,13 @@ def update_ema(ema, model, decay: float):
         e.mul_(decay).add_(p.detach().float(), alpha=1 - decay)
 
 
+def ema_decay(cfg: TrainConfig, step: int) -> float:
+    """The EMA's decay after step `step` (0-based): cfg.ema_decay, or with `ema_warmup`
+    min(ema_decay, (1 + step) / (10 + step)), so that a short run's EMA does not keep a
+    visible share of the initial weights (0.995 without warm-up keeps 7% after 538 steps)."""
+    return min(cfg.ema_decay, (1 + step) / (10 + step)) if cfg.ema_warmup else cfg.ema_decay
+
+
 def prepare_condition(cfg: TrainConfig, data: ClipDataset) -> None:
     """Fix a conditioned config's encoder sizes from the training split (state bodies, text
     vocabulary and length) and give the dataset each row's condition input."""
@@ -289,7 +296,7 @@ def main(argv=None) -> list[tuple[int, float]]:
             batch = next(loader)
             clip, y = (batch, None) if cfg.condition is None else (batch[0], batch[1].to(accelerator.device))
             clip = clip.to(accelerator.device)  # (n, 3, T, r, r) pixels in [-1, 1]
-            padded, mask_px = condition(clip, cfg.condition_frames)  # zero-padded clip, binary mask
+            padded, mask_px = condition(clip, cfg.condition_frames, cfg.cond_fill)  # padded clip, binary mask
             x0 = codec.encode(clip)  # (n, C, T', h, w): what the model diffuses
             cond, mask = codec.condition(padded, mask_px)
             # noise and timesteps of the whole global micro-batch, this rank's share taken:
@@ -300,7 +307,8 @@ def main(argv=None) -> list[tuple[int, float]]:
             u = torch.rand(world * micro, generator=gen, device=gen.device)[share]
             with accelerator.accumulate(model), accelerator.autocast():
                 loss = training_loss(model, x0, cond, mask, cfg.objective, scheduler=scheduler,
-                                     noise=noise.to(x0.dtype), u=u, y=y)
+                                     noise=noise.to(x0.dtype), u=u, y=y, change_weight=cfg.change_weight,
+                                     prediction=cfg.prediction)
                 accelerator.backward(loss)
                 if accelerator.sync_gradients and cfg.grad_clip:
                     accelerator.clip_grad_norm_(model.parameters(), cfg.grad_clip)
@@ -308,7 +316,7 @@ def main(argv=None) -> list[tuple[int, float]]:
                 sched_lr.step()
                 opt.zero_grad(set_to_none=True)
             total += loss.detach() / cfg.grad_accum
-        update_ema(ema, accelerator.unwrap_model(model), cfg.ema_decay)
+        update_ema(ema, accelerator.unwrap_model(model), ema_decay(cfg, counter.step))
         counter.step += 1
         mean = accelerator.reduce(total, reduction="mean").item()
         history.append((counter.step, mean))

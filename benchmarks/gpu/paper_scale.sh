@@ -20,8 +20,8 @@
 # same sequence, rolled out 5 frames a window at sampling time (`sample.rollout`).  Knobs:
 # TRAIN_S (training-loop seconds, default 300), STEPS_CAP, BATCH, LR, WORKERS, SAMPLE_STEPS,
 # EXTRA_SET (more config overrides, e.g. "compile=true"), SKIP_SAMPLE=1 (a throughput run only),
-# SAMPLE_PRECISION (fp32, the default since the first run's bf16-autocast samples were colour
-# noise, docs/baselines.md; or bf16).
+# SAMPLE_PRECISION (fp32, the default; or bf16: bf16 autocast was not why the first run's samples
+# were colour noise, docs/baselines.md "Why the first GPU run gave colour noise").
 set -euo pipefail
 OUT=${1:?usage: paper_scale.sh OUT}
 W=${WORK:-$(mktemp -d)}
@@ -41,9 +41,14 @@ else
   SET="size=B steps=${STEPS_CAP:-100000} batch_size=${BATCH:-256} max_seconds=${TRAIN_S:-300} sample_steps=${SAMPLE_STEPS:-50}"
   GEN_WORKERS=${GEN_WORKERS:-14}
 fi
-# shared: pixel space, 32 px, 4x4 patches, 8-frame windows (512 tokens), DDPM v-prediction,
-# AdamW 3e-4 after 100 warm-up steps, EMA 0.995 (a short run: DiT's 0.9999 would average in the init)
+# shared: pixel space, 32 px, 4x4 patches, 8-frame windows (512 tokens), DDPM (zero-SNR) schedule,
+# AdamW 3e-4 after 100 warm-up steps, and the issue-46 recipe (docs/baselines.md, "Why the first GPU
+# run gave colour noise"): the frames to generate carry the last condition frame in their condition
+# channels (cond_fill=last), the network predicts the clean clip as that frame plus a residual with
+# the loss on the clean clip (prediction=x0_residual: at init it is copy-last, not noise), cells that
+# move weigh 21x (change_weight=20), and the EMA 0.995 warms up (ema_warmup: no share of the init)
 COMMON="vae=None resolution=32 patch=4 frames=8 windows=true lr=${LR:-3e-4} warmup_steps=100 ema_decay=0.995
+        ema_warmup=true cond_fill=last prediction=x0_residual change_weight=20
         num_workers=$WORKERS log_every=25 ckpt_every=1000000 eval_every=0 keep_checkpoints=1"
 
 env=$($PY -c "import torch, sys, os; print('python', sys.version.split()[0], 'torch', torch.__version__,
