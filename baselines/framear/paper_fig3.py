@@ -1,33 +1,66 @@
 """The paper's Figure 3 (velocity error of DiT-S / B / L trained on 30K / 300K / 3M videos), as numbers.
 
-Digitised from the authors' plot file (their project page's `scaling_combined.png`); every value
-the paper's text quotes agrees within 0.0005.  The paper's own velocity convention (its ground
+The numbers are `phybench.leaderboard.paper.FIGURE3` (digitised from the authors' plot file; every
+value the paper's text quotes agrees within 0.0005), read through each task family's `paper_quote`.  The paper's own velocity convention (its ground
 truth scores 0.0099-0.0210 against itself; phybench's scores 0.0003), so the miniature is compared
-with it by direction and ratio, never by level.  Kept here, not read from elsewhere at run time,
-so that `phybench study findings --grid` needs nothing but the grid.
+with it by direction and ratio, never by level.  (An earlier copy here had the table transposed:
+DiT-S read as the 30K column of S, B and L.)
 """
 from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
 
 SIZES = ("DiT-S", "DiT-B", "DiT-L")
 PARAMS = {"DiT-S": 22.5e6, "DiT-B": 89.5e6, "DiT-L": 310.0e6}  # the paper's counts
 TRAIN = (30_000, 300_000, 3_000_000)  # training videos
 
-# task -> split ("id" / "ood") -> size -> errors at TRAIN
-FIG3: dict[str, dict[str, dict[str, tuple[float, float, float]]]] = {
-    "uniform": {
-        "id": {"DiT-S": (0.022, 0.017, 0.015), "DiT-B": (0.018, 0.015, 0.014), "DiT-L": (0.015, 0.0138, 0.012)},
-        "ood": {"DiT-S": (0.435, 0.433, 0.378), "DiT-B": (0.293, 0.328, 0.385), "DiT-L": (0.288, 0.358, 0.427)},
-    },
-    "collision": {
-        "id": {"DiT-S": (0.027, 0.030, 0.024), "DiT-B": (0.024, 0.019, 0.016), "DiT-L": (0.023, 0.018, 0.015)},
-        "ood": {"DiT-S": (0.188, 0.241, 0.270), "DiT-B": (0.200, 0.167, 0.173), "DiT-L": (0.153, 0.211, 0.161)},
-    },
-    "parabola": {
-        "id": {"DiT-S": (0.051, 0.043, 0.038), "DiT-B": (0.049, 0.039, 0.035), "DiT-L": (0.047, 0.037, 0.033)},
-        "ood": {"DiT-S": (0.307, 0.317, 0.314), "DiT-B": (0.285, 0.376, 0.352), "DiT-L": (0.307, 0.288, 0.338)},
-    },
-}
-GROUND_TRUTH = {"uniform": 0.0099, "collision": 0.0117, "parabola": 0.0210}  # Table 3: ground truth against itself
+class _ByTask(Mapping[str, Any]):
+    """task -> what the paper quotes for it, read from `phybench.leaderboard.paper` (the one copy of
+    Figure 3, with its approximate points' "~" dropped), through the task family's `paper_quote`: no
+    task is named here."""
+
+    def __init__(self, build: Callable[[str], Any]) -> None:
+        self._build = build
+
+    def _panel(self, task: str) -> str | None:
+        from phybench.leaderboard.paper import FIGURE3, quote_of
+
+        panel = quote_of(task)
+        return panel if panel in FIGURE3 else None
+
+    def __getitem__(self, task: str) -> Any:
+        panel = self._panel(task)
+        if panel is None:
+            raise KeyError(task)
+        return self._build(panel)
+
+    def __iter__(self) -> Iterator[str]:
+        from phybench.tasks import TASKS
+
+        return iter([name for name in TASKS if self._panel(name) is not None])
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+def _fig3(panel: str) -> dict[str, dict[str, tuple[float, ...]]]:
+    from phybench.leaderboard.paper import FIGURE3, _value
+
+    rows = FIGURE3[panel]
+    return {split: {size: tuple(_value(v)[0] for v in rows[size][k]) for size in SIZES}
+            for k, split in enumerate(("id", "ood"))}
+
+
+def _floor(panel: str) -> float:
+    from phybench.leaderboard.paper import FLOORS
+
+    return FLOORS[panel][0]
+
+
+# task -> split ("id" / "ood") -> size -> errors at TRAIN (the paper's 30K, 300K, 3M)
+FIG3: Mapping[str, dict[str, dict[str, tuple[float, ...]]]] = _ByTask(_fig3)
+GROUND_TRUTH: Mapping[str, float] = _ByTask(_floor)  # Table 3: the ground truth against itself (ID)
 
 
 def paper_facts(task: str) -> dict[str, object]:
