@@ -54,6 +54,7 @@ import numpy as np
 
 from .findings import Ctx, Finding, Verdict
 from .levels import match_levels
+from .photometry import normalise
 from .motion import GAP
 from . import rules
 from .rules import (BLUR_PX, BORDER, DUST_REL, PERIMETER_EVERY, SETTINGS, TELEPORT_FACTOR, TELEPORT_MARGIN, ColourView,
@@ -77,7 +78,7 @@ def segment_pair(video: np.ndarray, gt_video: np.ndarray, colours: Sequence[Sequ
         raise ValueError(f"video {video.shape} and ground truth {gt_video.shape} differ in shape")
     T, H, W = video.shape[:3]
     start = min(max(int(condition_frames), 1), T)
-    video = match_levels(video, gt_video, start)  # a washed-out picture is not a grey body
+    video = match_levels(normalise(video), gt_video, start)  # a washed-out or grey picture is not a grey body
     by_colour: dict[tuple[int, ...], list[bool]] = {}
     for c, s in zip(colours, static):
         by_colour.setdefault(tuple(int(x) for x in c), []).append(bool(s))

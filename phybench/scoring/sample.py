@@ -17,6 +17,7 @@ from ..submission.format import CONDITION_TOLERANCE
 from ..tasks import family_of, get_task
 from .metrics import METRICS, Sample, reported
 from .parse import TILE, PixelMapping, parse_video
+from .photometry import normalise
 from .velocity import VideoErrors, video_errors
 
 
@@ -42,7 +43,8 @@ def make_sample(row: dict[str, Any], video: np.ndarray, gt_video: np.ndarray | N
         errors = VideoErrors()
     else:
         refine = None if family.object_reader == "discs" else False
-        parsed = parse_video(video, colours, pixel_mapping(manifest), refine=refine)
+        # the model's light (background, exposure, tint, vignette) and bad pixels undone first
+        parsed = parse_video(normalise(video), colours, pixel_mapping(manifest), refine=refine)
         errors = video_errors(
             parsed,
             row["positions"],
