@@ -72,13 +72,15 @@ def rules_help() -> str:
 
 
 def segment_pair(video: np.ndarray, gt_video: np.ndarray, colours: Sequence[Sequence[int]], static: Sequence[bool],
-            condition_frames: int) -> Segmented:
-    """Segment both videos and derive what every rule needs (blur factor, dust, reach)."""
+            condition_frames: int, *, normalised: bool = False) -> Segmented:
+    """Segment both videos and derive what every rule needs (blur factor, dust, reach).  The
+    generated video is first `photometry.normalise`d (its background, exposure and bad pixels),
+    unless `normalised` says it already is."""
     if video.shape != gt_video.shape:
         raise ValueError(f"video {video.shape} and ground truth {gt_video.shape} differ in shape")
     T, H, W = video.shape[:3]
     start = min(max(int(condition_frames), 1), T)
-    video = match_levels(normalise(video), gt_video, start)  # a washed-out or grey picture is not a grey body
+    video = match_levels(video if normalised else normalise(video), gt_video, start)  # a washed-out or grey picture is not a grey body
     by_colour: dict[tuple[int, ...], list[bool]] = {}
     for c, s in zip(colours, static):
         by_colour.setdefault(tuple(int(x) for x in c), []).append(bool(s))
@@ -140,8 +142,10 @@ def segmented_sample(sample: Any) -> Segmented:
         from ..data.split import row_scene
 
         bodies = row_scene(sample.row).bodies
-        cached = segment_pair(np.asarray(sample.video), np.asarray(sample.gt_video), [b.colour for b in bodies],
-                         [not b.dynamic for b in bodies], sample.condition_frames)
+        known = getattr(sample, "normalised", None)
+        video = np.asarray(sample.video if known is None else known)
+        cached = segment_pair(video, np.asarray(sample.gt_video), [b.colour for b in bodies],
+                              [not b.dynamic for b in bodies], sample.condition_frames, normalised=known is not None)
         sample.__dict__["_prepared"] = cached
     return cached
 

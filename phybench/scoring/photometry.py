@@ -28,6 +28,7 @@ byte for byte: their scores, verdicts and golden hashes do not move.
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
@@ -63,39 +64,58 @@ def normalise(video: np.ndarray, background: Sequence[int] = BACKGROUND) -> np.n
 
 def despeckle(video: np.ndarray) -> np.ndarray:
     """`video` with isolated pixels replaced by their 8 neighbours' per-channel median (a copy),
-    or `video` itself when it has none.  Candidates come from one horizontal test on the
-    channel sum; only they are checked against all 8 neighbours (interior pixels only)."""
+    or `video` itself when it has none.  A bad pixel is one whose channel sum is off that of at
+    least 7 of its 8 neighbours by more than SPECK, all one way (so two bad pixels side by side
+    are both found).  Candidates are the two pixels of each jump of more than SPECK along a row
+    (a bad pixel has one on each side; a rendered body only at its rim): few, so only they are
+    checked against all 8 neighbours.  Interior pixels only."""
     T, H, W, _ = video.shape
     if H < 3 or W < 3:
         return video
-    s = video[..., 0].astype(np.int16)
-    s += video[..., 1]
-    s += video[..., 2]  # (T, H, W) R + G + B
-    mid = s[:, 1:-1, 1:-1]
-    left = mid - s[:, 1:-1, :-2]
-    right = mid - s[:, 1:-1, 2:]
-    cand = np.flatnonzero((np.minimum(left, right) > SPECK) | (np.maximum(left, right) < -SPECK))
-    if not cand.size:
+    flat = video.reshape(-1)  # contiguous bytes: a channel's next pixel along the row is 3 on
+    half = flat >> 1  # uint8 in [0, 127], so 128 + half[i + 3] - half[i] never wraps
+    d = half[3:] + np.uint8(128)
+    d -= half[:-3]  # 128 + (half of the same channel one pixel right) - half
+    step = SPECK // 6  # a jump of more than SPECK / 3 levels in one channel, in half levels
+    d -= np.uint8(128 - step)  # below 128 - step wraps high
+    jump = np.flatnonzero(d > 2 * step)
+    if not jump.size:
         return video
-    t, rest = np.divmod(cand, (H - 2) * (W - 2))
-    r, c = np.divmod(rest, W - 2)
-    r += 1
-    c += 1
-    offsets = [(dr, dc) for dr in (-1, 0, 1) for dc in (-1, 0, 1) if dr or dc]
-    centre = s[t, r, c]
-    around = np.stack([s[t, r + dr, c + dc] for dr, dc in offsets], axis=1)  # (n, 8)
-    high = np.all(centre[:, None] - around > SPECK, axis=1)
-    low = np.all(around - centre[:, None] > SPECK, axis=1)
+    # A bad pixel is a jump one way then, one or two pixels on (two bad pixels side by side), the
+    # other way, in one channel; the pixel(s) between are the candidates.  Never across rows.
+    pixel = jump // 3
+    col = pixel % W
+    up = half[jump + 3] > half[jump]
+    big = np.zeros(flat.size + 6, dtype=bool)
+    big[jump] = True
+    cands = []
+    for gap in (1, 2):
+        ok = col + gap < W - 1
+        k = jump[ok]
+        k = k[big[k + 3 * gap] & ((half[k + 3 * gap + 3] > half[k + 3 * gap]) != up[ok])]
+        cands += [k // 3 + j for j in range(1, gap + 1)]  # the pixels between
+    flat_px = np.unique(np.concatenate(cands))
+    t, rest = np.divmod(flat_px, H * W)
+    r, c = np.divmod(rest, W)
+    keep = (r >= 1) & (r < H - 1) & (c >= 1) & (c < W - 1)
+    t, r, c = t[keep], r[keep], c[keep]
+    centre = video[t, r, c].sum(axis=1, dtype=np.int16)  # (n,) R + G + B
+    around = np.stack([video[t, r + dr, c + dc].sum(axis=1, dtype=np.int16) for dr, dc in _RING], axis=1)  # (n, 8)
+    high = np.count_nonzero(centre[:, None] - around > SPECK, axis=1) >= 7
+    low = np.count_nonzero(around - centre[:, None] > SPECK, axis=1) >= 7
     bad = high | low
     if not bad.any():
         return video
     t, r, c = t[bad], r[bad], c[bad]
-    neighbours = np.stack([video[t, r + dr, c + dc] for dr, dc in offsets], axis=1)  # (n, 8, 3)
+    neighbours = np.stack([video[t, r + dr, c + dc] for dr, dc in _RING], axis=1)  # (n, 8, 3)
     out = video.copy()
     # The mean of the 4th and 5th of 8 sorted values: the median, rounded half up.
     ranked = np.sort(neighbours.astype(np.int16), axis=1)
     out[t, r, c] = ((ranked[:, 3] + ranked[:, 4] + 1) // 2).astype(np.uint8)
     return out
+
+
+_RING = [(dr, dc) for dr in (-1, 0, 1) for dc in (-1, 0, 1) if dr or dc]
 
 
 def _basis(u: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -123,29 +143,44 @@ def background_field(video: np.ndarray, background: Sequence[int] = BACKGROUND) 
     points = video[:, rows][:, :, cols].reshape(T, -1, 3).astype(np.float64)  # (T, n, 3)
     if np.all(np.abs(points - bg) <= FIELD_TOL):  # the common case: a white picture's sample
         return None
-    uu, vv = np.meshgrid(u, v)
-    basis = _basis(uu.ravel(), vv.ravel())  # (n, 7)
-    own = np.zeros((T, basis.shape[1], 3))
+    basis, products = _sample_basis(H, W)  # (n, 7), (n, 49)
+    m = basis.shape[1]
+    own = np.zeros((T, m, 3))
     own[:, 0, :] = bg
+    flat = points.transpose(1, 0, 2).reshape(-1, T * 3)  # (n, T 3): plain matrix products below
     median = np.median(points, axis=1)  # (T, 3)
-    inliers = np.all(np.abs(points - median[:, None]) <= _START, axis=2)  # (T, n)
-    coef = own.copy()
+    inliers = _max3(np.abs(points - median[:, None])) <= _START  # (T, n)
+    coef = own
     for _ in range(_ROUNDS):
-        w = inliers.astype(np.float64)
-        gram = np.einsum("tn,ni,nj->tij", w, basis, basis)  # (T, 7, 7)
-        gram += 1e-6 * np.eye(basis.shape[1])
-        rhs = np.einsum("tn,ni,tnc->tic", w, basis, points)  # (T, 7, 3)
-        coef = np.linalg.solve(gram, rhs)
-        residual = np.abs(points - np.einsum("ni,tic->tnc", basis, coef)).max(axis=2)  # (T, n)
-        spread = np.array([np.median(r[m]) if m.any() else 0.0 for r, m in zip(residual, inliers)])
-        inliers = residual <= np.maximum(_FLOOR, 4.5 * spread)[:, None]
-    fitted = np.einsum("ni,tic->tnc", basis, coef)  # (T, n, 3)
+        w = inliers.astype(np.float64)  # (T, n)
+        gram = (w @ products).reshape(T, m, m) + 1e-6 * np.eye(m)  # (T, 7, 7)
+        rhs = basis.T @ (flat * np.repeat(w.T, 3, axis=1))  # (7, T 3)
+        coef = np.linalg.solve(gram, rhs.reshape(m, T, 3).transpose(1, 0, 2))  # (T, 7, 3)
+        fitted = (basis @ coef.transpose(1, 0, 2).reshape(m, T * 3)).reshape(-1, T, 3).transpose(1, 0, 2)
+        residual = _max3(np.abs(points - fitted))  # (T, n)
+        rms = np.sqrt((w * residual * residual).sum(axis=1) / np.maximum(w.sum(axis=1), 1.0))  # (T,)
+        inliers = residual <= np.maximum(_FLOOR, 3.0 * rms)[:, None]
     usable = (inliers.mean(axis=1) >= _MIN_INLIERS) & np.all(fitted.min(axis=1) >= _MIN_FIELD, axis=1)
     off = np.abs(fitted - bg).max(axis=(1, 2)) > FIELD_TOL  # (T,)
     move = usable & off
     if not move.any():
         return None
     return np.where(move[:, None, None], coef, own)
+
+
+def _max3(a: np.ndarray) -> np.ndarray:
+    """The largest of the last axis's 3 values (numpy's reduce over a length-3 axis is slow)."""
+    return np.maximum(np.maximum(a[..., 0], a[..., 1]), a[..., 2])
+
+
+@lru_cache(maxsize=8)
+def _sample_basis(height: int, width: int) -> tuple[np.ndarray, np.ndarray]:
+    """The field basis at the sample points (n, 7) and its products per point (n, 49)."""
+    _, v = _grid(height)
+    _, u = _grid(width)
+    uu, vv = np.meshgrid(u, v)
+    basis = _basis(uu.ravel(), vv.ravel())
+    return basis, (basis[:, :, None] * basis[:, None, :]).reshape(basis.shape[0], -1)
 
 
 def flatten(video: np.ndarray, field: np.ndarray, background: Sequence[int] = BACKGROUND) -> np.ndarray:

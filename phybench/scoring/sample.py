@@ -39,12 +39,12 @@ def make_sample(row: dict[str, Any], video: np.ndarray, gt_video: np.ndarray | N
     bodies = row_scene(row).bodies
     colours = [(int(b.colour[0]), int(b.colour[1]), int(b.colour[2])) for b in bodies]
     parsed = None
+    normal = normalise(np.asarray(video))  # the model's light (background, exposure, tint, vignette) and bad pixels undone
     if family.object_reader == "none":  # objects share colours: no per-object physics errors
         errors = VideoErrors()
     else:
         refine = None if family.object_reader == "discs" else False
-        # the model's light (background, exposure, tint, vignette) and bad pixels undone first
-        parsed = parse_video(normalise(video), colours, pixel_mapping(manifest), refine=refine)
+        parsed = parse_video(normal, colours, pixel_mapping(manifest), refine=refine)
         errors = video_errors(
             parsed,
             row["positions"],
@@ -55,7 +55,7 @@ def make_sample(row: dict[str, Any], video: np.ndarray, gt_video: np.ndarray | N
             contact_time=family.contact_time(row),
             colour_names=tuple(b.describe() for b in bodies),
         )
-    return Sample(row, video, gt_video, manifest, lambda: errors, parsed)
+    return Sample(row, video, gt_video, manifest, lambda: errors, parsed, normal)
 
 
 def score_sample(
