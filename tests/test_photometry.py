@@ -1,7 +1,7 @@
 """A correct video in the model's own light keeps its tracking and verdicts (issue 48, items 1 and 5).
 
 Families of our own design, each at several strengths: exposure, a uniform background level, a
-tint, a white-balance shift, a vignette, a linear gradient (all on the whole clip, condition frames
+tint, a white-balance shift, saturation, a hue shift, a vignette, a linear gradient (all on the whole clip, condition frames
 included, as a model that draws its own frames would), and isolated bad pixels (0.1% salt and
 pepper per frame, 0.1% dead or hot pixels fixed across frames).  Each is compared with the exact
 render: the ball stays trackable, the velocity error stays within VELOCITY_TOL of the exact render's,
@@ -59,6 +59,27 @@ def _gradient(g):
     return degrade
 
 
+def _saturation(factor):
+    """Each pixel's chroma scaled about its luma (a washed-out or over-saturated palette)."""
+    def degrade(video, row, seed):
+        v = video.astype(np.float64)
+        y = (v @ np.array([0.299, 0.587, 0.114]))[..., None]
+        return np.clip(np.rint(y + factor * (v - y)), 0, 255).astype(np.uint8)
+    return degrade
+
+
+def _hue(degrees):
+    """The chroma turned in YIQ (a hue shift: red towards magenta, blue towards cyan)."""
+    yiq = np.array([[0.299, 0.587, 0.114], [0.596, -0.274, -0.322], [0.211, -0.523, 0.312]])
+    a = np.deg2rad(degrees)
+    turn = np.array([[1, 0, 0], [0, np.cos(a), -np.sin(a)], [0, np.sin(a), np.cos(a)]])
+    matrix = np.linalg.inv(yiq) @ turn @ yiq
+
+    def degrade(video, row, seed):
+        return np.clip(np.rint(video.astype(np.float64) @ matrix.T), 0, 255).astype(np.uint8)
+    return degrade
+
+
 def _level(level):
     """The scene rendered on a grey background of this level (the bodies blended over it)."""
     def degrade(video, row, seed):
@@ -96,11 +117,12 @@ KINDS = {
     "background-250": _level(250),
     "tint-warm": _tint((1.0, 0.95, 0.85)), "tint-cool": _tint((0.88, 0.95, 1.0)),
     "white-balance": _shift((-10, 0, 8)),
+    "saturation-0.5": _saturation(0.5), "saturation-1.3": _saturation(1.3), "hue-15": _hue(15),
     "vignette-0.2": _vignette(0.2), "vignette-0.4": _vignette(0.4),
     "gradient-0.1": _gradient(0.1), "gradient-0.25": _gradient(0.25),
     "salt-pepper-0.1%": _salt_pepper(0.001), "dead-0.1%": _stuck(0, 0.001), "hot-0.1%": _stuck(255, 0.001),
 }
-FAST = ["exposure-0.8", "background-200", "vignette-0.4", "salt-pepper-0.1%", "dead-0.1%"]
+FAST = ["exposure-0.8", "background-200", "vignette-0.4", "saturation-0.5", "salt-pepper-0.1%", "dead-0.1%"]
 
 # (task, split, samples, resolution)
 SWEEP = [("uniform", "ood-eval", 8, 128), ("parabola", "ood-eval", 8, 128), ("collision", "id-eval", 8, 128),

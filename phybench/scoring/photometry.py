@@ -43,13 +43,16 @@ _FLOOR = 6.0  # levels: least residual threshold of a re-fit
 _ROUNDS = 4  # re-fits on the points the field explains
 _MIN_INLIERS = 0.3  # share of the sample a field must explain, else the frame keeps its pixels
 _MIN_FIELD = 32.0  # levels: a darker field is no background (no flattening by more than 8x)
+COLOUR_KEEP = 8  # levels: a body colour read within this of the scene's (every channel) is the scene's
+COLOUR_REACH = 120.0  # RGB distance: a colour read farther than this is another body, not this one's light
+_MIN_SOLID = 6  # solid pixels a body needs in the condition frames for its colour to be read
 
 SETTINGS = (f"before parsing and segmenting, a generated video's isolated pixels (R+G+B off all 8 neighbours by "
             f"more than {SPECK}, one way) take their neighbours' median, and each frame whose smooth background "
             f"field (fitted on a {GRID} x {GRID} sample) is off white by more than {FIELD_TOL:g} levels is divided "
             "by it: exposure, tint, grey levels, vignettes and gradients are the model's light, not bodies")
 
-__all__ = ["BACKGROUND", "SETTINGS", "normalise", "despeckle", "background_field", "flatten"]
+__all__ = ["BACKGROUND", "SETTINGS", "normalise", "despeckle", "background_field", "flatten", "observed_colours"]
 
 
 def normalise(video: np.ndarray, background: Sequence[int] = BACKGROUND) -> np.ndarray:
@@ -199,3 +202,57 @@ def flatten(video: np.ndarray, field: np.ndarray, background: Sequence[int] = BA
         frame = video[t].astype(np.float32) * gain
         out[t] = np.clip(np.rint(frame), 0, 255).astype(np.uint8)
     return out
+
+
+def observed_colours(video: np.ndarray, colours: Sequence[Sequence[int]], frames: int,
+                     background: Sequence[int] = BACKGROUND) -> list[tuple[int, int, int]]:
+    """Each body colour as the (normalised) video draws it in its first `frames` frames.
+
+    A pixel is a solid pixel of colour k when, of the background and the scene's colours, k's
+    is nearest to it and it lies nearer k than half k's distance from the background, and so do
+    its four neighbours (no rim, no blend).  The per-channel median of those pixels is the colour
+    read; it replaces the scene's colour only where it is off it by more than COLOUR_KEEP levels
+    on some channel and within COLOUR_REACH of it, with at least _MIN_SOLID pixels, and the colours
+    read stay distinct (else the scene's colours, all of them).  Exact and lossy renders keep the
+    scene's colours; a model that draws red a little orange, desaturated or hue-shifted gets its
+    own red read, so that a ball's coverage, area and colour test are not biased by the shift."""
+    scene = [tuple(int(x) for x in c) for c in colours]
+    clip = np.asarray(video[: max(int(frames), 1)])
+    if not scene or clip.shape[1] < 3:
+        return scene
+    palette = np.asarray([tuple(background)] + scene, np.float32)  # (K + 1, 3)
+    bg = palette[0]
+    ink = np.flatnonzero(_max3(np.abs(clip.astype(np.int16) - bg.astype(np.int16))) > 24)  # flat (t, r, c)
+    if not ink.size:
+        return scene
+    T, H, W, _ = clip.shape
+    t, rest = np.divmod(ink, H * W)
+    r, c = np.divmod(rest, W)
+    inner = (r > 0) & (r < H - 1) & (c > 0) & (c < W - 1)
+    t, r, c = t[inner], r[inner], c[inner]
+    reach = 0.5 * np.linalg.norm(palette[1:] - bg, axis=1)  # (K,)
+
+    def label(rr: np.ndarray, cc: np.ndarray) -> np.ndarray:
+        pix = clip[t, rr, cc].astype(np.float32)  # (n, 3)
+        dist = np.linalg.norm(pix[:, None, :] - palette[None], axis=2)  # (n, K + 1)
+        best = dist.argmin(axis=1)
+        near = dist[np.arange(len(best)), best] < np.concatenate([[np.inf], reach])[best]
+        return np.where(near, best, 0)  # 0: background or no colour
+
+    own = label(r, c)
+    for dr, dc in ((-1, 0), (1, 0), (0, -1), (0, 1)):
+        own = np.where(label(r + dr, c + dc) == own, own, 0)
+    read = []
+    for k, colour in enumerate(scene, start=1):
+        solid = own == k
+        if solid.sum() < _MIN_SOLID:
+            read.append(colour)
+            continue
+        median = np.median(clip[t[solid], r[solid], c[solid]].astype(np.float64), axis=0)
+        est = tuple(int(x) for x in np.rint(median))
+        off = np.abs(np.asarray(est) - np.asarray(colour))
+        far = np.linalg.norm(np.asarray(est, float) - np.asarray(colour, float)) > COLOUR_REACH
+        read.append(colour if off.max() <= COLOUR_KEEP or far else est)
+    if len(set(read)) != len(set(scene)) or tuple(int(x) for x in background) in read:
+        return scene
+    return read
