@@ -147,14 +147,18 @@ def _read(reader, row, video, gt):
     return sample.errors.untrackable, sample.errors.velocity_error, judge_sample(sample)
 
 
-def _check(reader, kinds):
-    """Per (kind, sample): the differences from the exact render; asserts nothing, returns failures."""
+def _check(reader, kinds, largest=None):
+    """Per (kind, sample): the differences from the exact render; asserts nothing, returns failures
+    (and, into `largest`, each kind's largest velocity change)."""
     failures = []
+    largest = {} if largest is None else largest
     for i, row in enumerate(reader.rows()):
         gt = reader.video(row)
         lost0, v0, verdict0 = _read(reader, row, gt, gt)
         for kind in kinds:
             lost, v, verdict = _read(reader, row, KINDS[kind](gt, row, i), gt)
+            if np.isfinite(v0) and np.isfinite(v):
+                largest[kind] = max(largest.get(kind, 0.0), abs(v - v0))
             if lost and not lost0:
                 failures.append((kind, row["sample_id"], "lost"))
             elif np.isfinite(v0) and not abs(v - v0) <= VELOCITY_TOL:
@@ -216,5 +220,7 @@ def test_field_fit_and_despeckle_units():
 @pytest.mark.slow
 @pytest.mark.parametrize("task,split,n,res", SWEEP)
 def test_every_family_and_strength_keeps_tracking_and_verdicts(tmp_path, task, split, n, res):
-    failures = _check(_split(tmp_path, task, split, n, res), list(KINDS))
+    largest: dict[str, float] = {}
+    failures = _check(_split(tmp_path, task, split, n, res), list(KINDS), largest)
+    print(task, split, res, {k: round(v, 4) for k, v in largest.items()})  # docs/judge.md's table (pytest -s)
     assert not failures, failures
