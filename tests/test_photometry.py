@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import phybench.world.render as render_module
+from phybench.benign import degrade
 from phybench.data.generate import generate
 from phybench.data.split import SplitReader, make_plan, row_scene
 from phybench.scoring.abnormal import judge_sample
@@ -21,6 +22,7 @@ from phybench.scoring.photometry import FIELD_TOL, background_field, despeckle, 
 from phybench.scoring.sample import make_sample
 from phybench.tasks import get_task
 
+CONDITION_FRAMES = 3  # every fundamental family's (checked in `_split`)
 VELOCITY_TOL = 0.02  # world units / s: the exact render's own error is ~3e-4, copy-last's ~2.6
 
 
@@ -110,6 +112,11 @@ def _stuck(value, share):
     return degrade
 
 
+def _blend(video, row, seed):
+    """`phybench.benign`'s frame blending (each generated frame half itself, a quarter each neighbour)."""
+    return degrade("blend", video, CONDITION_FRAMES, str(seed))
+
+
 KINDS = {
     "exposure-0.8": _exposure(0.8), "exposure-0.9": _exposure(0.9), "exposure-1.1": _exposure(1.1),
     "exposure-1.2": _exposure(1.2),
@@ -121,6 +128,7 @@ KINDS = {
     "vignette-0.2": _vignette(0.2), "vignette-0.4": _vignette(0.4),
     "gradient-0.1": _gradient(0.1), "gradient-0.25": _gradient(0.25),
     "salt-pepper-0.1%": _salt_pepper(0.001), "dead-0.1%": _stuck(0, 0.001), "hot-0.1%": _stuck(255, 0.001),
+    "blend": _blend,
 }
 FAST = ["exposure-0.8", "background-200", "vignette-0.4", "saturation-0.5", "salt-pepper-0.1%", "dead-0.1%"]
 
@@ -132,7 +140,9 @@ SWEEP = [("uniform", "ood-eval", 8, 128), ("parabola", "ood-eval", 8, 128), ("co
 def _split(root, task, split, n, res):
     folder = root / f"{task}-{split}-{res}"
     generate(make_plan(get_task(task), split, limit=n, resolution=res), folder, progress=False)
-    return SplitReader(folder)
+    reader = SplitReader(folder)
+    assert task == "combinatorial" or reader.spec.condition_frames == CONDITION_FRAMES
+    return reader
 
 
 @pytest.fixture(scope="module")

@@ -102,7 +102,7 @@ def despeckle(video: np.ndarray) -> np.ndarray:
     r, c = np.divmod(rest, W)
     keep = (r >= 1) & (r < H - 1) & (c >= 1) & (c < W - 1)
     t, r, c = t[keep], r[keep], c[keep]
-    bad = _isolated(video, t, r, c, pair_check=True)
+    bad = _isolated(video, t, r, c)
     if not bad.any():
         return video
     t, r, c = t[bad], r[bad], c[bad]
@@ -117,28 +117,35 @@ def despeckle(video: np.ndarray) -> np.ndarray:
 _RING = [(dr, dc) for dr in (-1, 0, 1) for dc in (-1, 0, 1) if dr or dc]
 
 
-def _isolated(video: np.ndarray, t: np.ndarray, r: np.ndarray, c: np.ndarray, pair_check: bool) -> np.ndarray:
+def _isolated(video: np.ndarray, t: np.ndarray, r: np.ndarray, c: np.ndarray,
+              back: np.ndarray | None = None) -> np.ndarray:
     """bool (n,): the interior pixels (t, r, c) whose R + G + B is off all 8 neighbours' by more
-    than SPECK, one way, or off 7 of them where the eighth is such a pixel too, off 7 of its own
-    (two bad pixels side by side; a one-pixel line, such as the gap between two touching balls,
-    goes on past the eighth and is no bad pixel)."""
+    than SPECK, one way; or off 7 of them where the eighth (its partner) is off all of its own
+    but this one, the same way: two bad pixels side by side.  A one-pixel line (the gap between
+    two touching balls) goes on past the partner, which is then no bad pixel.  back: (n,) a ring
+    index to leave out (the partner's check: the pixel that asked)."""
     H, W = video.shape[1:3]
     centre = video[t, r, c].sum(axis=1, dtype=np.int16)  # (n,)
     around = np.stack([video[t, r + dr, c + dc].sum(axis=1, dtype=np.int16) for dr, dc in _RING], axis=1)  # (n, 8)
     high = centre[:, None] - around > SPECK
     low = around - centre[:, None] > SPECK
+    if back is not None:  # the asking pixel counts as differing: all 7 others must
+        rows = np.arange(len(t))
+        high[rows, back] = low[rows, back] = True
+        return high.all(axis=1) | low.all(axis=1)
     n_high, n_low = high.sum(axis=1), low.sum(axis=1)
     bad = (n_high == 8) | (n_low == 8)
-    if not pair_check:
-        return (n_high >= 7) | (n_low >= 7)
     seven = np.flatnonzero(((n_high == 7) | (n_low == 7)) & ~bad)
     if seven.size:
-        odd = np.argmin(np.where((n_high[seven] == 7)[:, None], high[seven], low[seven]), axis=1)  # the eighth
+        up = n_high[seven] == 7
+        odd = np.argmin(np.where(up[:, None], high[seven], low[seven]), axis=1)  # the eighth
         ring = np.asarray(_RING)
         pr, pc = r[seven] + ring[odd, 0], c[seven] + ring[odd, 1]
         inside = (pr >= 1) & (pr < H - 1) & (pc >= 1) & (pc < W - 1)
-        seven, pr, pc = seven[inside], pr[inside], pc[inside]
-        bad[seven] = _isolated(video, t[seven], pr, pc, pair_check=False)
+        seven, pr, pc, odd, up = seven[inside], pr[inside], pc[inside], odd[inside], up[inside]
+        partner = _isolated(video, t[seven], pr, pc, back=7 - odd)  # _RING's index i and 7 - i are opposite
+        same_way = (video[t[seven], pr, pc].sum(axis=1, dtype=np.int16) > centre[seven] - SPECK) == up
+        bad[seven] = partner & same_way
     return bad
 
 
