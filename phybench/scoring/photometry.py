@@ -232,6 +232,9 @@ def flatten(video: np.ndarray, field: np.ndarray, background: Sequence[int] = BA
     return out
 
 
+_LAST: list = [None, None, None]  # (video, key, result): the parser and the judge ask for the same video
+
+
 def observed_colours(video: np.ndarray, colours: Sequence[Sequence[int]], frames: int,
                      background: Sequence[int] = BACKGROUND) -> list[tuple[int, int, int]]:
     """Each body colour as the (normalised) video draws it in its first `frames` frames.
@@ -244,7 +247,18 @@ def observed_colours(video: np.ndarray, colours: Sequence[Sequence[int]], frames
     read stay distinct (else the scene's colours, all of them).  Exact and lossy renders keep the
     scene's colours; a model that draws red a little orange, desaturated or hue-shifted gets its
     own red read, so that a ball's coverage, area and colour test are not biased by the shift."""
-    scene = [tuple(int(x) for x in c) for c in colours]
+    scene = [(int(c[0]), int(c[1]), int(c[2])) for c in colours]
+    key = (tuple(scene), int(frames), tuple(int(x) for x in background))
+    if _LAST[0] is video and _LAST[1] == key:  # the same array object: read once per video
+        return list(_LAST[2])
+    read = _read_colours(video, scene, int(frames), background)
+    _LAST[:] = [video, key, tuple(read)]
+    return read
+
+
+def _read_colours(video: np.ndarray, scene: list[tuple[int, int, int]], frames: int,
+                  background: Sequence[int]) -> list[tuple[int, int, int]]:
+    """`observed_colours` without its one-video memo."""
     clip = np.asarray(video[: max(int(frames), 1)])
     if not scene or clip.shape[1] < 3:
         return scene
@@ -277,7 +291,7 @@ def observed_colours(video: np.ndarray, colours: Sequence[Sequence[int]], frames
             read.append(colour)
             continue
         median = np.median(clip[t[solid], r[solid], c[solid]].astype(np.float64), axis=0)
-        est = tuple(int(x) for x in np.rint(median))
+        est = (int(round(median[0])), int(round(median[1])), int(round(median[2])))
         off = np.abs(np.asarray(est) - np.asarray(colour))
         far = np.linalg.norm(np.asarray(est, float) - np.asarray(colour, float)) > COLOUR_REACH
         read.append(colour if off.max() <= COLOUR_KEEP or far else est)
