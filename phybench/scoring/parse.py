@@ -28,7 +28,9 @@ How it works, and why:
   row; `ndimage.label` only when that fails); an object keeps the blobs that hold a
   real share of its mass, drops dust and lossy cross-talk (slivers at most 2 px thick
   beside a thick blob: colour bleed from another ball's rim), and two substantial, thick
-  blobs mean the ball was torn (SPLIT).
+  blobs mean the ball was torn (SPLIT).  A blob far more spread than a disc is no ball
+  (NOT_A_BALL), unless its solid core (coverage >= 0.45) is one: the middle ghost of a fast
+  ball in blended frames (`_solid_cores`, flagged SPLIT).
 * **Exact-disc centres.**  A coverage-weighted centroid over pixel centres is biased by
   the in-pixel first moments of the rim pixels (about 1e-3 px, varying smoothly with
   the sub-pixel position: a velocity floor of ~0.0005 units/s).  With exact area
