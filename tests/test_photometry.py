@@ -225,6 +225,7 @@ def test_field_fit_and_despeckle_units():
     bad[:, 32, 20] = 255  # a hot pixel inside the red disc, and one dead on the background
     bad[:, 10, 50] = 0
     bad[1, 33, 21] = 255  # a pair side by side (diagonal) in one frame
+    bad[2, 36, 22] = bad[2, 37, 23] = 0  # a dead pair inside the disc
     assert np.array_equal(despeckle(bad), white)
 
 

@@ -137,15 +137,14 @@ def _isolated(video: np.ndarray, t: np.ndarray, r: np.ndarray, c: np.ndarray,
     bad = (n_high == 8) | (n_low == 8)
     seven = np.flatnonzero(((n_high == 7) | (n_low == 7)) & ~bad)
     if seven.size:
-        up = n_high[seven] == 7
-        odd = np.argmin(np.where(up[:, None], high[seven], low[seven]), axis=1)  # the eighth
+        odd = np.argmin(np.where((n_high[seven] == 7)[:, None], high[seven], low[seven]), axis=1)  # the eighth
         ring = np.asarray(_RING)
         pr, pc = r[seven] + ring[odd, 0], c[seven] + ring[odd, 1]
         inside = (pr >= 1) & (pr < H - 1) & (pc >= 1) & (pc < W - 1)
-        seven, pr, pc, odd, up = seven[inside], pr[inside], pc[inside], odd[inside], up[inside]
+        seven, pr, pc, odd = seven[inside], pr[inside], pc[inside], odd[inside]
         partner = _isolated(video, t[seven], pr, pc, back=7 - odd)  # _RING's index i and 7 - i are opposite
-        same_way = (video[t[seven], pr, pc].sum(axis=1, dtype=np.int16) > centre[seven] - SPECK) == up
-        bad[seven] = partner & same_way
+        alike = np.abs(video[t[seven], pr, pc].sum(axis=1, dtype=np.int16) - centre[seven]) <= SPECK  # one way
+        bad[seven] = partner & alike
     return bad
 
 
