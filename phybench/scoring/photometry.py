@@ -263,7 +263,10 @@ def _read_colours(video: np.ndarray, scene: list[tuple[int, int, int]], frames: 
         return scene
     palette = np.asarray([tuple(background)] + scene, np.float32)  # (K + 1, 3)
     bg = palette[0]
-    ink = np.flatnonzero(_max3(np.abs(clip.astype(np.int16) - bg.astype(np.int16))) > 24)  # flat (t, r, c)
+    if np.all(bg == 255):  # white: a channel under 231 (uint8 only, no copy of the frames in int16)
+        ink = np.flatnonzero(np.minimum(np.minimum(clip[..., 0], clip[..., 1]), clip[..., 2]) < 231)
+    else:
+        ink = np.flatnonzero(_max3(np.abs(clip.astype(np.int16) - bg.astype(np.int16))) > 24)  # flat (t, r, c)
     if not ink.size:
         return scene
     T, H, W, _ = clip.shape
