@@ -54,7 +54,7 @@ import numpy as np
 
 from .findings import Ctx, Finding, Verdict
 from .levels import match_levels
-from .photometry import normalise, observed_colours
+from .photometry import JUDGE_KEEP, normalise, observed_colours
 from .motion import GAP
 from . import rules
 from .rules import (BLUR_PX, BORDER, DUST_REL, PERIMETER_EVERY, SETTINGS, TELEPORT_FACTOR, TELEPORT_MARGIN, ColourView,
@@ -102,7 +102,7 @@ def _segment_read(video: np.ndarray, colours: list[tuple[int, ...]], static_colo
     """`segment` of the generated video with each colour as its condition frames draw it
     (`photometry.observed_colours`; the scene's own for exact and lossy renders), its layers keyed
     by the scene's colours, as the ground truth's are."""
-    read = observed_colours(video, colours, condition_frames)
+    read = observed_colours(video, colours, condition_frames, keep=JUDGE_KEEP)
     if read == [tuple(int(x) for x in c) for c in colours]:
         return segment(video, colours, soft_only=static_colours, perimeter_frames=sampled)
     as_read = dict(zip(colours, read))

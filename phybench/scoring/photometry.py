@@ -44,6 +44,7 @@ _ROUNDS = 4  # re-fits on the points the field explains
 _MIN_INLIERS = 0.3  # share of the sample a field must explain, else the frame keeps its pixels
 _MIN_FIELD = 32.0  # levels: a darker field is no background (no flattening by more than 8x)
 COLOUR_KEEP = 8  # levels: a body colour read within this of the scene's (every channel) is the scene's
+JUDGE_KEEP = 24  # ... for the judge's segmentation, whose colour lines already allow 24 levels (lossy chroma)
 COLOUR_REACH = 120.0  # RGB distance: a colour read farther than this is another body, not this one's light
 _MIN_SOLID = 6  # solid pixels a body needs in the condition frames for its colour to be read
 
@@ -235,7 +236,7 @@ _LAST: list = [None, None, None]  # (video, key, result): the parser and the jud
 
 
 def observed_colours(video: np.ndarray, colours: Sequence[Sequence[int]], frames: int,
-                     background: Sequence[int] = BACKGROUND) -> list[tuple[int, int, int]]:
+                     background: Sequence[int] = BACKGROUND, keep: int = COLOUR_KEEP) -> list[tuple[int, int, int]]:
     """Each body colour as the (normalised) video draws it in its first `frames` frames.
 
     A pixel is a solid pixel of colour k when, of the background and the scene's colours, k's
@@ -247,16 +248,16 @@ def observed_colours(video: np.ndarray, colours: Sequence[Sequence[int]], frames
     scene's colours; a model that draws red a little orange, desaturated or hue-shifted gets its
     own red read, so that a ball's coverage, area and colour test are not biased by the shift."""
     scene = [(int(c[0]), int(c[1]), int(c[2])) for c in colours]
-    key = (tuple(scene), int(frames), tuple(int(x) for x in background))
+    key = (tuple(scene), int(frames), tuple(int(x) for x in background), int(keep))
     if _LAST[0] is video and _LAST[1] == key:  # the same array object: read once per video
         return list(_LAST[2])
-    read = _read_colours(video, scene, int(frames), background)
+    read = _read_colours(video, scene, int(frames), background, int(keep))
     _LAST[:] = [video, key, tuple(read)]
     return read
 
 
 def _read_colours(video: np.ndarray, scene: list[tuple[int, int, int]], frames: int,
-                  background: Sequence[int]) -> list[tuple[int, int, int]]:
+                  background: Sequence[int], keep: int = COLOUR_KEEP) -> list[tuple[int, int, int]]:
     """`observed_colours` without its one-video memo."""
     clip = np.asarray(video[: max(int(frames), 1)])
     if not scene or clip.shape[1] < 3:
@@ -296,7 +297,7 @@ def _read_colours(video: np.ndarray, scene: list[tuple[int, int, int]], frames: 
         est = (int(round(median[0])), int(round(median[1])), int(round(median[2])))
         off = np.abs(np.asarray(est) - np.asarray(colour))
         far = np.linalg.norm(np.asarray(est, float) - np.asarray(colour, float)) > COLOUR_REACH
-        read.append(colour if off.max() <= COLOUR_KEEP or far else est)
+        read.append(colour if off.max() <= keep or far else est)
     if len(set(read)) != len(set(scene)) or tuple(int(x) for x in background) in read:
         return scene
     return read
