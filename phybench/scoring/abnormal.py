@@ -54,11 +54,12 @@ import numpy as np
 
 from .findings import Ctx, Finding, Verdict
 from .levels import match_levels
+from .photometry import JUDGE_KEEP, normalise, observed_colours
 from .motion import GAP
 from . import rules
 from .rules import (BLUR_PX, BORDER, DUST_REL, PERIMETER_EVERY, SETTINGS, TELEPORT_FACTOR, TELEPORT_MARGIN, ColourView,
                     Segmented, steps, without_dust)
-from .segment import BACKGROUND, MIN_PIECE, Layer, Shape, colour_masks, segment, shape_of, track
+from .segment import BACKGROUND, MIN_PIECE, Layer, Segmentation, Shape, colour_masks, segment, shape_of, track
 
 __all__ = ["SETTINGS", "Finding", "Verdict", "Shape", "Segmented", "judge", "judge_sample", "abnormal", "segment",
            "colour_masks", "shape_of", "track", "BACKGROUND", "rules_help", "segment_pair"]
@@ -71,20 +72,22 @@ def rules_help() -> str:
 
 
 def segment_pair(video: np.ndarray, gt_video: np.ndarray, colours: Sequence[Sequence[int]], static: Sequence[bool],
-            condition_frames: int) -> Segmented:
-    """Segment both videos and derive what every rule needs (blur factor, dust, reach)."""
+            condition_frames: int, *, normalised: bool = False) -> Segmented:
+    """Segment both videos and derive what every rule needs (blur factor, dust, reach).  The
+    generated video is first `photometry.normalise`d (its background, exposure and bad pixels),
+    unless `normalised` says it already is."""
     if video.shape != gt_video.shape:
         raise ValueError(f"video {video.shape} and ground truth {gt_video.shape} differ in shape")
     T, H, W = video.shape[:3]
     start = min(max(int(condition_frames), 1), T)
-    video = match_levels(video, gt_video, start)  # a washed-out picture is not a grey body
+    video = match_levels(video if normalised else normalise(video), gt_video, start)  # a washed-out or grey picture is not a grey body
     by_colour: dict[tuple[int, ...], list[bool]] = {}
     for c, s in zip(colours, static):
         by_colour.setdefault(tuple(int(x) for x in c), []).append(bool(s))
     static_colours = [c for c, st in by_colour.items() if all(st)]
     sampled = sorted({start - 1, *range(start, T, PERIMETER_EVERY)})
     gts = segment(gt_video, list(by_colour), soft_only=static_colours, perimeter_frames=sampled)
-    gens = segment(video, list(by_colour), soft_only=static_colours, perimeter_frames=sampled)
+    gens = _segment_read(video, list(by_colour), static_colours, sampled, start)
     gen_frames = slice(start, T)
     s = W / 128.0
     blur = 1.0 + max(0.0, gens.blur(gen_frames) - gts.blur(gen_frames)) / s / BLUR_PX
@@ -92,6 +95,19 @@ def segment_pair(video: np.ndarray, gt_video: np.ndarray, colours: Sequence[Sequ
     dynamic = {c: colour_view(gts.layers[c], gens.layers[c], statics, ctx) for c, statics in by_colour.items()
                if not all(statics)}
     return Segmented(ctx, gens, gts, by_colour, dynamic)
+
+
+def _segment_read(video: np.ndarray, colours: list[tuple[int, ...]], static_colours: list[tuple[int, ...]],
+                  sampled: list[int], condition_frames: int) -> Segmentation:
+    """`segment` of the generated video with each colour as its condition frames draw it
+    (`photometry.observed_colours`; the scene's own for exact and lossy renders), its layers keyed
+    by the scene's colours, as the ground truth's are."""
+    read = observed_colours(video, colours, condition_frames, keep=JUDGE_KEEP)
+    if read == [tuple(int(x) for x in c) for c in colours]:
+        return segment(video, colours, soft_only=static_colours, perimeter_frames=sampled)
+    as_read = dict(zip(colours, read))
+    seg = segment(video, read, soft_only=[as_read[c] for c in static_colours], perimeter_frames=sampled)
+    return Segmentation({c: seg.layers[as_read[c]] for c in colours}, seg.owner)
 
 
 def colour_view(g: Layer, p: Layer, statics: list[bool], ctx: Ctx) -> ColourView:
@@ -139,8 +155,10 @@ def segmented_sample(sample: Any) -> Segmented:
         from ..data.split import row_scene
 
         bodies = row_scene(sample.row).bodies
-        cached = segment_pair(np.asarray(sample.video), np.asarray(sample.gt_video), [b.colour for b in bodies],
-                         [not b.dynamic for b in bodies], sample.condition_frames)
+        known = getattr(sample, "normalised", None)
+        video = np.asarray(sample.video if known is None else known)
+        cached = segment_pair(video, np.asarray(sample.gt_video), [b.colour for b in bodies],
+                              [not b.dynamic for b in bodies], sample.condition_frames, normalised=known is not None)
         sample.__dict__["_prepared"] = cached
     return cached
 

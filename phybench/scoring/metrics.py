@@ -188,6 +188,9 @@ class Sample:
     manifest: dict[str, Any]
     errors_fn: Callable[[], Any] = field(repr=False, default=lambda: None)
     parsed: Any = field(repr=False, default=None)  # `phybench.scoring.parse.Parsed`; None when not parsed
+    # `video` as the parser and the judge read it (`phybench.scoring.photometry.normalise`: the
+    # model's light and bad pixels undone); None: not computed yet
+    normalised: Any = field(repr=False, default=None)
 
     @property
     def condition_frames(self) -> int:

@@ -28,7 +28,9 @@ How it works, and why:
   row; `ndimage.label` only when that fails); an object keeps the blobs that hold a
   real share of its mass, drops dust and lossy cross-talk (slivers at most 2 px thick
   beside a thick blob: colour bleed from another ball's rim), and two substantial, thick
-  blobs mean the ball was torn (SPLIT).
+  blobs mean the ball was torn (SPLIT).  A blob far more spread than a disc is no ball
+  (NOT_A_BALL), unless its solid core (coverage >= 0.45) is one: the middle ghost of a fast
+  ball in blended frames (`_solid_cores`, flagged SPLIT).
 * **Exact-disc centres.**  A coverage-weighted centroid over pixel centres is biased by
   the in-pixel first moments of the rim pixels (about 1e-3 px, varying smoothly with
   the sub-pixel position: a velocity floor of ~0.0005 units/s).  With exact area
@@ -665,6 +667,9 @@ def _parse_object(
     peak = c.max(axis=(1, 2)) if c.size else np.zeros(c.shape[0], dtype=c.dtype)  # (T,) the most covered pixel
     flags[found & _not_a_ball(col_sum, row_sum, area, cu - col0, cv - row0, out, split | hidden, row0, col0, width,
                               peak)] = MISSING | NOT_A_BALL
+    ghost = found & (flags == (MISSING | NOT_A_BALL)) & ~(split | hidden)
+    if ghost.any() and np.any(flags == 0):
+        _solid_cores(c, ghost, float(np.median(area[flags == 0])), row0, col0, flags, cu, cv, radius)
     if refine:
         cu, cv = _refine_centres(col_sum, row_sum, area, radius, row0, col0, out, flags, cu, cv)
     # A piece with core pixels on the image's outermost row or column and less area than
@@ -677,6 +682,35 @@ def _parse_object(
         reference = float(np.median(area[flags == 0]))  # touching frames included: most are whole discs
         flags[touch & (area < _WHOLE_SHARE * reference)] |= PARTLY_OUT
     return cu, cv, radius, flags
+
+
+def _solid_cores(c: np.ndarray, ghost: np.ndarray, reference: float, row0: np.ndarray, col0: np.ndarray,
+                 flags: np.ndarray, cu: np.ndarray, cv: np.ndarray, radius: np.ndarray) -> None:
+    """In place: a frame read as no ball whose solid core is a ball keeps that ball, flagged SPLIT.
+
+    Frame blending (a temporal autoencoder's ghosting: each frame half itself and a quarter of
+    each neighbour) draws a fast ball as three overlapping copies, one elongated blob that
+    `_not_a_ball` reads as a smear; its pixels covered at least `_MIN_PEAK` (the middle copy,
+    at one half and more) are one disc.  Where that core is no more spread than a disc may be
+    and holds 0.3 to 1.2 of the video's typical whole ball (`reference`, px^2), its centroid is
+    the ball's centre (not exact: the frame is flagged, out of the law fit and the size error).
+    A real smear, noise or a wash has no such core.  c: (T, h, w) coverage; ghost: (T,) frames
+    to try; the rest are the frames' outputs, updated where a core is found."""
+    idx = np.flatnonzero(ghost)
+    solid = np.where(c[idx] >= _MIN_PEAK, c[idx], 0.0)  # (n, h, w)
+    col_sum = solid.sum(axis=1).astype(np.float64)  # (n, w)
+    row_sum = solid.sum(axis=2).astype(np.float64)  # (n, h)
+    area = col_sum.sum(axis=1)
+    safe = np.where(area > 0, area, 1.0)
+    u = col_sum @ np.arange(0.5, solid.shape[2]) / safe
+    v = row_sum @ np.arange(0.5, solid.shape[1]) / safe
+    qx, qy = _spread(col_sum, row_sum, area, u, v)
+    ok = (area >= 0.3 * reference) & (area <= 1.2 * reference) & (0.5 * (qx + qy) <= _MAX_SPREAD)
+    idx = idx[ok]
+    flags[idx] = SPLIT
+    cu[idx] = u[ok] + col0[idx]
+    cv[idx] = v[ok] + row0[idx]
+    radius[idx] = np.sqrt(area[ok] / np.pi)
 
 
 def _spread(col_sum: np.ndarray, row_sum: np.ndarray, area: np.ndarray, cu: np.ndarray,

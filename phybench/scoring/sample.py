@@ -17,6 +17,7 @@ from ..submission.format import CONDITION_TOLERANCE
 from ..tasks import family_of, get_task
 from .metrics import METRICS, Sample, reported
 from .parse import TILE, PixelMapping, parse_video
+from .photometry import normalise, observed_colours
 from .velocity import VideoErrors, video_errors
 
 
@@ -26,6 +27,19 @@ def pixel_mapping(manifest: dict[str, Any]) -> PixelMapping:
     return TILE if kind == "tile" else PixelMapping(kind, float(manifest.get("world_size", 10.0)))
 
 
+
+
+def _parse(video: np.ndarray, colours: list[tuple[int, int, int]], condition_frames: int, mapping: PixelMapping,
+           refine: bool | None) -> Any:
+    """`parse_video` with each body's colour as the condition frames draw it (`observed_colours`:
+    the scene's own for exact and lossy renders); the scene's colours where those cannot be unmixed."""
+    read = observed_colours(video, colours, condition_frames)
+    if read != colours:
+        try:
+            return parse_video(video, read, mapping, refine=refine)
+        except ValueError:  # e.g. two colours read as one brightness line: keep the scene's
+            pass
+    return parse_video(video, colours, mapping, refine=refine)
 
 
 def make_sample(row: dict[str, Any], video: np.ndarray, gt_video: np.ndarray | None,
@@ -38,11 +52,12 @@ def make_sample(row: dict[str, Any], video: np.ndarray, gt_video: np.ndarray | N
     bodies = row_scene(row).bodies
     colours = [(int(b.colour[0]), int(b.colour[1]), int(b.colour[2])) for b in bodies]
     parsed = None
+    normal = normalise(np.asarray(video))  # the model's light (background, exposure, tint, vignette) and bad pixels undone
     if family.object_reader == "none":  # objects share colours: no per-object physics errors
         errors = VideoErrors()
     else:
         refine = None if family.object_reader == "discs" else False
-        parsed = parse_video(video, colours, pixel_mapping(manifest), refine=refine)
+        parsed = _parse(normal, colours, int(manifest["condition_frames"]), pixel_mapping(manifest), refine)
         errors = video_errors(
             parsed,
             row["positions"],
@@ -53,7 +68,7 @@ def make_sample(row: dict[str, Any], video: np.ndarray, gt_video: np.ndarray | N
             contact_time=family.contact_time(row),
             colour_names=tuple(b.describe() for b in bodies),
         )
-    return Sample(row, video, gt_video, manifest, lambda: errors, parsed)
+    return Sample(row, video, gt_video, manifest, lambda: errors, parsed, normal)
 
 
 def score_sample(
