@@ -16,6 +16,7 @@ fixed-seed draw, `benchmarks/calibrate_random.py` a large fresh-seed one).
 
 | family | parameter | bounds (at 128 px; lengths scale with the width) |
 |---|---|---|
+| light | exposure; green and blue gain (a tint); vignette (corners 1 - a); gradient | 0.8 - 1.2; 0.85 - 1; 0 - 0.4; 0 - 0.25 |
 | levels | gamma | 0.8 - 1.25 |
 | levels | contrast toward mid grey | 0 - 15% |
 | colour | per-channel cast | -6 - +6 levels each |
@@ -25,6 +26,7 @@ fixed-seed draw, `benchmarks/calibrate_random.py` a large fresh-seed one).
 | blur | Gaussian sigma | 0.3 - 1.5 px |
 | time | blend with neighbours | 0 - 50% |
 | sensor | uniform noise amplitude | 1 - 8 levels |
+| defects | isolated black or white pixels, new each frame | 0.02% - 0.1% of pixels |
 | compression | H.264 crf | 18 - 35 |
 | compression | JPEG quality | 40 - 95 |
 """
@@ -60,6 +62,29 @@ def _colour(video: np.ndarray, cf: int, sid: str, p: Params) -> np.ndarray:
     return _b._cast((int(p["red"]), int(p["green"]), int(p["blue"])))(video, cf, sid)
 
 
+def _light(video: np.ndarray, cf: int, sid: str, p: Params) -> np.ndarray:
+    """The model's light on the generated frames (the condition frames are the split's own):
+    exposure x per-channel tint x a vignette (corners 1 - vignette) x a left-to-right gradient
+    (right edge 1 - gradient), every level clipped."""
+    h, w = video.shape[1:3]
+    u, v = np.meshgrid((np.arange(w) + 0.5) / w * 2 - 1, (np.arange(h) + 0.5) / h * 2 - 1)
+    field = p["exposure"] * (1 - p["vignette"] * (u * u + v * v) / 2) * (1 - p["gradient"] * (u + 1) / 2)
+    gain = field[None, :, :, None] * np.array([1.0, p["green"], p["blue"]])  # (1, H, W, 3)
+    out = video.copy()
+    out[cf:] = np.clip(np.rint(video[cf:].astype(np.float64) * gain), 0, 255).astype(np.uint8)
+    return out
+
+
+def _defects(video: np.ndarray, cf: int, sid: str, p: Params) -> np.ndarray:
+    """Isolated black or white pixels, new in every generated frame (salt and pepper), seeded by the sample."""
+    rng = np.random.default_rng(int.from_bytes(hashlib.sha256(f"defects:{sid}".encode()).digest()[:8], "little"))
+    out = video.copy()
+    gen = out[cf:]  # a view: the generated frames
+    hit = rng.random(gen.shape[:3]) < p["share"]
+    gen[hit] = np.where(rng.random(int(hit.sum())) < 0.5, 0, 255)[:, None].astype(np.uint8)
+    return out
+
+
 def _geometry(video: np.ndarray, cf: int, sid: str, p: Params) -> np.ndarray:
     out = _b._warp(1.0 + p["zoom"], p["degrees"])(video, cf, sid) if p["zoom"] or p["degrees"] else video
     return _b._shift(int(p["shift"]), "edge")(out, cf, sid) if int(p["shift"]) else out
@@ -91,12 +116,15 @@ def _compression(video: np.ndarray, cf: int, sid: str, p: Params) -> np.ndarray:
 
 
 FAMILIES: tuple[Family, ...] = (  # in the order they are applied
+    Family("light", {"exposure": (0.8, 1.2), "green": (0.85, 1.0), "blue": (0.85, 1.0), "vignette": (0.0, 0.4),
+                     "gradient": (0.0, 0.25)}, _light),
     Family("levels", {"gamma": (0.8, 1.25), "contrast": (0.0, 0.15)}, _levels),
     Family("colour", {"red": (-6, 6), "green": (-6, 6), "blue": (-6, 6)}, _colour, ("red", "green", "blue")),
     Family("geometry", {"shift": (0, 2), "zoom": (0.0, 0.02), "degrees": (-1.0, 1.0)}, _geometry, ("shift",)),
     Family("blur", {"sigma": (0.3, 1.5)}, _blur),
     Family("time", {"weight": (0.0, 0.5)}, _time),
     Family("sensor", {"amplitude": (1, 8)}, _sensor, ("amplitude",)),
+    Family("defects", {"share": (0.0002, 0.001)}, _defects),
     Family("compression", {"codec": (0.0, 1.0), "crf": (18, 35), "quality": (40, 95)}, _compression,
            ("crf", "quality")),
 )
