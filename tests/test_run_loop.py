@@ -128,7 +128,7 @@ def test_a_reference_folder_that_is_not_one_is_refused_after_the_results(split, 
                      "--metrics", "ssim", "--reference", str(bad), "--quiet"]) == 2
         err = capsys.readouterr().err
         assert "[reference_dir]" in err and "Traceback" not in err
-    assert (out / "results" / "uniform-id-eval-test_run_loop.json").is_file()
+    assert (out / "results" / "uniform-id-eval-Freeze.json").is_file()  # run names a model by its class
 
 
 @pytest.mark.slow
@@ -140,5 +140,5 @@ def test_run_says_its_time_up_front_and_the_models_after_its_first_batch(split, 
     err = capsys.readouterr().err
     line = next(x for x in err.splitlines() if x.startswith("estimate: about "))
     assert "scoring" in line and "measured here" in line and "the model's own time" in line
-    assert re.search(r"test_run_loop: \S+ s a video on its first batch: about .+ for the 4 video", err), err
+    assert re.search(r"Freeze: \S+ s a video on its first batch: about .+ for the 4 video", err), err
     assert err.index("estimate: about") < err.index("on its first batch")

@@ -21,7 +21,8 @@ def _measured(tasks: Sequence[str], metrics: Sequence[str], train: dict[str, str
 
 def _line(parts: list[tuple[str, float]], tail: str = "") -> str:
     total = sum(s for _, s in parts)
-    shown = ", ".join(f"{what} {duration(s)}" for what, s in parts if s >= 0.5)
+    shown = (", ".join(f"{what} {duration(s)}" for what, s in parts if s >= 0.5)
+             or ", ".join(f"{what} under a second" for what, s in parts if s > 0))  # a fast machine: name them anyway
     return f"estimate: about {duration(total)} on this machine ({shown}; measured here){tail}"
 
 
