@@ -363,11 +363,6 @@ RUN_ONLY = ("run", "data", "nn_results")  # required without --grid
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--grid", help="a scaling grid's results folder (framear.grid): print the findings across model "
-                                  "sizes x training-set sizes beside Figure 3 instead of one run's (grid_findings)")
-    p.add_argument("--family", default="framear", help="with --grid: the model family whose results files to read")
-    p.add_argument("--task", help="with --grid: the task (default: the results files' one task)")
-    p.add_argument("--plot", help="with --grid: write the grid beside Figure 3 as this SVG")
     p.add_argument("--run", help="a finished framear run folder (config.json, log.jsonl, snapshots/)")
     p.add_argument("--data", nargs=2, metavar=("ID_SPLIT", "OOD_SPLIT"), help="evaluation split folders")
     p.add_argument("--train-split", help="the training split folder (its speeds: finding b; with --grid, finding 3)")
@@ -387,10 +382,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run_from_args(args: argparse.Namespace) -> int:
-    if getattr(args, "grid", None):
-        from .grid_findings import run_grid
-
-        return run_grid(args)
+    """One run's findings (`phybench study findings` without --grid: `findings_command`)."""
     missing = [f"--{k.replace('_', '-')}" for k in (*RUN_ONLY, "train_split") if not getattr(args, k, None)]
     if missing:
         raise ValueError(f"without --grid, {', '.join(missing)} are required")

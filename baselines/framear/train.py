@@ -274,6 +274,26 @@ def log(out: Path, history: list[dict], entry: dict) -> None:
         f.write(json.dumps(entry) + "\n")
 
 
+def _training_clips(cfg: FrameConfig, rows: list[dict], frames: int, say: bool) -> tuple["np.ndarray | LazyClips", float]:
+    """(the training clips, rendered now or lazily per batch; the seconds it took), saying so:
+    rendering a large training set takes a while and a run should never sit silent."""
+    t0 = time.perf_counter()
+    if say:
+        print(f"rendering {len(rows)} training clips at {cfg.resolution} px"
+              f"{' (lazily, per batch)' if cfg.lazy_render else ''} ...", flush=True)
+    clips = LazyClips(rows, cfg.resolution, frames) if cfg.lazy_render else render_clips(rows, cfg.resolution)
+    if say:
+        print(f"training clips ready; training {cfg.steps} steps", flush=True)
+    return clips, time.perf_counter() - t0
+
+
+def _say_progress(step: int, steps: int, loss: float, train_s: float) -> None:
+    """Steps per second so far, and when the run will end at that rate."""
+    rate = step / train_s
+    print(f"step {step}/{steps}: loss {loss:.5f}, {rate:.2f} steps/s, about {(steps - step) / rate / 60:.1f} min left",
+          flush=True)
+
+
 def main(argv=None) -> list[dict]:
     from accelerate import Accelerator
     from safetensors.torch import load_file
@@ -295,16 +315,8 @@ def main(argv=None) -> list[dict]:
     rows = list(reader.rows())
     train_idx, val_idx = split_rows(len(rows), cfg.train_rows, cfg.val_rows)
     val = [rows[i] for i in val_idx]
-    t0 = time.perf_counter()
-    if accelerator.is_main_process:  # never silent: rendering a large training set takes a while
-        print(f"rendering {len(train_idx)} training clips at {cfg.resolution} px"
-              f"{' (lazily, per batch)' if cfg.lazy_render else ''} ...", flush=True)
-    train_rows = [rows[i] for i in train_idx]
-    clips = (LazyClips(train_rows, cfg.resolution, int(reader.manifest["frames"])) if cfg.lazy_render
-             else render_clips(train_rows, cfg.resolution))  # uint8 (N, T, 3, r, r)
-    render_s = time.perf_counter() - t0
-    if accelerator.is_main_process:
-        print(f"rendered in {render_s:.1f} s; training {cfg.steps} steps", flush=True)
+    clips, render_s = _training_clips(cfg, [rows[i] for i in train_idx], int(reader.manifest["frames"]),
+                                      accelerator.is_main_process)  # uint8 (N, T, 3, r, r), seconds
     if accelerator.is_main_process:
         write_run_files(out, cfg, reader.manifest)
 
@@ -342,9 +354,7 @@ def main(argv=None) -> list[dict]:
         mean = accelerator.reduce(loss.detach(), reduction="mean").item()
         step = counter.step
         if accelerator.is_main_process and (step in (1, 5, 20) or step % cfg.log_every == 0):
-            rate = step / train_s  # steps per second so far, and when the run will end at that rate
-            print(f"step {step}/{cfg.steps}: loss {mean:.5f}, {rate:.2f} steps/s, "
-                  f"about {(cfg.steps - step) / rate / 60:.1f} min left", flush=True)
+            _say_progress(step, cfg.steps, mean, train_s)
         if accelerator.is_main_process and (step % cfg.log_every == 0 or step == cfg.steps):
             log(out, history, {"step": step, "loss": mean, "lr": sched.get_last_lr()[0], "train_s": round(train_s, 2),
                                "steps_per_s": round(step / train_s, 3)})

@@ -14,7 +14,7 @@ STUDIES = {
                 "trains DiT sizes x training-set sizes, samples, scores (Fig. 3)"),
     "modality": ("phybench_baselines.dit.modality",
                  "trains a DiT on frames, frames + numeric state and frames + text with one budget, scores ID / OOD (Fig. 13)"),
-    "findings": ("phybench_baselines.framear.findings",
+    "findings": ("phybench_baselines.framear.findings_command",
                  "the paper's three findings (learning curve and OOD / ID ratio, case-based landing of OOD fits, "
                  "a section-5 probe) measured on a trained framear run"),
 }
