@@ -4,6 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from phybench.data.split import render_row, scene_row
+from phybench.probes import ambiguity as probe
 from phybench.tasks import TASKS, family_of, get_task
 from phybench.tasks.probe_families import ambiguity as amb
 from phybench.tasks.sampling import draw_params, make_sample, sample_uniforms
@@ -100,3 +102,95 @@ def test_stored_rows_record_the_simulators_outcome():
             assert sample.extra["outcome"] == float(amb.fell_below(spec, sample.params, sample.trajectory))
             if abs(sample.params["margin_px"]) >= 1.0:
                 assert sample.extra["outcome"] == float(sample.params["margin_px"] > 0)
+
+
+# ------------------------------------------------------------------ the analysis
+
+MANIFEST = {"task": "ambiguity-128", "condition_frames": 1, "world_size": 10.0, "frame_interval": 0.1,
+            "resolution": 128}
+
+
+def _row(params: dict, ball_from: dict | None = None) -> dict:
+    """A row of `params` (task ambiguity-128); ball_from: another scene whose ball trajectory replaces
+    this one's (the bars stay): a smooth, physical-looking video with the other outcome."""
+    spec = get_task("ambiguity-128")
+    placed = family_of(spec).place(spec, params, np.zeros(16))
+    row = {"sample_id": "ambiguity-128/eval/0", "index": 0, **params, "outcome": placed.extra["outcome"],
+           **scene_row(spec, placed.trajectory)}
+    if ball_from is not None:
+        other = _row(ball_from)
+        for key in ("positions", "angles", "velocities"):
+            values = np.array(row[key])
+            values[:, -1] = np.asarray(other[key])[:, -1]
+            row[key] = values
+    return row
+
+
+def test_verdicts_cross_the_judge_with_the_outcome():
+    assert probe.ambiguity_verdict("below", "above", abnormal=False) == "plausible-wrong"
+    assert probe.ambiguity_verdict("below", "below", abnormal=False) == "plausible-correct"
+    assert probe.ambiguity_verdict("above", "below", abnormal=True) == "abnormal-wrong"
+    assert probe.ambiguity_verdict("above", "lost", abnormal=False) == "plausible-wrong"  # a lost ball is wrong
+    assert [probe.margin_bin(m) for m in (0.0, -0.49, 0.5, -1.0, 1.99, 2.0, -3.0)] == [0, 0, 1, 2, 2, 3, 3]
+
+
+def test_the_outcome_read_from_ground_truth_pixels_is_the_simulators():
+    spec = get_task("ambiguity-128")
+    for split in spec.eval_splits:
+        for i in range(8):
+            sample = make_sample(spec, split, i)
+            row = {**sample.params, "outcome": sample.extra["outcome"], **scene_row(spec, sample.trajectory)}
+            read, _ = probe.read_outcome(render_row(row, 128), row, spec.world_size)
+            assert read == ("below" if row["outcome"] else "above"), (split, i)
+
+
+def test_a_plausible_but_wrong_video_is_counted_and_a_correct_one_is_not():
+    base = _params("gap", -1.5, radius=0.4)  # does not fit: the simulator's ball stays on the bars
+    truth = _row(base)
+    gt = render_row(truth, 128)
+    assert truth["outcome"] == 0.0
+    wrong = render_row(_row(base, ball_from=_params("gap", 1.5, radius=0.4)), 128)  # ... this one falls through
+    records = [probe.video_record(truth, v, gt, MANIFEST, 10.0) for v in (gt, wrong)]
+    assert [r["read"] for r in records] == ["above", "below"]
+    assert [r["verdict"] for r in records] == ["plausible-correct", "plausible-wrong"]
+    bins = probe.by_margin(records)
+    assert [b["n"] for b in bins] == [0, 0, 2, 0]
+    assert bins[2]["plausible_wrong"]["count"] == 1 and bins[2]["wrong"]["count"] == 1
+
+
+def test_a_ball_that_stays_where_the_truth_falls_is_wrong_and_the_judge_calls_it_a_stop():
+    """The judge holds the video against its ground truth: a ball resting on the bars where the
+    simulator's falls through is 'stopped dead at a contact' to it; the blind verdict sets the
+    outcome rules aside and counts the video as plausible but wrong."""
+    base = _params("edge", 2.0, radius=0.4)  # off the bar
+    truth = _row(base)
+    stays = render_row(_row(base, ball_from=_params("edge", -2.0, radius=0.4)), 128)
+    record = probe.video_record(truth, stays, render_row(truth, 128), MANIFEST, 10.0)
+    assert record["read"] == "above" and record["outcome"] == "below"
+    assert record["verdict"] == "abnormal-wrong" and set(record["rules"]) <= set(probe.OUTCOME_RULES)
+    assert record["verdict_blind"] == "plausible-wrong"
+
+
+@pytest.mark.slow
+def test_ground_truth_is_never_plausible_but_wrong_cli_and_page(tmp_path, capsys):
+    from phybench import probes
+    from phybench.cli import main
+    from phybench.leaderboard import build
+
+    results = tmp_path / "results"
+    for split in ("eval-gap", "eval-edge"):
+        data, sub = tmp_path / split, tmp_path / f"sub-{split}"
+        assert main(["generate", "ambiguity-128", "--split", split, "--out", str(data), "--limit", "8"]) == 0
+        assert main(["baseline", "ground-truth", "--data", str(data), "--out", str(sub), "--quiet"]) == 0
+        out = results / f"{split}.json"
+        assert main(["analyze", "ambiguity", str(sub), "--data", str(data), "--out", str(out)]) == 0
+        a = probes.load_results(out)["analysis"]
+        assert a["videos_analysed"] == 8 and a["resolution"] == 128
+        assert a["plausible_wrong"]["count"] == 0 and a["wrong"]["count"] == 0 and a["abnormal"]["count"] == 0
+        assert a["verdicts"]["plausible-correct"]["count"] == 8
+    capsys.readouterr()
+    assert main(["analyze", "ambiguity", *map(str, sorted(results.glob("*.json")))]) == 0
+    assert "plausible but wrong" in capsys.readouterr().out
+    build(results, tmp_path / "site")
+    page = (tmp_path / "site" / "probes.html").read_text()
+    assert 'id="probe-ambiguity"' in page and "probe-share" in page and "|margin|" in page
