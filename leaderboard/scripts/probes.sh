@@ -16,11 +16,14 @@
 # set, ground-truth against set 1 (the readers' check).
 # Composition: the first N_COMP=200 videos of eval-spatial and of eval-temporal,
 # nearest-neighbour over the first 4000 rows of train, physics-oracle and ground-truth.
-# PROBES="holes composition" runs only those probes (default: all five).
+# Ambiguity (section 5.5): for each task (ambiguity at 256 px, ambiguity-128) and scene kind
+# (gap, edge), the first N_AMB=200 videos of eval-KIND, nearest-neighbour over the first 4000
+# rows of train-KIND, ground-truth, copy-last and physics-oracle (npz submissions: 256 px).
+# PROBES="holes composition" runs only those probes (default: all six).
 # Deterministic: a re-run gives the same results bytes.
 set -euo pipefail
 WORK=${1:-/tmp/phybench-probes}
-PROBES=${PROBES:-priority flip gaps holes composition}
+PROBES=${PROBES:-priority flip gaps holes composition ambiguity}
 want() { case " $PROBES " in *" $1 "*) return 0;; *) return 1;; esac; }
 OUT=leaderboard/results/probes
 N=200
@@ -111,6 +114,22 @@ for s in eval-spatial eval-temporal; do
   phybench analyze composition "$sub" --data "$WORK/$c-$s" --out "$OUT/$c-nearest-neighbour-$s.json" --json >/dev/null
 done
 fi
+N_AMB=200
+if want ambiguity; then
+for a in ambiguity ambiguity-128; do
+  for k in gap edge; do
+    d="$WORK/$a-eval-$k"
+    [ -f "$d/manifest.json" ] || phybench generate $a --split eval-$k --limit $N_AMB --out "$d" >/dev/null
+    [ -f "$WORK/$a-train-$k/manifest.json" ] || phybench generate $a --split train-$k --limit $TRAIN --out "$WORK/$a-train-$k" >/dev/null
+    for b in ground-truth copy-last physics-oracle nearest-neighbour; do
+      sub="$WORK/sub/$b-$a-$k"
+      train=""; [ $b = nearest-neighbour ] && train="--train-data $WORK/$a-train-$k"
+      [ -d "$sub" ] || phybench baseline "$b" --data "$d" $train --out "$sub" --format npz --quiet
+      phybench analyze ambiguity "$sub" --data "$d" --out "$OUT/$a-$b-eval-$k.json" --json >/dev/null
+    done
+  done
+done
+fi
 if want priority; then
   for b in ground-truth physics-oracle nearest-neighbour; do
     phybench analyze priority "$OUT"/priority-*-$b.json
@@ -120,3 +139,4 @@ if want flip; then phybench analyze flip "$OUT"/$t-*.json; fi
 if want gaps; then phybench analyze gaps "$OUT"/$g-*.json; fi
 if want holes; then phybench analyze holes "$OUT"/$h-*.json; fi
 if want composition; then phybench analyze composition "$OUT"/$c-*.json; fi
+if want ambiguity; then phybench analyze ambiguity "$OUT"/ambiguity-*.json; fi

@@ -2,10 +2,10 @@
 
 A probe's task family and tasks (``probe = NAME``) are data and live with the task families
 (`phybench.tasks.probe_families`); its module here (`priority`, `flip`, `gaps`, `holes`,
-`composition`) registers a `Probe`: the analysis that turns a submission on one of its
+`composition`, `ambiguity`) registers a `Probe`: the analysis that turns a submission on one of its
 evaluation splits into a versioned, deterministic results file (per video verdicts, per
 split shares with intervals), the summary of several such files, its text, and its section
-of the leaderboard's Probes page.  Importing this package imports the five, then every
+of the leaderboard's Probes page.  Importing this package imports the six, then every
 ``phybench.probes`` entry point (a plug-in's analysis; its family goes in
 ``phybench.families``).  A plug-in probe may also be one module that registers both
 (`tests/test_probe_plugin.py` writes a throwaway one).  Nothing here names a task: a task's
@@ -150,6 +150,6 @@ def load_plugins() -> list[str]:
     return load_entry_points(ENTRY_POINT_GROUP, "probe")
 
 
-from . import priority, flip, gaps, holes, composition  # noqa: E402,F401  each registers its `Probe`
+from . import priority, flip, gaps, holes, composition, ambiguity  # noqa: E402,F401  each registers its `Probe`
 
 load_plugins()
