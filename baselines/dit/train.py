@@ -24,7 +24,7 @@ from phybench.data.split import SplitReader, render_row, sample_video
 
 from .clips import build_model, clip_to_tensor, tensor_to_clip  # noqa: F401  re-exported: dit.train.clip_to_tensor
 from .conditioning import CONDITIONS, build_vocab, condition_inputs, text_length
-from .config import CONFIGS, TrainConfig
+from .config import CONFIGS, TrainConfig, apply_overrides, resumed_config
 from .diffusion import condition, make_scheduler, training_loss
 from .latent import make_codec
 
@@ -198,24 +198,32 @@ def parse_args(argv=None):
     p.add_argument("--config", choices=sorted(CONFIGS), default="tiny")
     p.add_argument("--train-data", required=True, help="a training split folder")
     p.add_argument("--out", required=True, help="run folder: checkpoints, weights, logs")
-    p.add_argument("--resume", action="store_true", help="continue from the latest checkpoint in --out")
+    p.add_argument("--resume", action="store_true", help="continue from the latest checkpoint in --out, with the run's saved config.json "
+                   "(--config is not read; --set may change only run-length fields: steps, ckpt_every, ...)")
     p.add_argument("--eval-data", help="an evaluation split: velocity error of the EMA model every eval_every steps")
     p.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="override config fields")
     return p.parse_args(argv)
 
 
 def make_config(name: str, overrides: list[str]) -> TrainConfig:
-    cfg = CONFIGS[name]()
-    for item in overrides:
-        key, value = item.split("=", 1)
-        if key not in TrainConfig.__dataclass_fields__:
-            raise SystemExit(f"unknown config field {key!r}")
-        try:
-            parsed = json.loads(value)
-        except json.JSONDecodeError:
-            parsed = None if value == "None" else value
-        old = getattr(cfg, key)
-        setattr(cfg, key, float(parsed) if isinstance(old, float) and isinstance(parsed, int) else parsed)
+    return apply_overrides(CONFIGS[name](), overrides)
+
+
+def run_config(args: argparse.Namespace) -> TrainConfig:
+    """The run's config: `--config` + `--set`, or, resuming from a checkpoint, the run folder's saved
+    config.json with only run-length fields changed (`resumed_config`) and the same training split."""
+    out = Path(args.out)
+    if not (args.resume and checkpoints(out)):
+        return make_config(args.config, args.set)
+    if not (out / "config.json").is_file():
+        raise SystemExit(f"{out} has checkpoints but no config.json: it cannot be resumed")
+    cfg = resumed_config(json.loads((out / "config.json").read_text()), args.set)
+    saved_split = out / "train_split.json"
+    if saved_split.is_file():
+        was = json.loads(saved_split.read_text()).get("split_hash")
+        now = SplitReader(args.train_data).manifest.get("split_hash")
+        if was != now:
+            raise SystemExit(f"--resume with another training split (split_hash {now}, the run trained on {was})")
     return cfg
 
 
@@ -225,7 +233,7 @@ def main(argv=None) -> list[tuple[int, float]]:
     from accelerate.utils import ProjectConfiguration
 
     args = parse_args(argv)
-    cfg = make_config(args.config, args.set)
+    cfg = run_config(args)
     out = Path(args.out)
     try:
         import tensorboard  # noqa: F401
