@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, replace
+
+from ..training import set_fields
 
 
 @dataclass
@@ -97,18 +98,8 @@ RUN_LENGTH_FIELDS = ("steps", "max_seconds", "ckpt_every", "keep_checkpoints", "
 
 
 def apply_overrides(cfg: TrainConfig, overrides: list[str]) -> TrainConfig:
-    """`cfg` with KEY=VALUE items set in place (JSON values; an unquoted string or None as such)."""
-    for item in overrides:
-        key, value = item.split("=", 1)
-        if key not in TrainConfig.__dataclass_fields__:
-            raise SystemExit(f"unknown config field {key!r}")
-        try:
-            parsed = json.loads(value)
-        except json.JSONDecodeError:
-            parsed = None if value == "None" else value
-        old = getattr(cfg, key)
-        setattr(cfg, key, float(parsed) if isinstance(old, float) and isinstance(parsed, int) else parsed)
-    return cfg
+    """`cfg` with KEY=VALUE items set in place (`training.set_fields`: JSON values, a path unquoted)."""
+    return set_fields(cfg, overrides)
 
 
 def resumed_config(saved: dict, overrides: list[str]) -> TrainConfig:

@@ -27,6 +27,8 @@ from .conditioning import CONDITIONS, build_vocab, condition_inputs, text_length
 from .config import CONFIGS, TrainConfig, apply_overrides, resumed_config
 from .diffusion import condition, make_scheduler, training_loss
 from .latent import make_codec
+from ..training import Counter, StreamSampler, hardware, update_ema  # noqa: F401  re-exported: dit.train.StreamSampler
+from ..training import append_log, ema_decay as shared_ema_decay, save_weights
 
 
 # ------------------------------------------------------------------ helpers
@@ -88,46 +90,6 @@ class ClipDataset(torch.utils.data.Dataset):
         return torch.from_numpy(video).permute(3, 0, 1, 2).float() / 127.5 - 1  # (3, frames, r, r)
 
 
-class StreamSampler(torch.utils.data.Sampler):
-    """Indices of one process from micro-step `start` on: a seeded permutation per epoch."""
-
-    def __init__(self, n: int, micro_batch: int, rank: int, world: int, seed: int, start: int = 0):
-        self.n, self.mb, self.rank, self.world, self.seed, self.start = n, micro_batch, rank, world, seed, start
-
-    def __iter__(self):
-        per_step = self.mb * self.world
-        pos = self.start * per_step + self.rank * self.mb  # position in the global stream
-        perm_epoch, perm = -1, None
-        while True:
-            for j in range(pos, pos + self.mb):
-                epoch = j // self.n
-                if epoch != perm_epoch:
-                    perm = torch.randperm(self.n, generator=torch.Generator().manual_seed(self.seed * 100_003 + epoch))
-                    perm_epoch = epoch
-                yield int(perm[j % self.n])
-            pos += per_step
-
-
-class Counter:
-    """The step counter, checkpointed with the rest (Accelerate does not restore it)."""
-
-    def __init__(self):
-        self.step = 0
-
-    def state_dict(self):
-        return {"step": self.step}
-
-    def load_state_dict(self, state):
-        self.step = int(state["step"])
-
-
-def hardware(processes: int) -> str:
-    """What the run trained on, for the submission's card: "1x NVIDIA H100 80GB HBM3" or "CPU, 1 process(es) x 2 threads"."""
-    if torch.cuda.is_available():
-        return f"{processes}x {torch.cuda.get_device_name()}"
-    return f"CPU, {processes} process(es) x {torch.get_num_threads()} threads"
-
-
 class Clock:
     """Wall time of the training loop: the fixed-time budget (`max_seconds`) and the throughput record.
 
@@ -162,17 +124,9 @@ class Clock:
         path.write_text(json.dumps(record, indent=2) + "\n")
 
 
-@torch.no_grad()
-def update_ema(ema, model, decay: float):
-    for e, p in zip(ema.parameters(), model.parameters()):
-        e.mul_(decay).add_(p.detach().float(), alpha=1 - decay)
-
-
 def ema_decay(cfg: TrainConfig, step: int) -> float:
-    """The EMA's decay after step `step` (0-based): cfg.ema_decay, or with `ema_warmup`
-    min(ema_decay, (1 + step) / (10 + step)), so that a short run's EMA does not keep a
-    visible share of the initial weights (0.995 without warm-up keeps 7% after 538 steps)."""
-    return min(cfg.ema_decay, (1 + step) / (10 + step)) if cfg.ema_warmup else cfg.ema_decay
+    """The EMA's decay after step `step` (0-based): `training.ema_decay` with the config's warm-up."""
+    return shared_ema_decay(cfg.ema_decay, step, cfg.ema_warmup)
 
 
 def prepare_condition(cfg: TrainConfig, data: ClipDataset) -> None:
@@ -334,15 +288,12 @@ def main(argv=None) -> list[tuple[int, float]]:
         if counter.step % cfg.log_every == 0 or last:
             accelerator.log({"loss": mean, "lr": sched_lr.get_last_lr()[0]}, step=counter.step)
             if accelerator.is_main_process:
-                with open(out / "log.jsonl", "a") as f:
-                    f.write(json.dumps({"step": counter.step, "loss": mean, "processes": world}) + "\n")
+                append_log(out / "log.jsonl", {"step": counter.step, "loss": mean, "processes": world})
         if counter.step % cfg.ckpt_every == 0 or last:
             accelerator.wait_for_everyone()
             accelerator.save_state(str(out / "checkpoints" / f"step_{counter.step:07d}"))
             if accelerator.is_main_process:
-                from safetensors.torch import save_file
-                save_file({k: v.contiguous() for k, v in ema.state_dict().items()}, str(out / "ema.safetensors"),
-                          metadata={"step": str(counter.step)})
+                save_weights(ema, out / "ema.safetensors", counter.step)
                 for old in checkpoints(out)[:-cfg.keep_checkpoints]:
                     shutil.rmtree(old)
         if args.eval_data and cfg.eval_every and (counter.step % cfg.eval_every == 0 or last):
@@ -352,8 +303,7 @@ def main(argv=None) -> list[tuple[int, float]]:
                 metrics = evaluate(ema, codec, cfg, args.eval_data, cfg.eval_samples, cfg.sample_steps,
                                    accelerator.device)
                 accelerator.log(metrics, step=counter.step)
-                with open(out / "log.jsonl", "a") as f:
-                    f.write(json.dumps({"step": counter.step, **metrics}) + "\n")
+                append_log(out / "log.jsonl", {"step": counter.step, **metrics})
                 bar.write(f"step {counter.step}: velocity error {metrics['eval/velocity_error']:.3f} on "
                           f"{cfg.eval_samples} clips, untrackable {100 * metrics['eval/untrackable']:.0f}%")
             accelerator.wait_for_everyone()

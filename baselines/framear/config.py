@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 
+from ..training import set_fields
 from .model import FrameNet
 
 
@@ -80,17 +81,4 @@ def config_help() -> str:
 def make_config(overrides: list[str], preset: str | None = None) -> FrameConfig:
     """The defaults, then the preset's settings, then `overrides` (KEY=VALUE, JSON values)."""
     overrides = [*PRESETS[preset], *overrides] if preset else list(overrides)
-    cfg = FrameConfig()
-    for item in overrides:
-        key, value = item.split("=", 1)
-        if key not in FrameConfig.__dataclass_fields__:
-            raise SystemExit(f"unknown config field {key!r}")
-        old = getattr(cfg, key)
-        try:
-            parsed = json.loads(value)
-        except json.JSONDecodeError:
-            if not isinstance(old, str):
-                raise
-            parsed = value  # a string field (a path) need not be JSON-quoted
-        setattr(cfg, key, float(parsed) if isinstance(old, float) and isinstance(parsed, int) else parsed)
-    return cfg
+    return set_fields(FrameConfig(), overrides)

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..dit.train import Counter, StreamSampler, hardware, update_ema
+from ..training import Counter, StreamSampler, append_log, ema_decay, hardware, save_weights, update_ema
 from .config import PRESETS, FrameConfig, config_help, make_config, make_model  # noqa: F401  re-exported
 from .frames import LazyClips, downsample, render_clips, upsample  # noqa: F401  re-exported
 from .model import FrameNet
@@ -126,19 +126,14 @@ def training_batch(cfg: FrameConfig, clips: torch.Tensor, idx: torch.Tensor, ste
 
 def snapshot(out: Path, ema: FrameNet, step: int) -> None:
     """The EMA weights as a snapshot (the learning curve) and as the run's current weights (safetensors)."""
-    from safetensors.torch import save_file
-
-    state = {k: v.contiguous() for k, v in ema.state_dict().items()}
-    meta = {"step": str(step)}
     (out / "snapshots").mkdir(exist_ok=True)
-    save_file(state, str(out / "snapshots" / f"ema_{step:07d}.safetensors"), metadata=meta)
-    save_file(state, str(out / "ema.safetensors"), metadata=meta)
+    save_weights(ema, out / "snapshots" / f"ema_{step:07d}.safetensors", step)
+    save_weights(ema, out / "ema.safetensors", step)
 
 
 def log(out: Path, history: list[dict], entry: dict) -> None:
     history.append(entry)
-    with open(out / "log.jsonl", "a") as f:
-        f.write(json.dumps(entry) + "\n")
+    append_log(out / "log.jsonl", entry)
 
 
 def _training_clips(cfg: FrameConfig, rows: list[dict], frames: int, say: bool) -> tuple["np.ndarray | LazyClips", float]:
@@ -215,7 +210,7 @@ def main(argv=None) -> list[dict]:
         sched.step()
         opt.zero_grad(set_to_none=True)
         # EMA with warm-up: min(decay, (1 + step) / (10 + step)), so early snapshots are not the initial weights
-        update_ema(ema, accelerator.unwrap_model(model), min(cfg.ema_decay, (1 + counter.step) / (10 + counter.step)))
+        update_ema(ema, accelerator.unwrap_model(model), ema_decay(cfg.ema_decay, counter.step, warmup=True))
         counter.step += 1
         train_s += time.perf_counter() - tic
         mean = accelerator.reduce(loss.detach(), reduction="mean").item()
