@@ -29,7 +29,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("clips", ("dit.clips",)),  # clips <-> tensors and the model a config builds (below train and sample)
     ("sample", ("dit.sample", "framear.sample")),  # a run folder -> videos, a submission
     ("train", ("dit.train", "dit.train_autoencoder", "framear.train")),  # train evaluates with sample
-    ("uses", ("dit.runner", "dit.plausibility", "dit.eval_autoencoder", "dit.compact", "framear.cases",
+    ("uses", ("dit.baseline", "dit.runner", "dit.plausibility", "dit.eval_autoencoder", "dit.compact", "framear.cases",
               "framear.curve", "framear.paper_fig3", "framear.grid_plot")),  # a trained model put to work
     ("studies", ("dit.study", "dit.modality", "framear.findings")),
     ("grids", ("framear.grid", "framear.grid_findings")),  # the training-size x model-size grid and its findings
