@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
+from typing import Callable
 
 from ..training import set_fields
 
@@ -86,7 +87,7 @@ def tiny(**overrides) -> TrainConfig:
     return replace(cfg, **overrides)
 
 
-CONFIGS = {"paper": TrainConfig, "tiny": tiny}
+CONFIGS: dict[str, Callable[..., TrainConfig]] = {"paper": TrainConfig, "tiny": tiny}
 
 
 # Fields that say how long a run goes and how often it logs, saves and evaluates, not what it

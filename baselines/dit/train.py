@@ -142,7 +142,9 @@ def prepare_condition(cfg: TrainConfig, data: ClipDataset) -> None:
     cfg.state_bodies = max(len(s["bodies"]) for s in states)
     cfg.text_vocab = build_vocab(texts) if cfg.condition == "text" else None
     cfg.text_len = text_length(texts) if cfg.condition == "text" else 0
-    data.set_condition(condition_inputs(cfg, states, texts))
+    extra = condition_inputs(cfg, states, texts)  # (rows, S) states or (rows, L) token ids
+    assert extra is not None  # a conditioned config has an input per row
+    data.set_condition(extra)
 
 
 def checkpoints(out: Path) -> list[Path]:
@@ -241,16 +243,15 @@ def build_parts(cfg: TrainConfig, codec, accelerator, resume_from: Path | None) 
         torch.backends.cudnn.allow_tf32 = True
     # fused AdamW: one kernel for the whole update on GPU (the CPU build has no fused path here)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay, fused=cuda)
-    if cfg.compile:
-        model = torch.compile(model)
+    net: Any = torch.compile(model) if cfg.compile else model  # compiled: a callable wrapping the DiT
     sched_lr = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / max(1, cfg.warmup_steps)))
-    model, opt, sched_lr = accelerator.prepare(model, opt, sched_lr)
+    net, opt, sched_lr = accelerator.prepare(net, opt, sched_lr)
     ema.to(accelerator.device)
     counter = Counter()
     accelerator.register_for_checkpointing(ema, counter)
     if resume_from is not None:
         accelerator.load_state(str(resume_from))
-    return Parts(accelerator, model, ema, opt, sched_lr, codec, counter)
+    return Parts(accelerator, net, ema, opt, sched_lr, codec, counter)
 
 
 def train_step(cfg: TrainConfig, p: Parts, loader, scheduler, gen: torch.Generator, micro: int) -> torch.Tensor:

@@ -53,7 +53,7 @@ def weighted_loss(pred: torch.Tensor, target: torch.Tensor, last: torch.Tensor, 
     return ((pred - target) ** 2 * w).sum() / (w.sum() * pred.shape[1])
 
 
-def self_generated_context(ema: FrameNet, cfg: FrameConfig, clips: torch.Tensor, r_i: torch.Tensor,
+def self_generated_context(ema: FrameNet, cfg: FrameConfig, clips: torch.Tensor | LazyClips, r_i: torch.Tensor,
                            k: torch.Tensor, m: int, gen: torch.Generator) -> torch.Tensor:
     """(n, context, 3, r, r): for target frame k of clip r_i, the context frames k - context .. k - 1 of which
     the last m are the EMA model's own rollout (the sampler, as at test time) from the real frames before them.
@@ -98,7 +98,7 @@ def write_run_files(out: Path, cfg: FrameConfig, manifest: dict) -> None:
          "rows_trained": cfg.train_rows, "rows_validation": cfg.val_rows}, indent=2) + "\n")
 
 
-def training_batch(cfg: FrameConfig, clips: torch.Tensor, idx: torch.Tensor, step: int, rank: int, world: int,
+def training_batch(cfg: FrameConfig, clips: torch.Tensor | LazyClips, idx: torch.Tensor, step: int, rank: int, world: int,
                    ema: FrameNet) -> tuple[torch.Tensor, ...]:
     """(x_t, context, t, target, last) for the stream indices `idx` of this rank: noise and levels drawn
     for the global batch from (seed, step) and sliced, so a fixed seed gives the same batch on any world size."""
@@ -136,7 +136,7 @@ def log(out: Path, history: list[dict], entry: dict) -> None:
     append_log(out / "log.jsonl", entry)
 
 
-def _training_clips(cfg: FrameConfig, rows: list[dict], frames: int, say: bool) -> tuple["np.ndarray | LazyClips", float]:
+def _training_clips(cfg: FrameConfig, rows: list[dict], frames: int, say: bool) -> tuple[torch.Tensor | LazyClips, float]:
     """(the training clips, rendered now or lazily per batch; the seconds it took), saying so:
     rendering a large training set takes a while and a run should never sit silent."""
     t0 = time.perf_counter()
