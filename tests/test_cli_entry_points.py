@@ -65,8 +65,8 @@ def test_a_fake_baseline_entry_point_is_found_and_run(fake_plugins, capsys, tmp_
     assert f"wrote {tmp_path / 'sub'}" in capsys.readouterr().out
     assert main(["baseline", "fake", "--data", "D", "--out", "O"]) == 2
     assert "fake needs --checkpoint" in capsys.readouterr().err
-    assert main(["baseline", "dit", "--list-sizes"]) == 2  # not installed as a plug-in here: a reference name
-    assert "dit" in capsys.readouterr().err
+    assert main(["baseline", "dit", "--list-sizes"]) == 2  # not installed as a plug-in here
+    assert "installed: fake); 'dit' is not one" in capsys.readouterr().err
 
 
 def test_the_package_declares_its_studies_and_baseline_with_their_interface():
@@ -109,3 +109,12 @@ def test_phybench_names_no_baselines_module(tmp_path):
         'def f(name):\n    return importlib.import_module(f"phybench_baselines.dit.{name}")\n'
         'HELP = "trained with `python -m phybench_baselines.dit.train` (prose is fine)"\n')
     assert baselines_named(tmp_path) == ["phybench/m.py:2", "phybench/m.py:4"]
+
+
+def test_with_no_entry_points_installed_the_commands_say_so(monkeypatch, capsys):
+    """An install whose metadata predates the groups (an old editable install) is told to reinstall."""
+    monkeypatch.setattr(importlib.metadata, "entry_points", lambda group=None, **kw: [])
+    assert main(["study", "scaling", "--task", "uniform"]) == 2
+    assert "no study is installed through the phybench.studies entry points" in capsys.readouterr().err
+    assert main(["baseline", "dit", "--list-sizes"]) == 2
+    assert "installed: none" in capsys.readouterr().err

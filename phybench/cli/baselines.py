@@ -88,6 +88,11 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     plugin = _plugin(args.name)
     if plugin is not None and args.list_sizes:
         return cmd_baseline_plugin(plugin, args)
+    if args.list_sizes:
+        installed = ", ".join(entry_point_table("phybench.baselines")) or "none"
+        raise CliError(f"--list-sizes is for a baseline installed through the phybench.baselines entry points "
+                       f"(installed: {installed}); {args.name!r} is not one " + "(pip install -e \".[dit]\"; an install made before the baselines became entry points "
+                   "must be installed again to list them)")
     missing = [flag for flag, value in (("--data", args.data), ("--out", args.out)) if not value]
     if missing:
         raise CliError(f"phybench baseline {args.name} needs {' and '.join(missing)}")

@@ -23,6 +23,11 @@ def register(add: Callable[..., argparse.ArgumentParser]) -> None:
                      "x training-set sizes, samples, scores (Fig. 3); `modality` compares frames, frames + state and "
                      "frames + text conditioning (Fig. 13); `findings` prints the paper's three findings measured "
                      "on a trained framear run." + ("" if found else " (none is installed: pip install -e .)"))
+    if not found:  # say why rather than argparse's empty "choose from"
+        p.add_argument("name", nargs="?", metavar="STUDY")
+        p.add_argument("rest", nargs=argparse.REMAINDER)
+        p.set_defaults(func=cmd_study)
+        return
     studies = p.add_subparsers(dest="name", metavar="STUDY", required=True)
     for name, ep in found.items():
         try:
@@ -38,7 +43,10 @@ def register(add: Callable[..., argparse.ArgumentParser]) -> None:
 
 
 def cmd_study(args: argparse.Namespace) -> int:
-    ep = entry_point_table(GROUP)[args.name]
+    ep = entry_point_table(GROUP).get(args.name or "")
+    if ep is None:
+        raise CliError("no study is installed through the phybench.studies entry points (pip install -e \".[dit]\"; "
+                       "an install made before the studies became entry points must be installed again)")
     try:
         run_from_args = ep.load().run_from_args
     except ImportError as exc:
