@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _machine  # noqa: E402
 import limits  # noqa: E402
-from phybench_baselines.dit.train import update_ema  # noqa: E402
+from phybench_baselines.training import update_ema  # noqa: E402
 from phybench_baselines.framear.train import FrameConfig, make_model, weighted_loss  # noqa: E402
 
 

@@ -22,7 +22,7 @@ import torch
 from phybench.data.split import SplitReader
 from phybench.scoring.score import score_sample
 from phybench_baselines.dit.sample import complete_clips, load_run
-from phybench_baselines.dit.train import StreamSampler
+from phybench_baselines.training import StreamSampler
 
 
 def visited_rows(cfg, n_rows: int, total_frames: int) -> set[int]:

@@ -84,6 +84,17 @@ class Registry(Generic[T]):
         return list(self._items.items())
 
 
+def entry_point_table(group: str) -> dict[str, Any]:
+    """Name -> `importlib.metadata.EntryPoint` of `group`, by name (not loaded: the caller loads
+    the one it needs, so a plug-in that is not used costs nothing and cannot break the command)."""
+    from importlib.metadata import entry_points
+
+    table: dict[str, Any] = {}
+    for ep in sorted(entry_points(group=group), key=lambda e: e.name):
+        table.setdefault(ep.name, ep)  # the same name twice (two installs): the first on the path, as imports
+    return table
+
+
 def load_entry_points(group: str, what: str) -> list[str]:
     """Import every entry point of `group`, one at a time; returns the names loaded.
 

@@ -90,6 +90,28 @@ def test_resume_repeats_uninterrupted_run(splits, tmp_path):
     assert sorted(p.name for p in (tmp_path / "b" / "checkpoints").iterdir()) == ["step_0000002", "step_0000004"]
 
 
+def test_resume_keeps_the_saved_config(splits, tmp_path):
+    """A run trained with recipe options and resumed without repeating them goes on with them
+    (its saved config.json), and ends with the uninterrupted run's weights; changing one is refused.
+    Before: the config came from --config + --set alone, so the resumed steps trained the native
+    objective on x0_residual weights (loss 0.05 -> 1.5 on a real run)."""
+    from safetensors.torch import load_file
+
+    common = ["--config", "tiny", "--train-data", str(splits[0]), "--set", *TINY]
+    recipe = ["prediction=x0_residual", 'cond_fill="last"', "change_weight=20", "ema_warmup=true"]
+    full = dit_train.main(common + [*recipe, "steps=4", "ckpt_every=2", "--out", str(tmp_path / "a")])
+    dit_train.main(common + [*recipe, "steps=2", "ckpt_every=2", "--out", str(tmp_path / "b")])
+    with pytest.raises(SystemExit, match="prediction"):
+        dit_train.main(common + ["prediction=native", "steps=4", "--out", str(tmp_path / "b"), "--resume"])
+    resumed = dit_train.main(common + ["steps=4", "ckpt_every=2", "--out", str(tmp_path / "b"), "--resume"])
+    assert [s for s, _ in resumed] == [3, 4]
+    assert all(abs(a - b) <= 1e-6 for (_, a), (_, b) in zip(full[2:], resumed))
+    cfg = json.loads((tmp_path / "b" / "config.json").read_text())
+    assert cfg["prediction"] == "x0_residual" and cfg["steps"] == 4
+    ema_a, ema_b = (load_file(str(tmp_path / n / "ema.safetensors")) for n in ("a", "b"))
+    assert all(torch.allclose(ema_a[k], ema_b[k], atol=1e-6) for k in ema_a)
+
+
 def test_recipe_options_are_deterministic_and_recorded(splits, tmp_path):
     """Issue 46's options (EMA warm-up, last-frame fill, change-weighted loss): a fixed seed
     gives byte-identical weights, the config records them, and a run without them writes the

@@ -41,11 +41,12 @@ EXEMPT = ("phybench", "phybench.cli")
 Graph = dict[str, set[str]]
 
 
-def modules(root: Path = ROOT) -> dict[str, Path]:
-    """Dotted name -> file, for every module of the package under `root`."""
+def modules(root: Path = ROOT, package: str = PACKAGE, folder: str | None = None) -> dict[str, Path]:
+    """Dotted name -> file, for every module of the package under `root` (in `root / folder`, when
+    its folder is not named like it: `baselines/` is installed as `phybench_baselines`)."""
     found = {}
-    for path in sorted((root / PACKAGE).rglob("*.py")):
-        parts = list(path.relative_to(root).with_suffix("").parts)
+    for path in sorted((root / (folder or package)).rglob("*.py")):
+        parts = [package, *path.relative_to(root / (folder or package)).with_suffix("").parts]
         if parts[-1] == "__init__":
             parts.pop()
         found[".".join(parts)] = path
@@ -80,7 +81,8 @@ def _owner(name: str, known: dict[str, Path]) -> str | None:
     return name or None
 
 
-def edges_of(module: str, source: str, known: dict[str, Path], is_package: bool) -> set[str]:
+def edges_of(module: str, source: str, known: dict[str, Path], is_package: bool,
+             package: str = PACKAGE) -> set[str]:
     """The package's modules that `module` imports (its own name left out)."""
     targets: set[str] = set()
     for node in _imports(ast.parse(source)):
@@ -96,16 +98,17 @@ def edges_of(module: str, source: str, known: dict[str, Path], is_package: bool)
             # `from pkg import mod` imports the module; `from mod import name` the module itself
             names = [f"{stem}.{a.name}" if f"{stem}.{a.name}" in known else stem for a in node.names]
         for name in names:
-            if name == PACKAGE or name.startswith(PACKAGE + "."):
+            if name == package or name.startswith(package + "."):
                 owner = _owner(name, known)
                 if owner and owner != module:
                     targets.add(owner)
     return targets
 
 
-def import_graph(root: Path = ROOT) -> Graph:
-    known = modules(root)
-    return {m: edges_of(m, p.read_text(encoding="utf-8"), known, p.name == "__init__.py") for m, p in known.items()}
+def import_graph(root: Path = ROOT, package: str = PACKAGE, folder: str | None = None) -> Graph:
+    known = modules(root, package, folder)
+    return {m: edges_of(m, p.read_text(encoding="utf-8"), known, p.name == "__init__.py", package)
+            for m, p in known.items()}
 
 
 def cycles(graph: Graph) -> list[list[str]]:
@@ -232,11 +235,12 @@ def test_reading_a_split_loads_no_scorer():
 MAX_FUNCTION_LINES = 80  # issue 35: no function over 80 lines
 
 
-def long_functions(root: Path = ROOT, limit: int = MAX_FUNCTION_LINES) -> list[tuple[int, str]]:
+def long_functions(root: Path = ROOT, limit: int = MAX_FUNCTION_LINES, package: str = PACKAGE,
+                   folder: str | None = None) -> list[tuple[int, str]]:
     """(lines, "module:qualname") for every function (methods and nested ones too) over `limit` lines,
     counted from its `def` (decorators excluded) to its last line, longest first."""
     out: list[tuple[int, str]] = []
-    for module, path in modules(root).items():
+    for module, path in modules(root, package, folder).items():
         stack: list[tuple[ast.AST, str]] = [(ast.parse(path.read_text(encoding="utf-8")), "")]
         while stack:
             node, prefix = stack.pop()

@@ -42,7 +42,7 @@ import json
 import math
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import torch
 import torch.nn.functional as F
@@ -102,7 +102,7 @@ def tiny(**overrides: Any) -> AEConfig:
     return replace(cfg, **overrides)
 
 
-CONFIGS = {"paper": AEConfig, "tiny": tiny}
+CONFIGS: dict[str, Callable[..., AEConfig]] = {"paper": AEConfig, "tiny": tiny}
 
 
 # ------------------------------------------------------------------ layers
@@ -136,6 +136,15 @@ def conv3x3(cin: int, cout: int, stride: int = 1) -> nn.Conv2d:
     return nn.Conv2d(cin, cout, 3, stride, padding=1, padding_mode="replicate")
 
 
+def zero_init(layer: nn.Module) -> None:
+    """A conv or linear layer's weight and bias set to zero (a block that starts as the identity)."""
+    assert isinstance(layer, (nn.Conv2d, nn.Conv3d, nn.Linear)), layer
+    with torch.no_grad():
+        layer.weight.zero_()
+        if layer.bias is not None:
+            layer.bias.zero_()
+
+
 class ResBlock2D(nn.Module):
     """SD's ResnetBlock2D on each frame: norm, SiLU, conv3x3, twice, plus a skip."""
 
@@ -144,8 +153,8 @@ class ResBlock2D(nn.Module):
         self.body = nn.Sequential(make_norm(cfg, cin), nn.SiLU(), conv3x3(cin, cout),
                                   make_norm(cfg, cout), nn.SiLU(), conv3x3(cout, cout))
         self.skip = nn.Conv2d(cin, cout, 1) if cin != cout else nn.Identity()
-        nn.init.zeros_(self.body[-1].weight)  # the block starts as its skip: a deep stack trains
-        nn.init.zeros_(self.body[-1].bias)  # without norms (norm="none") and escapes the mean-image plateau
+        zero_init(self.body[-1])  # the block starts as its skip: a deep stack trains
+        # without norms (norm="none") and escapes the mean-image plateau
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:  # (M, C, H, W)
         return self.skip(x) + self.body(x)
@@ -181,8 +190,7 @@ class TemporalBlock(nn.Module):
         super().__init__()
         self.norm = make_norm(cfg, channels)
         self.conv = CausalTemporalConv(channels, channels)
-        nn.init.zeros_(self.conv.conv.weight)
-        nn.init.zeros_(self.conv.conv.bias)
+        zero_init(self.conv.conv)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:  # (N, C, T, H, W)
         return x + self.conv(F.silu(per_frame(self.norm, x)))
@@ -230,8 +238,7 @@ class PixelShuffleUpsample(nn.Module):
         self.expand = conv3x3(channels, 4 * channels)
         self.conv = conv3x3(channels, channels)
         with torch.no_grad():
-            self.expand.weight.zero_()
-            self.expand.bias.zero_()
+            zero_init(self.expand)
             for c in range(channels):  # pixel_shuffle maps channel 4c + k to sub-pixel k of channel c
                 self.expand.weight[4 * c:4 * c + 4, c, 1, 1] = 1.0
 
@@ -261,6 +268,9 @@ class Upsample(nn.Module):
 class VideoAutoencoder(nn.Module):
     """(2+1)D encoder/decoder.  encode: (N, 3, T, H, W) in [-1, 1] -> (N, latent, T/t, H/s, W/s),
     multiplied by `scale`; decode: the inverse, output about [-1, 1]."""
+
+    scale: torch.Tensor  # a registered buffer (0-d): typed here, as nn.Module's attributes are not
+    weights_sha256: str | None = None  # set by `load_autoencoder` after checking the file
 
     def __init__(self, cfg: AEConfig):
         super().__init__()

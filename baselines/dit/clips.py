@@ -5,6 +5,8 @@ need these; here, below both, so that neither imports the other at module level 
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -34,7 +36,7 @@ def tensor_to_clip(x: torch.Tensor, resolution: int) -> np.ndarray:
 def build_model(cfg: TrainConfig, codec: PixelCodec) -> DiT:
     """The DiT over the codec's grid: in = noisy latent + condition latent + mask channels."""
     C, T, H, W = latent_grid(codec, cfg.frames, cfg.resolution)
-    extra = {} if cfg.condition is None else dict(
+    extra: dict[str, Any] = {} if cfg.condition is None else dict(
         condition=cfg.condition, state_dim=state_dim(cfg.state_bodies), vocab_size=len(cfg.text_vocab or ()),
         text_len=cfg.text_len)
     return DiT(cfg.model_size(), in_channels=2 * C + 1, out_channels=C, patch=cfg.patch,

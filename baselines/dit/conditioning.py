@@ -154,9 +154,11 @@ def init_encoder(module: nn.Module) -> None:
             nn.init.normal_(m.weight, std=0.02)
     if isinstance(module, TextEncoder):
         nn.init.normal_(module.positions, std=0.02)
-        last = module.out
+        last: nn.Module = module.out
     else:
+        assert isinstance(module, StateEncoder), type(module)
         last = module.mlp[-1]
+    assert isinstance(last, nn.Linear) and last.bias is not None
     nn.init.zeros_(last.weight)
     nn.init.zeros_(last.bias)
 

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
+from typing import Callable
+
+from ..training import set_fields
 
 
 @dataclass
@@ -84,4 +87,47 @@ def tiny(**overrides) -> TrainConfig:
     return replace(cfg, **overrides)
 
 
-CONFIGS = {"paper": TrainConfig, "tiny": tiny}
+CONFIGS: dict[str, Callable[..., TrainConfig]] = {"paper": TrainConfig, "tiny": tiny}
+
+
+# Fields that say how long a run goes and how often it logs, saves and evaluates, not what it
+# learns: the only ones `--resume` takes from the command line (`resumed_config`).  A resumed
+# run's weights do not depend on them (max_seconds ends a run like `steps`; num_workers only
+# renders the same clips in other processes; sample_steps and eval_samples only shape evaluation).
+RUN_LENGTH_FIELDS = ("steps", "max_seconds", "ckpt_every", "keep_checkpoints", "log_every", "eval_every",
+                     "eval_samples", "sample_steps", "num_workers")
+
+
+def apply_overrides(cfg: TrainConfig, overrides: list[str]) -> TrainConfig:
+    """`cfg` with KEY=VALUE items set in place (`training.set_fields`: JSON values, a path unquoted)."""
+    return set_fields(cfg, overrides)
+
+
+def resumed_config(saved: dict, overrides: list[str]) -> TrainConfig:
+    """The config of a resumed run: the run folder's saved config.json, with only the run-length
+    fields of `overrides` applied.
+
+    Why: rebuilding the config from `--config` + `--set` silently dropped whatever the first
+    command set (a run trained with `--set prediction=x0_residual`, resumed without it, went on
+    with the native objective and wrecked its weights: loss 0.05 -> 1.5).  An override of any
+    other field that differs from the saved value is refused, since it would change what the
+    checkpoint's weights mean; one equal to it (a repeated command) is accepted.
+    """
+    unknown = set(saved) - set(TrainConfig.__dataclass_fields__)
+    if unknown:
+        raise SystemExit(f"the run's config.json has fields this trainer does not know: {sorted(unknown)}")
+    cfg = TrainConfig(**saved)
+    changed = []
+    for item in overrides:
+        key = item.split("=", 1)[0]
+        if key in RUN_LENGTH_FIELDS:
+            apply_overrides(cfg, [item])
+            continue
+        wanted = getattr(apply_overrides(replace(cfg), [item]), key)
+        if wanted != getattr(cfg, key):
+            changed.append(f"{key}: saved {getattr(cfg, key)!r}, --set {wanted!r}")
+    if changed:
+        raise SystemExit("--resume continues the run with its saved config.json; these --set values differ "
+                         f"from it ({'; '.join(changed)}). Only {', '.join(RUN_LENGTH_FIELDS)} may change "
+                         "on resume: start a new --out to train with other settings.")
+    return cfg

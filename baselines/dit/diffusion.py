@@ -9,7 +9,7 @@ from __future__ import annotations
 import copy
 
 import torch
-from diffusers import DDPMScheduler
+from diffusers.schedulers.scheduling_ddpm import DDPMScheduler  # the class itself: mypy cannot see through diffusers' lazy top-level names
 
 from ..seeding import batch_noise
 
@@ -106,7 +106,7 @@ def training_loss(model, x0, cond, mask, objective: str = "ddpm", generator=None
         u = torch.rand(N, generator=generator, device=x0.device)
     if objective == "ddpm":
         scheduler = scheduler or make_scheduler()
-        T = scheduler.config.num_train_timesteps
+        T = int(scheduler.config["num_train_timesteps"])  # config: a FrozenDict
         t = (u * T).long().clamp_max(T - 1)  # uniform over the T training timesteps
         xt = scheduler.add_noise(x0, noise, t)  # sqrt(ab) x0 + sqrt(1-ab) eps
         target = scheduler.get_velocity(x0, noise, t)  # sqrt(ab) eps - sqrt(1-ab) x0
@@ -158,7 +158,9 @@ def sample(model, cond, mask, steps: int = 100, objective: str = "ddpm", generat
             v = _call(model, _model_in(x, cond, mask), t.expand(N), y).to(x.dtype)
             ab = sched.alphas_cumprod[int(t)].to(x.device, x.dtype)
             v = _prediction(v, cond, x, ab.sqrt(), (1 - ab).sqrt(), objective, prediction)
-            x = sched.step(v, t, x, generator=generator).prev_sample
+            out = sched.step(v, t, x, generator=generator)  # return_dict=True: an output, not a tuple
+            assert not isinstance(out, tuple)
+            x = out.prev_sample
     elif objective == "flow":
         grid = torch.linspace(1, 0, steps + 1, device=cond.device)
         for s, s_next in zip(grid[:-1], grid[1:]):

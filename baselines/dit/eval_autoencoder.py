@@ -24,7 +24,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from .autoencoder import load_autoencoder, num_params
+from .autoencoder import VideoAutoencoder, load_autoencoder, num_params
 from .train_autoencoder import to_tensor, to_uint8
 from phybench.scoring.results import summarise
 from phybench.scoring.score import score_sample
@@ -34,7 +34,7 @@ METRICS = ("velocity_error", "position_error")
 
 
 @torch.no_grad()
-def reconstruct(model: torch.nn.Module, video: np.ndarray) -> np.ndarray:
+def reconstruct(model: VideoAutoencoder, video: np.ndarray) -> np.ndarray:
     """uint8 (T, H, W, 3) -> its reconstruction, uint8 (T, H, W, 3)."""
     x = to_tensor(video)[None].to(next(iter(model.buffers())).device)  # (1, 3, T, H, W)
     return to_uint8(model.decode(model.encode(x))[0])

@@ -21,7 +21,7 @@ class PixelCodec:
 
     channels, temporal, spatial = 3, 1, 1
     name = "pixels"
-    sha256 = None
+    sha256: str | None = None  # an autoencoder's weights hash (runs pin it); pixels have none
 
     def encode(self, x: torch.Tensor) -> torch.Tensor:
         return x

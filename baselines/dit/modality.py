@@ -128,6 +128,10 @@ def summary(results: Sequence[Path]) -> str:
     return "\n".join(lines) + "\n"
 
 
+# `phybench study modality`'s line in `phybench study --help` (the `phybench.studies` entry point)
+HELP = "trains a DiT on frames, frames + numeric state and frames + text with one budget, scores ID / OOD (Fig. 13)"
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--task", required=True, help="a task with a training grid and ID / OOD splits, e.g. uniform")
     p.add_argument("--conditions", default=",".join(CONDITIONS),

@@ -37,11 +37,11 @@ def rope_3d(frames: int, height: int, width: int, head_dim: int, base: float = 1
     dims = (head_dim - 2 * d_hw, d_hw, d_hw)  # (t, h, w), each even
     t, h, w = torch.meshgrid(torch.arange(frames), torch.arange(height), torch.arange(width),
                              indexing="ij")
-    angles = []
+    parts = []
     for pos, d in zip((t, h, w), dims):
         freqs = base ** (-torch.arange(0, d, 2, dtype=torch.float32) / d)  # (d/2,)
-        angles.append(pos.reshape(-1, 1).float() * freqs)  # (L, d/2)
-    angles = torch.cat(angles, dim=1)  # (L, head_dim/2)
+        parts.append(pos.reshape(-1, 1).float() * freqs)  # (L, d/2)
+    angles = torch.cat(parts, dim=1)  # (L, head_dim/2)
     return angles.cos(), angles.sin()
 
 

@@ -112,6 +112,10 @@ def summary(results: Sequence[Path]) -> str:
     return "\n".join(lines) + "\n"
 
 
+# `phybench study scaling`'s line in `phybench study --help` (the `phybench.studies` entry point)
+HELP = "trains DiT sizes x training-set sizes, samples, scores (Fig. 3)"
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--task", required=True, help="a task with a training grid and ID / OOD splits, e.g. a fundamental one")
     p.add_argument("--sizes", default="XS,S", help=f"model sizes, comma-separated ({', '.join(SIZES)}; default XS,S)")

@@ -170,7 +170,9 @@ def main(argv: list[str] | None = None) -> list[tuple[int, float]]:
     data = ClipSampler(args.train_data, cfg.frames, cfg.crop, cfg.seed)
     with torch.no_grad():  # start the output at the mean pixel (mostly background): Adam moves a
         # bias by ~lr per step, so learning a white background from 0 would take ~1/lr steps
-        model.dec_out[-1].bias.copy_(data.batch(cfg.batch_size).mean(dim=(0, 2, 3, 4)))
+        head = model.dec_out[-1]  # the output conv
+        assert isinstance(head, torch.nn.Conv2d) and head.bias is not None
+        head.bias.copy_(data.batch(cfg.batch_size).mean(dim=(0, 2, 3, 4)))
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     history: list[tuple[int, float]] = []
     start = time.time()

@@ -25,20 +25,22 @@ from phybench.tasks import get_task
 def velocity_range(task: str) -> tuple[float, float]:
     for d in get_task(task).dofs:
         if d.name == "velocity":
-            return tuple(float(x) for x in d.id_range)
+            lo, hi = d.id_range
+            return float(lo), float(hi)
     raise ValueError(f"{task} has no velocity degree of freedom")
 
 
 def landing(samples: list[dict], lo: float, hi: float) -> dict:
-    true, fit = [], []
+    true_v: list[float] = []
+    fit_v: list[float] = []
     for s in samples:
         v = float(s["true_velocity"])
         if lo <= v <= hi:
             continue
         fv = fitted_speed((s.get("law") or {}).get("fit"))
-        true.append(v)
-        fit.append(fv)
-    true, fit = np.asarray(true), np.asarray(fit)
+        true_v.append(v)
+        fit_v.append(fv)
+    true, fit = np.asarray(true_v), np.asarray(fit_v)
     ok = np.isfinite(fit)
     t, f = true[ok], fit[ok]
 

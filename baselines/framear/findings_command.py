@@ -11,6 +11,11 @@ import argparse
 from . import findings
 
 
+# `phybench study findings`'s line in `phybench study --help` (the `phybench.studies` entry point)
+HELP = ("the paper's three findings (learning curve and OOD / ID ratio, case-based landing of OOD fits, "
+        "a section-5 probe) measured on a trained framear run")
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--grid", help="a scaling grid's results folder (framear.grid): print the findings across model "
                                   "sizes x training-set sizes beside Figure 3 instead of one run's (grid_findings)")

@@ -40,7 +40,10 @@ def _fmt(v: float) -> str:
     return f"{v:.3g}"
 
 
-def _panel(x0: float, title: str, series: list[tuple[str, str, str, list[tuple[float, float, Any]]]]) -> list[str]:
+Series = list[tuple[str, str, str, list[tuple[float, float, Any]]]]  # (label, colour, dash, [(x, y, ci or None)])
+
+
+def _panel(x0: float, title: str, series: Series) -> list[str]:
     """One panel: series of (label, colour, dash, [(x, y, (lo, hi) or None)])."""
     xs = [p[0] for s in series for p in s[3]]
     ys = [v for s in series for p in s[3] for v in (p[1], *(p[2] or ())) if v and v > 0 and math.isfinite(v)]
@@ -87,7 +90,7 @@ def grid_svg(f: dict[str, Any]) -> str:
     parts += _panel(LEFT, f"phybench framear, {f['task']} lite ({f['metric']})", mine)
     fig = FIG3.get(f["task"])
     if fig:
-        paper = [(f"{s} {split.upper()}", PALETTE[i], dash, [(n, y, None) for n, y in zip(TRAIN, fig[split][s])])
+        paper: Series = [(f"{s} {split.upper()}", PALETTE[i], dash, [(n, y, None) for n, y in zip(TRAIN, fig[split][s])])
                  for i, s in enumerate(SIZES) for split, dash in (("id", ""), ("ood", "5 4"))]
         parts += _panel(LEFT + PANEL + GAP, f"paper Figure 3, {f['task']} (its convention)", paper)
     legend_y = TOP

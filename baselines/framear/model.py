@@ -31,16 +31,18 @@ class FrameNet(nn.Module):
         super().__init__()
         self.context, self.temb_dim = context, temb
         self.inp = nn.Conv2d(3 * (2 * context), width, 3, padding=1)  # x_t, the context and its differences
+        self.dilations = tuple(dilations)  # (not in the state dict: the config holds them)
         self.convs = nn.ModuleList(nn.Conv2d(width, width, 3, padding=d, dilation=d) for d in dilations)
-        self.temb = nn.Sequential(nn.Linear(temb, 4 * temb), nn.SiLU(), nn.Linear(4 * temb, 2 * width * len(dilations)))
+        first, last = nn.Linear(temb, 4 * temb), nn.Linear(4 * temb, 2 * width * len(dilations))  # made in this order
+        self.temb = nn.Sequential(first, nn.SiLU(), last)
         self.out = nn.Conv2d(width, 3, 3, padding=1)
-        nn.init.zeros_(self.out.weight)  # starts as "copy the last frame"
-        nn.init.zeros_(self.out.bias)
-        nn.init.zeros_(self.temb[-1].weight)
-        nn.init.zeros_(self.temb[-1].bias)
+        for layer in (self.out, last):  # starts as "copy the last frame"
+            nn.init.zeros_(layer.weight)
+            if layer.bias is not None:
+                nn.init.zeros_(layer.bias)
 
     def receptive_field(self) -> int:
-        return 1 + 2 * (2 + sum(c.dilation[0] for c in self.convs))
+        return 1 + 2 * (2 + sum(self.dilations))
 
     def forward(self, xt: torch.Tensor, context: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
         """xt (N, 3, H, W), context (N, context, 3, H, W), t (N,) -> predicted clean frame (N, 3, H, W)."""

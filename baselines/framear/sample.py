@@ -27,7 +27,8 @@ import torch
 
 from ..seeding import SAMPLE_THREADS, batch_noise, sampling_threads, video_generators
 from .model import FrameNet
-from .train import FrameConfig, downsample, make_model, upsample
+from .config import FrameConfig, make_model
+from .frames import downsample, upsample
 from phybench.data.split import SplitReader, render_row
 
 

@@ -21,106 +21,16 @@ import argparse
 import copy
 import json
 import time
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 
-from ..dit.train import Counter, StreamSampler, hardware, update_ema
+from ..training import Counter, StreamSampler, append_log, ema_decay, hardware, save_weights, update_ema
+from .config import PRESETS, FrameConfig, config_help, make_config, make_model  # noqa: F401  re-exported
+from .frames import LazyClips, downsample, render_clips, upsample  # noqa: F401  re-exported
 from .model import FrameNet
-from phybench.data.split import SplitReader, render_row
-
-
-@dataclass
-class FrameConfig:
-    """Defaults: the CPU recipe for uniform motion (about 45 minutes of wall time on 2 shared cores)."""
-
-    resolution: int = 48  # model frames; 32 px loses the law fit on 9% of exact ID renders, 48 px on none
-    context: int = 3  # frames the model sees (the task's 3 condition frames at the first step)
-    width: int = 32  # channels of every layer
-    dilations: list[int] = field(default_factory=lambda: [1, 1, 2, 4, 2, 1, 1])  # receptive field 1 + 2 (2 + sum)
-    train_rows: int = 1500  # rows of the training split, evenly spread over it, rendered into memory (uint8)
-    lazy_render: bool = False  # render only each drawn target's frames, per batch (same pixels; 30K rows do not fit memory)
-    val_rows: int = 32  # other rows of the training split, evenly spread: the validation set (never trained on)
-    steps: int = 1800
-    batch_size: int = 32
-    lr: float = 2e-3
-    min_lr_ratio: float = 0.05  # cosine decay to this share of lr
-    warmup_steps: int = 100
-    weight_decay: float = 0.0
-    grad_clip: float = 1.0
-    ema_decay: float = 0.998
-    change_weight: float = 20.0  # loss weight of pixels that change from the last context frame (the rims), others 1
-    context_noise: float = 0.02  # Gaussian noise on the context frames ([-1, 1] units): rollouts feed back their own frames
-    sample_steps: int = 4  # Euler steps of the sampler
-    # rollout training (off by default): from `rollout_start` on, the first `rollout_share` of each batch gets a
-    # context whose last m frames (m drawn from 1..rollout_frames per step) the EMA model generated itself with
-    # the sampler (no gradient through it) from the real frames before them; the target stays the real frame
-    rollout_frames: int = 0
-    rollout_share: float = 0.5
-    rollout_start: int = 150
-    init: str = ""  # start from these EMA weights (a framear snapshot's .safetensors) instead of the seeded init
-    seed: int = 0
-    log_every: int = 50
-    eval_every: int = 300  # validation and an EMA snapshot this often (and at the last step)
-    threads: int = 0  # torch threads (0: leave as is); config.json records the count the run used
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-
-def make_model(cfg: FrameConfig) -> FrameNet:
-    return FrameNet(context=cfg.context, width=cfg.width, dilations=tuple(cfg.dilations))
-
-
-def downsample(video: np.ndarray, resolution: int) -> torch.Tensor:
-    """uint8 (T, H, W, 3) -> float (T, 3, r, r) in [-1, 1], area-downsampled (how condition frames arrive)."""
-    x = torch.from_numpy(np.ascontiguousarray(video)).permute(0, 3, 1, 2).float()
-    if x.shape[-1] != resolution:
-        x = F.interpolate(x, size=(resolution, resolution), mode="area")
-    return x / 127.5 - 1
-
-
-def upsample(frames: torch.Tensor, size: int) -> np.ndarray:
-    """float (T, 3, r, r) in [-1, 1] -> uint8 (T, size, size, 3), bilinear."""
-    if frames.shape[-1] != size:
-        frames = F.interpolate(frames.float(), size=(size, size), mode="bilinear", align_corners=False)
-    return ((frames.clamp(-1, 1) + 1) * 127.5).round().to(torch.uint8).permute(0, 2, 3, 1).numpy()
-
-
-def render_clips(rows: list[dict], resolution: int) -> torch.Tensor:
-    """uint8 (N, T, 3, r, r): each row rendered at 128 px by the split's renderer, area-downsampled, rounded."""
-    out = []
-    for row in rows:
-        x = downsample(render_row(row, 128), resolution)
-        out.append(((x + 1) * 127.5).round().clamp(0, 255).to(torch.uint8))
-    return torch.stack(out)
-
-
-class LazyClips:
-    """Stands in for `render_clips(rows, r)` without holding it: indexing with (clip, frame) index tensors
-    renders only the frames asked for (per clip, the span between the lowest and highest asked).
-
-    Why: 30K rows at 48 px are 6.6 GB of uint8; a run of S steps reads at most 32 S of them.  The
-    pixels are the eager ones (a frame slice renders as the same frames of the whole clip; tested)."""
-
-    def __init__(self, rows: list[dict], resolution: int, frames: int) -> None:
-        self.rows, self.resolution = rows, resolution
-        self.shape = (len(rows), frames, 3, resolution, resolution)
-
-    def __getitem__(self, key: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
-        r_i, k = torch.broadcast_tensors(*(torch.as_tensor(x) for x in key))
-        out = torch.empty((*r_i.shape, *self.shape[2:]), dtype=torch.uint8)
-        flat_r, flat_k, flat_out = r_i.reshape(-1), k.reshape(-1), out.view(-1, *self.shape[2:])
-        for row in flat_r.unique().tolist():
-            where = (flat_r == row).nonzero().squeeze(1)
-            lo, hi = int(flat_k[where].min()), int(flat_k[where].max())
-            x = downsample(render_row(self.rows[row], 128, slice(lo, hi + 1)), self.resolution)
-            x = ((x + 1) * 127.5).round().clamp(0, 255).to(torch.uint8)  # (hi - lo + 1, 3, r, r)
-            flat_out[where] = x[flat_k[where] - lo]
-        return out
+from phybench.data.split import SplitReader
 
 
 def split_rows(n: int, train: int, val: int) -> tuple[list[int], list[int]]:
@@ -143,7 +53,7 @@ def weighted_loss(pred: torch.Tensor, target: torch.Tensor, last: torch.Tensor, 
     return ((pred - target) ** 2 * w).sum() / (w.sum() * pred.shape[1])
 
 
-def self_generated_context(ema: FrameNet, cfg: FrameConfig, clips: torch.Tensor, r_i: torch.Tensor,
+def self_generated_context(ema: FrameNet, cfg: FrameConfig, clips: torch.Tensor | LazyClips, r_i: torch.Tensor,
                            k: torch.Tensor, m: int, gen: torch.Generator) -> torch.Tensor:
     """(n, context, 3, r, r): for target frame k of clip r_i, the context frames k - context .. k - 1 of which
     the last m are the EMA model's own rollout (the sampler, as at test time) from the real frames before them.
@@ -166,30 +76,6 @@ def lr_factor(cfg: FrameConfig, step: int) -> float:
     return cfg.min_lr_ratio + (1 - cfg.min_lr_ratio) * 0.5 * (1 + np.cos(np.pi * min(1.0, p)))
 
 
-# Named starting points; --set overrides apply on top.  `tiny`: a smoke run of about a CPU-minute on
-# 2 cores (a training split of >= 56 rows, e.g. `phybench generate uniform --split train-30k --limit 64`),
-# enough to go through train -> sample -> score; it does not learn the law.
-PRESETS: dict[str, list[str]] = {
-    "tiny": ["resolution=24", "width=16", "dilations=[1,2,4,2,1]", "train_rows=48", "val_rows=8", "batch_size=8",
-             "steps=80", "warmup_steps=10", "eval_every=40", "log_every=20", "sample_steps=2"],
-}
-
-
-def config_help() -> str:
-    """Every --set key with its default and what it means (the comment beside it in `FrameConfig`)."""
-    import inspect
-    import re
-
-    notes = {m.group(1): m.group(2) for line in inspect.getsource(FrameConfig).splitlines()
-             if (m := re.match(r"\s+(\w+): [^=]+=.*?#\s*(.*)$", line))}
-    defaults = FrameConfig().to_dict()
-    lines = ["--set keys (KEY=VALUE, JSON values; default, meaning):"]
-    lines += [f"  {k}={json.dumps(v)}" + (f"  # {notes[k]}" if k in notes else "") for k, v in defaults.items()]
-    lines += ["", "--preset NAME applies these first (--set overrides them):"]
-    lines += [f"  {name}: {' '.join(items)}" for name, items in PRESETS.items()]
-    return "\n".join(lines)
-
-
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0], epilog=config_help(),
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -198,25 +84,6 @@ def parse_args(argv=None):
     p.add_argument("--preset", choices=sorted(PRESETS), help="a named config to start from (tiny: about a CPU-minute)")
     p.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="override config fields (listed below)")
     return p.parse_args(argv)
-
-
-def make_config(overrides: list[str], preset: str | None = None) -> FrameConfig:
-    """The defaults, then the preset's settings, then `overrides` (KEY=VALUE, JSON values)."""
-    overrides = [*PRESETS[preset], *overrides] if preset else list(overrides)
-    cfg = FrameConfig()
-    for item in overrides:
-        key, value = item.split("=", 1)
-        if key not in FrameConfig.__dataclass_fields__:
-            raise SystemExit(f"unknown config field {key!r}")
-        old = getattr(cfg, key)
-        try:
-            parsed = json.loads(value)
-        except json.JSONDecodeError:
-            if not isinstance(old, str):
-                raise
-            parsed = value  # a string field (a path) need not be JSON-quoted
-        setattr(cfg, key, float(parsed) if isinstance(old, float) and isinstance(parsed, int) else parsed)
-    return cfg
 
 
 def write_run_files(out: Path, cfg: FrameConfig, manifest: dict) -> None:
@@ -231,7 +98,7 @@ def write_run_files(out: Path, cfg: FrameConfig, manifest: dict) -> None:
          "rows_trained": cfg.train_rows, "rows_validation": cfg.val_rows}, indent=2) + "\n")
 
 
-def training_batch(cfg: FrameConfig, clips: torch.Tensor, idx: torch.Tensor, step: int, rank: int, world: int,
+def training_batch(cfg: FrameConfig, clips: torch.Tensor | LazyClips, idx: torch.Tensor, step: int, rank: int, world: int,
                    ema: FrameNet) -> tuple[torch.Tensor, ...]:
     """(x_t, context, t, target, last) for the stream indices `idx` of this rank: noise and levels drawn
     for the global batch from (seed, step) and sliced, so a fixed seed gives the same batch on any world size."""
@@ -259,22 +126,17 @@ def training_batch(cfg: FrameConfig, clips: torch.Tensor, idx: torch.Tensor, ste
 
 def snapshot(out: Path, ema: FrameNet, step: int) -> None:
     """The EMA weights as a snapshot (the learning curve) and as the run's current weights (safetensors)."""
-    from safetensors.torch import save_file
-
-    state = {k: v.contiguous() for k, v in ema.state_dict().items()}
-    meta = {"step": str(step)}
     (out / "snapshots").mkdir(exist_ok=True)
-    save_file(state, str(out / "snapshots" / f"ema_{step:07d}.safetensors"), metadata=meta)
-    save_file(state, str(out / "ema.safetensors"), metadata=meta)
+    save_weights(ema, out / "snapshots" / f"ema_{step:07d}.safetensors", step)
+    save_weights(ema, out / "ema.safetensors", step)
 
 
 def log(out: Path, history: list[dict], entry: dict) -> None:
     history.append(entry)
-    with open(out / "log.jsonl", "a") as f:
-        f.write(json.dumps(entry) + "\n")
+    append_log(out / "log.jsonl", entry)
 
 
-def _training_clips(cfg: FrameConfig, rows: list[dict], frames: int, say: bool) -> tuple["np.ndarray | LazyClips", float]:
+def _training_clips(cfg: FrameConfig, rows: list[dict], frames: int, say: bool) -> tuple[torch.Tensor | LazyClips, float]:
     """(the training clips, rendered now or lazily per batch; the seconds it took), saying so:
     rendering a large training set takes a while and a run should never sit silent."""
     t0 = time.perf_counter()
@@ -348,7 +210,7 @@ def main(argv=None) -> list[dict]:
         sched.step()
         opt.zero_grad(set_to_none=True)
         # EMA with warm-up: min(decay, (1 + step) / (10 + step)), so early snapshots are not the initial weights
-        update_ema(ema, accelerator.unwrap_model(model), min(cfg.ema_decay, (1 + counter.step) / (10 + counter.step)))
+        update_ema(ema, accelerator.unwrap_model(model), ema_decay(cfg.ema_decay, counter.step, warmup=True))
         counter.step += 1
         train_s += time.perf_counter() - tic
         mean = accelerator.reduce(loss.detach(), reduction="mean").item()

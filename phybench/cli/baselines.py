@@ -6,6 +6,7 @@ import textwrap
 from shlex import quote
 from typing import Callable
 
+from ..registry import entry_point_table
 from . import CliError
 
 
@@ -49,31 +50,32 @@ def _add_baseline(add: Callable[..., argparse.ArgumentParser]) -> None:
 PARSERS = {"baseline": _add_baseline}
 
 
-def _dit_module(name: str):
-    import importlib
-
+def _plugin(name: str):
+    """The `phybench.baselines` entry point's module for `name` (the DiT: `phybench_baselines.dit.baseline`),
+    or None when `name` is no plug-in (a reference baseline of `phybench.reference`)."""
+    ep = entry_point_table("phybench.baselines").get(name)
+    if ep is None:
+        return None
     try:
-        return importlib.import_module(f"phybench_baselines.dit.{name}")
+        return ep.load()
     except ImportError as exc:
-        raise CliError(f"the DiT baseline needs the `dit` extra (pip install -e \".[dit]\", "
-                       f"or pip install \"phybench[dit]\"): {exc}") from None
+        raise CliError(f"the {name} baseline could not be loaded ({ep.value}): {exc}") from None
 
 
-def cmd_baseline_dit(args: argparse.Namespace) -> int:
-    if args.list_sizes:
-        print(_dit_module("models").size_table())
-        return 0
-    if not args.checkpoint:
-        raise CliError("phybench baseline dit needs --checkpoint RUN (a run folder of phybench_baselines.dit.train), "
-                       "or --list-sizes")
-    sample = _dit_module("sample")
-    argv = ["--checkpoint", args.checkpoint, "--data", args.data, "--out", args.out,
-            "--batch-size", str(args.batch_size), "--seed", str(args.seed)]
-    argv += ["--steps", str(args.steps)] if args.steps else []
-    argv += ["--device", args.device] if args.device else []
-    argv += ["--quiet"] if args.quiet else []
+def _needs_extra(exc: ImportError) -> CliError:
+    return CliError(f"the DiT baseline needs the `dit` extra (pip install -e \".[dit]\", "
+                    f"or pip install \"phybench[dit]\"): {exc}")
+
+
+def cmd_baseline_plugin(plugin, args: argparse.Namespace) -> int:
+    """A baseline installed through the `phybench.baselines` entry points (`list_sizes`, `write_submission`)."""
     try:
-        path = sample.main(argv)
+        if args.list_sizes:
+            print(plugin.list_sizes())
+            return 0
+        path = plugin.write_submission(args)
+    except ImportError as exc:
+        raise _needs_extra(exc) from None
     except (FileNotFoundError, FileExistsError, ValueError) as exc:
         raise CliError(str(exc)) from None
     print(f"wrote {path}; score it with: phybench score {quote(str(path))} --data {quote(str(args.data))}")
@@ -83,13 +85,19 @@ def cmd_baseline_dit(args: argparse.Namespace) -> int:
 def cmd_baseline(args: argparse.Namespace) -> int:
     from ..reference import BaselineError, run_baseline
 
-    if args.name == "dit" and args.list_sizes:
-        return cmd_baseline_dit(args)
+    plugin = _plugin(args.name)
+    if plugin is not None and args.list_sizes:
+        return cmd_baseline_plugin(plugin, args)
+    if args.list_sizes:
+        installed = ", ".join(entry_point_table("phybench.baselines")) or "none"
+        raise CliError(f"--list-sizes is for a baseline installed through the phybench.baselines entry points "
+                       f"(installed: {installed}); {args.name!r} is not one " + "(pip install -e \".[dit]\"; an install made before the baselines became entry points "
+                   "must be installed again to list them)")
     missing = [flag for flag, value in (("--data", args.data), ("--out", args.out)) if not value]
     if missing:
         raise CliError(f"phybench baseline {args.name} needs {' and '.join(missing)}")
-    if args.name == "dit":
-        return cmd_baseline_dit(args)
+    if plugin is not None:
+        return cmd_baseline_plugin(plugin, args)
     try:
         path = run_baseline(args.name, args.data, args.out, args.train_data, progress=not args.quiet, fmt=args.format,
                             model_name=args.model_name)
