@@ -20,7 +20,7 @@ import pytest
 from phybench.cli import main
 from phybench.data.generate import generate
 from phybench.data.split import SplitReader, make_plan
-from phybench.leaderboard.board_viewers import RECORD, headline_of, read_record, slug_of
+from phybench.leaderboard.viewer.board_viewers import RECORD, headline_of, read_record, slug_of
 from phybench.submission import submission_meta, write_submission
 from phybench.tasks import get_task
 

@@ -18,7 +18,7 @@ from test_sync import CHEAP, api, card, raw_pr  # noqa: E402
 from test_sync import board_key, hub, world  # noqa: E402,F401  the sync tests' fixtures
 import test_sync_journal  # noqa: E402
 
-from phybench.leaderboard.board_viewers import read_record, slug_of  # noqa: E402
+from phybench.leaderboard.viewer.board_viewers import read_record, slug_of  # noqa: E402
 from phybench.leaderboard.sync_viewers import BUILDING  # noqa: E402
 
 KILLER = test_sync_journal.KILLER.replace("from phybench.cli import main", (

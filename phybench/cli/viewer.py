@@ -26,7 +26,7 @@ EXAMPLES = """
 
 
 def _add_view(add: Callable[..., argparse.ArgumentParser]) -> None:
-    from ..leaderboard.viewer import MAX_BYTES, MAX_VIDEOS, PER_KIND
+    from ..leaderboard.viewer.viewer import MAX_BYTES, MAX_VIDEOS, PER_KIND
 
     v = add("view", "Write a static viewer of one submission (or several on the same split): every video beside "
                     "its ground truth, the tracked trajectories, where the judge fired, a sortable table.")
@@ -59,7 +59,7 @@ PARSERS = {"view": _add_view}
 
 
 def cmd_view(args: argparse.Namespace) -> int:
-    from ..leaderboard.viewer import ViewerError, build_viewer
+    from ..leaderboard.viewer.viewer import ViewerError, build_viewer
 
     try:
         report = build_viewer(args.submission, args.data, args.out, results=args.results, details=args.details,

@@ -24,7 +24,7 @@ from typing import Any, Callable
 
 from .. import jsonsafe
 from ..io import file_sha256
-from .board_viewers import MAX_MB, MAX_VIDEOS, Link, _build_one, shipped_viewers, slug_of
+from .viewer.board_viewers import MAX_MB, MAX_VIDEOS, Link, _build_one, shipped_viewers, slug_of
 from .intake_submit import ARCHIVES
 
 BUILDING = ".building-"  # a viewer being built; one left behind is a killed sync's

@@ -40,9 +40,9 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .._version import __version__
-from .export import script_json
-from .format import escape
+from ..._version import __version__
+from ..export import script_json
+from ..format import escape
 from .viewer_media import MAX_SIDE, difference, pixel_tracks, sprite_png
 from .viewer_sources import (CHEAP_METRICS, Model as _Model, SourceError, model_from_results, num as _num,
                              rank_among, scored_model)
@@ -113,7 +113,7 @@ def write_folder(out_dir: Path, files: dict[str, bytes]) -> None:
         parts = name.split("/")
         if not 1 <= len(parts) <= 2 or not all(SAFE_NAME.match(p) or p == VIEWER_MARKER for p in parts):
             raise ViewerError(f"refusing to write {name!r}: not a plain file name inside the viewer", "unsafe_name")
-    from ..io import replace_folder
+    from ...io import replace_folder
 
     replace_folder(out_dir, files)
 
@@ -168,7 +168,7 @@ def _levels(results: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _headline(results: dict[str, Any]) -> list[dict[str, Any]]:
-    from ..scoring.metrics import METRICS
+    from ...scoring.metrics import METRICS
 
     overall = results.get("summary", {}).get("overall", {})
     out = []
@@ -287,7 +287,7 @@ def _check_inputs(paths: list[Path], split_dir: Path, out: Path, files: list[Pat
 
 def _open_split(split_dir: Path) -> Any:
     """The split's reader; a split without videos is refused (the viewer shows the ground truth's frames)."""
-    from ..data.split import SplitError, SplitReader
+    from ...data.split import SplitError, SplitReader
 
     try:
         reader = SplitReader(split_dir)
@@ -301,7 +301,7 @@ def _open_split(split_dir: Path) -> Any:
 
 def _videos_of(model: _Model, manifest: dict[str, Any]) -> Any:
     """The model's submission opened against the split's manifest, its errors as the viewer's."""
-    from ..submission import SubmissionError, open_submission
+    from ...submission import SubmissionError, open_submission
 
     try:
         return open_submission(model.path, manifest=manifest)
@@ -319,9 +319,9 @@ def _bar(total: int, what: str, progress: bool) -> Any:
 def _judge_findings(models: Sequence[_Model], order: list[str], rows: list[dict[str, Any]], reader: Any,
                     progress: bool = False) -> None:
     """Pass 1: the judge's findings where it called a video abnormal (the details keep only the verdict)."""
-    from ..data.split import row_scene
-    from ..scoring.abnormal import judge
-    from ..submission import SubmissionError
+    from ...data.split import row_scene
+    from ...scoring.abnormal import judge
+    from ...submission import SubmissionError
 
     manifest = reader.manifest
     cf = int(manifest["condition_frames"])
@@ -359,10 +359,10 @@ def _media(models: Sequence[_Model], reader: Any, rows: list[dict[str, Any]], or
            media_ids: list[str], family: Any, max_bytes: int,
            progress: bool = False) -> tuple[dict[str, bytes], dict[str, dict[str, Any]]]:
     """Pass 2: sprites and tracks for the videos with media, until the byte budget runs out."""
-    from ..data.split import row_scene
-    from ..scoring.parse import parse_video
-    from ..scoring.sample import pixel_mapping
-    from ..submission import SubmissionError
+    from ...data.split import row_scene
+    from ...scoring.parse import parse_video
+    from ...scoring.sample import pixel_mapping
+    from ...submission import SubmissionError
 
     manifest = reader.manifest
     mapping = pixel_mapping(manifest)
@@ -500,7 +500,7 @@ def build_viewer(
     parser tracks the bodies for the overlay).  Raises `ViewerError` (nothing written) for an --out
     that is not a viewer, a submission that does not match the split, or a results file of another
     submission or split."""
-    from ..tasks import family_of, get_task
+    from ...tasks import family_of, get_task
 
     say = log or (lambda _line: None)
     split_dir, out = Path(split_dir), Path(out_dir)
@@ -549,7 +549,7 @@ def build_viewer(
 
 # ================================================================ the page
 def template_bytes(name: str) -> bytes:
-    return (resources.files("phybench.leaderboard") / TEMPLATE_DIR / name).read_bytes()
+    return (resources.files("phybench.leaderboard.viewer") / TEMPLATE_DIR / name).read_bytes()
 
 
 def page_html(data: dict[str, Any]) -> str:
