@@ -31,6 +31,7 @@ from typing import Any, Callable, Sequence
 from ... import jsonsafe
 from ..load import Entry, LeaderboardError
 from ..paired import PAIRED_METRIC, Values, mark_board
+from .app import APP_FILES, PAGE, AppError, write_site_app
 
 VIEWERS_DIR = "viewers"
 RECORD = "viewer-record.json"
@@ -40,6 +41,7 @@ MAX_VIDEOS = 12  # board viewers are small by default: the gallery's first video
 MAX_MB = 0.3
 SLUG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,100}$")
 HEX64 = re.compile(r"^[0-9a-f]{64}$")
+APP = (PAGE, *APP_FILES)  # never copied from a prebuilt viewer: the site writes them from its template
 PAIRED_BASE = "velocity_error"  # the metric scored for the paired values (PAIRED_METRIC is its companion)
 
 
@@ -187,13 +189,14 @@ def plan(entries: Sequence[Entry], results_dir: Path, *, submissions: str | Path
 
 # ================================================================ writing
 def _copy_viewer(src: Path, dest: Path) -> None:
-    """Copy a prebuilt viewer: plain files with plain names only (a link or an odd name is refused)."""
+    """Copy a prebuilt viewer's data (its page and application, where it has them, are left: the
+    site writes its own, `app`): plain files with plain names only (a link or an odd name is refused)."""
     for path in sorted(src.rglob("*")):
         rel = path.relative_to(src)
         if path.is_symlink() or not (path.is_file() or path.is_dir()) or not all(
                 SLUG.match(part) or part == ".phybench-viewer" for part in rel.parts) or len(rel.parts) > 2:
             raise LeaderboardError(f"prebuilt viewer {src}: {rel} is not a plain file of a viewer")
-    shutil.copytree(src, dest)
+    shutil.copytree(src, dest, ignore=lambda folder, names: [n for n in names if Path(folder) == src and n in APP])
 
 
 def _build_one(link: Link, dest: Path, results_dir: Path, max_videos: int, max_mb: float,
@@ -206,7 +209,7 @@ def _build_one(link: Link, dest: Path, results_dir: Path, max_videos: int, max_m
         _, rows, _ = score_rows(link.submission, link.split, (PAIRED_BASE,), progress)
         report = build_viewer(link.submission, link.split, dest, results=results_dir / link.file, results_label=link.file,
                               details=rows, board=results_dir, max_videos=max_videos, max_bytes=int(max_mb * 1e6),
-                              progress=progress)
+                              progress=progress, standalone=False)
     except SourceError as exc:
         raise LeaderboardError(f"{link.file}: its viewer cannot be built: {exc}") from None
     except ViewerError as exc:
@@ -242,6 +245,11 @@ def write(site: Path, boards: list[dict[str, Any]], viewers: Viewers, results_di
                             f"results file says {headline}; no paired mark")
         else:
             usable[file] = dest
+    if viewers.links:  # the application, once, and each viewer's page loading it
+        try:
+            write_site_app(site / VIEWERS_DIR, [site / VIEWERS_DIR / link.slug for link in viewers.links.values()])
+        except AppError as exc:
+            raise LeaderboardError(f"a viewer cannot be shown: {exc}") from None
     for board in boards:
         for row in board["rows"]:
             row_links = [{"split": s["split"], "file": s["file"],

@@ -1,9 +1,12 @@
 """`phybench view SUB --data SPLIT --out DIR`: a static per-submission viewer (issue 37).
 
-One folder that opens from ``file://`` or any static host, with no request outside itself:
-``index.html`` (the data inline as JSON), ``viewer.css``, ``viewer.js`` and ``media/``, one PNG
-sprite per video holding every frame of ground truth | generated | difference (and, with
-``--compare``, generated | difference of each further submission), animated by the page.
+One folder of data: ``viewer-data.json`` (the page's data) and ``media/``, one PNG sprite per
+video holding every frame of ground truth | generated | difference (and, with ``--compare``,
+generated | difference of each further submission), animated by the page.  Standalone (the
+default of `build_viewer` and ``phybench view``) the folder also holds the application
+(``index.html`` with the data inline, ``viewer.css``, ``viewer.js``: `app`) and opens from
+``file://`` or any static host with no request outside itself; a board's viewer
+(``standalone=False``) holds the data only, and the site writes the application once (`app`).
 
 What the page shows (docs/viewer.md):
 
@@ -34,23 +37,20 @@ import math
 import os
 import re
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from ..._version import __version__
-from ..export import script_json
-from ..format import escape
+from .app import APP_FILES, DATA, PAGE, data_bytes, page_html, template_bytes
 from .viewer_media import MAX_SIDE, difference, pixel_tracks, sprite_png
 from .viewer_sources import (CHEAP_METRICS, Model as _Model, SourceError, model_from_results, num as _num,
                              rank_among, scored_model)
 
 VIEWER_MARKER = ".phybench-viewer"
 VIEWER_MARKER_TEXT = "A phybench per-submission viewer (phybench view); rebuilt in place.\n"
-TEMPLATE_DIR = "template"
-STATIC_FILES = ("viewer.css", "viewer.js")
+STATIC_FILES = APP_FILES  # the application (`app`): in a standalone folder only
 MAX_VIDEOS = 300  # videos with media (the gallery's first)
 MAX_BYTES = 15_000_000  # media bytes: no further sprite once the media reach this
 PER_KIND = 6  # gallery videos per kind of failure
@@ -82,7 +82,9 @@ class ViewerReport:
 
     def to_text(self) -> str:
         kinds = ", ".join(f"{k} {n}" for k, n in self.gallery.items()) or "nothing failed"
-        lines = [f"viewer: {self.out_dir / 'index.html'}",
+        page = self.out_dir / "index.html"
+        lines = [f"viewer: {page}" if page.is_file() else f"viewer (data only: `phybench view --standalone`, or a "
+                 f"site build, writes its page): {self.out_dir}",
                  f"{self.videos} videos, media for {self.with_media} ({self.media_bytes / 1e6:.1f} MB, "
                  f"{self.media_bytes / max(self.with_media, 1) / 1e3:.0f} kB per video); gallery: {kinds}"]
         return "\n".join(lines + [f"warning: {w}" for w in self.warnings])
@@ -492,6 +494,7 @@ def build_viewer(
     max_bytes: int = MAX_BYTES,
     progress: bool = False,
     log: Callable[[str], None] | None = None,
+    standalone: bool = True,  # False: the data only (a board's viewer: the site writes the application once, `app`)
 ) -> ViewerReport:
     """Write the viewer of `submission` (and each of `compare`) on `split_dir` into `out_dir`.
 
@@ -534,9 +537,11 @@ def build_viewer(
                      "bytes": sum(m["bytes"] for m in media.values())}
     data_doc = _data_doc(manifest, models, rows, media, results_doc, results_label or results, board,
                          getattr(family, "law_headline", None), gallery, compares, media_summary)
-    files["index.html"] = page_html(data_doc).encode("utf-8")
-    for name in STATIC_FILES:
-        files[name] = template_bytes(name)
+    files[DATA] = data_bytes(data_doc)
+    if standalone:  # the page and the application beside the data: the folder opens alone
+        files[PAGE] = page_html(data_doc).encode("utf-8")
+        for name in STATIC_FILES:
+            files[name] = template_bytes(name)
     files[VIEWER_MARKER] = VIEWER_MARKER_TEXT.encode()
     write_folder(out, files)
     warnings = []
@@ -545,20 +550,3 @@ def build_viewer(
                         f"{max_bytes / 1e6:g}); the table lists every video")
     return ViewerReport(out, len(rows), len(media), data_doc["media"]["bytes"],
                         {k["kind"]: len(k["ids"]) for k in gallery}, warnings, main.details)
-
-
-# ================================================================ the page
-def template_bytes(name: str) -> bytes:
-    return (resources.files("phybench.leaderboard.viewer") / TEMPLATE_DIR / name).read_bytes()
-
-
-def page_html(data: dict[str, Any]) -> str:
-    """index.html: the static frame; viewer.js builds the rest from the inline JSON."""
-    main = data["models"][0]["name"]
-    title = f"{main} on {data['task']} {data['split']}"
-    others = "".join(f" vs {escape(m['name'])}" for m in data["models"][1:])
-    template = template_bytes("viewer.html").decode("utf-8")
-    values = {"title": escape(title), "model": escape(main), "others": others, "task": escape(data["task"]),
-              "split": escape(data["split"]), "version": escape(data["phybench_version"]),
-              "data": script_json(data)}
-    return re.sub(r"\{\{(\w+)\}\}", lambda m: values[m.group(1)], template)
