@@ -38,9 +38,14 @@ class AppError(Exception):
     """A viewer folder whose data cannot be read (missing, malformed, not a viewer's)."""
 
 
+def template_root() -> Any:
+    """The application's folder in the package (a `Traversable`; a test points it at a changed copy)."""
+    return resources.files("phybench.leaderboard.viewer") / TEMPLATE_DIR
+
+
 def template_bytes(name: str) -> bytes:
     """One file of the application, as the package ships it."""
-    return (resources.files("phybench.leaderboard.viewer") / TEMPLATE_DIR / name).read_bytes()
+    return (template_root() / name).read_bytes()
 
 
 def data_bytes(data: dict[str, Any]) -> bytes:
