@@ -145,7 +145,9 @@ def test_a_shipped_viewer_renders_through_the_built_site_and_standalone_from_fil
     site = _site(tmp_path)
     alone = tmp_path / "alone" / SLUG
     shutil.copytree(SHIPPED / SLUG, alone)
-    assert sorted(app.write_standalone(alone)) == ["index.html", "viewer.css", "viewer.js"]
+    assert app.main([str(alone)]) == 0  # python -m phybench.leaderboard.viewer.app FOLDER
+    assert sorted(p.name for p in alone.iterdir() if p.is_file()) == [
+        ".phybench-viewer", "index.html", "viewer-data.json", "viewer-record.json", "viewer.css", "viewer.js"]
     for url, root in (((site / "viewers" / SLUG / "index.html").as_uri(), site.as_uri()),
                       ((alone / "index.html").as_uri(), alone.as_uri())):
         browser = chromium_or_skip(tmp_path / ("b" + str(len(url))))

@@ -100,3 +100,25 @@ def write_site_app(viewers_dir: Path, folders: list[Path]) -> None:
         (viewers_dir / name).write_bytes(template_bytes(name))
     for folder in folders:
         (folder / PAGE).write_bytes(page_html(read_data(folder), app="../").encode("utf-8"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m phybench.leaderboard.viewer.app FOLDER``: make a data-only viewer folder (a copy
+    of a shipped one, say) open alone from ``file://``."""
+    import sys
+
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1 or not Path(args[0]).is_dir():
+        print("usage: python -m phybench.leaderboard.viewer.app VIEWER_FOLDER", file=sys.stderr)
+        return 2
+    try:
+        written = write_standalone(Path(args[0]))
+    except AppError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"wrote {', '.join(written)} into {args[0]}: open {Path(args[0]) / PAGE}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
