@@ -104,6 +104,27 @@ def test_the_folder_is_self_contained_and_every_row_has_its_media(viewer, split_
     assert data["media"]["bytes"] < 6 * 150_000  # small: a sprite per video, not raw frames
 
 
+@pytest.mark.slow
+def test_data_only_writes_the_data_the_standalone_page_carries(capsys, split_dir, gt_sub, tmp_path):
+    """`--data-only` (a board's form, issue 50): no page, script or style, and its viewer-data.json is the
+    standalone page's inline JSON byte for byte; the folder made standalone later has the same page."""
+    from phybench.leaderboard.viewer.app import main as standalone
+
+    alone, data = tmp_path / "alone", tmp_path / "data"
+    for out, form in ((alone, "--standalone"), (data, "--data-only")):
+        code, stdout, err = run(capsys, "view", gt_sub, "--data", split_dir, "--max-videos", 2, "--out", out, form,
+                                "--quiet")
+        assert code == 0, err
+    assert "data only" in stdout
+    names = sorted(str(p.relative_to(data)) for p in data.rglob("*") if p.is_file())
+    assert [n for n in names if not n.startswith("media/")] == [VIEWER_MARKER, "viewer-data.json"]
+    inline = re.search(r'id="viewer-data">(.*?)</script>', (alone / "index.html").read_text(encoding="utf-8"), re.S)
+    assert (data / "viewer-data.json").read_text(encoding="utf-8") == inline.group(1) + "\n"
+    assert standalone([str(data)]) == 0
+    for name in ("index.html", "viewer.js", "viewer.css"):
+        assert (data / name).read_bytes() == (alone / name).read_bytes(), name
+
+
 def test_the_sprites_hold_the_exact_frames(viewer, split_dir, frozen_sub):
     """Panel p of frame t is at cell (t % rows, (t // rows) * panels + p), lossless (a palette PNG where it fits)."""
     from PIL import Image
