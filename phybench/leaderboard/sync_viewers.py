@@ -6,7 +6,7 @@ When that folder exists the board is built with viewers, and the sync, which hol
 submission and its split only while it admits the row, builds the row's viewer there
 (`admitted_viewer`) before it commits the row: a row on the board's main then has its viewer.
 
-The viewer is built in a ``.building-*`` folder inside the viewers folder (`board_viewers`'
+The viewer is built as data only (its page and application are the site's, `viewer.app`) in a ``.building-*`` folder inside the viewers folder (`board_viewers`'
 build, its record included) and renamed into place whole, so a reader never sees a half-built
 viewer.  A sync killed while building leaves the ``.building-*`` folder, removed by the next
 sync (`viewers_folder`); it also leaves the row uncommitted (the journal says "scored"), so the

@@ -14,6 +14,9 @@ SHA-256), the submission and split hashes, and the per-video values of the ranke
 which the board's paired comparison reads (`paired`).  No results file keeps those values, so
 the board scores ``velocity_error`` (their metric, without SSIM or PSNR) once per viewer and
 hands the rows to the viewer as its details, which its table shows beside the sidecar's.
+A viewer folder here holds data only (`viewer.build_viewer(standalone=False)`; a prebuilt folder's
+own page and application are not copied): `write` then writes the application once,
+``SITE/viewers/viewer.js`` and ``viewer.css``, and each viewer's page from the template (`app`).
 A re-scored results file no longer matches its shipped viewer's hash: the viewer is then not linked (and a test of the shipped
 viewers fails until they are rebuilt).
 """
@@ -222,7 +225,8 @@ def _build_one(link: Link, dest: Path, results_dir: Path, max_videos: int, max_m
 
 def write(site: Path, boards: list[dict[str, Any]], viewers: Viewers, results_dir: Path, *,
           max_videos: int = MAX_VIDEOS, max_mb: float = MAX_MB, log: Callable[[str], None] | None = None) -> list[str]:
-    """Build or copy every planned viewer into ``site/viewers/``, link each board row to its
+    """Build or copy every planned viewer's data into ``site/viewers/``, write the application once
+    and each viewer's page (`app.write_site_app`), link each board row to its
     viewers and mark the rows the paired comparison cannot tell from the row above.  Returns
     warnings (a viewer whose values disagree with its results file's headline is linked, but
     its row gets no paired mark)."""
