@@ -45,7 +45,7 @@ DEFAULT_CASES = (
 CHILD = """
 import json, os, resource, sys, time
 t = time.perf_counter()
-from phybench.leaderboard.viewer import build_viewer
+from phybench.leaderboard.viewer.viewer import build_viewer
 report = build_viewer(sys.argv[1], sys.argv[2], sys.argv[3], results=sys.argv[4])
 wall = time.perf_counter() - t
 own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)

@@ -20,7 +20,7 @@ import pytest
 from phybench.cli import main
 from phybench.data.generate import generate
 from phybench.data.split import SplitReader, make_plan
-from phybench.leaderboard.board_viewers import RECORD, headline_of, read_record, slug_of
+from phybench.leaderboard.viewer.board_viewers import RECORD, headline_of, read_record, slug_of
 from phybench.submission import submission_meta, write_submission
 from phybench.tasks import get_task
 
@@ -172,7 +172,7 @@ def test_the_shipped_viewers_match_the_shipped_results():
         assert record["split_hash"] == results["provenance"]["split_hash"]
         assert headline_of(record) == results["summary"]["overall"]["velocity_error_ranked"]["mean"]
         assert len(record["values"]) == results["summary"]["overall"]["videos"]
-        assert (folder / "index.html").is_file() and (folder / RECORD).is_file()
+        assert (folder / "viewer-data.json").is_file() and (folder / RECORD).is_file()
         total += sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
     assert total < SHIPPED_BUDGET, total
 

@@ -133,7 +133,7 @@ ALLOWED = {
     ("phybench/leaderboard/verify.py", "json.loads(json.dumps("): "round trip of a sidecar just scored",
     ("phybench/leaderboard/intake.py", "json.loads(results_bytes("): "round trip of results just scored",
     ("phybench/leaderboard/load.py", "json.loads(results_bytes("): "round trip of a value already parsed",
-    ("phybench/leaderboard/viewer_sources.py", "json.loads(canonical_json("): "round trip of a sidecar made here",
+    ("phybench/leaderboard/viewer/viewer_sources.py", "json.loads(canonical_json("): "round trip of a sidecar made here",
     ("phybench/submission/format.py", "json.loads((files("): "the package's own schema",
     ("phybench/submission/card.py", "json.loads((files("): "the package's own schema",
     ("phybench/leaderboard/hub_eval.py", "json.loads(packaged)"): "the package's own schema (`schema()`)",

@@ -18,7 +18,7 @@ from test_sync import CHEAP, api, card, raw_pr  # noqa: E402
 from test_sync import board_key, hub, world  # noqa: E402,F401  the sync tests' fixtures
 import test_sync_journal  # noqa: E402
 
-from phybench.leaderboard.board_viewers import read_record, slug_of  # noqa: E402
+from phybench.leaderboard.viewer.board_viewers import read_record, slug_of  # noqa: E402
 from phybench.leaderboard.sync_viewers import BUILDING  # noqa: E402
 
 KILLER = test_sync_journal.KILLER.replace("from phybench.cli import main", (
@@ -51,7 +51,10 @@ def check_viewer(results: Path, viewers: Path, site: Path) -> str:
     import hashlib
 
     assert doc["results_sha256"] == hashlib.sha256(files[0].read_bytes()).hexdigest()
-    assert (viewers / slug / "index.html").is_file() and (viewers / slug / "viewer.js").is_file()
+    # data only (issue 50): the site writes the page and the application (`viewer.app`)
+    assert (viewers / slug / "viewer-data.json").is_file()
+    assert not [n for n in ("index.html", "viewer.js", "viewer.css") if (viewers / slug / n).exists()]
+    assert (site / "viewers" / "viewer.js").is_file()
     assert not list(viewers.glob(BUILDING + "*"))
     rows = [r for b in json.loads((site / "leaderboard.json").read_text())["boards"] for r in b["rows"]]
     links = [v["href"] for r in rows for v in r.get("viewers", [])]

@@ -13,7 +13,7 @@ import pytest
 from phybench.cli import main
 from phybench.data.generate import generate
 from phybench.data.split import SplitReader, make_plan
-from phybench.leaderboard.viewer import VIEWER_MARKER, ViewerError, write_folder
+from phybench.leaderboard.viewer.viewer import VIEWER_MARKER, ViewerError, write_folder
 from phybench.submission import submission_meta, write_submission
 from phybench.tasks import get_task
 
@@ -104,6 +104,27 @@ def test_the_folder_is_self_contained_and_every_row_has_its_media(viewer, split_
     assert data["media"]["bytes"] < 6 * 150_000  # small: a sprite per video, not raw frames
 
 
+@pytest.mark.slow
+def test_data_only_writes_the_data_the_standalone_page_carries(capsys, split_dir, gt_sub, tmp_path):
+    """`--data-only` (a board's form, issue 50): no page, script or style, and its viewer-data.json is the
+    standalone page's inline JSON byte for byte; the folder made standalone later has the same page."""
+    from phybench.leaderboard.viewer.app import main as standalone
+
+    alone, data = tmp_path / "alone", tmp_path / "data"
+    for out, form in ((alone, "--standalone"), (data, "--data-only")):
+        code, stdout, err = run(capsys, "view", gt_sub, "--data", split_dir, "--max-videos", 2, "--out", out, form,
+                                "--quiet")
+        assert code == 0, err
+    assert "data only" in stdout
+    names = sorted(str(p.relative_to(data)) for p in data.rglob("*") if p.is_file())
+    assert [n for n in names if not n.startswith("media/")] == [VIEWER_MARKER, "viewer-data.json"]
+    inline = re.search(r'id="viewer-data">(.*?)</script>', (alone / "index.html").read_text(encoding="utf-8"), re.S)
+    assert (data / "viewer-data.json").read_text(encoding="utf-8") == inline.group(1) + "\n"
+    assert standalone([str(data)]) == 0
+    for name in ("index.html", "viewer.js", "viewer.css"):
+        assert (data / name).read_bytes() == (alone / name).read_bytes(), name
+
+
 def test_the_sprites_hold_the_exact_frames(viewer, split_dir, frozen_sub):
     """Panel p of frame t is at cell (t % rows, (t // rows) * panels + p), lossless (a palette PNG where it fits)."""
     from PIL import Image
@@ -185,7 +206,7 @@ def test_the_gallery_names_the_rule_on_the_frames_it_fired(viewer):
 
 @pytest.mark.parametrize("kind, rule", [("vanish", "area"), ("teleport", "teleport")])
 def test_planted_violations_are_in_the_gallery_under_their_rule_at_their_onset(split_dir, tmp_path, kind, rule):
-    from phybench.leaderboard.viewer import build_viewer
+    from phybench.leaderboard.viewer.viewer import build_viewer
     from phybench.violations import write_violations
 
     labels = write_violations(split_dir, tmp_path / "planted", [kind], progress=False)
@@ -214,7 +235,7 @@ def test_the_compare_table_is_ordered_by_disagreement(viewer):
 
 @pytest.mark.slow
 def test_a_compared_models_failures_get_their_own_cards(split_dir, gt_sub, frozen_sub, tmp_path):
-    from phybench.leaderboard.viewer import build_viewer
+    from phybench.leaderboard.viewer.viewer import build_viewer
 
     build_viewer(gt_sub, split_dir, tmp_path / "v", compare=[frozen_sub])
     data = page_data(tmp_path / "v")
@@ -447,7 +468,7 @@ def test_run_view_ends_by_printing_a_viewer_path(capsys, split_dir, tmp_path):
 def test_a_family_without_tracked_objects_has_ground_truth_tracks_only(tmp_path):
     """Combinatorial scenes share colours between bodies: no parsed track, the simulator's per body, and the page
     still plays them without an error."""
-    from phybench.leaderboard.viewer import build_viewer
+    from phybench.leaderboard.viewer.viewer import build_viewer
     from test_leaderboard import chromium_or_skip, open_tab
 
     split = tmp_path / "combinatorial"
@@ -487,7 +508,7 @@ def test_a_family_without_tracked_objects_has_ground_truth_tracks_only(tmp_path)
 def test_a_planted_violation_in_chromium(split_dir, tmp_path):
     """The issue's "done when": a planted teleport at frame 12 is in the gallery under its rule; its gallery item
     plays it with the rule's row on the timeline marking frame 12 and both tracks drawn."""
-    from phybench.leaderboard.viewer import build_viewer
+    from phybench.leaderboard.viewer.viewer import build_viewer
     from phybench.violations import write_violations
     from test_leaderboard import chromium_or_skip, open_tab
 
@@ -530,7 +551,7 @@ def test_gallery_stills_show_a_body(split_dir, tmp_path):
     """Issue 49: many gallery thumbnails were blank white, the still cut at the last frame or at a rule's
     first frame, where the ball had left the view or vanished.  Each still is now a frame where the
     model's parsed track has a body in view (the nearest to that frame, earlier first)."""
-    from phybench.leaderboard.viewer import build_viewer
+    from phybench.leaderboard.viewer.viewer import build_viewer
     from phybench.violations import write_violations
     from test_leaderboard import chromium_or_skip, open_tab
 

@@ -3,6 +3,8 @@
 # baseline results file (leaderboard/results/fundamental/lite/), linked from its board row by
 # `leaderboard build --prebuilt-viewers leaderboard/viewers` (docs/leaderboard.md, "Viewers and
 # indistinguishable neighbours").  Small: media for 4 videos each, at most 0.15 MB.
+# Data only (issue 50): each folder keeps viewer-data.json, viewer-record.json, media/ and its
+# marker; the site build writes the page and the application (viewer.js, viewer.css) once.
 # Usage: bash leaderboard/scripts/viewers.sh SUBS_DIR DATA_DIR   (from the repo root)
 #   SUBS_DIR: the kept lite submissions (fundamental.sh's WORK_DIR/lite/submissions)
 #   DATA_DIR: their splits (WORK_DIR/lite/data)
@@ -17,6 +19,7 @@ phybench leaderboard build leaderboard/results --out "$work/site" --viewers "$SU
   --viewer-max-videos 4 --viewer-max-mb 0.15
 mkdir "$work/viewers"
 cp -r "$work"/site/viewers/fundamental-lite-* "$work/viewers/"
+rm -f "$work"/viewers/*/index.html "$work"/viewers/*/viewer.js "$work"/viewers/*/viewer.css  # the site's, not data
 rm -rf leaderboard/viewers
 cp -r "$work/viewers" leaderboard/viewers
 du -sb leaderboard/viewers

@@ -133,7 +133,7 @@ def cmd_leaderboard(args: argparse.Namespace, log: Any = print) -> int:
 # ---------------------------------------------------------------- viewers
 def add_viewer_arguments(parser: argparse.ArgumentParser) -> None:
     """build: a `phybench view` folder per row, linked from it (`phybench.leaderboard.board_viewers`)."""
-    from ..leaderboard.board_viewers import MAX_MB, MAX_VIDEOS
+    from ..leaderboard.viewer.board_viewers import MAX_MB, MAX_VIDEOS
 
     parser.add_argument("--viewers", metavar="SUBS_DIR", help="build: a viewer per results file whose submission is "
                                                              "under SUBS_DIR (found by content hash), linked from its row")

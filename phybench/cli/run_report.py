@@ -25,8 +25,8 @@ def views(split_dirs: Sequence[Any], results: list[Path], out: Path, quiet: bool
     written (the judge's cards, column and findings), with the record a board links it by
     (`board_viewers.RECORD`).  Returns the viewer folders."""
     from ..data.split import read_manifest
-    from ..leaderboard.board_viewers import RECORD, file_sha256, record_bytes, record_doc
-    from ..leaderboard.viewer import ViewerError, build_viewer
+    from ..leaderboard.viewer.board_viewers import RECORD, file_sha256, record_bytes, record_doc
+    from ..leaderboard.viewer.viewer import ViewerError, build_viewer
     from ..pipeline import DETAILS
 
     made = []
@@ -86,7 +86,7 @@ def answer(args: argparse.Namespace, data: Sequence[Any], files: list[Path], nam
     """Print each split's headline beside its reference rows and where the model would rank; with
     --site, build the site of that board, linking the run's viewers (and the shipped rows' own)."""
     from ..leaderboard import LeaderboardError, build
-    from ..leaderboard.board_viewers import shipped_viewers
+    from ..leaderboard.viewer.board_viewers import shipped_viewers
     from ..leaderboard.run_board import assemble, headline_text, read_board
 
     out = Path(args.out)

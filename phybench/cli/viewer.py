@@ -20,13 +20,14 @@ EXAMPLES = """
     with --details, the details Parquet) and scores nothing; without it, it scores the cheap
     metrics (velocity error, SSIM, PSNR) once itself.
     The folder opens from file:// (index.html) or any static host; no network, no server.
+    --data-only writes the data alone (viewer-data.json, media/), as leaderboard/viewers/ ships it.
     exit codes: 0 written, 2 refused (nothing written): a submission that does not match the
     split, a results file of another submission, an --out that is not a viewer folder.
 """
 
 
 def _add_view(add: Callable[..., argparse.ArgumentParser]) -> None:
-    from ..leaderboard.viewer import MAX_BYTES, MAX_VIDEOS, PER_KIND
+    from ..leaderboard.viewer.viewer import MAX_BYTES, MAX_VIDEOS, PER_KIND
 
     v = add("view", "Write a static viewer of one submission (or several on the same split): every video beside "
                     "its ground truth, the tracked trajectories, where the judge fired, a sortable table.")
@@ -50,6 +51,13 @@ def _add_view(add: Callable[..., argparse.ArgumentParser]) -> None:
                    help=f"media budget in MB (default {MAX_BYTES / 1e6:g}): no further video gets media once reached")
     v.add_argument("--per-kind", type=int, default=PER_KIND,
                    help=f"gallery videos per kind of failure (default {PER_KIND})")
+    form = v.add_mutually_exclusive_group()
+    form.add_argument("--standalone", dest="standalone", action="store_true", default=True,
+                      help="write the page and the application (viewer.js, viewer.css) into the folder, so it opens "
+                           "alone from file:// (the default)")
+    form.add_argument("--data-only", dest="standalone", action="store_false",
+                      help="write the data only (viewer-data.json, media/), as a board ships its viewers: a site "
+                           "build (leaderboard build --prebuilt-viewers) writes the page and the application")
     v.add_argument("--quiet", action="store_true", help="no progress output")
     v.epilog = textwrap.dedent(EXAMPLES)
     v.set_defaults(func=cmd_view)
@@ -59,13 +67,13 @@ PARSERS = {"view": _add_view}
 
 
 def cmd_view(args: argparse.Namespace) -> int:
-    from ..leaderboard.viewer import ViewerError, build_viewer
+    from ..leaderboard.viewer.viewer import ViewerError, build_viewer
 
     try:
         report = build_viewer(args.submission, args.data, args.out, results=args.results, details=args.details,
                               board=args.board, compare=args.compare, compare_results=args.compare_results,
                               per_kind=args.per_kind, max_videos=args.max_videos,
-                              max_bytes=int(args.max_mb * 1e6), progress=not args.quiet,
+                              max_bytes=int(args.max_mb * 1e6), progress=not args.quiet, standalone=args.standalone,
                               log=None if args.quiet else (lambda line: print(line, file=sys.stderr)))
     except ViewerError as exc:
         raise CliError(str(exc), exc.code) from None

@@ -154,7 +154,7 @@ def build(
     boards, clashes = combine(entries)
     add_gaps(boards)  # the OOD / ID gap per row (`gap`)
     entry_files = [e.file for e in entries]
-    from .board_viewers import plan
+    from .viewer.board_viewers import plan
 
     links = plan(entries, results_dir, submissions=viewers, splits_dir=viewer_data, prebuilt=prebuilt_viewers)
     del entries  # the boards hold what the site needs: the documents go before the site is written
@@ -192,7 +192,7 @@ def _write_site(out_dir: Path, data: dict[str, Any], probe_docs: list[Any], resu
     """Build the site in a temporary folder beside `out_dir`, then swap it in (`io.atomic_folder`): a failure
     leaves the previous site (or nothing), never a partial one.  The viewers first (`board_viewers.write`):
     the page carries their links and the paired marks.  Returns the names written; warnings are added."""
-    from . import board_viewers
+    from .viewer import board_viewers
 
     budget = viewer_budget or (board_viewers.MAX_VIDEOS, board_viewers.MAX_MB)
     with atomic_folder(out_dir, replace=True) as tmp:

@@ -564,7 +564,7 @@ def sync(repo: str, splits_dir: str | os.PathLike[str], results_dir: str | os.Pa
          progress: bool = False, log: Callable[[str], None] = print, api: Any = None) -> SyncReport:
     """Handle every open submission pull request of `repo`, then rebuild the site if anything was admitted."""
     from . import LeaderboardError, build
-    from .board_viewers import shipped_viewers
+    from .viewer.board_viewers import shipped_viewers
 
     splits, results, site = Path(splits_dir), Path(results_dir), Path(site_dir)
     if not splits.is_dir():

@@ -6,7 +6,7 @@ When that folder exists the board is built with viewers, and the sync, which hol
 submission and its split only while it admits the row, builds the row's viewer there
 (`admitted_viewer`) before it commits the row: a row on the board's main then has its viewer.
 
-The viewer is built in a ``.building-*`` folder inside the viewers folder (`board_viewers`'
+The viewer is built as data only (its page and application are the site's, `viewer.app`) in a ``.building-*`` folder inside the viewers folder (`board_viewers`'
 build, its record included) and renamed into place whole, so a reader never sees a half-built
 viewer.  A sync killed while building leaves the ``.building-*`` folder, removed by the next
 sync (`viewers_folder`); it also leaves the row uncommitted (the journal says "scored"), so the
@@ -24,7 +24,7 @@ from typing import Any, Callable
 
 from .. import jsonsafe
 from ..io import file_sha256
-from .board_viewers import MAX_MB, MAX_VIDEOS, Link, _build_one, shipped_viewers, slug_of
+from .viewer.board_viewers import MAX_MB, MAX_VIDEOS, Link, _build_one, shipped_viewers, slug_of
 from .intake_submit import ARCHIVES
 
 BUILDING = ".building-"  # a viewer being built; one left behind is a killed sync's
