@@ -41,8 +41,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .._version import __version__
-from .export import script_json
-from .format import escape
+from .site.export import script_json
+from .common.format import escape
 from .viewer_media import MAX_SIDE, difference, pixel_tracks, sprite_png
 from .viewer_sources import (CHEAP_METRICS, Model as _Model, SourceError, model_from_results, num as _num,
                              rank_among, scored_model)
