@@ -1,5 +1,5 @@
 """Bytes per full-protocol model: per-video sidecars as JSON (the package repository) and as
-Parquet (the board's Hub dataset repository, `phybench.leaderboard.samples_parquet`).
+Parquet (the board's Hub dataset repository, `phybench.leaderboard.common.samples_parquet`).
 
     python benchmarks/bench_sidecar_bytes.py WORK/full/results            # a full-protocol results folder (fundamental.sh WORK full)
     python benchmarks/bench_sidecar_bytes.py /work/fullrun/full/results   # another full-protocol folder
@@ -21,7 +21,7 @@ import tempfile
 from collections import defaultdict
 from pathlib import Path
 
-from phybench.leaderboard.samples_parquet import canonical_json, from_parquet, read_sidecar, to_parquet
+from phybench.leaderboard.common.samples_parquet import canonical_json, from_parquet, read_sidecar, to_parquet
 from phybench.scoring.layout import RECORD_SUFFIX, SAMPLES_SUFFIX
 
 MODELS = ("copy-last", "ground-truth", "linear-extrapolation", "nearest-neighbour", "physics-oracle")

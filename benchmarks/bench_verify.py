@@ -54,7 +54,7 @@ def main() -> int:
     ap.add_argument("--work", help="where the split and submission are kept (default: a temporary folder)")
     args = ap.parse_args()
 
-    from phybench.leaderboard.verify import verify_many
+    from phybench.leaderboard.verify.rescore import verify_many
     from phybench.scoring.score import score, write_results
 
     work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="bench-verify-"))

@@ -13,7 +13,7 @@ resident memory:
   (exported with ``git archive`` into a temporary folder): that viewer scored the cheap metrics
   (velocity error, SSIM, PSNR and their companions) itself and showed the results file's header;
 * **after**: the same call on this tree: the numbers come from the results file and its sidecar
-  (`phybench.leaderboard.viewer_sources`); the videos are read for the submission hash, the
+  (`phybench.leaderboard.viewer.viewer_sources`); the videos are read for the submission hash, the
   sprites and the parser's tracks (the overlay), and the judge is asked where it fired only for a
   video whose stored verdict is abnormal (none without ``--details``).
 

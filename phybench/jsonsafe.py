@@ -149,7 +149,7 @@ def read(path: str | os.PathLike[str], what: str = "", *, max_bytes: int = MAX_B
     """The document in the file at `path`, reading at most `max_bytes` + 1 bytes; `JSONError` or `OSError`.
 
     For a path that may be a link, FIFO or device (a results folder), read the bytes with
-    `phybench.leaderboard.files.read_regular` first and pass them to `loads`."""
+    `phybench.leaderboard.common.files.read_regular` first and pass them to `loads`."""
     with open(path, "rb") as f:
         data = f.read(max_bytes + 1)
     return loads(data, what or os.fspath(path), max_bytes=max_bytes, **limits)

@@ -3,7 +3,7 @@ and never writes its site where it should not.
 
 Every case plants one edit in a copy of a shipped lite results file (leaderboard/results/
 fundamental/lite/) and asserts the refusal's code, exit code 2 and that nothing was written
-to --out (phybench/leaderboard/checks.py; codes in docs/results.md).
+to --out (phybench/leaderboard/verify/checks.py; codes in docs/results.md).
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from phybench import __version__
 from phybench.cli.leaderboard import main
 from phybench.io import file_sha256
 from phybench.leaderboard import SITE_MARKER, LeaderboardError, build
-from phybench.leaderboard.verification import Verification, write_record
+from phybench.leaderboard.verify.records import Verification, write_record
 from phybench.scoring.layout import record_path
 
 ROOT = Path(__file__).resolve().parents[1] / "leaderboard" / "results"
@@ -37,7 +37,7 @@ COMBINATORIAL = ROOT / "combinatorial" / "in-template-eval-copy-last.json"  # ha
 @pytest.fixture(scope="module")
 def test_key(tmp_path_factory) -> Path:
     """A key pair of the tests' own (the board's private key is not in the repository)."""
-    from phybench.leaderboard.signing import new_key_pair
+    from phybench.leaderboard.verify.signing import new_key_pair
 
     root = tmp_path_factory.mktemp("keys")
     new_key_pair(root / "private.pem", root / "keys", note="tests/test_board_checks.py")
@@ -49,7 +49,7 @@ def _sign_with_the_test_key(test_key, monkeypatch):
     """Records these tests write are signed with the test key (`$PHYBENCH_SIGNING_KEY`), and the
     board's keyring is the repository's keys plus it (`$PHYBENCH_BOARD_KEYS`): the shipped
     records verify by the maintainers' key, the planted ones by the test key."""
-    from phybench.leaderboard.signing import REPO_KEYS
+    from phybench.leaderboard.verify.signing import REPO_KEYS
 
     monkeypatch.setenv("PHYBENCH_BOARD_KEYS", os.pathsep.join([str(REPO_KEYS), str(test_key / "keys")]))
     monkeypatch.setenv("PHYBENCH_SIGNING_KEY", str(test_key / "private.pem"))

@@ -1,4 +1,4 @@
-"""The board's learned-law table and scatter (`phybench.leaderboard.law`, issue 24 item 3)."""
+"""The board's learned-law table and scatter (`phybench.leaderboard.site.law`, issue 24 item 3)."""
 from __future__ import annotations
 
 import json
@@ -34,7 +34,7 @@ def test_learned_law_table_and_scatter(tmp_path: Path) -> None:
 
 
 def test_hostile_law_blocks_show_nothing(tmp_path: Path) -> None:
-    from phybench.leaderboard.law import law_cell
+    from phybench.leaderboard.site.law import law_cell
 
     assert law_cell({"fit": "x", "params": {"gravity": {"model": {"median": "2.5<script>"}}}}) is None
     assert law_cell({"fit": "x", "params": {"gravity": {"model": {"median": float("nan")}}}}) is None

@@ -21,9 +21,9 @@ from typing import Any
 import pytest
 
 from phybench.leaderboard import build
-from phybench.leaderboard.gap import ratio_interval
-from phybench.leaderboard.law import law_axis, law_rows, plot_law_scatter
-from phybench.leaderboard.scatter import PAGE_POINTS, ROW_CAP, merge, reduce, sample_key
+from phybench.leaderboard.site.gap import ratio_interval
+from phybench.leaderboard.site.law import law_axis, law_rows, plot_law_scatter
+from phybench.leaderboard.site.scatter import PAGE_POINTS, ROW_CAP, merge, reduce, sample_key
 from phybench.scoring.results import results_bytes
 
 LITE = Path(__file__).parent.parent / "leaderboard" / "results" / "fundamental" / "lite"
@@ -77,7 +77,7 @@ def test_the_page_stays_small_however_many_sidecars(tmp_path):
 
 def test_a_sidecar_is_reduced_as_it_is_read(tmp_path):
     """`read_all` keeps a bounded sample of each sidecar and no per-video lists of the results file."""
-    from phybench.leaderboard.load import read_all
+    from phybench.leaderboard.site.load import read_all
 
     _copies(tmp_path / "results", 1)
     entries, refused, _ = read_all(tmp_path / "results", True, None)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from phybench.leaderboard.paper import FIGURE3, TABLE2, add_paper_references, figure3_rows, reference_for, table2_rows
+from phybench.leaderboard.site.paper import FIGURE3, TABLE2, add_paper_references, figure3_rows, reference_for, table2_rows
 from phybench.tasks import family_of, get_task
 
 ROOT = Path(__file__).parent.parent
@@ -147,8 +147,8 @@ def test_the_page_draws_the_quoted_rows_unranked(tmp_path):
 def test_the_scaling_plot_draws_figure3_as_reference_lines():
     """Under velocity_error_paper the training-size plot adds the paper's three models, hollow and grey,
     at 30K / 300K / 3M; under another metric, or on a board without the block, nothing is added."""
-    from phybench.leaderboard.plots import plot_scaling
-    from phybench.leaderboard.paper import figure3_series
+    from phybench.leaderboard.site.plots import plot_scaling
+    from phybench.leaderboard.site.paper import figure3_series
 
     def cell(v):
         return {"metrics": {"velocity_error_paper": {"mean": v}, "velocity_error": {"mean": v}}}
@@ -167,7 +167,7 @@ def test_the_scaling_plot_draws_figure3_as_reference_lines():
 
 
 def test_leaderboard_md_quotes_them_in_a_table_of_their_own():
-    from phybench.leaderboard.paper import quoted_markdown
+    from phybench.leaderboard.site.paper import quoted_markdown
 
     board = {"levels": [{"key": "id", "label": "ID"}, {"key": "ood-overall", "label": "OOD overall"},
                         {"key": "r", "label": "OOD r"}], "paper": reference_for("collision")}

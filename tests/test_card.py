@@ -137,7 +137,7 @@ def test_two_models_cards_in_one_folder(tmp_path):
     was refused.  It now gets the model's own card-<model>.json, and `submit` finds each model's card."""
     import numpy as np
 
-    from phybench.leaderboard.intake_submit import prepare_upload
+    from phybench.leaderboard.hub.submit import prepare_upload
     from phybench.submission import write_submission
     from phybench.submission.card_template import init_card
 

@@ -13,8 +13,8 @@ from urllib.parse import unquote
 
 import pytest
 
-from phybench.leaderboard.deep_links import by_viewer, encode_id, fragment, hrefs_of, link_attrs
-from phybench.leaderboard.plots import plot_velocity_scatter
+from phybench.leaderboard.site.deep_links import by_viewer, encode_id, fragment, hrefs_of, link_attrs
+from phybench.leaderboard.site.plots import plot_velocity_scatter
 from test_board_viewers import board, site  # noqa: F401  (module fixtures: a 4-video board with viewers)
 
 HOSTILE = ['"><script>window.__pwned = 1</script>', "<img src=x onerror=\"window.__pwned=1\">", "a b&c'd%zz\u00e9/#?"]
@@ -170,7 +170,7 @@ def test_a_hostile_id_in_a_link_stays_inert(site, tmp_path):  # noqa: F811
 
 
 def test_the_law_scatter_links_inner_dots_and_clipped_outliers_to_their_own_runs_viewer():
-    from phybench.leaderboard.law import plot_law_scatter
+    from phybench.leaderboard.site.law import plot_law_scatter
     from test_board_page import _law_board
 
     good = [0.9 + 0.01 * (i % 10) for i in range(20)]

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from phybench.cli import main
-from phybench.leaderboard.eee import eee_files, record, validate
-from phybench.leaderboard.hub_eval import HubFormatError
+from phybench.leaderboard.hub.eee import eee_files, record, validate
+from phybench.leaderboard.hub.eval_results import HubFormatError
 
 ROOT = Path(__file__).resolve().parents[1]
 LITE = ROOT / "leaderboard" / "results" / "fundamental" / "lite"

@@ -274,9 +274,9 @@ def test_verify_and_probe_listing_never_open_a_fifo_or_device(tmp_path):
     call that read /dev/zero) answers False for a link, a FIFO and an oversized file unopened."""
     import threading
 
-    from phybench.leaderboard.claims import results_files
-    from phybench.leaderboard.files import UnsafeFile, read_regular
-    from phybench.leaderboard.probes import is_probe_file
+    from phybench.leaderboard.verify.claims import results_files
+    from phybench.leaderboard.common.files import UnsafeFile, read_regular
+    from phybench.leaderboard.site.probes_page import is_probe_file
 
     results = _planted_folder(tmp_path)
     out: dict = {}

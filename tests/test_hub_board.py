@@ -15,10 +15,10 @@ from types import SimpleNamespace
 import pytest
 
 from phybench.leaderboard import build
-from phybench.leaderboard import hub_board
-from phybench.leaderboard.hub_board import HubBoardError, list_board
-from phybench.leaderboard.hub_eval import validate_eval_yaml
-from phybench.leaderboard.samples_parquet import from_parquet, to_parquet
+from phybench.leaderboard.hub import board as hub_board
+from phybench.leaderboard.hub.board import HubBoardError, list_board
+from phybench.leaderboard.hub.eval_results import validate_eval_yaml
+from phybench.leaderboard.common.samples_parquet import from_parquet, to_parquet
 
 sys.path.insert(0, str(Path(__file__).parent))
 from hubserver import HubServer  # noqa: E402
@@ -207,7 +207,7 @@ def test_too_many_files_or_bytes_or_an_odd_revision(monkeypatch):
 @pytest.mark.slow  # a whole loop over real HTTP (the local Hub): the slow tier, docs/testing.md
 def test_sync_with_publish_writes_the_board_to_its_repository(hub, board, tmp_path, monkeypatch):
     """`leaderboard sync --publish`: no pull request open, the site is built and the board published."""
-    from phybench.leaderboard.signing import REPO_KEYS, new_key_pair
+    from phybench.leaderboard.verify.signing import REPO_KEYS, new_key_pair
 
     new_key_pair(tmp_path / "private.pem", tmp_path / "keys", note="tests/test_hub_board.py")  # the sync signs
     monkeypatch.setenv("PHYBENCH_SIGNING_KEY", str(tmp_path / "private.pem"))
@@ -237,7 +237,7 @@ def test_sync_with_publish_writes_the_board_to_its_repository(hub, board, tmp_pa
 
 
 RACE = """
-from phybench.leaderboard.hub_board import publish
+from phybench.leaderboard.hub.board import publish
 real = HfApi()
 real.create_repo(repo, repo_type="dataset")
 

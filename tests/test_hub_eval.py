@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from phybench.cli import main
-from phybench.leaderboard.hub_eval import (
+from phybench.leaderboard.hub.eval_results import (
     HubFormatError,
     eval_results_files,
     eval_yaml,

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from phybench.leaderboard import build
-from phybench.leaderboard import hub_board
-from phybench.leaderboard.hub_board import HubBoardError
-from phybench.leaderboard.hub_pull import pull
+from phybench.leaderboard.hub import board as hub_board
+from phybench.leaderboard.hub.board import HubBoardError
+from phybench.leaderboard.hub.pull import pull
 
 sys.path.insert(0, str(Path(__file__).parent))
 from hubserver import HubServer  # noqa: E402
@@ -41,7 +41,7 @@ def world(hub, tmp_path_factory):
     from phybench.cli.data import canonical_command
     from phybench.data.generate import generate
     from phybench.data.split import make_plan
-    from phybench.leaderboard.signing import REPO_KEYS, new_key_pair
+    from phybench.leaderboard.verify.signing import REPO_KEYS, new_key_pair
     from phybench.reference import run_baseline
     from phybench.tasks import get_task
 

@@ -1,8 +1,8 @@
-"""What the sync posts to the Hub: escaped for Markdown/HTML and bounded (issue 36, phybench.leaderboard.hub_text)."""
+"""What the sync posts to the Hub: escaped for Markdown/HTML and bounded (issue 36, phybench.leaderboard.hub.text)."""
 import html
 import re
 
-from phybench.leaderboard.hub_text import (
+from phybench.leaderboard.hub.text import (
     MAX_BODY_BYTES, MAX_LINE_BYTES, MAX_LINES, bounded_lines, escape, problem_line, write_full_list,
 )
 
@@ -48,7 +48,7 @@ def test_ten_thousand_unexpected_files_are_one_short_line(tmp_path):
 
     import pytest
 
-    from phybench.leaderboard.intake import Refused, Syncer
+    from phybench.leaderboard.hub.intake import Refused, Syncer
 
     syncer = Syncer("o/r", tmp_path, tmp_path)
     syncer.max_archive = 1 << 30

@@ -128,15 +128,15 @@ ALLOWED = {
     ("phybench/tasks/check.py", "json.loads(sys.argv[1])"): "a child process's argv, written by check.py",
     ("phybench/tasks/check.py", "json.loads(done.stdout"): "that child's output (our own code)",
     ("phybench/scoring/rescore.py", "json.loads(json.dumps("): "round trip of settings this process made",
-    ("phybench/leaderboard/claims.py", "json.loads(json.dumps("): "round trip of settings this process made",
-    ("phybench/leaderboard/verify.py", "json.loads(results_bytes("): "round trip of results just scored",
-    ("phybench/leaderboard/verify.py", "json.loads(json.dumps("): "round trip of a sidecar just scored",
-    ("phybench/leaderboard/intake.py", "json.loads(results_bytes("): "round trip of results just scored",
-    ("phybench/leaderboard/load.py", "json.loads(results_bytes("): "round trip of a value already parsed",
+    ("phybench/leaderboard/verify/claims.py", "json.loads(json.dumps("): "round trip of settings this process made",
+    ("phybench/leaderboard/verify/rescore.py", "json.loads(results_bytes("): "round trip of results just scored",
+    ("phybench/leaderboard/verify/rescore.py", "json.loads(json.dumps("): "round trip of a sidecar just scored",
+    ("phybench/leaderboard/hub/intake.py", "json.loads(results_bytes("): "round trip of results just scored",
+    ("phybench/leaderboard/site/load.py", "json.loads(results_bytes("): "round trip of a value already parsed",
     ("phybench/leaderboard/viewer/viewer_sources.py", "json.loads(canonical_json("): "round trip of a sidecar made here",
     ("phybench/submission/format.py", "json.loads((files("): "the package's own schema",
     ("phybench/submission/card.py", "json.loads((files("): "the package's own schema",
-    ("phybench/leaderboard/hub_eval.py", "json.loads(packaged)"): "the package's own schema (`schema()`)",
+    ("phybench/leaderboard/hub/eval_results.py", "json.loads(packaged)"): "the package's own schema (`schema()`)",
 }
 _CALL = re.compile(r"\bjson\.loads?\(")
 

@@ -39,7 +39,7 @@ def test_wheel_contents(wheel):
     assert {"card_meta.yaml", "dataset_card.md.jinja"} <= {p.name for p in cards}
     for card in cards:
         assert f"phybench/data_cards/{card.name}" in names, card.name
-    assert "phybench/leaderboard/template/leaderboard.js" in names
+    assert "phybench/leaderboard/site/template/leaderboard.js" in names
     assert "phybench/submission/schemas/submission.schema.json" in names
     # pyproject lists the packages explicitly: a new subpackage missing from that list fails here
     for folder, package in (("phybench", "phybench"), ("baselines", "phybench_baselines")):
@@ -73,7 +73,7 @@ def test_the_version_is_one_number():
 def test_the_checkout_reads_its_one_keyring():
     """leaderboard/keys/ is the keyring's one copy: a checkout reads it there, a wheel ships it as
     the package data phybench/leaderboard/keys/ (pyproject.toml's package-dir), no second copy."""
-    from phybench.leaderboard.signing import REPO_KEYS
+    from phybench.leaderboard.verify.signing import REPO_KEYS
 
     assert REPO_KEYS == ROOT / "leaderboard" / "keys" and list(REPO_KEYS.glob("*.json"))
     assert not (ROOT / "phybench" / "leaderboard" / "keys").exists()
@@ -109,8 +109,8 @@ def test_a_wheel_install_verifies_a_shipped_signed_record(wheel, tmp_path):
     for suffix in (".json", ".samples.json", ".verified.json"):
         shutil.copy2(shipped / f"{name}{suffix}", results / f"{name}{suffix}")
     code = ("import sys, phybench\n"
-            "from phybench.leaderboard.signing import REPO_KEYS, load_keyring\n"
-            "from phybench.leaderboard.verification import read_record\n"
+            "from phybench.leaderboard.verify.signing import REPO_KEYS, load_keyring\n"
+            "from phybench.leaderboard.verify.records import read_record\n"
             "assert phybench.__file__.startswith(sys.argv[2]), phybench.__file__\n"
             "assert str(REPO_KEYS).startswith(sys.argv[2]), REPO_KEYS\n"
             "record = read_record(sys.argv[1], load_keyring())\n"

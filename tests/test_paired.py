@@ -1,9 +1,9 @@
-"""The board's paired comparison of neighbouring rows (issue 37, item 5): `phybench.leaderboard.paired`."""
+"""The board's paired comparison of neighbouring rows (issue 37, item 5): `phybench.leaderboard.site.paired`."""
 from __future__ import annotations
 
 import numpy as np
 
-from phybench.leaderboard.paired import (
+from phybench.leaderboard.site.paired import (
     PAIRED_METRIC,
     column_values,
     mark_board,

@@ -96,7 +96,7 @@ def test_run_prints_numbers_beside_reference_rows_and_its_site_links_its_viewers
 def test_reference_rows_are_read_as_a_board_reads_them(tmp_path):
     """A --reference folder is untrusted: a row's escape-sequence name is printed escaped, a linked file is
     never read, and only rows of the run's split hashes are used (shipped rows: the lite ones)."""
-    from phybench.leaderboard.run_board import (assemble, headline_text, read_board, reference_files,
+    from phybench.leaderboard.site.run_board import (assemble, headline_text, read_board, reference_files,
                                                 shipped_results_dir)
 
     shipped = shipped_results_dir()

@@ -12,8 +12,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from phybench.leaderboard import samples_parquet as sp
-from phybench.leaderboard.samples_parquet import (
+from phybench.leaderboard.common import samples_parquet as sp
+from phybench.leaderboard.common.samples_parquet import (
     SidecarError,
     canonical_json,
     decode_number,
@@ -22,8 +22,8 @@ from phybench.leaderboard.samples_parquet import (
     read_sidecar,
     to_parquet,
 )
-from phybench.leaderboard.signing import load_keyring
-from phybench.leaderboard.verification import read_record
+from phybench.leaderboard.verify.signing import load_keyring
+from phybench.leaderboard.verify.records import read_record
 from phybench.scoring.layout import record_path
 
 ROOT = Path(__file__).resolve().parent.parent

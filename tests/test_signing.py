@@ -20,9 +20,9 @@ import pytest
 
 from phybench.io import file_sha256
 from phybench.leaderboard import LeaderboardError, build
-from phybench.leaderboard.signing import (REPO_KEYS, SigningError, canonical_bytes, check_signer, load_keyring,
+from phybench.leaderboard.verify.signing import (REPO_KEYS, SigningError, canonical_bytes, check_signer, load_keyring,
                                           load_signer, new_key_pair, set_status)
-from phybench.leaderboard.verification import Verification, write_record
+from phybench.leaderboard.verify.records import Verification, write_record
 from phybench.scoring.layout import record_path
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -15,7 +15,7 @@ import pytest
 from phybench.cli.data import canonical_command
 from phybench.data.generate import generate
 from phybench.data.split import make_plan
-from phybench.leaderboard.hub_eval import load_yaml, validate_eval_results
+from phybench.leaderboard.hub.eval_results import load_yaml, validate_eval_results
 from phybench.reference import run_baseline
 from phybench.tasks import get_task
 
@@ -135,7 +135,7 @@ def test_bad_inputs_leave_no_pull_request_and_nothing_written(hub, scored, tmp_p
 
 def test_write_files_is_all_or_nothing(tmp_path):
     """`phybench export --eval-results` of several files: one that cannot be written leaves none."""
-    from phybench.leaderboard.hub_eval import write_files
+    from phybench.leaderboard.hub.eval_results import write_files
 
     (tmp_path / ".eval_results" / "b.yaml").mkdir(parents=True)  # a folder where the second file goes
     with pytest.raises(OSError):

@@ -20,7 +20,7 @@ import pytest
 from phybench.cli.data import canonical_command
 from phybench.data.generate import generate
 from phybench.data.split import make_plan
-from phybench.leaderboard.verification import read_record
+from phybench.leaderboard.verify.records import read_record
 from phybench.reference import run_baseline
 from phybench.tasks import get_task
 
@@ -56,7 +56,7 @@ def world(tmp_path_factory):
 def board_key(tmp_path_factory):
     """The sync signs every record it writes (issue 36): a key pair of the tests' own, and the
     board's keyring is the repository's keys plus its public key (env_for passes both on)."""
-    from phybench.leaderboard.signing import REPO_KEYS, new_key_pair
+    from phybench.leaderboard.verify.signing import REPO_KEYS, new_key_pair
 
     root = tmp_path_factory.mktemp("board-key")
     new_key_pair(root / "private.pem", root / "keys", note="tests/test_sync.py")
@@ -169,7 +169,7 @@ def test_sync_admits_the_valid_pr_refuses_the_others_and_a_second_sync_is_a_no_o
     assert "[card-url]" in out.stderr and "'seeds' is a required property" in out.stderr
     assert not [r for r in hub.state.requests[before:] if r[0] != "GET"]  # nothing posted
     # ... so a careless author pushes it by hand; the sync refuses it the same way
-    from phybench.leaderboard.intake import pack_zip
+    from phybench.leaderboard.hub.intake import pack_zip
     from phybench.submission.format import submission_hash
 
     h12 = submission_hash(subs["copy-last"])[:12]
@@ -213,7 +213,7 @@ def test_sync_admits_the_valid_pr_refuses_the_others_and_a_second_sync_is_a_no_o
     assert path.name.startswith("uniform-id-eval-linear-extrapolation-")
     record = read_record(path)  # checks the record against the results bytes and submission hash
     assert record is not None and record.extra["pull_request"] == valid and "velocity_error" in record.recomputed
-    from phybench.leaderboard.signing import load_keyring, load_signer
+    from phybench.leaderboard.verify.signing import load_keyring, load_signer
 
     signed = read_record(path, load_keyring())  # signed by the sync's key (issue 36)
     assert signed is not None and signed.signed_by == load_signer(board_key / "private.pem").key_id
@@ -264,7 +264,7 @@ def test_only_the_syncs_own_marker_counts(world, hub, tmp_path):
     repo, home = "tester/markers", tmp_path / "hf"
     api(hub, home, "HfApi().create_repo(repo, repo_type='dataset'); result = 1", repo=repo)
     sub = world["subs"]["copy-last"]
-    from phybench.leaderboard.intake import pack_zip
+    from phybench.leaderboard.hub.intake import pack_zip
     from phybench.submission.format import submission_hash
 
     h12 = submission_hash(sub)[:12]
@@ -377,7 +377,7 @@ def test_a_push_to_the_pr_while_it_is_scored_never_reaches_main(world, hub, tmp_
     and the merge took all three.  Now the sync pins the head it scores and commits exactly the
     scored files onto main itself (parent_commit = the main it read): main ends with exactly them.
     A change of main while scoring fails that commit instead: main ends with nothing of the PR."""
-    from phybench.leaderboard.intake import pack_zip
+    from phybench.leaderboard.hub.intake import pack_zip
 
     repo, home = "tester/race", tmp_path / "hf"
     api(hub, home, "HfApi().create_repo(repo, repo_type='dataset'); result = 1", repo=repo)
@@ -458,7 +458,7 @@ def test_the_sync_signs_or_does_not_start(world, hub, tmp_path, board_key):
     del env["PHYBENCH_SIGNING_KEY"]
     out = subprocess.run([sys.executable, *args], env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 2 and "no signing key" in out.stderr, out.stdout + out.stderr
-    from phybench.leaderboard.signing import new_key_pair
+    from phybench.leaderboard.verify.signing import new_key_pair
 
     new_key_pair(tmp_path / "stranger.pem", tmp_path / "elsewhere")
     env["PHYBENCH_SIGNING_KEY"] = str(tmp_path / "stranger.pem")
@@ -473,7 +473,7 @@ def test_one_sync_at_a_time_per_board(world, hub, tmp_path):
     and posts nothing; a sync killed with SIGKILL leaves no lock behind (flock dies with it)."""
     import signal
 
-    from phybench.leaderboard.sync_lock import LOCK_NAME, sync_lock
+    from phybench.leaderboard.hub.lock import LOCK_NAME, sync_lock
 
     repo, home, results = "tester/locked", tmp_path / "hf", tmp_path / "results"
     api(hub, home, "HfApi().create_repo(repo, repo_type='dataset'); result = 1", repo=repo)
@@ -491,7 +491,7 @@ def test_one_sync_at_a_time_per_board(world, hub, tmp_path):
     assert not (tmp_path / "site").exists()
 
     holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from pathlib import Path\n"
-                               "from phybench.leaderboard.sync_lock import sync_lock\n"
+                               "from phybench.leaderboard.hub.lock import sync_lock\n"
                                "with sync_lock(Path(sys.argv[1])):\n print('held', flush=True); time.sleep(600)",
                                str(results)], stdout=subprocess.PIPE, text=True, env=env_for(hub, home, None))
     assert holder.stdout.readline().strip() == "held"
@@ -517,8 +517,8 @@ def test_refusal_comments_are_escaped_and_bounded(world, hub, tmp_path):
     """Issue 36: a refusal quoting a hostile model name posts no HTML, Markdown link, @mention, code span
     or marker of the author's; a pull request of 10,000 files gets a comment of a few KB (it was 109 KB)
     listing 20 problems and a count, and the full list is written to the sync's work folder."""
-    from phybench.leaderboard.hub_text import MAX_BODY_BYTES, WORK_DIR
-    from phybench.leaderboard.intake import pack_zip
+    from phybench.leaderboard.hub.text import MAX_BODY_BYTES, WORK_DIR
+    from phybench.leaderboard.hub.intake import pack_zip
     from phybench.submission.format import submission_hash
 
     repo, home, results = "tester/escaped", tmp_path / "hf", tmp_path / "results"

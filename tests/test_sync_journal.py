@@ -34,7 +34,7 @@ KILLER = r"""
 import json, os, signal, sys
 from pathlib import Path
 import phybench.leaderboard as board
-from phybench.leaderboard import intake, journal
+from phybench.leaderboard.hub import intake, journal
 
 at, log, events = int(os.environ["KILL_AT"]), Path(os.environ["KILL_LOG"]), []
 
@@ -94,7 +94,7 @@ def restore(server, repo: str, snapshot, folders: dict[Path, Path]) -> None:
 
 @pytest.mark.slow
 def test_a_sync_killed_at_every_step_boundary_finishes_on_the_next_run(world, hub, tmp_path):  # noqa: F811
-    from phybench.leaderboard.intake import pack_zip
+    from phybench.leaderboard.hub.intake import pack_zip
     from phybench.submission.format import submission_hash
 
     repo, home = "tester/killed", tmp_path / "hf"
@@ -160,7 +160,7 @@ def test_download_folders_go_on_every_way_out_and_stale_ones_at_the_next_start(t
     `terminate_as_exit`), or normally; one left by a process that is gone is removed by
     `clean_stale`, one of a live process is kept."""
     from phybench.io import _HOST
-    from phybench.leaderboard.journal import Journal, terminate_as_exit
+    from phybench.leaderboard.hub.journal import Journal, terminate_as_exit
 
     journal = Journal(tmp_path / "results")
     seen, handler = [], signal.getsignal(signal.SIGTERM)
@@ -188,7 +188,7 @@ def test_download_folders_go_on_every_way_out_and_stale_ones_at_the_next_start(t
 
 
 def test_the_journal_is_written_atomically_and_an_unreadable_one_starts_over(tmp_path):
-    from phybench.leaderboard.journal import Journal, results_state
+    from phybench.leaderboard.hub.journal import Journal, results_state
 
     results = tmp_path / "results"
     journal = Journal(results)
@@ -216,8 +216,8 @@ def test_a_commit_whose_answer_is_lost_keeps_its_row(world, hub, tmp_path):  # n
     as admitted with no row on the board.  Now the row is kept when main has the scored files (the
     journal says which), the pull request is left open (exit 1), and the next sync closes it with
     one comment; the row is on the site."""
-    from phybench.leaderboard.intake import pack_zip
-    from phybench.leaderboard.journal import Journal
+    from phybench.leaderboard.hub.intake import pack_zip
+    from phybench.leaderboard.hub.journal import Journal
     from phybench.submission.format import submission_hash
 
     repo, home = "tester/lost-answer", tmp_path / "hf"

@@ -19,10 +19,10 @@ from test_sync import board_key, hub, world  # noqa: E402,F401  the sync tests' 
 import test_sync_journal  # noqa: E402
 
 from phybench.leaderboard.viewer.board_viewers import read_record, slug_of  # noqa: E402
-from phybench.leaderboard.sync_viewers import BUILDING  # noqa: E402
+from phybench.leaderboard.hub.viewers import BUILDING  # noqa: E402
 
 KILLER = test_sync_journal.KILLER.replace("from phybench.cli import main", (
-    "from phybench.leaderboard import sync_viewers\n"
+    "from phybench.leaderboard.hub import viewers as sync_viewers\n"
     "wrap(intake, 'admitted_viewer', 'viewer')\n"
     "wrap(sync_viewers, '_build_one', 'viewer files')\n"
     "from phybench.cli import main"))
@@ -64,7 +64,7 @@ def check_viewer(results: Path, viewers: Path, site: Path) -> str:
 
 @pytest.mark.slow
 def test_sync_builds_the_admitted_rows_viewer_and_a_killed_sync_ends_with_it(world, hub, tmp_path):  # noqa: F811
-    from phybench.leaderboard.intake import pack_zip
+    from phybench.leaderboard.hub.intake import pack_zip
     from phybench.submission.format import submission_hash
 
     repo, home = "tester/viewers", tmp_path / "hf"
@@ -107,7 +107,7 @@ def test_sync_builds_the_admitted_rows_viewer_and_a_killed_sync_ends_with_it(wor
 
 
 def test_a_board_without_a_viewers_folder_gets_none(tmp_path):
-    from phybench.leaderboard.sync_viewers import admitted_viewer, viewers_folder
+    from phybench.leaderboard.hub.viewers import admitted_viewer, viewers_folder
 
     (tmp_path / "results").mkdir()
     assert viewers_folder(tmp_path / "results") is None
@@ -119,7 +119,7 @@ def test_a_board_without_a_viewers_folder_gets_none(tmp_path):
 
 
 def test_a_half_built_viewer_is_removed_at_the_next_start_and_a_failed_build_is_logged(tmp_path):
-    from phybench.leaderboard.sync_viewers import admitted_viewer, viewers_folder
+    from phybench.leaderboard.hub.viewers import admitted_viewer, viewers_folder
 
     results, viewers = tmp_path / "results", tmp_path / "viewers"
     (results / "hub").mkdir(parents=True)

@@ -37,7 +37,7 @@ def test_verify_by_must_be_one_printable_line(capsys, tmp_path, by):
 def test_verify_date_may_not_be_in_the_future(capsys, tmp_path):
     code, err = verify(capsys, tmp_path, "--date", "2999-01-01")
     assert code == 2 and "error [verify-usage]" in err and "future" in err, err
-    from phybench.leaderboard.verify import check_date
+    from phybench.leaderboard.verify.rescore import check_date
 
     today = dt.datetime.now(dt.timezone.utc).date()
     assert check_date(today.isoformat()) == today.isoformat()
@@ -81,8 +81,8 @@ def _fake(history: list[str], head: str = "a" * 40):
 
 @pytest.mark.parametrize("revision", ["refs/pr/1", "refs%2Fpr%2F1", "dev", "v1.0", "b" * 40, "a" * 12])
 def test_pull_takes_only_main_or_a_commit_of_main(tmp_path, revision):
-    from phybench.leaderboard.hub_board import HubBoardError
-    from phybench.leaderboard.hub_pull import pull
+    from phybench.leaderboard.hub.board import HubBoardError
+    from phybench.leaderboard.hub.pull import pull
 
     (tmp_path / "results").mkdir()
     with pytest.raises(HubBoardError) as info:

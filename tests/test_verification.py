@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from phybench.io import file_sha256
-from phybench.leaderboard.verification import (
+from phybench.leaderboard.verify.records import (
     Verification, VerificationError, claim_differences, compare_results, read_record, write_record,
 )
 from phybench.scoring.layout import record_path

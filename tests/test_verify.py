@@ -12,9 +12,9 @@ import pytest
 from phybench.cli import main
 from phybench.data.generate import generate
 from phybench.data.split import SplitReader, make_plan
-from phybench.leaderboard.verification import read_record
+from phybench.leaderboard.verify.records import read_record
 from phybench.scoring.layout import record_path
-from phybench.leaderboard.verify import SubmissionIndex, verify_one
+from phybench.leaderboard.verify.rescore import SubmissionIndex, verify_one
 from phybench.scoring.score import score, write_results
 from phybench.submission import submission_meta, write_submission
 from phybench.tasks import get_task
@@ -248,7 +248,7 @@ def test_a_rescored_file_verifies_its_note_kept(capsys, world, tmp_path):
 
 
 def test_shard_bounds_are_whole_batches_covering_every_video():
-    from phybench.leaderboard.verify import shard_bounds
+    from phybench.leaderboard.verify.rescore import shard_bounds
 
     assert shard_bounds(200, 16, 2) == [(0, 96), (96, 200)]  # 13 batches: 6 + 7
     assert shard_bounds(2, 1, 2) == [(0, 1), (1, 2)]
@@ -296,7 +296,7 @@ def test_lpips_and_fvd_sharded_over_two_processes_give_the_one_process_bytes(tmp
 def test_verify_signs_its_records_with_an_active_board_key(capsys, world, tmp_path, monkeypatch):
     """Issue 36, item 1: `--signing-key` signs the record (the board's --require-verified takes no
     other); a key that is not an active key of the board's keyring is refused before any work."""
-    from phybench.leaderboard.signing import load_keyring, new_key_pair
+    from phybench.leaderboard.verify.signing import load_keyring, new_key_pair
 
     kid = new_key_pair(tmp_path / "board.pem", tmp_path / "keys")
     new_key_pair(tmp_path / "stranger.pem", tmp_path / "elsewhere")

@@ -16,8 +16,8 @@ from phybench.data.generate import generate
 from phybench.data.split import SplitReader, make_plan
 from phybench.io import file_sha256
 from phybench.leaderboard import LeaderboardError, build
-from phybench.leaderboard.signing import load_signer, new_key_pair
-from phybench.leaderboard.verification import Verification, write_record
+from phybench.leaderboard.verify.signing import load_signer, new_key_pair
+from phybench.leaderboard.verify.records import Verification, write_record
 from phybench.submission import submission_meta, write_submission
 from phybench.submission.format import submission_hash
 from phybench.submission.identity import videos_hash

@@ -12,8 +12,8 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
-from phybench.leaderboard.format import escape
-from phybench.leaderboard.svg import PALETTE
+from phybench.leaderboard.common.format import escape
+from phybench.leaderboard.site.svg import PALETTE
 
 from .paper_fig3 import FIG3, SIZES, TRAIN
 

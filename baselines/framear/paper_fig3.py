@@ -1,6 +1,6 @@
 """The paper's Figure 3 (velocity error of DiT-S / B / L trained on 30K / 300K / 3M videos), as numbers.
 
-The numbers are `phybench.leaderboard.paper.FIGURE3` (digitised from the authors' plot file; every
+The numbers are `phybench.leaderboard.site.paper.FIGURE3` (digitised from the authors' plot file; every
 value the paper's text quotes agrees within 0.0005), read through each task family's `paper_quote`.  The paper's own velocity convention (its ground
 truth scores 0.0099-0.0210 against itself; phybench's scores 0.0003), so the miniature is compared
 with it by direction and ratio, never by level.  (An earlier copy here had the table transposed:
@@ -16,7 +16,7 @@ PARAMS = {"DiT-S": 22.5e6, "DiT-B": 89.5e6, "DiT-L": 310.0e6}  # the paper's cou
 TRAIN = (30_000, 300_000, 3_000_000)  # training videos
 
 class _ByTask(Mapping[str, Any]):
-    """task -> what the paper quotes for it, read from `phybench.leaderboard.paper` (the one copy of
+    """task -> what the paper quotes for it, read from `phybench.leaderboard.site.paper` (the one copy of
     Figure 3, with its approximate points' "~" dropped), through the task family's `paper_quote`: no
     task is named here."""
 
@@ -24,7 +24,7 @@ class _ByTask(Mapping[str, Any]):
         self._build = build
 
     def _panel(self, task: str) -> str | None:
-        from phybench.leaderboard.paper import FIGURE3, quote_of
+        from phybench.leaderboard.site.paper import FIGURE3, quote_of
 
         panel = quote_of(task)
         return panel if panel in FIGURE3 else None
@@ -45,7 +45,7 @@ class _ByTask(Mapping[str, Any]):
 
 
 def _fig3(panel: str) -> dict[str, dict[str, tuple[float, ...]]]:
-    from phybench.leaderboard.paper import FIGURE3, _value
+    from phybench.leaderboard.site.paper import FIGURE3, _value
 
     rows = FIGURE3[panel]
     return {split: {size: tuple(_value(v)[0] for v in rows[size][k]) for size in SIZES}
@@ -53,7 +53,7 @@ def _fig3(panel: str) -> dict[str, dict[str, tuple[float, ...]]]:
 
 
 def _floor(panel: str) -> float:
-    from phybench.leaderboard.paper import FLOORS
+    from phybench.leaderboard.site.paper import FLOORS
 
     return FLOORS[panel][0]
 

@@ -6,7 +6,7 @@
 Every ``*.verified.json`` under the folders (or named) must still match its results file (its
 bytes, sidecar, submission, split, version, metric list: `verification.read_record`), or the
 script stops before writing anything.  Each record is then written again with every field as
-it was plus its ``signature`` (`phybench.leaderboard.signing`), in the same layout (sorted keys,
+it was plus its ``signature`` (`phybench.leaderboard.verify.signing`), in the same layout (sorted keys,
 two-space indent).  The key must be an active key of the board's keyring (``leaderboard/keys/``
 or ``$PHYBENCH_BOARD_KEYS``).  Used when the board's records were first signed (issue 36), after a
 key rotation, and after a revocation (re-sign with the new active key).  Run twice, the same
@@ -20,9 +20,9 @@ import sys
 from pathlib import Path
 
 from phybench.io import atomic_write_bytes
-from phybench.leaderboard.files import scan
-from phybench.leaderboard.signing import SigningError, check_signer, default_signer, load_keyring
-from phybench.leaderboard.verification import VerificationError, load_record_json, parse_record, read_record
+from phybench.leaderboard.common.files import scan
+from phybench.leaderboard.verify.signing import SigningError, check_signer, default_signer, load_keyring
+from phybench.leaderboard.verify.records import VerificationError, load_record_json, parse_record, read_record
 from phybench.scoring.layout import is_record, results_of
 
 

@@ -1,5 +1,5 @@
-"""`phybench export`: results in the Hub's Eval Results format (`phybench.leaderboard.hub_eval`),
-and the board's results on the Hub (`phybench.leaderboard.hub_board`).
+"""`phybench export`: results in the Hub's Eval Results format (`phybench.leaderboard.hub.eval_results`),
+and the board's results on the Hub (`phybench.leaderboard.hub.board`).
 
     phybench export --eval-results OUT --benchmark OWNER/NAME RESULTS...   .eval_results/*.yaml of a model repo
     phybench export --eval-yaml OUT/eval.yaml RESULTS_DIR                  the board dataset repo's eval.yaml
@@ -52,7 +52,7 @@ PARSERS = {"export": _add_export}
 
 def cmd_export(args: argparse.Namespace) -> int:
     """Exit 0: written; 2: refused (CliError with the problem code, nothing written)."""
-    from ..leaderboard.hub_eval import EVAL_YAML, HubFormatError, dump_yaml, eval_results_files, eval_yaml, write_files
+    from ..leaderboard.hub.eval_results import EVAL_YAML, HubFormatError, dump_yaml, eval_results_files, eval_yaml, write_files
     from . import CliError
 
     try:
@@ -60,7 +60,7 @@ def cmd_export(args: argparse.Namespace) -> int:
                                            or len(args.timestamp) > 12):
             raise CliError("--timestamp takes Unix seconds (digits only) and goes with --every-eval-ever")
         if args.every_eval_ever:
-            from ..leaderboard.eee import eee_files
+            from ..leaderboard.hub.eee import eee_files
 
             written = write_files(eee_files(args.results, timestamp=args.timestamp), args.every_eval_ever)
         elif args.eval_results:
@@ -93,8 +93,8 @@ def _first_line(exc: BaseException) -> str:
 def cmd_publish(args: argparse.Namespace, log: Any = print) -> int:
     """Exit 0: published in one commit; 2: refused (nothing written to the Hub)."""
     from ..leaderboard import LeaderboardError
-    from ..leaderboard.hub_board import HubBoardError, publish
-    from ..leaderboard.hub_eval import HubFormatError
+    from ..leaderboard.hub.board import HubBoardError, publish
+    from ..leaderboard.hub.eval_results import HubFormatError
     from . import CliError
 
     if not args.repo or not args.results or args.results_dir or args.out or args.from_hub or args.revision:
@@ -114,9 +114,9 @@ def cmd_publish(args: argparse.Namespace, log: Any = print) -> int:
 
 def cmd_pull(args: argparse.Namespace, log: Any = print) -> int:
     """Exit 0: DIR/hub/ holds the Hub's admitted rows (nothing new is 0 too); 2: refused, DIR as it was."""
-    from ..leaderboard.hub_board import HubBoardError
-    from ..leaderboard.hub_pull import pull
-    from ..leaderboard.intake import IntakeError
+    from ..leaderboard.hub.board import HubBoardError
+    from ..leaderboard.hub.pull import pull
+    from ..leaderboard.hub.intake import IntakeError
     from . import CliError
 
     if not args.repo or not args.results or args.results_dir or args.out or args.from_hub:
@@ -136,7 +136,7 @@ def cmd_build_from_hub(args: argparse.Namespace, log: Any = print) -> int:
     """As `leaderboard build --require-verified`, from the Hub: 0 built, 1 built with refusals
     (--allow-partial), 2 refused."""
     from ..leaderboard import LeaderboardError
-    from ..leaderboard.hub_board import HubBoardError, build_from_hub
+    from ..leaderboard.hub.board import HubBoardError, build_from_hub
     from . import CliError
 
     if not args.from_hub or not args.revision or not args.out or args.results_dir or args.action != "build":

@@ -132,7 +132,7 @@ def cmd_leaderboard(args: argparse.Namespace, log: Any = print) -> int:
 
 # ---------------------------------------------------------------- viewers
 def add_viewer_arguments(parser: argparse.ArgumentParser) -> None:
-    """build: a `phybench view` folder per row, linked from it (`phybench.leaderboard.board_viewers`)."""
+    """build: a `phybench view` folder per row, linked from it (`phybench.leaderboard.viewer.board_viewers`)."""
     from ..leaderboard.viewer.board_viewers import MAX_MB, MAX_VIDEOS
 
     parser.add_argument("--viewers", metavar="SUBS_DIR", help="build: a viewer per results file whose submission is "
@@ -190,7 +190,7 @@ def verify_only_flags(args: argparse.Namespace) -> list[str]:
 
 def cmd_verify(args: argparse.Namespace, log: Any = print) -> int:
     """Exit 0: every file verified; 1: some differ; 2: some could not be checked (nothing written)."""
-    from ..leaderboard.verify import verify_many
+    from ..leaderboard.verify.rescore import verify_many
 
     missing = [flag for flag, value in (("--submissions", args.submissions), ("--splits", args.splits)) if not value]
     if missing:
@@ -214,7 +214,7 @@ def cmd_verify(args: argparse.Namespace, log: Any = print) -> int:
 
 def cmd_reproduce(args: argparse.Namespace, log: Any = print) -> int:
     """Exit 0: the re-made submission has the verified file's videos; 1: it does not; 2: cannot check."""
-    from ..leaderboard.reproduce import ReproduceError, reproduce
+    from ..leaderboard.verify.reproduce import ReproduceError, reproduce
 
     if not args.results_dir or not args.submissions or args.more_results:
         print("phybench leaderboard reproduce: error [reproduce-usage]: give one RESULTS file and --submissions SUB "
@@ -222,7 +222,7 @@ def cmd_reproduce(args: argparse.Namespace, log: Any = print) -> int:
         return 2
     keyring = None
     if args.require_verified:
-        from ..leaderboard.signing import load_keyring
+        from ..leaderboard.verify.signing import load_keyring
 
         keyring = load_keyring()
     try:

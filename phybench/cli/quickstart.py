@@ -123,8 +123,8 @@ def _estimate(out: Path, args: argparse.Namespace, protocol: Any, metrics: tuple
 
 def _ranked_text(results: dict[str, Any]) -> str:
     """The column the board sorts by, rounded as the board shows it: 'ranked velocity error 2.67 [2.5, 2.8]'."""
-    from ..leaderboard.format import fmt
-    from ..leaderboard.table import FALLBACK_METRIC, PRIMARY_METRIC
+    from ..leaderboard.common.format import fmt
+    from ..leaderboard.site.table import FALLBACK_METRIC, PRIMARY_METRIC
 
     overall = results["summary"]["overall"]
     metric = PRIMARY_METRIC if PRIMARY_METRIC in overall else FALLBACK_METRIC

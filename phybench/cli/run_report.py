@@ -55,7 +55,7 @@ def _reference(args: argparse.Namespace, data: Sequence[Any], files: list[Path],
                metrics: Sequence[str] | None) -> tuple[list[Path], Path | None]:
     """The reference rows of the run's splits: the shipped lite rows of the same split hash, else the
     cheap reference baselines scored on that split here.  (files, the shipped results folder used)."""
-    from ..leaderboard.run_board import reference_files, shipped_results_dir
+    from ..leaderboard.site.run_board import reference_files, shipped_results_dir
     from ..reference import BaselineError
     from ..reference.rows import CHEAP, score_cheap
 
@@ -87,7 +87,7 @@ def answer(args: argparse.Namespace, data: Sequence[Any], files: list[Path], nam
     --site, build the site of that board, linking the run's viewers (and the shipped rows' own)."""
     from ..leaderboard import LeaderboardError, build
     from ..leaderboard.viewer.board_viewers import shipped_viewers
-    from ..leaderboard.run_board import assemble, headline_text, read_board
+    from ..leaderboard.site.run_board import assemble, headline_text, read_board
 
     out = Path(args.out)
     refs, shipped = _reference(args, data, files, name, metrics)
@@ -117,7 +117,7 @@ def estimate(args: argparse.Namespace, metrics: Sequence[str]) -> None:
     import os
 
     from ..data.split import read_manifest
-    from ..leaderboard.run_board import shipped_results_dir
+    from ..leaderboard.site.run_board import shipped_results_dir
     from ..tasks import get_task
     from ..tasks.protocols import PROTOCOLS
     from .estimates import run_estimate, say

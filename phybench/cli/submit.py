@@ -1,6 +1,6 @@
 """Intake through the Hub: `phybench submit` (authors) and `phybench leaderboard sync` (maintainers).
 
-The logic is `phybench.leaderboard.intake`; this module only parses arguments and prints.
+The logic is `phybench.leaderboard.hub.intake`; this module only parses arguments and prints.
 huggingface_hub reads HF_ENDPOINT and HF_TOKEN (or the token saved by `hf auth login`)."""
 from __future__ import annotations
 
@@ -103,8 +103,8 @@ def cmd_card(args: argparse.Namespace) -> int:
 
 
 def cmd_submit(args: argparse.Namespace) -> int:
-    from ..leaderboard.intake import IntakeError, prepare_upload, submit
-    from ..leaderboard.intake_submit import already_on_the_board, hub_refusal, require_token
+    from ..leaderboard.hub.intake import IntakeError, prepare_upload, submit
+    from ..leaderboard.hub.submit import already_on_the_board, hub_refusal, require_token
 
     try:
         prepared = prepare_upload(args.submission, args.card, args.results, args.data)
@@ -157,7 +157,7 @@ def _eval_results_before_upload(args: argparse.Namespace) -> dict[str, bytes] | 
         return None
     from pathlib import Path
 
-    from ..leaderboard.hub_eval import EVAL_RESULTS_DIR, HubFormatError, eval_results_files
+    from ..leaderboard.hub.eval_results import EVAL_RESULTS_DIR, HubFormatError, eval_results_files
 
     if not args.results:
         raise CliError("--eval-results needs --results RESULTS (the results file the .eval_results entries come "
@@ -181,7 +181,7 @@ def _write_eval_results(args: argparse.Namespace, checked: dict[str, bytes], pr_
 
     Exit 1 when they cannot be written: the pull request is open all the same, and
     `phybench export --eval-results` writes the same files later."""
-    from ..leaderboard.hub_eval import HubFormatError, eval_results_files, write_files
+    from ..leaderboard.hub.eval_results import HubFormatError, eval_results_files, write_files
 
     try:
         files = eval_results_files([args.results], args.repo, source_url=pr_url)
@@ -217,7 +217,7 @@ def add_sync_arguments(parser: argparse.ArgumentParser) -> None:
 def cmd_sync(args: argparse.Namespace) -> int:
     """Exit 0: every open PR admitted or refused; 1: one was left open after an error, or the site
     failed to build; 2: nothing done (bad arguments, no such repo, no token)."""
-    from ..leaderboard.intake import IntakeError, sync
+    from ..leaderboard.hub.intake import IntakeError, sync
     from ..scoring.score import ScoreError, parse_metrics
 
     missing = [flag for flag, value in (("--repo", args.repo), ("--splits", args.splits), ("--results", args.results),

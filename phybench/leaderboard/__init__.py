@@ -37,12 +37,12 @@ from typing import Any, Iterator, Sequence
 from .._version import __version__
 from ..io import atomic_folder
 from ..scoring.model_fields import page_fields
-from . import probes as probe_page
-from .export import csv_chunks, csv_safe, json_chunks, markdown, script_json
-from .format import markdown_escape
-from .gap import add_gaps
-from .scatter import without_points
-from .load import (
+from .site import probes_page as probe_page
+from .site.export import csv_chunks, csv_safe, json_chunks, markdown, script_json
+from .common.format import markdown_escape
+from .site.gap import add_gaps
+from .site.scatter import without_points
+from .site.load import (
     LEADERBOARD_SCHEMA_VERSION,
     NOT_VERIFIED,
     RESULTS_FORMAT,
@@ -51,8 +51,8 @@ from .load import (
     Refusal,
     read_all,
 )
-from .site import STATIC_FILES, page_html, template_text
-from .table import PRIMARY_METRIC, combine
+from .site.page import STATIC_FILES, page_html, template_text
+from .site.table import PRIMARY_METRIC, combine
 
 __all__ = ["BuildReport", "LeaderboardError", "Refusal", "build", "csv_safe", "markdown_escape", "script_json"]
 
@@ -78,7 +78,7 @@ def check_out_dir(results_dir: Path, out_dir: Path) -> None:
 
 def _keyring(keys: Any) -> Any:
     """The board's keyring (`signing.Keyring`) from `keys`: a keyring, keyring folders or None (the default)."""
-    from .signing import Keyring, SigningError, load_keyring
+    from .verify.signing import Keyring, SigningError, load_keyring
 
     try:
         return keys if isinstance(keys, Keyring) else load_keyring(keys)

@@ -1,7 +1,7 @@
 """HTML helpers the probes' page sections share: escaping, shares with intervals, a velocity
 scatter (the paper's Fig. 5 and 7) and a table-with-figures section.
 
-The page itself (`phybench.leaderboard.probes`) calls each probe's `section`; all text that
+The page itself (`phybench.leaderboard.site.probes_page`) calls each probe's `section`; all text that
 comes from results files is escaped here (`esc`).
 """
 from __future__ import annotations

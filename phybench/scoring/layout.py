@@ -83,7 +83,7 @@ def output_files(path: PathLike, results: dict[str, Any], samples: Any | None) -
 def parse(data: bytes | str) -> Any:
     """A results file's (or its sidecar's) document from its bytes, through the one bounded
     reader (`phybench.jsonsafe`): `JSONError` (a ValueError with a code) if it is not bounded
-    JSON.  Readers of untrusted folders read the bytes safely first (`phybench.leaderboard.files`)."""
+    JSON.  Readers of untrusted folders read the bytes safely first (`phybench.leaderboard.common.files`)."""
     return jsonsafe.loads(data)
 
 

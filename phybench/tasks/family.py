@@ -83,7 +83,7 @@ class TaskFamily:
     # family (a key of `phybench.scoring.paper_velocity.MEASURES`); None: the family lists no PAPER_METRICS
     paper_measure: ClassVar[str | None] = None
     # which of the paper's published tables or figures quotes this family's tasks on the board (a key of
-    # `phybench.leaderboard.paper.QUOTED`, e.g. "Figure 3, uniform motion"); None: none does
+    # `phybench.leaderboard.site.paper.QUOTED`, e.g. "Figure 3, uniform motion"); None: none does
     paper_quote: ClassVar[str | None] = None
     # the reference authors' ID ranges (phyworld importer), when they have such data
     phyworld_id_ranges: ClassVar[dict[str, tuple[float, float]] | None] = None

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from ... import jsonsafe
-from ..export import script_json
-from ..format import escape
+from ..site.export import script_json
+from ..common.format import escape
 
 TEMPLATE_DIR = "template"
 APP_FILES = ("viewer.css", "viewer.js")  # written once per site, or into a standalone folder

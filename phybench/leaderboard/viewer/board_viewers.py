@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from ... import jsonsafe
-from ..load import Entry, LeaderboardError
-from ..paired import PAIRED_METRIC, Values, mark_board
+from ..site.load import Entry, LeaderboardError
+from ..site.paired import PAIRED_METRIC, Values, mark_board
 from .app import APP_FILES, PAGE, AppError, write_site_app
 
 VIEWERS_DIR = "viewers"
@@ -154,7 +154,7 @@ def plan(entries: Sequence[Entry], results_dir: Path, *, submissions: str | Path
          splits_dir: str | Path | None = None, prebuilt: Sequence[str | Path] = ()) -> Viewers:
     """Which results files get a viewer and from where: a prebuilt viewer of the same results
     bytes first, else a submission found by hash (with its split); files with neither get none."""
-    from ..claims import SplitIndex, SubmissionIndex, VerifyInputError
+    from ..verify.claims import SplitIndex, SubmissionIndex, VerifyInputError
 
     out = Viewers()
     if submissions is None and not prebuilt:

@@ -97,7 +97,7 @@ def check_belongs(doc: dict[str, Any], path: Path, split_hash: str, submission_h
 def read_samples(results_path: Path, doc: dict[str, Any]) -> dict[str, Any] | None:
     """The sidecar beside a results file (JSON, else Parquet), its hashes checked; None when there is none."""
     from ...scoring.layout import samples_path
-    from ..samples_parquet import SidecarError, parquet_path, read_sidecar
+    from ..common.samples_parquet import SidecarError, parquet_path, read_sidecar
 
     found = [p for p in (samples_path(results_path), parquet_path(samples_path(results_path))) if p.is_file()]
     if not found:
@@ -135,7 +135,7 @@ def read_details_bytes(data: bytes, where: str) -> list[dict[str, Any]]:
 
 
 def read_details(path: Path) -> list[dict[str, Any]]:
-    from ..files import UnsafeFile, read_regular
+    from ..common.files import UnsafeFile, read_regular
 
     try:
         data = read_regular(path, MAX_DETAILS_BYTES)
@@ -245,7 +245,7 @@ def score_rows(path: Path, split_dir: Path, metrics: Sequence[str], progress: bo
 
     from ...scoring.results import details_bytes
     from ...scoring.score import ScoreError, samples_sidecar, score
-    from ..samples_parquet import canonical_json
+    from ..common.samples_parquet import canonical_json
 
     try:
         out = score(path, split_dir, list(metrics), progress=progress)

@@ -1,0 +1,7 @@
+"""Verification: signed records that a results file was re-scored from its submission.
+
+`signing` (the keyring, Ed25519), `records` (the verification record), `checks` (impossible
+numbers every results file must pass), `claims` (what a verification is about), `shards`
+(sharded LPIPS / FVD passes), `rescore` (`leaderboard verify`) and `reproduce` (`leaderboard
+reproduce`).  Above `common/`; under the site, which reads these records as it loads a board.
+"""
