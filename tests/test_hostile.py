@@ -276,7 +276,7 @@ def test_verify_and_probe_listing_never_open_a_fifo_or_device(tmp_path):
 
     from phybench.leaderboard.verify.claims import results_files
     from phybench.leaderboard.common.files import UnsafeFile, read_regular
-    from phybench.leaderboard.site.probes_page import is_probe_file
+    from phybench.leaderboard.common.files import is_probe_file
 
     results = _planted_folder(tmp_path)
     out: dict = {}

@@ -48,14 +48,13 @@ def test_ten_thousand_unexpected_files_are_one_short_line(tmp_path):
 
     import pytest
 
-    from phybench.leaderboard.hub.intake import Refused, Syncer
+    from phybench.leaderboard.hub.admission import Admission, Refused
 
-    syncer = Syncer("o/r", tmp_path, tmp_path)
-    syncer.max_archive = 1 << 30
+    policy = Admission({}, tmp_path, max_archive=1 << 30)
     prefix = "submissions/m/0123456789ab/"
     paths = [prefix + "card.json", prefix + "submission.zip"] + [f"{prefix}f{i:05d}.txt" for i in range(10_000)]
     with pytest.raises(Refused) as exc:
-        syncer._folder(paths, {p: SimpleNamespace(size=1) for p in paths}, {})
+        policy.folder(paths, {p: SimpleNamespace(size=1) for p in paths}, {})
     [line] = exc.value.problems
     assert line.startswith("[intake-files] 10,000 unexpected file(s) f00000.txt, f00001.txt")
     assert "and 9,990 more: a submission folder holds" in line and len(line) < 600

@@ -131,7 +131,7 @@ ALLOWED = {
     ("phybench/leaderboard/verify/claims.py", "json.loads(json.dumps("): "round trip of settings this process made",
     ("phybench/leaderboard/verify/rescore.py", "json.loads(results_bytes("): "round trip of results just scored",
     ("phybench/leaderboard/verify/rescore.py", "json.loads(json.dumps("): "round trip of a sidecar just scored",
-    ("phybench/leaderboard/hub/intake.py", "json.loads(results_bytes("): "round trip of results just scored",
+    ("phybench/leaderboard/hub/record.py", "json.loads(results_bytes("): "round trip of results just scored",
     ("phybench/leaderboard/site/load.py", "json.loads(results_bytes("): "round trip of a value already parsed",
     ("phybench/leaderboard/viewer/viewer_sources.py", "json.loads(canonical_json("): "round trip of a sidecar made here",
     ("phybench/submission/format.py", "json.loads((files("): "the package's own schema",

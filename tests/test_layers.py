@@ -284,10 +284,14 @@ def _main() -> None:
     print("over 600 lines:", ", ".join(f"{m} ({n})" for n, m in big if n > 600) or "none")
     print(f"functions over {MAX_FUNCTION_LINES} lines:",
           ", ".join(f"{f} ({n})" for n, f in long_functions()) or "none")
+    print(f"classes over {MAX_CLASS_LINES} lines:",
+          ", ".join(f"{c} ({n})" for c, n in sorted(long_classes().items())) or "none")
+    for package, layers in INSIDE.items():
+        inside = upward_inside(graph, {package: layers})
+        print(f"{package}: layers {' < '.join(n for n, _ in layers)}, upward imports {len(inside)}")
+        for a, b in inside:
+            print(f"  upward: {a} -> {b}")
 
-
-if __name__ == "__main__":
-    _main()
 
 
 MAX_MODULE_LINES = 600  # issue 35: no module over 600 lines ...
@@ -300,3 +304,120 @@ def test_no_module_over_600_lines_but_the_parser_and_the_renderer():
     long = {m: n for m, p in modules(ROOT).items()
             if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
     assert set(long) <= LONG_MODULES, f"modules over {MAX_MODULE_LINES} lines: {long}"
+
+
+# ------------------------------------------------------------------ layers inside a stage
+# A stage that is a package of sub-packages has its own layer order, lowest first, checked the
+# same way as the stages: a module imports its own layer and those before it, never a later one
+# (cycles: `test_no_import_cycle` covers the whole package).  A module belongs to the layer of
+# the longest prefix listed.  In `phybench.leaderboard` the package facade itself
+# (`__init__.py`: `build`, which runs the site and the viewers) is a layer of its own, under the
+# Hub (whose sync builds the board); every other module lives in a sub-package.
+LEADERBOARD_LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("common", ("phybench.leaderboard.common",)),
+    ("verify", ("phybench.leaderboard.verify",)),
+    ("site", ("phybench.leaderboard.site",)),
+    ("viewer", ("phybench.leaderboard.viewer", "phybench.leaderboard.viewer_media",
+                "phybench.leaderboard.viewer_sources", "phybench.leaderboard.board_viewers")),
+    ("build", ("phybench.leaderboard",)),
+    ("hub", ("phybench.leaderboard.hub",)),
+)
+INSIDE: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {"phybench.leaderboard": LEADERBOARD_LAYERS}
+
+
+def layer_of(module: str, layers: tuple[tuple[str, tuple[str, ...]], ...]) -> int | None:
+    """The index of a module's layer in `layers` (None: in none of them): its longest prefix."""
+    best: tuple[int, int] | None = None
+    for i, (_, prefixes) in enumerate(layers):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and (best is None or len(prefix) > best[1]):
+                best = (i, len(prefix))
+    return None if best is None else best[0]
+
+
+def upward_inside(graph: Graph, inside: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = INSIDE
+                  ) -> list[tuple[str, str]]:
+    """(importer, imported) for every import, inside one layered stage, of a later layer."""
+    found = []
+    for package, layers in inside.items():
+        for module, targets in sorted(graph.items()):
+            here = layer_of(module, layers) if module.startswith(package) else None
+            for target in sorted(targets):
+                there = layer_of(target, layers) if target.startswith(package) else None
+                if here is not None and there is not None and there > here:
+                    found.append((module, target))
+    return found
+
+
+def test_every_leaderboard_module_is_in_a_sub_package():
+    """Only the facade sits in the `build` layer: a new module goes into common/, verify/, site/,
+    the viewer or hub/ (docs/layout.md says which is which)."""
+    build = [name for name, _ in LEADERBOARD_LAYERS].index("build")
+    loose = [m for m in modules() if m.startswith("phybench.leaderboard")
+             and m != "phybench.leaderboard" and layer_of(m, LEADERBOARD_LAYERS) == build]
+    assert not loose, f"leaderboard modules in no sub-package (place them in LEADERBOARD_LAYERS): {loose}"
+
+
+def test_no_layer_inside_a_stage_imports_a_later_one():
+    found = upward_inside(import_graph())
+    assert not found, "upward imports inside a stage:\n" + "\n".join(f"{a} -> {b}" for a, b in found)
+
+
+def test_the_check_sees_a_planted_upward_import_inside_the_leaderboard(tmp_path):
+    """A copy of the package with the verification claims importing the Hub's intake (function level)."""
+    import shutil
+
+    shutil.copytree(ROOT / PACKAGE, tmp_path / PACKAGE, ignore=shutil.ignore_patterns("__pycache__"))
+    planted = tmp_path / PACKAGE / "leaderboard" / "verify" / "claims.py"
+    planted.write_text(planted.read_text(encoding="utf-8")
+                       + "\n\ndef _planted():\n    from ..hub import intake  # noqa\n", encoding="utf-8")
+    graph = import_graph(tmp_path)
+    assert upward_inside(graph) == [("phybench.leaderboard.verify.claims", "phybench.leaderboard.hub.intake")]
+    assert any("phybench.leaderboard.verify.claims" in c and "phybench.leaderboard.hub.intake" in c
+               for c in cycles(graph))
+    assert not upward(graph)  # one stage: the stage check alone would not see it
+    assert not upward_inside(import_graph())  # the real tree, unchanged
+
+
+MAX_CLASS_LINES = 150  # issue 50: no class over 150 lines (the 80-line rule sees functions, not classes) ...
+LONG_CLASSES = {"phybench.submission.format:Submission": 260}  # ... but these, each a ceiling that may only fall
+
+
+def long_classes(root: Path = ROOT, limit: int = MAX_CLASS_LINES) -> dict[str, int]:
+    """"module:qualname" -> lines for every class (nested ones too) over `limit` lines, counted
+    from its `class` line (decorators excluded) to its last line."""
+    out: dict[str, int] = {}
+    for module, path in modules(root).items():
+        stack: list[tuple[ast.AST, str]] = [(ast.parse(path.read_text(encoding="utf-8")), "")]
+        while stack:
+            node, prefix = stack.pop()
+            for child in ast.iter_child_nodes(node):
+                name = prefix
+                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    name = f"{prefix}{child.name}."
+                if isinstance(child, ast.ClassDef):
+                    n = (child.end_lineno or child.lineno) - child.lineno + 1
+                    if n > limit:
+                        out[f"{module}:{name[:-1]}"] = n
+                stack.append((child, name))
+    return out
+
+
+def test_no_class_over_150_lines_but_the_listed_ones_under_their_ceilings():
+    """Issue 50: a class over 150 lines is split by job (the sync's `Syncer`, 407 lines, became a Hub
+    client, an admission policy and a runner); the listed ones may only shrink."""
+    over = {c: n for c, n in long_classes().items() if n > LONG_CLASSES.get(c, MAX_CLASS_LINES)}
+    assert not over, f"classes over {MAX_CLASS_LINES} lines (or over their ceiling): {over}"
+
+
+def test_the_class_check_sees_a_planted_long_class(tmp_path):
+    """A class of 151 lines nested in a function is found, named and counted; one of 150 is not."""
+    (tmp_path / PACKAGE).mkdir()
+    lines = lambda indent: "".join(f"{indent}x{i} = {i}\n" for i in range(149))  # noqa: E731
+    (tmp_path / PACKAGE / "m.py").write_text("def f():\n    class Long:\n" + lines(" " * 8) + "        y = 0\n"
+                                             "class Fits:\n" + lines(" " * 4), encoding="utf-8")
+    assert long_classes(tmp_path) == {"phybench.m:f.Long": 151}
+
+
+if __name__ == "__main__":
+    _main()

@@ -34,7 +34,7 @@ KILLER = r"""
 import json, os, signal, sys
 from pathlib import Path
 import phybench.leaderboard as board
-from phybench.leaderboard.hub import intake, journal
+from phybench.leaderboard.hub import client, intake, journal, record
 
 at, log, events = int(os.environ["KILL_AT"]), Path(os.environ["KILL_LOG"]), []
 
@@ -50,9 +50,9 @@ def wrap(owner, attr, name):
     setattr(owner, attr, wrapped)
 
 wrap(intake.Syncer, "start", "start")
-wrap(intake.Syncer, "_download", lambda a: "download " + a[1].rsplit("/", 1)[1])
-wrap(intake.Syncer, "_score_and_record", lambda a: f"score #{a[1]}")
-wrap(intake.Syncer, "_commit_admitted", lambda a: f"commit #{a[1]}")
+wrap(client.HubClient, "download", lambda a: "download " + a[1].rsplit("/", 1)[1])
+wrap(record.Recorder, "score_and_record", lambda a: f"score #{a[1]}")
+wrap(client.HubClient, "commit_admitted", lambda a: f"commit #{a[1]}")
 wrap(intake.Syncer, "comment", lambda a: f"comment #{a[1]} {a[3]}")
 wrap(intake.Syncer, "close", lambda a: f"close #{a[1]}")
 wrap(journal.Journal, "mark", lambda a: f"journal #{a[1]} {a[2]}")

@@ -4,7 +4,7 @@
 RESULTS_DIR, refuses the ones whose provenance does not match this phybench, and writes a
 site that needs no server: open ``index.html`` from disk.  The page embeds its data as one
 JSON script tag (no fetch of local files), draws its tables with the small plain script in
-``phybench/leaderboard/template/leaderboard.js`` and its plots as inline SVG made here.
+``phybench/leaderboard/site/template/leaderboard.js`` and its plots as inline SVG made here.
 Beside it go ``leaderboard.md`` (one table per task, for READMEs and papers),
 ``leaderboard.csv`` and ``leaderboard.json`` (the combined table, one row per model, task,
 level and metric).
@@ -23,11 +23,13 @@ and note is escaped for the medium it lands in (HTML, SVG, JSON in a script tag,
 table cells, CSV cells that a spreadsheet would run as formulas).  The output is
 deterministic: the same inputs give the same bytes.
 
-One job per module: `load` reads results files and refuses the ones that do not match
-(`Refusal`, stable codes), `table` combines the accepted ones into a board per task,
-`export` writes the Markdown, CSV and JSON, `plots` draws the SVG, `site` writes the page,
-and `probes` the Probes page; `build` here runs them in that order.  The command is
-`phybench leaderboard build` (`phybench/cli/leaderboard.py`).
+One job per module, one sub-package per job (docs/layout.md gives their layer order:
+`common` < `verify` < `site` < the viewer < this facade < `hub`): in `site/`, `load` reads
+results files and refuses the ones that do not match (`Refusal`, stable codes), `table`
+combines the accepted ones into a board per task, `export` writes the Markdown, CSV and JSON,
+`plots` draws the SVG, `page` writes the page, and `probes_page` the Probes page; `build` here
+runs them in that order, with each row's viewer (`board_viewers`) and the signed records'
+check (`verify/`).  The command is `phybench leaderboard build` (`phybench/cli/leaderboard.py`).
 """
 from __future__ import annotations
 

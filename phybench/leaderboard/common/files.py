@@ -8,7 +8,8 @@ a device, a socket) is refused (`results_not_regular`), and a file larger than
 `MAX_FILE_BYTES` is refused (`results_too_large`), all without opening it.  `read_regular`
 then opens with ``O_NOFOLLOW | O_NONBLOCK``, checks the opened file is the one `lstat`
 saw, and reads at most the cap: a file swapped for a FIFO or grown in between is refused
-too.  Folders are walked without following links (`scan`).
+too.  Folders are walked without following links (`scan`); `is_probe_file` tells a probe
+results file from a board's.
 """
 from __future__ import annotations
 
@@ -113,3 +114,17 @@ def scan(root: Path, skip: Path | None = None) -> tuple[list[Path], list[tuple[P
             ok.append(path)
     key = lambda p: p.relative_to(root).as_posix()  # noqa: E731
     return sorted(ok, key=key), sorted(bad, key=lambda b: key(b[0]))
+
+
+def is_probe_file(path: Path) -> bool:
+    """True for a regular JSON file that says it is a probe results file (checked later, by the
+    Probes page, `site.probes_page.read`; here because the build's and `leaderboard verify`'s
+    listings both skip them).  A link, a FIFO, a device or an oversized file is never opened (`read_regular`):
+    not a probe file (the board refuses it with its own code)."""
+    from ... import jsonsafe, probes
+
+    try:
+        doc = jsonsafe.loads(read_regular(path))
+    except (UnsafeFile, OSError, ValueError):  # jsonsafe.JSONError is a ValueError (a 5,000-digit int too)
+        return False
+    return isinstance(doc, dict) and doc.get("schema") == probes.SCHEMA

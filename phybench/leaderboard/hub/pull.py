@@ -40,7 +40,7 @@ from typing import Any
 
 from .base import write_base
 from .board import RESULTS_PREFIX, SHA, HubBoardError, Listing, _api, check_ids, download_board, list_board
-from .intake import RESULTS_SUBDIR
+from .admission import RESULTS_SUBDIR
 
 HUB_PREFIX = f"{RESULTS_PREFIX}{RESULTS_SUBDIR}/"  # the admitted rows in the board's Hub layout
 SCRATCH = ".phybench-pull-"  # hidden: the build and the sync's scans skip it

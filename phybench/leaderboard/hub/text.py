@@ -90,3 +90,22 @@ def write_full_list(results: Path, num: int, head: str, problems: Sequence[str])
     except OSError:
         return None
     return path
+
+
+def comment_body(results: Path, num: int, head: str, outcome: str, lines: Sequence[str]) -> str:
+    """The sync's comment on pull request `num` judged at `head`: its outcome, the problem lines
+    escaped and bounded (`bounded_lines`; the full list to the work folder), and the marker the
+    next sync finds (`client.HubClient.prior`)."""
+    from ..._version import __version__
+
+    if outcome == "admitted":
+        body = [f"**phybench leaderboard sync: admitted** (phybench {__version__})", "", *lines]
+    else:
+        shown = bounded_lines(lines)
+        if shown[-1].startswith("- ... and ") and write_full_list(results, num, head, lines):
+            shown = bounded_lines(lines, "the full list is in the sync's work folder; ask the maintainers")
+        body = [f"**phybench leaderboard sync: refused** (phybench {__version__}), at commit {head[:12]}.", "",
+                f"Problems ({len(lines):,}):", *shown, "",
+                "Fix them and submit again (`phybench submit`); this pull request is closed."]
+    body.append(f"\n<!-- phybench-sync head={head} outcome={outcome} -->")
+    return "\n".join(body)

@@ -18,7 +18,6 @@ from ...scoring.metrics import METRICS, all_metrics, metric_names
 from ...scoring.results import SCHEMA_VERSION, results_bytes
 from ..verify import checks
 from ..common import files
-from . import probes_page as probe_page
 from ...scoring.layout import is_beside, is_samples, results_of, samples_path, is_record, parse as parse_results
 from .law_cell import is_number, law_cell
 from .scatter import reduce as reduce_samples
@@ -504,7 +503,7 @@ def read_all(
     found, unsafe = files.scan(results_dir, skip)
     for path, code, reason in unsafe:
         refused[path.relative_to(results_dir).as_posix()] = [(code, reason)]
-    results_files = [p for p in found if not is_beside(p) and not probe_page.is_probe_file(p)]  # probe results: the Probes page's own check
+    results_files = [p for p in found if not is_beside(p) and not files.is_probe_file(p)]  # probe results: the Probes page's own check
     stems = {p.with_suffix("") for p in results_files}
     for p in found:
         if is_samples(p) and results_of(p).with_suffix("") not in stems:

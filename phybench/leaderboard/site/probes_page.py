@@ -10,29 +10,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ... import jsonsafe, probes
+from ... import probes
 from ...probes.page import esc
 
 PAGE = "probes.html"
 
 
-def is_probe_file(path: Path) -> bool:
-    """True for a regular JSON file that says it is a probe results file (checked later, in
-    `read`).  A link, a FIFO, a device or an oversized file is never opened (`files.read_regular`):
-    not a probe file (the board refuses it with its own code)."""
-    from ..common.files import UnsafeFile, read_regular
-
-    try:
-        doc = jsonsafe.loads(read_regular(path))
-    except (UnsafeFile, OSError, ValueError):  # jsonsafe.JSONError is a ValueError (a 5,000-digit int too)
-        return False
-    return isinstance(doc, dict) and doc.get("schema") == probes.SCHEMA
-
-
 def files(results_dir: Path, skip: Path | None = None) -> list[Path]:
     """The probe results files under `results_dir` (hidden folders and a site inside skipped;
     regular files only, `files.scan`)."""
-    from ..common.files import scan
+    from ..common.files import is_probe_file, scan
 
     return [p for p in scan(results_dir, skip)[0] if is_probe_file(p)]
 

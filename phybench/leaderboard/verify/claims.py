@@ -48,10 +48,9 @@ def results_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
     """Results files named, or found under named folders (recursively, sorted, as `build` reads
     them): sidecars, records, probe results and hidden files are not results.  A path that
     does not exist is a usage error."""
-    from ..site.probes_page import is_probe_file
+    from ..common.files import is_probe_file, scan
 
     out: list[Path] = []
-    from ..common.files import scan
 
     for p in map(Path, paths):
         if p.is_dir():  # regular files only (links, FIFOs, devices are never opened: `files.scan`)
