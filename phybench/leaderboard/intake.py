@@ -121,15 +121,12 @@ class SyncReport:
     def summary(self) -> str:
         """The totals and what happened to the site (the outcomes were logged as they came)."""
         counts = {s: sum(o.status == s for o in self.outcomes) for s in ("admitted", "refused", "error")}
-        lines = []
-        lines.append(f"sync: {len(self.outcomes)} open pull request(s): {counts['admitted']} admitted, "
-                     f"{counts['refused']} refused, {counts['error']} left open after an error")
+        lines = [f"sync: {len(self.outcomes)} open pull request(s): {counts['admitted']} admitted, "
+                 f"{counts['refused']} refused, {counts['error']} left open after an error"]
         if self.build_error:
             lines.append(f"site not rebuilt: {self.build_error}")
-        elif self.site is not None:
-            lines.append(f"site: {self.site / 'index.html'}")
         else:
-            lines.append("nothing new: site not rebuilt")
+            lines.append(f"site: {self.site / 'index.html'}" if self.site is not None else "nothing new: site not rebuilt")
         return "\n".join(lines)
 
 
@@ -297,6 +294,7 @@ class Syncer:
         from ..submission.card import check_card
         from ..data.split import read_manifest
         from ..submission.validation import validate
+        from .nearcopy import check_intake
 
         slug, hash12, sizes = self._folder(self._changes(details), head_files, main_files)
         prefix = f"{SUBMISSIONS_DIR}/{slug}/{hash12}/"
@@ -334,6 +332,8 @@ class Syncer:
                 problems += [f"[{p.code}] {p.message}" for p in exc.problems][:1] or [f"[videos] {exc}"]
             else:
                 problems += self._videos_on_the_board(vhash, str(report.submission_hash))
+                if not problems:  # an exact twin is named above; a near one (nearcopy.py) for an admissible row only
+                    problems += check_intake(self, archive, split_dir, meta, report.submission_hash, out, main_files, work)
         claim = None
         if CLAIM in local:
             try:

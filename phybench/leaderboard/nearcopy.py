@@ -46,8 +46,8 @@ fresh checkout without the cache, is fingerprinted from its archive on the Hub's
 """
 from __future__ import annotations
 
+import json
 import math
-import os
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -234,7 +234,7 @@ class Store:
         import io
 
         buf = io.BytesIO()
-        meta = jsonsafe.dumps({**fp.meta, "version": VERSION, "values": fp.values}).encode("utf-8")
+        meta = json.dumps({**fp.meta, "version": VERSION, "values": fp.values}, sort_keys=True).encode("utf-8")
         np.savez_compressed(buf, ids=np.array(fp.ids, dtype=str), sketches=fp.sketches.astype(np.int32),
                             meta=np.frombuffer(meta, dtype=np.uint8))
         path = self._path(key)
@@ -288,8 +288,7 @@ def row_key(row: str) -> str:
     return row.removesuffix(".json")
 
 
-def near_copies(new: Fingerprint, rows: Iterable[Fingerprint], truth: Fingerprint, *,
-                author: str | None = None) -> list[str]:
+def near_copies(new: Fingerprint, rows: Iterable[Fingerprint], truth: Fingerprint) -> list[str]:
     """Refusal lines for every admitted row `new` nearly copies; a row of the same model (the
     board's resubmission) and the submission itself (an interrupted sync) are skipped."""
     problems = []
@@ -304,5 +303,74 @@ def near_copies(new: Fingerprint, rows: Iterable[Fingerprint], truth: Fingerprin
     return problems
 
 
-def stored_size(path: str | os.PathLike[str]) -> int:
-    return Path(path).stat().st_size
+def _on_board(results_dir: Path, row: Any) -> bool:
+    """The row a fingerprint names is a results file in RESULTS now (a row a killed sync wrote
+    and `recover` removed is not; nothing outside RESULTS is ever named)."""
+    if not isinstance(row, str) or not row or Path(row).is_absolute() or ".." in Path(row).parts:
+        return False
+    return (results_dir / row).is_file()
+
+
+def _admitted_rows(results_dir: Path, repo: str, split_hash: str) -> Iterator[tuple[str, str, str]]:
+    """(row path under RESULTS, submission hash, model) of every row this board's sync admitted
+    on that split: a signed record whose ``extra.repo`` is `repo`."""
+    from ..scoring.layout import is_record
+    from .files import UnsafeFile, read_regular, scan
+    from .verification import MAX_RECORD_BYTES
+
+    for path in scan(results_dir)[0]:
+        if not is_record(path):
+            continue
+        results = path.with_name(path.name.removesuffix(".verified.json") + ".json")
+        try:
+            doc = jsonsafe.loads(read_regular(path, MAX_RECORD_BYTES))
+            model = jsonsafe.loads(read_regular(results, 64 << 20))["model"]["name"]
+            if doc["split_hash"] != split_hash or doc["extra"].get("repo") != repo:
+                continue
+        except (UnsafeFile, OSError, ValueError, KeyError, TypeError, AttributeError):
+            continue
+        yield results.relative_to(results_dir).as_posix(), str(doc["submission_hash"]), str(model)
+
+
+def backfill(syncer: Any, store: Store, split_dir: Path, split_hash: str, main_files: dict[str, Any],
+             work: Path) -> None:
+    """Fingerprint every admitted row on the split that has none (a fresh checkout: the workflow
+    pulls the rows, not this cache) from its archive on the Hub's ``main``: once per row."""
+    import shutil
+
+    from .intake_submit import ARCHIVES, SUBMISSIONS_DIR
+
+    for row, digest, model in _admitted_rows(syncer.results_dir, syncer.repo, split_hash):
+        if store.get(row_key(row)) is not None:
+            continue
+        found = [p for p in main_files if p.startswith(f"{SUBMISSIONS_DIR}/") and p.split("/")[2:3] == [digest[:12]]
+                 and p.rsplit("/", 1)[-1] in ARCHIVES]
+        if len(found) != 1:
+            syncer.log(f"near-copy check: no archive of {row} on main; that row is not compared")
+            continue
+        try:
+            local = syncer._download(found[0], "main", main_files[found[0]], work)
+            archive = work / f"backfill-{digest[:12]}-{found[0].rsplit('/', 1)[-1]}"
+            shutil.copyfile(local, archive)
+            store.save(row_key(row), submission_fingerprint(archive, split_dir, model=model, submission_hash=digest,
+                                                            row=row))
+            archive.unlink()
+        except Exception as exc:  # noqa: BLE001 - a row that cannot be fingerprinted is logged, not fatal
+            syncer.log(f"near-copy check: {row} not fingerprinted ({type(exc).__name__}); not compared")
+
+
+def check_intake(syncer: Any, archive: Path, split_dir: Path, meta: dict[str, Any], submission_hash: str, out: Path,
+                 main_files: dict[str, Any], work: Path) -> list[str]:
+    """The sync's hook: refusal lines if the submission nearly copies an admitted row on its split;
+    otherwise its fingerprint is stored (it counts once its row is on the board)."""
+    results = Path(syncer.results_dir)
+    store, split_hash = Store(results), str(meta["split_hash"])
+    row = out.relative_to(results).as_posix()
+    new = submission_fingerprint(archive, split_dir, model=meta["model"]["name"], submission_hash=submission_hash,
+                                 row=row)
+    backfill(syncer, store, split_dir, split_hash, main_files, work)
+    rows = [fp for fp in store.rows(split_hash) if _on_board(results, fp.meta.get("row"))]
+    problems = near_copies(new, rows, store.truth(split_dir, split_hash)) if rows else []
+    if not problems:
+        store.save(row_key(row), new)
+    return problems
