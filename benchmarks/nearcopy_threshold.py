@@ -64,13 +64,14 @@ def fingerprints(subs: dict[str, Path], ids: list[str], cond: int, perturb: dict
         n = 0
         with Submission(path) as s:
             for sid, v in s.iter_videos(ids):
-                rows[name].append(nc.sketch(v, cond))
+                rows[name].append(nc.sketch(v, cond, True))
                 n = int(np.prod(v[cond:].shape))
                 for kind in kinds:
                     fn = NEAR.get(kind) or (lambda v, c, s, k=kind: degrade(k, v, c, s))
-                    rows[f"{kind}({name})"].append(nc.sketch(fn(v, cond, sid), cond))
+                    rows[f"{kind}({name})"].append(nc.sketch(fn(v, cond, sid), cond, True))
         for key, sk in rows.items():
-            out[key] = nc.Fingerprint(list(ids), np.stack(sk), n, {"model": key, "submission_hash": key})
+            arr = np.stack(sk)  # (N, len(SHIFTS), 2K): every fingerprint can be the new side of a pair
+            out[key] = nc.Fingerprint(list(ids), arr[:, 0], n, {"model": key, "submission_hash": key}, arr)
     return out
 
 

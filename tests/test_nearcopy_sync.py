@@ -39,7 +39,7 @@ def _tweaked(src: Path, out: Path, model: str, how: str) -> Path:
 
 
 @pytest.mark.slow
-def test_a_near_copy_is_refused_and_an_independent_model_admitted(world, hub, tmp_path):
+def test_a_near_copy_is_refused_and_an_independent_model_admitted(world, hub, tmp_path):  # noqa: F811
     repo, home = "tester/nearcopy", tmp_path / "hf"
     api(hub, home, "HfApi().create_repo(repo, repo_type='dataset'); result = 1", repo=repo)
     subs, results = world["subs"], tmp_path / "results"

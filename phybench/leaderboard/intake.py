@@ -333,7 +333,7 @@ class Syncer:
             else:
                 problems += self._videos_on_the_board(vhash, str(report.submission_hash))
                 if not problems:  # an exact twin is named above; a near one (nearcopy.py) for an admissible row only
-                    problems += check_intake(self, archive, split_dir, meta, report.submission_hash, out, main_files, work)
+                    problems += check_intake(self, archive, split_dir, meta, str(report.submission_hash), out, main_files, work)
         claim = None
         if CLAIM in local:
             try:

@@ -62,6 +62,7 @@ from .. import jsonsafe
 CODE = "videos_near_reused"
 K = 256  # sketch buckets per video (and as many again for the pooled frames)
 POOL = 4  # the pooled half: block sums of POOL x POOL px
+SHIFTS = ((0, 0), *((dy, dx) for dy in (-1, 0, 1) for dx in (-1, 0, 1) if (dy, dx) != (0, 0)))  # px: crop-and-pad
 SEED = 51_2026  # the buckets' and signs' generator: fixed, so every row's sketch is comparable
 VERSION = "nearcopy-v1"
 SAME_DB = 100.0  # PSNR(S, A) at or above which two videos are the same pixels
@@ -86,15 +87,26 @@ def _count_sketch(values: np.ndarray) -> np.ndarray:
     return np.rint(out).astype(np.int64).astype(np.int32)
 
 
-def sketch(video: np.ndarray, condition_frames: int) -> np.ndarray:
-    """int32 (2K,): the CountSketch of a uint8 (T, H, W, 3) video's generated frames, then that of
-    their POOL x POOL block sums (a 1-px shift or codec noise moves a block sum far less than a
-    misplaced object does: the "same mistakes" rule reads this half)."""
-    frames = np.ascontiguousarray(video[condition_frames:])
+def _sketch_frames(frames: np.ndarray) -> np.ndarray:
     t, h, w, c = frames.shape
     hp, wp = h - h % POOL, w - w % POOL
     blocks = frames[:, :hp, :wp].reshape(t, hp // POOL, POOL, wp // POOL, POOL, c).sum(axis=(2, 4), dtype=np.int64)
     return np.concatenate([_count_sketch(frames.reshape(-1)), _count_sketch(blocks.reshape(-1))])
+
+
+def sketch(video: np.ndarray, condition_frames: int, shifts: bool = False) -> np.ndarray:
+    """int32 (2K,): the CountSketch of a uint8 (T, H, W, 3) video's generated frames, then that of
+    their POOL x POOL block sums (codec noise moves a block sum far less than a misplaced object
+    does: the "same mistakes" rule reads this half).  With `shifts`, int32 (len(SHIFTS), 2K): the
+    picture cropped and padded (edge) by each of SHIFTS first, so that a copy moved by a pixel
+    lines up with its row again (only the new submission is shifted: a row stores SHIFTS[0])."""
+    frames = np.ascontiguousarray(video[condition_frames:])
+    if not shifts:
+        return _sketch_frames(frames)
+    h, w = frames.shape[1:3]
+    padded = np.pad(frames, ((0, 0), (1, 1), (1, 1), (0, 0)), mode="edge")
+    return np.stack([_sketch_frames(np.ascontiguousarray(padded[:, 1 + dy:1 + dy + h, 1 + dx:1 + dx + w]))
+                     for dy, dx in SHIFTS])
 
 
 @dataclass
@@ -104,31 +116,34 @@ class Fingerprint:
     ids: list[str]
     sketches: np.ndarray  # int32 (N, 2K): full resolution, then pooled
     values: int  # n: values per video's generated frames, for RMS
-    meta: dict[str, Any] = field(default_factory=dict)  # model, submission_hash, split_hash, author, row
+    meta: dict[str, Any] = field(default_factory=dict)  # model, submission_hash, split_hash, row
+    shifted: np.ndarray | None = None  # int32 (N, len(SHIFTS), 2K): a new submission's, never stored
 
     def by_id(self) -> dict[str, np.ndarray]:
         return dict(zip(self.ids, self.sketches))
 
 
-def fingerprint(videos: Iterable[tuple[str, np.ndarray]], condition_frames: int, **meta: Any) -> Fingerprint:
-    """Sketch every (sample id, video); videos are read one at a time (bounded memory)."""
+def fingerprint(videos: Iterable[tuple[str, np.ndarray]], condition_frames: int, shifts: bool = False,
+                **meta: Any) -> Fingerprint:
+    """Sketch every (sample id, video); videos are read one at a time (bounded memory).  With
+    `shifts` (a new submission), every crop-and-pad of SHIFTS too."""
     ids, rows, n = [], [], 0
     for sample_id, video in videos:
         ids.append(str(sample_id))
-        rows.append(sketch(video, condition_frames))
+        rows.append(sketch(video, condition_frames, shifts))
         n = int(np.prod(video[condition_frames:].shape))
-    arr = np.stack(rows) if rows else np.zeros((0, 2 * K), np.int32)
-    return Fingerprint(ids, arr, n, dict(meta))
+    arr = np.stack(rows) if rows else np.zeros((0, len(SHIFTS), 2 * K) if shifts else (0, 2 * K), np.int32)
+    return Fingerprint(ids, arr[:, 0] if shifts else arr, n, dict(meta), arr if shifts else None)
 
 
-def submission_fingerprint(archive: Path, split_dir: Path, **meta: Any) -> Fingerprint:
+def submission_fingerprint(archive: Path, split_dir: Path, shifts: bool = False, **meta: Any) -> Fingerprint:
     """A submission's fingerprint (its videos decoded once, by phybench's capped reader)."""
     from ..data.split import read_manifest
     from ..submission.format import Submission
 
     manifest = read_manifest(split_dir)
     with Submission(archive, manifest=manifest) as opened:
-        return fingerprint(opened.iter_videos(), int(manifest.get("condition_frames", 0)),
+        return fingerprint(opened.iter_videos(), int(manifest.get("condition_frames", 0)), shifts,
                            split_hash=manifest.get("split_hash"), **meta)
 
 
@@ -204,7 +219,14 @@ def compare(new: Fingerprint, row: Fingerprint, truth: Fingerprint) -> Pair:
     if not ids or len({new.values, row.values, truth.values}) != 1:
         return Pair(row.meta, [], *(np.zeros(0),) * 4)
     s, r, t = (np.stack([m[i] for i in ids]) for m in (a, b, g))
-    return Pair(row.meta, ids, rms(s, r, n), rms(s, r, n, True), rms(r, t, n, True), rms(s, t, n, True))
+    if new.shifted is None:
+        d_sa, p_sa = rms(s, r, n), rms(s, r, n, True)
+    else:  # the closest crop-and-pad of the new videos to the row's
+        where = {i: k for k, i in enumerate(new.ids)}
+        moved = new.shifted[[where[i] for i in ids]]  # (M, len(SHIFTS), 2K)
+        d_sa = np.min([rms(moved[:, j], r, n) for j in range(moved.shape[1])], axis=0)
+        p_sa = np.min([rms(moved[:, j], r, n, True) for j in range(moved.shape[1])], axis=0)
+    return Pair(row.meta, ids, d_sa, p_sa, rms(r, t, n, True), rms(s, t, n, True))
 
 
 def refusal(pair: Pair) -> str:
@@ -366,8 +388,8 @@ def check_intake(syncer: Any, archive: Path, split_dir: Path, meta: dict[str, An
     results = Path(syncer.results_dir)
     store, split_hash = Store(results), str(meta["split_hash"])
     row = out.relative_to(results).as_posix()
-    new = submission_fingerprint(archive, split_dir, model=meta["model"]["name"], submission_hash=submission_hash,
-                                 row=row)
+    new = submission_fingerprint(archive, split_dir, True, model=meta["model"]["name"],
+                                 submission_hash=submission_hash, row=row)
     backfill(syncer, store, split_dir, split_hash, main_files, work)
     rows = [fp for fp in store.rows(split_hash) if _on_board(results, fp.meta.get("row"))]
     problems = near_copies(new, rows, store.truth(split_dir, split_hash)) if rows else []
