@@ -93,12 +93,21 @@ def line(kind: str, pairs: list[nc.Pair]) -> str:
     if VERBOSE:
         for x in pairs:
             print(f"   {x.row.get('model')} <- ?: share {x.share:.2f} median psnr {np.median(nc.psnr(x.d_sa)):.1f}"
-                  f" median ratio {np.median(x.ratio):.2f}", file=sys.stderr)
+                  f" median ratio {np.median(x.ratio):.2f} median p_ag {np.median(x.p_ag):.3f}", file=sys.stderr)
     q = lambda a, f: f"{np.percentile(a, f):.1f}" if a.size else "-"  # noqa: E731
     fin = p[np.isfinite(p)]
     return (f"| {kind} | {len(pairs)} | {q(fin, 0)} / {q(fin, 50)} / {q(fin, 100)} ({int((~np.isfinite(p)).sum())} inf) "
             f"| {q(ratio, 0)[:5]} / {q(ratio, 50)[:5]} | {min(shares):.2f}-{max(shares):.2f} | "
+            f"{sum(int(x.same_pixels.sum()) for x in pairs)} / {sum(int(x.same_mistakes.sum()) for x in pairs)} | "
             f"{refused} of {len(pairs)} refused |")
+
+
+def table(kinds: dict[str, list[nc.Pair]], title: str) -> None:
+    print(f"\n{title}\n\n| pair kind | pairs | PSNR(S, A) dB min / median / max | ratio min / median | same share | "
+          "videos same by pixels / by mistakes | decision |")
+    print("|---|---|---|---|---|---|---|")
+    for kind in sorted(kinds):
+        print(line(kind, kinds[kind]), flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -144,10 +153,7 @@ def main(argv: list[str] | None = None) -> int:
             for k in NEAR:
                 kinds[f"{k} of {tag}"].append(nc.compare(fps[f"{k}({name})"], fps[name], g))
         print(f"{split}: {len(ids)} samples, {len(fps)} fingerprints", file=sys.stderr, flush=True)
-    print("| pair kind | pairs | PSNR(S, A) dB min / median / max | ratio min / median | same share | decision |")
-    print("|---|---|---|---|---|---|")
-    for kind in sorted(kinds):
-        print(line(kind, kinds[kind]))
+        table(kinds, f"after {split}")
     ru = resource.getrusage(resource.RUSAGE_SELF)
     rc = resource.getrusage(resource.RUSAGE_CHILDREN)
     print(f"CPU {ru.ru_utime + ru.ru_stime + rc.ru_utime + rc.ru_stime:.0f} s, peak RSS {ru.ru_maxrss / 1024:.0f} MiB",
