@@ -64,14 +64,15 @@ def fingerprints(subs: dict[str, Path], ids: list[str], cond: int, perturb: dict
         n = 0
         with Submission(path) as s:
             for sid, v in s.iter_videos(ids):
-                rows[name].append(nc.sketch(v, cond, True))
+                rows[name].append((nc.sketch(v, cond), nc.shifted_sketches(v, cond)))
                 n = int(np.prod(v[cond:].shape))
                 for kind in kinds:
                     fn = NEAR.get(kind) or (lambda v, c, s, k=kind: degrade(k, v, c, s))
-                    rows[f"{kind}({name})"].append(nc.sketch(fn(v, cond, sid), cond, True))
-        for key, sk in rows.items():
-            arr = np.stack(sk)  # (N, len(SHIFTS), 2K): every fingerprint can be the new side of a pair
-            out[key] = nc.Fingerprint(list(ids), arr[:, 0], n, {"model": key, "submission_hash": key}, arr)
+                    moved = fn(v, cond, sid)
+                    rows[f"{kind}({name})"].append((nc.sketch(moved, cond), nc.shifted_sketches(moved, cond)))
+        for key, sk in rows.items():  # every fingerprint can be the new side of a pair: shifted too
+            out[key] = nc.Fingerprint(list(ids), np.stack([a for a, _ in sk]), n, {"model": key, "submission_hash": key},
+                                      np.stack([b for _, b in sk]))
     return out
 
 

@@ -35,8 +35,9 @@ RMS difference in levels, from the sketches):
   uniform motion the physics oracle and linear extrapolation render the same law to within
   ~15 values of one level, which this floor keeps apart.
 
-The new submission is compared under every crop-and-pad by one pixel (``SHIFTS``, its closest
-one counts), so a copy moved by a pixel lines up with its row again.
+For the second rule the new submission is also cropped and padded by one pixel in each of the 8
+directions (``SHIFTS``; its closest version counts), so a copy moved by a pixel lines up with
+its row's mistakes again.
 
 A submission is a near-copy of row A when more than ``MOST`` of the samples both answer are
 "same" by either rule.  A row of the same model name (the board's one row per model and split:
@@ -94,25 +95,30 @@ def _count_sketch(values: np.ndarray) -> np.ndarray:
     return np.rint(out).astype(np.int64).astype(np.int32)
 
 
-def _sketch_frames(frames: np.ndarray) -> np.ndarray:
+def _pooled(frames: np.ndarray) -> np.ndarray:
+    """int64 block sums (T, H/POOL, W/POOL, 3) of uint8 frames (T, H, W, 3)."""
     t, h, w, c = frames.shape
     hp, wp = h - h % POOL, w - w % POOL
-    blocks = frames[:, :hp, :wp].reshape(t, hp // POOL, POOL, wp // POOL, POOL, c).sum(axis=(2, 4), dtype=np.int64)
-    return np.concatenate([_count_sketch(frames.reshape(-1)), _count_sketch(blocks.reshape(-1))])
+    return frames[:, :hp, :wp].reshape(t, hp // POOL, POOL, wp // POOL, POOL, c).sum(axis=(2, 4), dtype=np.int64)
 
 
-def sketch(video: np.ndarray, condition_frames: int, shifts: bool = False) -> np.ndarray:
+def sketch(video: np.ndarray, condition_frames: int) -> np.ndarray:
     """int32 (2K,): the CountSketch of a uint8 (T, H, W, 3) video's generated frames, then that of
     their POOL x POOL block sums (codec noise moves a block sum far less than a misplaced object
-    does: the "same mistakes" rule reads this half).  With `shifts`, int32 (len(SHIFTS), 2K): the
-    picture cropped and padded (edge) by each of SHIFTS first, so that a copy moved by a pixel
-    lines up with its row again (only the new submission is shifted: a row stores SHIFTS[0])."""
+    does: the "same mistakes" rule reads this half)."""
     frames = np.ascontiguousarray(video[condition_frames:])
-    if not shifts:
-        return _sketch_frames(frames)
+    return np.concatenate([_count_sketch(frames.reshape(-1)), _count_sketch(_pooled(frames).reshape(-1))])
+
+
+def shifted_sketches(video: np.ndarray, condition_frames: int) -> np.ndarray:
+    """int32 (len(SHIFTS), K): the pooled half of `sketch` for the picture cropped and padded (edge)
+    by each of SHIFTS, so that a copy moved by a pixel lines up with its row's mistakes again.  Only
+    a new submission is shifted (a row stores SHIFTS[0], its own picture); the pooled half alone,
+    a sixteenth of the values, keeps this to ~3x one full sketch."""
+    frames = np.ascontiguousarray(video[condition_frames:])
     h, w = frames.shape[1:3]
     padded = np.pad(frames, ((0, 0), (1, 1), (1, 1), (0, 0)), mode="edge")
-    return np.stack([_sketch_frames(np.ascontiguousarray(padded[:, 1 + dy:1 + dy + h, 1 + dx:1 + dx + w]))
+    return np.stack([_count_sketch(_pooled(padded[:, 1 + dy:1 + dy + h, 1 + dx:1 + dx + w]).reshape(-1))
                      for dy, dx in SHIFTS])
 
 
@@ -124,7 +130,7 @@ class Fingerprint:
     sketches: np.ndarray  # int32 (N, 2K): full resolution, then pooled
     values: int  # n: values per video's generated frames, for RMS
     meta: dict[str, Any] = field(default_factory=dict)  # model, submission_hash, split_hash, row
-    shifted: np.ndarray | None = None  # int32 (N, len(SHIFTS), 2K): a new submission's, never stored
+    shifted: np.ndarray | None = None  # int32 (N, len(SHIFTS), K), pooled: a new submission's, never stored
 
     def by_id(self) -> dict[str, np.ndarray]:
         return dict(zip(self.ids, self.sketches))
@@ -134,13 +140,16 @@ def fingerprint(videos: Iterable[tuple[str, np.ndarray]], condition_frames: int,
                 **meta: Any) -> Fingerprint:
     """Sketch every (sample id, video); videos are read one at a time (bounded memory).  With
     `shifts` (a new submission), every crop-and-pad of SHIFTS too."""
-    ids, rows, n = [], [], 0
+    ids, rows, moved, n = [], [], [], 0
     for sample_id, video in videos:
         ids.append(str(sample_id))
-        rows.append(sketch(video, condition_frames, shifts))
+        rows.append(sketch(video, condition_frames))
+        if shifts:
+            moved.append(shifted_sketches(video, condition_frames))
         n = int(np.prod(video[condition_frames:].shape))
-    arr = np.stack(rows) if rows else np.zeros((0, len(SHIFTS), 2 * K) if shifts else (0, 2 * K), np.int32)
-    return Fingerprint(ids, arr[:, 0] if shifts else arr, n, dict(meta), arr if shifts else None)
+    arr = np.stack(rows) if rows else np.zeros((0, 2 * K), np.int32)
+    shifted = (np.stack(moved) if moved else np.zeros((0, len(SHIFTS), K), np.int32)) if shifts else None
+    return Fingerprint(ids, arr, n, dict(meta), shifted)
 
 
 def submission_fingerprint(archive: Path, split_dir: Path, shifts: bool = False, **meta: Any) -> Fingerprint:
@@ -173,8 +182,12 @@ def rms(a: np.ndarray, b: np.ndarray, n: int, pooled: bool = False) -> np.ndarra
     """RMS difference in levels per row, from sketches (N, 2K) of videos of n values: at full
     resolution, or (pooled) of the POOL x POOL block means."""
     half = slice(K, 2 * K) if pooled else slice(0, K)
-    d = a[:, half].astype(np.float64) - b[:, half].astype(np.float64)
-    scale = POOL * POOL if pooled else 1  # block sums -> means; n / POOL**2 blocks
+    return _rms(a[:, half], b[:, half], n, POOL * POOL if pooled else 1)
+
+
+def _rms(a: np.ndarray, b: np.ndarray, n: int, scale: int) -> np.ndarray:
+    """RMS of the difference of (N, K) sketches of n values, `scale` values summed per sketched value."""
+    d = a.astype(np.float64) - b.astype(np.float64)
     return np.sqrt(np.maximum((d * d).sum(axis=-1), 0.0) / max(n // scale, 1)) / scale
 
 
@@ -231,14 +244,12 @@ def compare(new: Fingerprint, row: Fingerprint, truth: Fingerprint) -> Pair:
     if not ids or len({new.values, row.values, truth.values}) != 1:
         return Pair(row.meta, [], *(np.zeros(0),) * 4)
     s, r, t = (np.stack([m[i] for i in ids]) for m in (a, b, g))
-    if new.shifted is None:
-        d_sa, p_sa = rms(s, r, n), rms(s, r, n, True)
-    else:  # the closest crop-and-pad of the new videos to the row's
+    p_sa = rms(s, r, n, True)
+    if new.shifted is not None:  # the closest crop-and-pad of the new videos to the row's (pooled)
         where = {i: k for k, i in enumerate(new.ids)}
-        moved = new.shifted[[where[i] for i in ids]]  # (M, len(SHIFTS), 2K)
-        d_sa = np.min([rms(moved[:, j], r, n) for j in range(moved.shape[1])], axis=0)
-        p_sa = np.min([rms(moved[:, j], r, n, True) for j in range(moved.shape[1])], axis=0)
-    return Pair(row.meta, ids, d_sa, p_sa, rms(r, t, n, True), rms(s, t, n, True))
+        moved = new.shifted[[where[i] for i in ids]]  # (M, len(SHIFTS), K)
+        p_sa = np.min([_rms(moved[:, j], r[:, K:], n, POOL * POOL) for j in range(moved.shape[1])], axis=0)
+    return Pair(row.meta, ids, rms(s, r, n), p_sa, rms(r, t, n, True), rms(s, t, n, True))
 
 
 def refusal(pair: Pair) -> str:
