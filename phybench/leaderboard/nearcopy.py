@@ -329,8 +329,8 @@ class Store:
 
 
 def row_key(row: str) -> str:
-    """The store's key of a row: its results file's path under RESULTS."""
-    return row.removesuffix(".json")
+    """The store's key of a row: its results file's path under RESULTS (``row-``: never a split's own)."""
+    return "row-" + row.removesuffix(".json")
 
 
 def near_copies(new: Fingerprint, rows: Iterable[Fingerprint], truth: Fingerprint) -> list[str]:
