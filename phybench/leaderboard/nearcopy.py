@@ -18,13 +18,14 @@ reduced to a *CountSketch* of ``K`` integers: every value goes, with a fixed pse
 sign, into one of ``K`` buckets.  The sketch is linear, so ``sketch(S) - sketch(A)`` is the
 sketch of ``S - A`` and its squared norm is an unbiased estimate of ``||S - A||^2`` (exact for
 a difference on one value; about sqrt(2/K) = 9% relative spread for a dense one, 0.4 dB).
-K = 256 int32 per video: 1 KiB, 200 KiB for a lite row, computed once per row.
+K = 256 int32 per video, and as many for the 4x4-pooled frames: 2 KiB a video, ~300 KB a lite
+row on disk, computed once per row.
 
 **The rule, per sample** (S the new video, A an admitted row's, G the split's own video; d the
 RMS difference in levels, from the sketches):
 
-- *same pixels*: PSNR(S, A) >= ``SAME_DB`` (100 dB: fewer than ~a dozen values differ by one
-  level at 128 px) -- closer than the physics oracle ever is to the ground truth (<= 89.3 dB);
+- *same pixels*: PSNR(S, A) >= ``SAME_DB`` (100 dB: at most ~9 values off by one level at
+  128 px) -- closer than the physics oracle ever is to the ground truth (<= 89.3 dB);
 - *same mistakes*: ``d(S, A) <= RATIO * min(d(A, G), d(S, G))`` on 4x4-pooled frames, with
   both farther than ``TRUTH_FLOOR`` from the truth: S sits far closer to A than either is to
   the truth, i.e. it reproduces A's deviation from the truth.  Two independent models may agree
@@ -33,7 +34,7 @@ RMS difference in levels, from the sketches):
   judged by the first rule alone: the truth is public (anyone can generate the evaluation
   split), so a noisy rendering of it is a degraded ground truth, not a copy of a row; and on
   uniform motion the physics oracle and linear extrapolation render the same law to within
-  ~15 values of one level, which this floor keeps apart.
+  ~15 values of one level (~98 dB), which the floor keeps apart.
 
 For the second rule the new submission is also cropped and padded by one pixel in each of the 8
 directions (``SHIFTS``; its closest version counts), so a copy moved by a pixel lines up with
@@ -43,7 +44,7 @@ A submission is a near-copy of row A when more than ``MOST`` of the samples both
 "same" by either rule.  A row of the same model name (the board's one row per model and split:
 a resubmission is declared by submitting under the same name, and the maintainers replace the
 row) is skipped: that case is ``intake-duplicate``'s.  The measured distributions behind the
-three constants are in docs/leaderboard.md ("Near-copies").
+constants are in docs/leaderboard.md ("Near-copies"; `benchmarks/nearcopy_threshold.py`).
 
 Fingerprints live in ``RESULTS/.sync/nearcopy/`` (hidden: the build never reads them), one
 ``.npz`` per admitted row (``np.load(allow_pickle=False)``), written when the row is admitted;
