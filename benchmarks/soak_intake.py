@@ -7,7 +7,8 @@ frames, then discs at seeded random places, so every valid submission is indepen
 others; hostile: a bad licence, a near copy (1 px) and an exact copy of an earlier valid PR under
 another name, the same model name again, a file outside the folder, a path-traversal archive,
 a claim that is no results file).  `phybench leaderboard sync` runs as a child process and is
-SIGKILLed at a random moment KILLS times (each kill's point is read from the sync's journal),
+SIGKILLed KILLS times, each once a random number of PRs (spread over the soak) is closed plus
+a random 0-6 s (each kill's point is read from the sync's journal),
 then run until a sync finds no open pull request.  Checked at the end: every PR closed with
 exactly one comment of the sync's, whose outcome is the expected one; the Hub's main holds
 exactly the admitted submissions, the results folder one row per admitted PR, the site exactly
@@ -146,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--kills", type=int, default=8)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--work", type=Path, required=True)
-    ap.add_argument("--max-kill-s", type=float, default=25.0)
+    ap.add_argument("--max-kill-s", type=float, default=6.0, help="the kill comes 0-this many s after its target")
     args = ap.parse_args(argv)
     sys.path.insert(0, str(ROOT / "tests"))
     from hubserver import HubServer
@@ -193,17 +194,23 @@ def soak(args: Any, hub: Any) -> int:
     cmd = [sys.executable, "-m", "phybench.cli", "leaderboard", "sync", "--repo", repo, "--splits", str(work / "splits"),
            "--results", str(results), "--site", str(site), "--metrics", CHEAP]
     kills, runs, wall0 = [], 0, time.time()
+    # spread over the whole soak: run k is killed once `targets[k]` PRs are closed, then a random
+    # 0-MAX_KILL_S seconds later (inside the next PR's steps, or between two)
+    targets = sorted(pick.sample(range(len(prs)), args.kills)) if args.kills <= len(prs) else [0] * args.kills
+    closed = lambda: sum(hub.discussion(repo, p["num"]).status != "open" for p in prs)  # noqa: E731
     for k in range(args.kills):
         proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        delay = pick.uniform(1.0, args.max_kill_s)
+        while proc.poll() is None and closed() < targets[k]:
+            time.sleep(0.2)
+        delay = pick.uniform(0.0, args.max_kill_s)
         try:
             proc.wait(timeout=delay)
-            kills.append(f"run {k + 1}: finished before its kill at {delay:.1f} s")
+            kills.append(f"run {k + 1}: finished before its kill ({closed()} PR(s) closed)")
         except subprocess.TimeoutExpired:
             proc.send_signal(signal.SIGKILL)
             proc.wait()
-            closed = sum(hub.discussion(repo, p["num"]).status != "open" for p in prs)
-            kills.append(f"run {k + 1}: SIGKILL at {delay:.1f} s, {closed} PR(s) closed; {journal_point(results)}")
+            kills.append(f"run {k + 1}: SIGKILL {delay:.1f} s after {targets[k]} PR(s) were closed, {closed()} "
+                         f"closed; {journal_point(results)}")
         runs += 1
     while True:
         runs += 1
