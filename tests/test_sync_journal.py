@@ -149,9 +149,10 @@ def test_a_sync_killed_at_every_step_boundary_finishes_on_the_next_run(world, hu
         assert hub_state(hub, repo) == want_hub, where  # one commit, one comment per PR, both closed
         assert tree_bytes(results) == want_results, where  # same rows, no leftover, journal settled
         assert tree_bytes(site) == want_site, where  # the admitted row reached the site
-        # the journal, and the refusals' full problem lists (hub_text): no download folder left
+        # the journal, the refusals' full problem lists (hub_text) and the rows' fingerprints (nearcopy):
+        # no download folder left
         assert not [p.name for p in (results / ".sync").iterdir()
-                    if p.name != "journal.json" and not p.name.startswith("refused-")], where
+                    if p.name not in ("journal.json", "nearcopy") and not p.name.startswith("refused-")], where
         assert not list((tmp_path / "tmpdir").iterdir()), where  # nothing left in the system temp folder
 
 

@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from ...io import file_sha256
-from .admission import RESULTS_SUBDIR, Admission, Refused, already_admitted, changes  # noqa: F401  RESULTS_SUBDIR: `pull` reads it here
+from .admission import RESULTS_SUBDIR, Admission, Refused, already_admitted, changes, read_meta  # noqa: F401  RESULTS_SUBDIR: `pull` reads it here
 from .client import MARKER, HubClient  # noqa: F401  MARKER: the sync's comment marker
 from .submit import (  # noqa: F401  the author's side, re-exported: `phybench.leaderboard.hub.intake.prepare_upload`
     ARCHIVE_SUFFIXES,
@@ -68,6 +68,7 @@ from .submit import (  # noqa: F401  the author's side, re-exported: `phybench.l
 )
 from .record import Recorder
 from .journal import Journal, hub_id, recover, results_state, terminate_as_exit
+from .nearcopy import check_intake
 from .viewers import admitted_viewer, viewers_folder
 
 MAX_LISTED = 40  # problems a log line lists; the rest are counted (a comment lists fewer: hub_text.MAX_LINES)
@@ -168,6 +169,10 @@ class Syncer:
         archive = work / archive_name  # the name tells the reader the container type
         shutil.copyfile(local[archive_name], archive)
         checked = self.policy.check(archive, local, slug, hash12)
+        near = check_intake(self, archive, checked.split_dir, read_meta(archive), checked.submission_hash, checked.out,
+                            main_files, work)  # an exact twin is refused in check(); a near one here
+        if near:
+            raise Refused(near)
         self.recorder.score_and_record(num, head, archive, checked, self.journal)
         return checked.out, checked.submission_hash, {prefix + name: path for name, path in local.items()}
 
