@@ -26,8 +26,8 @@ from tqdm.auto import tqdm
 
 from .autoencoder import load_autoencoder, num_params
 from .train_autoencoder import to_tensor, to_uint8
-from phybench.scoring.results import summarise
-from phybench.scoring.score import score_sample
+from phybench.scoring.run.results import summarise
+from phybench.scoring.run.score import score_sample
 from phybench.data.split import SplitReader
 
 METRICS = ("velocity_error", "position_error")

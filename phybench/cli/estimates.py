@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from typing import Sequence
 
-from ..scoring.estimate import duration, measure_task
+from ..scoring.run.estimate import duration, measure_task
 
 Job = tuple[str, str, int, bool]  # (task, split, samples, already written)
 

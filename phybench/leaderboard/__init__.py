@@ -36,7 +36,7 @@ from typing import Any, Iterator, Sequence
 
 from .._version import __version__
 from ..io import atomic_folder
-from ..scoring.model_fields import page_fields
+from ..submission.model_fields import page_fields
 from . import probes as probe_page
 from .export import csv_chunks, csv_safe, json_chunks, markdown, script_json
 from .format import markdown_escape

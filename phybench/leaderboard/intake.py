@@ -68,7 +68,7 @@ from .intake_submit import (  # noqa: F401  the author's side, re-exported: `phy
     parse_claim,
     submit,
 )
-from ..scoring.layout import is_beside, is_record, parse as parse_results
+from ..scoring.run.layout import is_beside, is_record, parse as parse_results
 from .intake_splits import split_index
 from .journal import Journal, hub_id, recover, results_state, terminate_as_exit
 from .sync_viewers import admitted_viewer, viewers_folder
@@ -350,8 +350,8 @@ class Syncer:
                           submission_hash: str, vhash: str | None) -> None:
         """Score an accepted submission, hold it to its claim if it made one, and write the results
         file with its (signed) verification record.  Raises Refused if scoring fails or the claim differs."""
-        from ..scoring.results import results_bytes
-        from ..scoring.score import ScoreError, score, write_results
+        from ..scoring.run.results import results_bytes
+        from ..scoring.run.score import ScoreError, score, write_results
         from .verification import Verification, claim_differences, write_record
 
         try:

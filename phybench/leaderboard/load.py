@@ -15,10 +15,10 @@ from .. import jsonsafe
 from ..data.manifest_bounds import MAX_MANIFEST_BYTES
 from ..problems import Problem
 from ..scoring.metrics import METRICS, all_metrics, metric_names
-from ..scoring.results import SCHEMA_VERSION, results_bytes
+from ..scoring.run.results import SCHEMA_VERSION, results_bytes
 from . import checks, files
 from . import probes as probe_page
-from ..scoring.layout import is_beside, is_samples, results_of, samples_path, is_record, parse as parse_results
+from ..scoring.run.layout import is_beside, is_samples, results_of, samples_path, is_record, parse as parse_results
 from .law_cell import is_number, law_cell
 from .scatter import reduce as reduce_samples
 from .verification import Verification, VerificationError, read_record
@@ -237,7 +237,7 @@ class _Registry:
     def weights(self) -> tuple[dict[str, str] | None, str]:
         if self._weights is None:
             try:
-                from ..scoring.weights import weight_hashes
+                from ..scoring.perceptual.weights import weight_hashes
 
                 self._weights = (dict(weight_hashes()), "")
             except Exception as exc:

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import jsonsafe
-from ..scoring.layout import SAMPLES_SUFFIX, samples_bytes
+from ..scoring.run.layout import SAMPLES_SUFFIX, samples_bytes
 
 PARQUET_SUFFIX = ".samples.parquet"
 FORMAT_VERSION = 1

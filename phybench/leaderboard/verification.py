@@ -27,7 +27,7 @@ from typing import Any
 
 from .. import jsonsafe
 from ..io import atomic_write_bytes, file_sha256
-from ..scoring.layout import RECORD_SUFFIX, record_path, samples_path, parse as parse_results
+from ..scoring.run.layout import RECORD_SUFFIX, record_path, samples_path, parse as parse_results
 
 RECORD_KIND = "phybench-verification"
 RECORD_SCHEMA_VERSION = 1

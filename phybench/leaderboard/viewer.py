@@ -320,7 +320,7 @@ def _judge_findings(models: Sequence[_Model], order: list[str], rows: list[dict[
                     progress: bool = False) -> None:
     """Pass 1: the judge's findings where it called a video abnormal (the details keep only the verdict)."""
     from ..data.split import row_scene
-    from ..scoring.abnormal import judge
+    from ..scoring.judge.abnormal import judge
     from ..submission import SubmissionError
 
     manifest = reader.manifest
@@ -360,8 +360,8 @@ def _media(models: Sequence[_Model], reader: Any, rows: list[dict[str, Any]], or
            progress: bool = False) -> tuple[dict[str, bytes], dict[str, dict[str, Any]]]:
     """Pass 2: sprites and tracks for the videos with media, until the byte budget runs out."""
     from ..data.split import row_scene
-    from ..scoring.parse import parse_video
-    from ..scoring.sample import pixel_mapping
+    from ..scoring.physics.parse import parse_video
+    from ..scoring.run.sample import pixel_mapping
     from ..submission import SubmissionError
 
     manifest = reader.manifest
