@@ -1,4 +1,4 @@
-"""Time the per-body metrics (phybench.scoring.bodies) on top of the judge's segmentation they share.
+"""Time the per-body metrics (phybench.scoring.learned.bodies) on top of the judge's segmentation they share.
 
     python benchmarks/bench_bodies.py --data SPLIT_DIR --submission SUB_DIR [--n 20]
 
@@ -11,7 +11,8 @@ import argparse
 import time
 
 from phybench.data.split import SplitReader
-from phybench.scoring import abnormal, bodies, law
+from phybench.scoring.judge import abnormal
+from phybench.scoring.learned import bodies, law
 from phybench.scoring.metrics import Sample
 from phybench.submission.format import open_submission
 

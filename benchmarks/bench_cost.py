@@ -13,10 +13,10 @@ the generated frames: closer to a model's output than exact frames; `--exact` sk
 points, each timed only at its outermost call (a nested one, or the segmentation the judge and the
 body metrics share, is counted once, by whoever computes it first):
 
-* judge: `phybench.scoring.abnormal.abnormal` (segmentation, rules, the no-ball check);
-* bodies: `phybench.scoring.bodies.body_position_error / body_angle_error / body_details`
+* judge: `phybench.scoring.judge.abnormal.abnormal` (segmentation, rules, the no-ball check);
+* bodies: `phybench.scoring.learned.bodies.body_position_error / body_angle_error / body_details`
   (tracks, census, pose errors);
-* law: `phybench.scoring.law.law_error / law_details` (for combinatorial: the law fitted to the
+* law: `phybench.scoring.learned.law.law_error / law_details` (for combinatorial: the law fitted to the
   judge's tracks; for the fundamental families: a fit to the parser's positions).
 
 The target (issue 34): judge + bodies at most 40% of the run per family; the share with the law
@@ -39,9 +39,9 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 DEFAULT_TASKS = "uniform,parabola,collision,combinatorial"  # the families the issue's target names
-GROUPS = {"judge": [("phybench.scoring.abnormal", "abnormal")],
-          "bodies": [("phybench.scoring.bodies", n) for n in ("body_position_error", "body_angle_error", "body_details")],
-          "law": [("phybench.scoring.law", n) for n in ("law_error", "law_details")]}
+GROUPS = {"judge": [("phybench.scoring.judge.abnormal", "abnormal")],
+          "bodies": [("phybench.scoring.learned.bodies", n) for n in ("body_position_error", "body_angle_error", "body_details")],
+          "law": [("phybench.scoring.learned.law", n) for n in ("law_error", "law_details")]}
 METRICS = ("velocity_error", "ssim", "psnr")
 
 
@@ -112,7 +112,7 @@ def prepare(task: str, n: int, tmp: str, exact: bool) -> tuple[str, str]:
 
 def measure(split: str, sub: str, profile: bool) -> tuple[float, dict[str, float]]:
     """(total CPU s, CPU s per group) of one `score --metrics velocity_error,ssim,psnr` run."""
-    from phybench.scoring.score import score
+    from phybench.scoring.run.score import score
 
     prof = cProfile.Profile() if profile else None
     with timed_groups() as spent:

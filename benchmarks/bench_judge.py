@@ -25,7 +25,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 from phybench.benign import degrade  # noqa: E402
 from phybench.data.split import generate_sample, make_plan, row_scene  # noqa: E402
-from phybench.scoring.abnormal import judge  # noqa: E402
+from phybench.scoring.judge.abnormal import judge  # noqa: E402
 from phybench.tasks import get_task  # noqa: E402
 
 CASES = [("uniform", "id-eval", 128), ("parabola", "id-eval", 128), ("collision", "id-eval", 128),

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from phybench.scoring import fvd, lpips
+from phybench.scoring.perceptual import fvd, lpips
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import limits  # noqa: E402

@@ -3,7 +3,7 @@
 For the first N rows of each given split: the exact ground truth and each benign degradation
 (`phybench.benign`) must stay trackable; uniform colour noise, a blank (all background) video
 and a heavy Gaussian blur of the ground truth (sigma = --heavy-sigma times the row's largest
-ball radius in px: the ball's own size blurred away) must be untrackable (the parser finds no ball: `phybench.scoring.parse.NOT_A_BALL`).  Only the
+ball radius in px: the ball's own size blurred away) must be untrackable (the parser finds no ball: `phybench.scoring.physics.parse.NOT_A_BALL`).  Only the
 generated frames are replaced; the condition frames stay the split's, as a model's would.
 
     PYTHONPATH=. python benchmarks/bench_no_ball.py /tmp/l34/uniform-id-eval /tmp/l34/uniform-ood-eval --rows 20
@@ -19,7 +19,7 @@ import numpy as np
 
 from phybench.benign import BENIGN, degrade
 from phybench.data.split import SplitReader
-from phybench.scoring.sample import score_sample
+from phybench.scoring.run.sample import score_sample
 
 Make = Callable[[np.ndarray, int, str], np.ndarray]
 

@@ -1,4 +1,4 @@
-"""Throughput and accuracy of `phybench.scoring.parse.parse_video` on our own ground-truth videos.
+"""Throughput and accuracy of `phybench.scoring.physics.parse.parse_video` on our own ground-truth videos.
 
     python benchmarks/bench_parse.py                    # 200 clips per task, 128 px
     python benchmarks/bench_parse.py --n 500 --split ood-eval --resolution 256
@@ -20,7 +20,7 @@ import time
 
 import numpy as np
 
-from phybench.scoring.parse import parse_video
+from phybench.scoring.physics.parse import parse_video
 from phybench.data.split import generate_sample, make_plan
 from phybench.tasks import get_task
 

@@ -45,15 +45,15 @@ def _prepare(work: Path) -> tuple[Path, Path]:
 def added_seconds(split: Path, sub: Path, repeats: int = 3) -> dict[str, float]:
     """Best of `repeats` CPU times of the added computations, on videos parsed beforehand."""
     from phybench.data.split import SplitReader
-    from phybench.scoring.law import law_details, law_error, summarise_law
+    from phybench.scoring.learned.law import law_details, law_error, summarise_law
     from phybench.scoring.metrics import Sample, ranked_error
-    from phybench.scoring.results import level_details, summarise
-    from phybench.scoring.sample import pixel_mapping
-    from phybench.scoring.parse import parse_video
+    from phybench.scoring.run.results import level_details, summarise
+    from phybench.scoring.run.sample import pixel_mapping
+    from phybench.scoring.physics.parse import parse_video
     from phybench.scoring.submission import open_submission
-    from phybench.scoring.velocity import VideoErrors, _lost_share_and_tracked_error, scored_pairs, video_errors
+    from phybench.scoring.physics.velocity import VideoErrors, _lost_share_and_tracked_error, scored_pairs, video_errors
     from phybench.data.split import row_scene
-    from phybench.scoring.parse import MISSING
+    from phybench.scoring.physics.parse import MISSING
 
     reader = SplitReader(split)
     m = reader.manifest
@@ -97,7 +97,7 @@ def added_seconds(split: Path, sub: Path, repeats: int = 3) -> dict[str, float]:
 
 def run_seconds(split: Path, sub: Path, metrics: tuple[str, ...] | None) -> tuple[float, float]:
     """(wall, CPU) seconds of one `score` run."""
-    from phybench.scoring.score import score
+    from phybench.scoring.run.score import score
 
     w0, c0 = time.perf_counter(), time.process_time()
     score(sub, split, metrics, progress=False)

@@ -43,8 +43,8 @@ import limits  # noqa: E402
 
 from phybench.data.generate import generate  # noqa: E402
 from phybench.data.split import SplitReader, make_plan  # noqa: E402
-from phybench.scoring.image_metrics import ssim_frames  # noqa: E402
-from phybench.scoring.score import score  # noqa: E402
+from phybench.scoring.perceptual.image_metrics import ssim_frames  # noqa: E402
+from phybench.scoring.run.score import score  # noqa: E402
 from phybench.submission import submission_meta, write_submission  # noqa: E402
 from phybench.tasks import get_task  # noqa: E402
 

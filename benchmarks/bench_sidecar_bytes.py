@@ -22,7 +22,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from phybench.leaderboard.common.samples_parquet import canonical_json, from_parquet, read_sidecar, to_parquet
-from phybench.scoring.layout import RECORD_SUFFIX, SAMPLES_SUFFIX
+from phybench.scoring.run.layout import RECORD_SUFFIX, SAMPLES_SUFFIX
 
 MODELS = ("copy-last", "ground-truth", "linear-extrapolation", "nearest-neighbour", "physics-oracle")
 

@@ -55,7 +55,7 @@ def main() -> int:
     args = ap.parse_args()
 
     from phybench.leaderboard.verify.rescore import verify_many
-    from phybench.scoring.score import score, write_results
+    from phybench.scoring.run.score import score, write_results
 
     work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="bench-verify-"))
     t0 = time.perf_counter()

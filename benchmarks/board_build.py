@@ -50,7 +50,7 @@ print(json.dumps({"seconds": seconds, "cpu_s": use.ru_utime + use.ru_stime, "pea
 def _copy_scaled(results: Path, out: Path, copies: int) -> int:
     """`copies` copies of every board results file under `results` (and its sidecar) into `out`;
     returns the number of results files written."""
-    from phybench.scoring.results import results_bytes
+    from phybench.scoring.run.results import results_bytes
 
     written = 0
     for path in sorted(results.rglob("*.json")):

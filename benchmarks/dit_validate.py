@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 from phybench.data.split import SplitReader
-from phybench.scoring.score import score_sample
+from phybench.scoring.run.score import score_sample
 from phybench_baselines.dit.sample import complete_clips, load_run
 from phybench_baselines.training import StreamSampler
 

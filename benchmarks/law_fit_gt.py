@@ -1,7 +1,7 @@
 """The ground truth's own fitted law against the simulator's (issue 34, item 3 target).
 
 For every row of each given evaluation split (or the first --rows): the family's law is fitted
-to the exact rendered video the way a submission's is (`phybench.scoring.law`: parsed pixels,
+to the exact rendered video the way a submission's is (`phybench.scoring.learned.law`: parsed pixels,
 generated frames, whole balls inside the view) and compared with the simulator's value from
 the row's stored states (`free_flight_from_states`, `collision_from_states`) by `judge_law`'s
 aspects (velocity, acceleration, gravity; restitution, momentum).  A video is "within" when
@@ -26,8 +26,8 @@ import numpy as np
 
 from phybench.benign import degrade
 from phybench.data.split import SplitReader
-from phybench.scoring.law import LAW_FITS, collision_from_states, free_flight_from_states, judge_law
-from phybench.scoring.sample import score_sample
+from phybench.scoring.learned.law import LAW_FITS, collision_from_states, free_flight_from_states, judge_law
+from phybench.scoring.run.sample import score_sample
 from phybench.tasks import family_of, get_task
 from phybench.world.laws import fully_in_view
 

@@ -2,7 +2,7 @@
 
 For each given evaluation split, every row gets each planted kind its family is meant for
 (`phybench.violations`), is scored the way a submission is (`score_sample` with
-``velocity_error``: the ``law`` block is its companion, `phybench.scoring.law`), and counted:
+``velocity_error``: the ``law`` block is its companion, `phybench.scoring.learned.law`), and counted:
 
 - hit: the video's law ``wrong`` list names the expected aspect (restitution kinds ->
   ``restitution``; equal-mass, momentum-1.5 -> ``momentum``; slow-3 -> ``acceleration``);
@@ -10,7 +10,7 @@ For each given evaluation split, every row gets each planted kind its family is 
 - miss: a fit that does not name the aspect (the fitted values are kept for --show-misses).
 
 The share of hits is over the planted videos (skipped rows, where a kind does not apply,
-are left out), and over those with a fit; Wilson 95% intervals (`phybench.scoring.results.wilson`).
+are left out), and over those with a fit; Wilson 95% intervals (`phybench.scoring.run.results.wilson`).
 The false-alarm side is the same count on the exact ground truth of every row (it should name
 nothing).  A miss with a fit whose aspect error is under `WRONG` is a planted change too small to
 be a wrong law (the table's "largest miss").
@@ -32,9 +32,9 @@ from typing import Any
 import numpy as np
 
 from phybench.data.split import SplitReader
-from phybench.scoring.law import LAW_FITS, WRONG
-from phybench.scoring.results import wilson  # the one Wilson interval of phybench
-from phybench.scoring.sample import score_sample
+from phybench.scoring.learned.law import LAW_FITS, WRONG
+from phybench.scoring.run.results import wilson  # the one Wilson interval of phybench
+from phybench.scoring.run.sample import score_sample
 from phybench.tasks import get_task
 from phybench.tasks.family import family_of
 from phybench.violations import plant

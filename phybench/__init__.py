@@ -16,7 +16,7 @@ The public API, in the order a model author meets it (in the spirit of lm-eval's
 Every name is imported on first use, so ``import phybench`` stays cheap and the readers of
 untrusted input (`phybench.submission.archive`) load nothing they do not need.  The modules
 behind each name are the documented import paths too (`phybench.data.split`,
-`phybench.submission`, `phybench.scoring.score`, `phybench.data.download`, ...).
+`phybench.submission`, `phybench.scoring.run.score`, `phybench.data.download`, ...).
 """
 from __future__ import annotations
 
@@ -48,10 +48,10 @@ _API: dict[str, tuple[str, str]] = {
     "write_submission": ("phybench.submission.writer", "write_submission"),
     "validate": ("phybench.submission.validation", "validate"),
     # scoring
-    "score": ("phybench.scoring.score", "score"),
-    "ScoreError": ("phybench.scoring.score", "ScoreError"),
-    "ScoreOutput": ("phybench.scoring.score", "ScoreOutput"),
-    "write_results": ("phybench.scoring.score", "write_results"),
+    "score": ("phybench.scoring.run.score", "score"),
+    "ScoreError": ("phybench.scoring.run.score", "ScoreError"),
+    "ScoreOutput": ("phybench.scoring.run.score", "ScoreOutput"),
+    "write_results": ("phybench.scoring.run.score", "write_results"),
     # the whole loop for a model class, and the board
     "run": ("phybench.pipeline", "run"),
     "build_leaderboard": ("phybench.leaderboard", "build"),
@@ -74,7 +74,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .data.split import SplitError, SplitReader, load_hf_dataset, read_manifest
     from .data.verify import verify
     from .leaderboard import build as build_leaderboard
-    from .scoring.score import ScoreError, ScoreOutput, score, write_results
+    from .scoring.run.score import ScoreError, ScoreOutput, score, write_results
     from .submission.archive import SubmissionError
     from .submission.format import Submission, open_submission
     from .pipeline import run

@@ -14,7 +14,7 @@ from concurrent.futures import ProcessPoolExecutor
 from typing import Any, Iterator, Sequence
 
 from .benign import BENIGN, degrade
-from .scoring.results import wilson
+from .scoring.run.results import wilson
 from .violations import KINDS, ViolationError, plant
 
 EXACT = "exact"
@@ -24,7 +24,7 @@ def calibration_kinds() -> list[str]:
     """The planted kinds the calibration plants, from the judge's rule table: each rule's
     `planted_kinds` in table order, then the kinds no rule claims (what the velocity error is
     for: a smooth video at the wrong speed), in `phybench.violations.KINDS` order."""
-    from .scoring.rules import RULES
+    from .scoring.judge.rules import RULES
 
     claimed = list(dict.fromkeys(k for rule in RULES for k in rule.planted_kinds))
     return claimed + [k for k in KINDS if k not in claimed]
@@ -36,7 +36,7 @@ _READERS: dict[str, tuple[Any, list[dict[str, Any]]]] = {}
 def _judge_row(job: tuple[str, int, tuple[str, ...], tuple[str, ...]]) -> dict[str, Any]:
     """Judge one row of one split under every benign and planted kind asked for."""
     from .data.split import SplitReader, row_scene
-    from .scoring.abnormal import judge
+    from .scoring.judge.abnormal import judge
 
     split_dir, i, benign, planted = job
     if split_dir not in _READERS:  # one reader and one read of the rows per split and process

@@ -40,7 +40,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .data.split import SplitReader
-from .scoring.estimate import duration as _duration
+from .scoring.run.estimate import duration as _duration
 from .conditioning import conditioning_record, model_caller
 from . import jsonsafe
 from .io import atomic_save_npy, atomic_write_bytes, file_sha256
@@ -439,8 +439,8 @@ def run(model: Any, model_name: str, split_dirs: Sequence[str | os.PathLike[str]
     split's work folder made by another identity is refused (RunError ``run_mismatch``) unless
     `restart`, which deletes it first.
     """
-    from .scoring.results import details_bytes
-    from .scoring.score import score, write_results
+    from .scoring.run.results import details_bytes
+    from .scoring.run.score import score, write_results
 
     out = Path(out)
     rank, size = world()

@@ -30,7 +30,7 @@ import numpy as np
 from . import jsonsafe
 from .data.split import SplitReader
 from .io import atomic_write_bytes
-from .scoring.results import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, bootstrap_ci
+from .scoring.run.results import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, bootstrap_ci
 from .submission.archive import SubmissionError
 from .submission.format import open_submission
 
@@ -162,7 +162,7 @@ def evaluate(pairs: str | os.PathLike[str], split_dir: str | os.PathLike[str], s
 
 def write(doc: dict[str, Any], path: str | os.PathLike[str]) -> None:
     """Deterministic bytes (sorted keys, scores to 9 significant digits), written atomically."""
-    from .scoring.results import results_bytes
+    from .scoring.run.results import results_bytes
 
     atomic_write_bytes(path, results_bytes(doc))
 

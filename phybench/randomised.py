@@ -179,7 +179,7 @@ _READERS: dict[str, tuple[Any, list[dict[str, Any]]]] = {}
 def judge_kinds() -> list[str]:
     """The planted kinds a judge rule claims (the law-level ones, a wrong speed or restitution,
     are the velocity error's and the law block's: `benchmarks/law_recall.py`)."""
-    from .scoring.rules import RULES
+    from .scoring.judge.rules import RULES
 
     return list(dict.fromkeys(k for rule in RULES for k in rule.planted_kinds))
 
@@ -187,7 +187,7 @@ def judge_kinds() -> list[str]:
 def _judge_case(job: tuple[str, str, int, int, int, int]) -> dict[str, Any]:
     """Judge one row: `draws` random benign compositions and one planted kind drawn at random."""
     from .data.split import SplitReader, row_scene
-    from .scoring.abnormal import judge
+    from .scoring.judge.abnormal import judge
     from .violations import plant
 
     split_dir, name, i, seed, draws, planted = job
@@ -267,7 +267,7 @@ def calibrate_random(split_dirs: Sequence[str], *, seed: int, draws: int = 2, pl
 
 def random_markdown(cal: dict[str, Any]) -> str:
     """The per-family false-positive table and the planted recall (Wilson 95% intervals)."""
-    from .scoring.results import wilson
+    from .scoring.run.results import wilson
 
     def cell(h: int, n: int) -> str:
         lo, hi = wilson(h, n)

@@ -29,8 +29,8 @@ def fetched() -> dict:
 
     The one fixture that fetches weights: every test that computes LPIPS or FVD requests it,
     so it passes run alone on an empty cache (`phybench weights fetch` is idempotent: a no-op
-    when the files verify, phybench/scoring/weights.py)."""
-    from phybench.scoring import weights
+    when the files verify, phybench/scoring/perceptual/weights.py)."""
+    from phybench.scoring.perceptual import weights
 
     return weights.fetch(progress=False)
 

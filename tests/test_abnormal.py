@@ -15,8 +15,8 @@ import pytest
 from phybench.cli import main
 from phybench.data.generate import generate
 from phybench.data.split import SplitReader, make_plan, row_scene
-from phybench.scoring.abnormal import SETTINGS, judge
-from phybench.scoring.score import score
+from phybench.scoring.judge.abnormal import SETTINGS, judge
+from phybench.scoring.run.score import score
 from phybench.tasks import get_task
 from phybench.violations import KINDS, onset_frame, plant, write_violations
 
@@ -221,9 +221,9 @@ def test_kinds_are_documented_and_deterministic(splits):
 def test_rescore_recomputes_the_judge_and_keeps_the_rest(splits, tmp_path, capsys):
     """A results file scored under other judge settings, rescored from the same submission,
     equals a fresh full score (but for the `rescored` note); anything else is refused."""
-    from phybench.scoring.results import results_bytes
-    from phybench.scoring.rescore import rescore
-    from phybench.scoring.score import ScoreError
+    from phybench.scoring.run.results import results_bytes
+    from phybench.scoring.run.rescore import rescore
+    from phybench.scoring.run.score import ScoreError
 
     folder = splits[("collision", "id-eval")]
     assert main(["baseline", "copy-last", "--data", str(folder), "--out", str(tmp_path / "cl"), "--quiet"]) == 0
@@ -256,7 +256,7 @@ def test_rescore_recomputes_the_judge_and_keeps_the_rest(splits, tmp_path, capsy
 def test_shape_descriptors_of_rendered_bodies():
     """The tracker's descriptors: a disc is round and compact; a 2:1 bar is twice as long as wide,
     oriented as drawn, with extents along its axes of its size."""
-    from phybench.scoring.abnormal import colour_masks, shape_of
+    from phybench.scoring.judge.abnormal import colour_masks, shape_of
     from phybench.world.render import render
     from phybench.world.scene import Body, Disc, Rect, Scene
 
@@ -303,7 +303,7 @@ def test_a_ball_the_ground_truth_itself_knocks_out_of_view_in_one_frame_is_no_va
 
 def test_levels_are_mapped_back_before_judging_and_only_when_they_moved():
     from phybench.benign import degrade
-    from phybench.scoring.levels import LEVELS_TOL, match_levels
+    from phybench.scoring.judge.levels import LEVELS_TOL, match_levels
     from phybench.world.render import render
 
     scene, _ = _struck_out_scene()
@@ -387,8 +387,8 @@ def test_law_block_names_momentum_for_the_momentum_kinds(splits):
     """Scored like a submission: the law block's `wrong` names momentum wherever the planted
     change moves the momentum exchange by clearly more than the 5% threshold, and restitution
     stays right for equal masses (elastic)."""
-    from phybench.scoring.law import WRONG
-    from phybench.scoring.sample import score_sample
+    from phybench.scoring.learned.law import WRONG
+    from phybench.scoring.run.sample import score_sample
 
     reader, rows = _collision_rows(splits)
     m = reader.manifest

@@ -26,7 +26,7 @@ from phybench.reference import (
     run_baseline,
 )
 from phybench.data.generate import generate
-from phybench.scoring.score import score
+from phybench.scoring.run.score import score
 from phybench.world.render import render
 from phybench.world.scene import Scene
 from phybench.data.split import SplitReader, make_plan

@@ -25,7 +25,7 @@ from phybench.cli.leaderboard import main
 from phybench.io import file_sha256
 from phybench.leaderboard import SITE_MARKER, LeaderboardError, build
 from phybench.leaderboard.verify.records import Verification, write_record
-from phybench.scoring.layout import record_path
+from phybench.scoring.run.layout import record_path
 
 ROOT = Path(__file__).resolve().parents[1] / "leaderboard" / "results"
 LITE = ROOT / "fundamental" / "lite"
@@ -526,8 +526,8 @@ def _with_laws(results: Path, name: str = ID_FILE) -> None:
     `phybench score` computes from them (the shipped files predate the law fit)."""
     import numpy as np
 
-    from phybench.scoring.law import LAW_FITS, sidecar_law, summarise_law
-    from phybench.scoring.results import json_ready
+    from phybench.scoring.learned.law import LAW_FITS, sidecar_law, summarise_law
+    from phybench.scoring.run.results import json_ready
 
     sidecar = json.loads((results / side(name)).read_text())
     rng = np.random.default_rng(7)

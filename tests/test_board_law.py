@@ -10,7 +10,7 @@ from phybench.data.generate import generate
 from phybench.data.split import make_plan
 from phybench.leaderboard import build
 from phybench.reference import run_baseline
-from phybench.scoring.score import score, write_results
+from phybench.scoring.run.score import score, write_results
 from phybench.tasks import get_task
 
 

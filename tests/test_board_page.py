@@ -24,7 +24,7 @@ from phybench.leaderboard import build
 from phybench.leaderboard.site.gap import ratio_interval
 from phybench.leaderboard.site.law import law_axis, law_rows, plot_law_scatter
 from phybench.leaderboard.site.scatter import PAGE_POINTS, ROW_CAP, merge, reduce, sample_key
-from phybench.scoring.results import results_bytes
+from phybench.scoring.run.results import results_bytes
 
 LITE = Path(__file__).parent.parent / "leaderboard" / "results" / "fundamental" / "lite"
 PAGE_LIMIT = 2_000_000  # bytes: the board page a visitor loads

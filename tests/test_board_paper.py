@@ -81,8 +81,8 @@ def test_fundamental_board_quotes_figure3_under_the_papers_convention(tmp_path):
     from phybench.data.generate import generate
     from phybench.data.split import SplitReader, make_plan
     from phybench.leaderboard import build
-    from phybench.scoring.results import results_bytes
-    from phybench.scoring.score import score
+    from phybench.scoring.run.results import results_bytes
+    from phybench.scoring.run.score import score
     from phybench.submission import submission_meta, write_submission
     from phybench.tasks import get_task
 

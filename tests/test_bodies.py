@@ -1,4 +1,4 @@
-"""Per-body trajectories of combinatorial scenes (`phybench.scoring.bodies`, issue 24 items 2 and 3).
+"""Per-body trajectories of combinatorial scenes (`phybench.scoring.learned.bodies`, issue 24 items 2 and 3).
 
 The pose error is 0 on the ground truth, tiny on the physics oracle, small on degraded copies of
 the ground truth, and large on copy-last; the law fitted to the tracks gives the task's gravity on
@@ -15,8 +15,8 @@ import pytest
 from phybench.benign import degrade
 from phybench.data.generate import generate
 from phybench.data.split import SplitReader, make_plan, row_scene
-from phybench.scoring.law import sidecar_law
-from phybench.scoring.score import score
+from phybench.scoring.learned.law import sidecar_law
+from phybench.scoring.run.score import score
 from phybench.submission import submission_meta, write_submission
 from phybench.tasks import family_of, get_task
 from phybench.violations import KINDS, _needs_gravity, _resimulate, plant
@@ -118,7 +118,7 @@ def test_planted_gravity_is_recovered(split, tmp_path, factor):
 
 @pytest.mark.slow
 def test_results_and_sidecar_are_deterministic(split, tmp_path):
-    from phybench.scoring.results import results_bytes
+    from phybench.scoring.run.results import results_bytes
 
     a, _ = _scored(tmp_path / "a", split, None)
     b, _ = _scored(tmp_path / "b", split, None)
@@ -131,9 +131,9 @@ def test_results_and_sidecar_are_deterministic(split, tmp_path):
 def test_rescore_adds_the_new_companions_as_a_fresh_score_would(split, tmp_path):
     """Shipped results scored before these metrics existed gain them from the same submission
     (`phybench rescore`), LPIPS/FVD kept: the file equals a fresh score but for the `rescored` note."""
-    from phybench.scoring.results import results_bytes
-    from phybench.scoring.rescore import rescore
-    from phybench.scoring.score import ScoreError
+    from phybench.scoring.run.results import results_bytes
+    from phybench.scoring.run.rescore import rescore
+    from phybench.scoring.run.score import ScoreError
 
     reader = SplitReader(split)
     sub = tmp_path / "sub"
@@ -162,8 +162,8 @@ def test_rescore_refreshes_the_tracking_wording_where_nothing_is_tracked(split, 
     """Combinatorial parses no disc (`object_reader = "none"`), so the tracking block of its results
     says nothing its numbers depend on: a reworded block does not force a full re-score (LPIPS, FVD);
     the rescored file equals a fresh score but for the `rescored` note."""
-    from phybench.scoring.results import results_bytes
-    from phybench.scoring.rescore import rescore
+    from phybench.scoring.run.results import results_bytes
+    from phybench.scoring.run.rescore import rescore
 
     reader = SplitReader(split)
     sub = tmp_path / "sub"
@@ -249,10 +249,10 @@ def _free_band(gt: np.ndarray, rows: int = 12) -> int | None:
 
 
 def test_census_counts_a_body_drawn_from_nothing_not_one_coming_in_nor_a_flicker(split):
-    """The census (`phybench.scoring.census`) on hand-drawn discs in a free band of a ground-truth
+    """The census (`phybench.scoring.judge.census`) on hand-drawn discs in a free band of a ground-truth
     video: a disc appearing mid-view is one extra body and costs a lost body's share; the same disc
     entering through the left border and crossing the view, or drawn in a single frame, is none."""
-    from phybench.scoring.bodies import body_position_error, body_tracks
+    from phybench.scoring.learned.bodies import body_position_error, body_tracks
     from phybench.scoring.metrics import Sample
 
     reader = SplitReader(split)
@@ -284,7 +284,7 @@ def test_details_parquet_has_the_census_counts_only_where_scored():
 
     import pyarrow.parquet as pq
 
-    from phybench.scoring.results import details_bytes
+    from phybench.scoring.run.results import details_bytes
 
     base = {"sample_id": "a", "level": "in", "untrackable": None, "excluded": None, "scored_pairs": 0}
     plain = pq.read_table(io.BytesIO(details_bytes([base], ["ssim"])))

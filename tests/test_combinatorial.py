@@ -203,8 +203,8 @@ def test_workers_give_the_same_split(tmp_path):
 def test_baselines_score_and_show_as_table_two(tmp_path):
     from phybench.reference import BaselineError, run_baseline
     from phybench.leaderboard import build
-    from phybench.scoring.results import results_bytes
-    from phybench.scoring.score import score
+    from phybench.scoring.run.results import results_bytes
+    from phybench.scoring.run.score import score
 
     results = tmp_path / "results"
     results.mkdir()

@@ -107,8 +107,8 @@ def test_square_family_follows_its_law(square_task):
 
 def test_square_family_generates_verifies_scores_and_shows(square_task, tmp_path):
     from phybench.leaderboard import build
-    from phybench.scoring.results import results_bytes
-    from phybench.scoring.score import score
+    from phybench.scoring.run.results import results_bytes
+    from phybench.scoring.run.score import score
 
     results = tmp_path / "results"
     for split in square_task.eval_splits:
@@ -175,7 +175,7 @@ def test_nothing_downstream_names_a_task():
 
 
 def test_readers_of_untrusted_input_do_not_import_box2d():
-    code = ("import sys, phybench.scoring.score, phybench.leaderboard, phybench.submission.format, "
-            "phybench.submission.validation, phybench.scoring.parse; "
+    code = ("import sys, phybench.scoring.run.score, phybench.leaderboard, phybench.submission.format, "
+            "phybench.submission.validation, phybench.scoring.physics.parse; "
             "assert 'Box2D' not in sys.modules, 'Box2D imported'")
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -9,8 +9,8 @@ import pytest
 
 from phybench.data.generate import generate
 from phybench.data.split import SplitReader, make_plan
-from phybench.scoring.results import results_bytes
-from phybench.scoring.score import score
+from phybench.scoring.run.results import results_bytes
+from phybench.scoring.run.score import score
 from phybench.submission import submission_meta, write_submission
 from phybench.tasks import get_task
 
@@ -48,7 +48,7 @@ def test_reference_features_are_cached_and_change_nothing(tmp_path, monkeypatch,
 
 
 def test_a_long_lpips_fvd_run_prints_an_estimate_first(tmp_path, monkeypatch, capsys, fetched):
-    import phybench.scoring.score as score_module
+    import phybench.scoring.run.score as score_module
 
     monkeypatch.setenv("PHYBENCH_FVD_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(score_module, "ESTIMATE_MIN_VIDEOS", 2)  # 2 videos stand for a long run
@@ -69,7 +69,7 @@ def test_a_long_lpips_fvd_run_prints_an_estimate_first(tmp_path, monkeypatch, ca
 
 
 def test_the_estimate_reads_as_a_person_says_it():
-    from phybench.scoring.estimate import _duration
+    from phybench.scoring.run.estimate import _duration
 
     assert [_duration(s) for s in (0.2, 40, 88, 95, 599, 3000, 9000)] == \
         ["1 s", "40 s", "88 s", "1.6 min", "10.0 min", "50 min", "2.5 h"]

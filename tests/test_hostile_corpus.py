@@ -1276,7 +1276,7 @@ def test_score_workers_leave_no_child_process(four, monkeypatch):
                 found.append(int(pid))
         return found
 
-    import phybench.scoring.loop as loop_module  # the pass that owns the pool
+    import phybench.scoring.run.loop as loop_module  # the pass that owns the pool
 
     pools = []
     real = loop_module.ProcessPoolExecutor

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from skimage.metrics import peak_signal_noise_ratio, structural_similarity
 
-from phybench.scoring.image_metrics import PSNR_MSE_FLOOR, psnr_frames, score_frames, ssim_frames
-from phybench.scoring.results import bootstrap_ci
+from phybench.scoring.perceptual.image_metrics import PSNR_MSE_FLOOR, psnr_frames, score_frames, ssim_frames
+from phybench.scoring.run.results import bootstrap_ci
 from phybench.data.split import generate_sample, make_plan
 from phybench.tasks import get_task
 
@@ -112,7 +112,7 @@ def test_bootstrap_interval_is_reproducible_and_covers_the_mean():
 
 _THREADS_SCRIPT = """
 import numpy as np
-from phybench.scoring.image_metrics import ssim_frames
+from phybench.scoring.perceptual.image_metrics import ssim_frames
 rng = np.random.default_rng(7)
 a = rng.integers(0, 256, (4, 128, 128, 3), dtype=np.uint8)
 b = np.clip(a.astype(int) + rng.integers(-30, 31, a.shape), 0, 255).astype(np.uint8)

@@ -10,7 +10,7 @@ import pytest
 
 from phybench.data.importer import PhyworldImportError, decode_mp4, import_phyworld
 from phybench.world.laws import fully_in_view
-from phybench.scoring.parse import PHYWORLD, parse_video
+from phybench.scoring.physics.parse import PHYWORLD, parse_video
 from phybench.data.split import SplitReader, read_manifest
 from phybench.data.verify import verify
 
@@ -130,7 +130,7 @@ def test_merged_file_gives_the_same_split(imported, tmp_path):
 
 def test_imported_ground_truth_scores_near_zero(imported, tmp_path):
     """The scorer reads `pixel_mapping: grid` and parses their videos with their mapping."""
-    from phybench.scoring.score import score
+    from phybench.scoring.run.score import score
     from phybench.submission import submission_meta, write_submission
 
     reader = SplitReader(imported["uniform_128"])

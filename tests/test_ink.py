@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from phybench.scoring.segment import INK, _ink
+from phybench.scoring.judge.segment import INK, _ink
 
 
 def _reference(video: np.ndarray, background: tuple[int, int, int]) -> np.ndarray:

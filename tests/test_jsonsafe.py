@@ -127,7 +127,7 @@ ALLOWED = {
     ("phybench/tasks/check.py", "json.loads(canonical)"): "a spec's own canonical JSON, made by this process",
     ("phybench/tasks/check.py", "json.loads(sys.argv[1])"): "a child process's argv, written by check.py",
     ("phybench/tasks/check.py", "json.loads(done.stdout"): "that child's output (our own code)",
-    ("phybench/scoring/rescore.py", "json.loads(json.dumps("): "round trip of settings this process made",
+    ("phybench/scoring/run/rescore.py", "json.loads(json.dumps("): "round trip of settings this process made",
     ("phybench/leaderboard/verify/claims.py", "json.loads(json.dumps("): "round trip of settings this process made",
     ("phybench/leaderboard/verify/rescore.py", "json.loads(results_bytes("): "round trip of results just scored",
     ("phybench/leaderboard/verify/rescore.py", "json.loads(json.dumps("): "round trip of a sidecar just scored",

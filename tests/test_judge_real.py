@@ -18,7 +18,7 @@ from phybench.calibration import calibrate, wilson
 from phybench.cli import main
 from phybench.data.generate import generate
 from phybench.data.split import SplitReader, make_plan, row_scene
-from phybench.scoring.abnormal import judge
+from phybench.scoring.judge.abnormal import judge
 from phybench.tasks import get_task
 from phybench.violations import plant
 

@@ -13,8 +13,8 @@ from phybench.calibration import calibration_kinds
 from phybench.cli import main
 from phybench.data.generate import generate
 from phybench.data.split import SplitReader, make_plan, row_scene
-from phybench.scoring import rules
-from phybench.scoring.abnormal import SETTINGS, judge
+from phybench.scoring.judge import rules
+from phybench.scoring.judge.abnormal import SETTINGS, judge
 from phybench.tasks import get_task
 from phybench.violations import KINDS, plant
 

@@ -1,4 +1,4 @@
-"""Law identification (`phybench.scoring.law`, issue 24 item 3): the fitted law is the true one on the
+"""Law identification (`phybench.scoring.learned.law`, issue 24 item 3): the fitted law is the true one on the
 ground truth and recovers planted law changes.
 
 Planted videos are Box2D re-simulations (gravity, restitution) or scaled trajectories (speed) of the
@@ -13,8 +13,8 @@ import pytest
 
 from phybench.data.generate import generate
 from phybench.data.split import SplitReader, make_plan, row_scene
-from phybench.scoring.results import markdown_table
-from phybench.scoring.score import samples_sidecar, score
+from phybench.scoring.run.results import markdown_table
+from phybench.scoring.run.score import samples_sidecar, score
 from phybench.submission import submission_meta, write_submission
 from phybench.tasks import family_of, get_task
 from phybench.violations import _needs_gravity, _resimulate, plant

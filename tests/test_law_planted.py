@@ -24,10 +24,10 @@ from scipy import ndimage
 from phybench.benign import degrade
 from phybench.data.generate import generate
 from phybench.data.split import SplitReader, make_plan, render_row
-from phybench.scoring.law import WRONG, fit_free_flight, inside_border
-from phybench.scoring.lawfit import poly_fit
-from phybench.scoring.parse import MISSING, NOT_A_BALL, PARTLY_OUT, parse_video
-from phybench.scoring.sample import score_sample
+from phybench.scoring.learned.law import WRONG, fit_free_flight, inside_border
+from phybench.scoring.learned.lawfit import poly_fit
+from phybench.scoring.physics.parse import MISSING, NOT_A_BALL, PARTLY_OUT, parse_video
+from phybench.scoring.run.sample import score_sample
 from phybench.tasks import get_task
 
 N = 8
@@ -194,7 +194,7 @@ def test_closed_form_fit_is_order_independent_and_exact():
 
 # ------------------------------------------------------------------ the judge
 def test_the_judge_calls_a_ball_lost_in_noise_a_vanish(splits):
-    from phybench.scoring.abnormal import judge_sample
+    from phybench.scoring.judge.abnormal import judge_sample
     from phybench.scoring.metrics import Sample
 
     reader = splits["uniform"]

@@ -1,4 +1,4 @@
-"""The results layout has one owner: `phybench.scoring.layout` names the results file, its
+"""The results layout has one owner: `phybench.scoring.run.layout` names the results file, its
 samples sidecar and its verification record; no other module spells those names in code."""
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import ast
 import json
 from pathlib import Path
 
-from phybench.scoring import layout
+from phybench.scoring.run import layout
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -22,7 +22,7 @@ def _code_strings(path: Path) -> list[tuple[int, str]]:
 
 
 def test_only_the_layout_spells_the_sidecar_and_record_names():
-    owner = ROOT / "phybench" / "scoring" / "layout.py"
+    owner = ROOT / "phybench" / "scoring" / "run" / "layout.py"
     spelled = []
     for path in [*sorted((ROOT / "phybench").rglob("*.py")), *sorted((ROOT / "leaderboard" / "scripts").glob("*.py"))]:
         if path == owner:
@@ -43,7 +43,7 @@ def test_the_three_names_pair_up(tmp_path):
 
 
 def test_output_files_are_the_bytes_score_always_wrote(tmp_path):
-    from phybench.scoring.results import results_bytes
+    from phybench.scoring.run.results import results_bytes
 
     results = {"kind": "phybench-results", "b": 1.0, "a": float("nan")}
     samples = {"samples": [{"sample_id": "x", "true_velocity": 1.5}], "dof": "velocity"}

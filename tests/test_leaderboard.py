@@ -29,11 +29,11 @@ import numpy as np
 import pytest
 
 from phybench import __version__
-from phybench.scoring.image_metrics import SETTINGS as IMAGE_SETTINGS
+from phybench.scoring.perceptual.image_metrics import SETTINGS as IMAGE_SETTINGS
 from phybench.leaderboard import LeaderboardError, build, csv_safe, markdown_escape, script_json
-from phybench.scoring.results import build_results, results_bytes
+from phybench.scoring.run.results import build_results, results_bytes
 from phybench.tasks import get_task
-from phybench.scoring.velocity import SETTINGS as VELOCITY_SETTINGS
+from phybench.scoring.physics.velocity import SETTINGS as VELOCITY_SETTINGS
 
 EVIL = "<script>alert(1)</script>|x"
 N_PER_LEVEL = 16  # videos per level: enough for intervals, fast to bootstrap
@@ -680,8 +680,8 @@ def test_a_model_field_is_one_table_row(documents, tmp_path, monkeypatch):
     """A board column describing a model is one `ModelField` row: the scorer copies its
     submission.json key, the board keeps it, and the page's script draws it (summary line and
     provenance details) from the table serialised into the page; the row never leaks."""
-    from phybench.scoring import model_fields
-    from phybench.scoring.model_fields import MODEL_FIELDS, ModelField, scalar, submission_fields
+    from phybench.submission import model_fields
+    from phybench.submission.model_fields import MODEL_FIELDS, ModelField, scalar, submission_fields
 
     rows = [ModelField("licence", scalar("licence"), "summary", "licence", "licence {}", submission_key="licence"),
             ModelField("precision", scalar("precision"), "details", "sampled in")]

@@ -1,11 +1,11 @@
-"""The level map's per-bin statistics (`phybench.scoring.levels._bin_means_medians`) from one joint
+"""The level map's per-bin statistics (`phybench.scoring.judge.levels._bin_means_medians`) from one joint
 histogram equal, bit for bit, the mask-and-sort definition they replaced: the judge's verdicts
 must not move by a last place."""
 from __future__ import annotations
 
 import numpy as np
 
-from phybench.scoring.levels import LEVELS_SHARE, _bin_means_medians
+from phybench.scoring.judge.levels import LEVELS_SHARE, _bin_means_medians
 
 
 def test_bin_means_and_medians_equal_the_masked_mean_and_median_bit_for_bit() -> None:

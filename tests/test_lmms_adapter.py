@@ -20,7 +20,7 @@ import yaml
 from phybench.data.generate import generate
 from phybench.data.split import SplitReader, make_plan
 from phybench.harness import lmms
-from phybench.scoring.score import score
+from phybench.scoring.run.score import score
 from phybench.tasks import get_task
 
 

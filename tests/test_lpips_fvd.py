@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 import torch
 
-from phybench.scoring import fvd
-from phybench.scoring.fvd import FVD, frechet_distance, i3d_logits
-from phybench.scoring.lpips import LPIPS, LPIPSVideo, lpips_frames
+from phybench.scoring.perceptual import fvd
+from phybench.scoring.perceptual.fvd import FVD, frechet_distance, i3d_logits
+from phybench.scoring.perceptual.lpips import LPIPS, LPIPSVideo, lpips_frames
 
 
 def _random_videos(n: int, frames: int, size: int, seed: int) -> np.ndarray:

@@ -23,8 +23,8 @@ from phybench.scoring.metrics import (
     requestable_metrics,
     temporary_metric,
 )
-from phybench.scoring.results import markdown_table, results_bytes
-from phybench.scoring.score import ScoreError, parse_metrics, samples_sidecar, score
+from phybench.scoring.run.results import markdown_table, results_bytes
+from phybench.scoring.run.score import ScoreError, parse_metrics, samples_sidecar, score
 from phybench.submission import submission_meta, write_submission
 from phybench.tasks import family_of, get_task
 
@@ -58,7 +58,7 @@ def test_built_in_metrics_are_registered_with_their_conventions():
         "colour_kept": "attributes", "ssim": "image", "psnr": "image", "lpips": "lpips", "fvd": "fvd"}
     assert {m: METRICS.get(m).weights for m in BUILT_IN if METRICS.get(m).weights} == {"lpips": "alexnet", "fvd": "i3d"}
     assert METRICS.get("fvd").kind == "set" and METRICS.get("psnr").fmt == ".2f" and METRICS.get("ssim").fmt == ".4f"
-    from phybench.scoring.velocity import SETTINGS
+    from phybench.scoring.physics.velocity import SETTINGS
 
     assert METRICS.get("velocity_error").settings is SETTINGS
     # every metric a family lists is registered

@@ -17,7 +17,7 @@ from phybench_baselines.framear import sample as fa_sample  # noqa: E402
 from phybench_baselines.framear import train as fa_train  # noqa: E402
 from phybench.data.generate import generate  # noqa: E402
 from phybench.data.split import SplitReader, make_plan  # noqa: E402
-from phybench.scoring.sample import score_sample  # noqa: E402
+from phybench.scoring.run.sample import score_sample  # noqa: E402
 from phybench.tasks import get_task  # noqa: E402
 
 
@@ -46,9 +46,9 @@ def test_a_ball_the_condition_frames_never_show_cannot_vanish(tmp_path):
     from phybench.data.split import row_scene
     from phybench.planting import OFF
     from phybench.scoring.metrics import Sample
-    from phybench.scoring.noball import no_ball_findings
-    from phybench.scoring.parse import parse_video
-    from phybench.scoring.velocity import unseen_in_condition
+    from phybench.scoring.judge.noball import no_ball_findings
+    from phybench.scoring.physics.parse import parse_video
+    from phybench.scoring.physics.velocity import unseen_in_condition
     from phybench.world.render import render
 
     generate(make_plan(get_task("collision"), "ood-eval", limit=40), tmp_path / "c", progress=False)

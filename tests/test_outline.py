@@ -1,4 +1,4 @@
-"""The shape rule's outline measures (`phybench.scoring.outline`) on drawn pieces: a disc has no
+"""The shape rule's outline measures (`phybench.scoring.judge.outline`) on drawn pieces: a disc has no
 notch at any size or blur, a bite or a hole through it has one as deep as drawn, and the
 planted `bite` kind is judged abnormal (by the shape rule: on a sharp render the moments see a
 bite of half the radius too) while the exact video is not."""
@@ -10,8 +10,8 @@ from scipy import ndimage
 
 from phybench.data.generate import generate
 from phybench.data.split import SplitReader, make_plan, row_scene
-from phybench.scoring.abnormal import judge, segment_pair
-from phybench.scoring.outline import fill, notch, notches
+from phybench.scoring.judge.abnormal import judge, segment_pair
+from phybench.scoring.judge.outline import fill, notch, notches
 from phybench.tasks import get_task
 from phybench.violations import plant
 
@@ -101,7 +101,7 @@ def test_notches_of_many_frames_equal_notch_of_each_bit_for_bit(blur):
 
 
 def test_the_fill_quantile_is_numpys_inverted_cdf_bit_for_bit():
-    from phybench.scoring.outline import FILL_QUANTILE, _inverted_cdf
+    from phybench.scoring.judge.outline import FILL_QUANTILE, _inverted_cdf
 
     rng = np.random.default_rng(3)
     for n in [*range(1, 60), 99, 100, 101, 1000, 4321]:
@@ -112,7 +112,7 @@ def test_the_fill_quantile_is_numpys_inverted_cdf_bit_for_bit():
 
 @pytest.mark.parametrize("blur", [0.0, 1.0])
 def test_fills_of_many_frames_equal_fill_of_each_bit_for_bit(blur):
-    from phybench.scoring.outline import fills
+    from phybench.scoring.judge.outline import fills
 
     square = np.zeros((128, 128), bool)
     square[40:70, 50:80] = True

@@ -1,4 +1,4 @@
-"""The paper-convention velocity error (`velocity_error_paper`, phybench.scoring.paper_velocity).
+"""The paper-convention velocity error (`velocity_error_paper`, phybench.scoring.physics.paper_velocity).
 
 Synthetic renders give closed forms: a hard disc centred on whole pixels has its mask's mean
 exactly at the centre, so the parsed position is px / W * L and the error of each convention
@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from phybench.scoring.paper_velocity import MEASURES, after_contact, kept_frames, paper_errors, parse_centres
+from phybench.scoring.physics.paper_velocity import MEASURES, after_contact, kept_frames, paper_errors, parse_centres
 from phybench.tasks import family_of, get_task
 
 L, DT = 10.0, 0.1
@@ -212,7 +212,7 @@ def test_uniform_fixture_floor_is_the_papers(imported):
 def test_scored_results_carry_it(imported, tmp_path):
     """`phybench score` writes both columns and the settings block for a fundamental task."""
     from phybench.data.split import SplitReader
-    from phybench.scoring.score import score
+    from phybench.scoring.run.score import score
     from phybench.submission import submission_meta, write_submission
 
     reader = SplitReader(imported["uniform_256"])
@@ -231,9 +231,9 @@ def test_rescore_adds_the_paper_columns_to_a_shipped_file(imported, tmp_path):
     (`phybench rescore ... --metrics velocity_error_paper,velocity_error_paper_y`): the same bytes as a
     fresh score but for the `rescored` note."""
     from phybench.data.split import SplitReader
-    from phybench.scoring.rescore import rescore
-    from phybench.scoring.results import results_bytes
-    from phybench.scoring.score import score
+    from phybench.scoring.run.rescore import rescore
+    from phybench.scoring.run.results import results_bytes
+    from phybench.scoring.run.score import score
     from phybench.submission import submission_meta, write_submission
     import json
 

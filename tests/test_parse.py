@@ -1,4 +1,4 @@
-"""Tests for `phybench.scoring.parse`: accuracy on our renderer and on the reference data, flags, junk.
+"""Tests for `phybench.scoring.physics.parse`: accuracy on our renderer and on the reference data, flags, junk.
 
 Accuracy bounds are the measured figures (benchmarks/bench_parse.py, 200 clips per task:
 mean position error ~2e-5 world units, max ~1e-4, velocity floor ~2.7e-4 units/s) with
@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from phybench.scoring.parse import (
+from phybench.scoring.physics.parse import (
     COLOUR_CHANGED,
     MISSING,
     PARTLY_OUT,

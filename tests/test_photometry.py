@@ -17,9 +17,9 @@ import phybench.world.render as render_module
 from phybench.benign import degrade
 from phybench.data.generate import generate
 from phybench.data.split import SplitReader, make_plan, row_scene
-from phybench.scoring.abnormal import judge_sample
-from phybench.scoring.photometry import FIELD_TOL, background_field, despeckle, normalise
-from phybench.scoring.sample import make_sample
+from phybench.scoring.judge.abnormal import judge_sample
+from phybench.scoring.physics.photometry import FIELD_TOL, background_field, despeckle, normalise
+from phybench.scoring.run.sample import make_sample
 from phybench.tasks import get_task
 
 CONDITION_FRAMES = 3  # every fundamental family's (checked in `_split`)

@@ -13,7 +13,7 @@ import pytest
 from phybench.data.generate import generate
 from phybench.data.split import SplitReader, make_plan, row_scene
 from phybench.scoring.metrics import penalty
-from phybench.scoring.score import score
+from phybench.scoring.run.score import score
 from phybench.submission import submission_meta, write_submission
 from phybench.tasks import get_task
 from phybench.violations import KINDS

@@ -11,7 +11,7 @@ from phybench.data.generate import generate
 from phybench.data.split import SplitReader, make_plan
 from phybench.leaderboard.verify.reproduce import ReproduceError, reproduce
 from phybench.leaderboard.verify.rescore import verify_one
-from phybench.scoring.score import score, write_results
+from phybench.scoring.run.score import score, write_results
 from phybench.submission import submission_meta, write_submission
 from phybench.submission.format import submission_hash
 from phybench.tasks import get_task

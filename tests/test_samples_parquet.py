@@ -24,7 +24,7 @@ from phybench.leaderboard.common.samples_parquet import (
 )
 from phybench.leaderboard.verify.signing import load_keyring
 from phybench.leaderboard.verify.records import read_record
-from phybench.scoring.layout import record_path
+from phybench.scoring.run.layout import record_path
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = sorted((ROOT / "leaderboard" / "results").rglob("*.samples.json"))

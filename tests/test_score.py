@@ -154,7 +154,7 @@ def test_scoring_decodes_each_video_once_and_still_reports_every_problem(split_d
     """Validation and scoring share one read: each video file is decoded exactly once by `score`
     (it was twice: once to validate and hash it, once to score it), and a bad video found while
     scoring still stops the run with the validator's code, nothing written."""
-    from phybench.scoring.score import ScoreError, score
+    from phybench.scoring.run.score import ScoreError, score
     from phybench.submission.format import Submission
 
     calls: list[str] = []
@@ -188,7 +188,7 @@ def test_forked_workers_give_the_same_bytes(split_dir, frozen_sub, tmp_path):
     import subprocess
     import sys
 
-    probe = subprocess.run([sys.executable, "-c", "import phybench.cli, sys; from phybench.scoring.loop import _context; "
+    probe = subprocess.run([sys.executable, "-c", "import phybench.cli, sys; from phybench.scoring.run.loop import _context; "
                             "print(_context().get_start_method(), 'torch' in sys.modules)"],
                            capture_output=True, text=True, check=True)
     assert probe.stdout.split() == ["fork", "False"]

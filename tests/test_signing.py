@@ -23,7 +23,7 @@ from phybench.leaderboard import LeaderboardError, build
 from phybench.leaderboard.verify.signing import (REPO_KEYS, SigningError, canonical_bytes, check_signer, load_keyring,
                                           load_signer, new_key_pair, set_status)
 from phybench.leaderboard.verify.records import Verification, write_record
-from phybench.scoring.layout import record_path
+from phybench.scoring.run.layout import record_path
 
 ROOT = Path(__file__).resolve().parents[1]
 LITE = ROOT / "leaderboard" / "results" / "fundamental" / "lite"

@@ -10,7 +10,7 @@ from phybench.cli import main
 from phybench.data.generate import generate
 from phybench.data.source import is_lossy, mp4_codec, source_counts
 from phybench.data.split import SplitReader, make_plan
-from phybench.scoring.score import score
+from phybench.scoring.run.score import score
 from phybench.tasks import get_task
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from phybench.scoring.parse import TILE, parse_video
+from phybench.scoring.physics.parse import TILE, parse_video
 from phybench.data.split import generate_sample, make_plan, row_scene
 from phybench.world.render import render
 from phybench.tasks import get_task
-from phybench.scoring.velocity import scored_pairs, video_errors
+from phybench.scoring.physics.velocity import scored_pairs, video_errors
 
 FLOOR = 0.001  # world units / s: the issue's target for ground truth at 128 px
 
@@ -122,8 +122,8 @@ def test_a_ball_unseen_in_the_condition_frames_is_excluded_not_scored():
 
 def test_ground_truth_without_scorable_pair_is_excluded_not_untrackable():
     """A sample with nothing to score says so about the sample, never about the model."""
-    from phybench.scoring.parse import Parsed
-    from phybench.scoring.velocity import video_errors
+    from phybench.scoring.physics.parse import Parsed
+    from phybench.scoring.physics.velocity import video_errors
 
     T = 8
     gt = np.zeros((T, 1, 2))

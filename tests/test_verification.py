@@ -11,7 +11,7 @@ from phybench.io import file_sha256
 from phybench.leaderboard.verify.records import (
     Verification, VerificationError, claim_differences, compare_results, read_record, write_record,
 )
-from phybench.scoring.layout import record_path
+from phybench.scoring.run.layout import record_path
 
 RESULTS = Path(__file__).resolve().parents[1] / "leaderboard/results/fundamental/lite/uniform-id-eval-copy-last.json"
 

@@ -13,9 +13,9 @@ from phybench.cli import main
 from phybench.data.generate import generate
 from phybench.data.split import SplitReader, make_plan
 from phybench.leaderboard.verify.records import read_record
-from phybench.scoring.layout import record_path
+from phybench.scoring.run.layout import record_path
 from phybench.leaderboard.verify.rescore import SubmissionIndex, verify_one
-from phybench.scoring.score import score, write_results
+from phybench.scoring.run.score import score, write_results
 from phybench.submission import submission_meta, write_submission
 from phybench.tasks import get_task
 

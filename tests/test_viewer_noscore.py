@@ -63,8 +63,8 @@ def scored(tmp_path_factory) -> dict[str, Path]:
 @pytest.fixture
 def no_scoring(monkeypatch):
     """Every way to score raises: the registry's metrics, the scorer, the per-sample scorer."""
-    import phybench.scoring.sample as sample
-    import phybench.scoring.score as score
+    import phybench.scoring.run.sample as sample
+    import phybench.scoring.run.score as score
     from phybench.scoring.metrics import all_metrics
 
     def boom(*_a, **_k):
@@ -78,7 +78,7 @@ def no_scoring(monkeypatch):
 
 
 def test_the_viewer_shows_the_sidecars_numbers_and_scores_nothing(scored, no_scoring, tmp_path, monkeypatch):
-    import phybench.scoring.abnormal as abnormal
+    import phybench.scoring.judge.abnormal as abnormal
 
     monkeypatch.setattr(abnormal, "judge", lambda *a, **k: (_ for _ in ()).throw(AssertionError("judged")))
     out = tmp_path / "view"
@@ -156,7 +156,7 @@ def test_another_submissions_results_or_sidecar_are_refused_and_the_old_viewer_i
 
 
 def test_details_of_another_score_are_refused(scored, no_scoring, tmp_path, capsys):
-    from phybench.scoring.results import details_bytes
+    from phybench.scoring.run.results import details_bytes
 
     rows = [{"sample_id": f"uniform/id-eval/{i:07d}", "level": "id", "untrackable": None} for i in range(6)]
     rows[0]["untrackable"] = "red ball not found in frame(s) 9"  # the results file lists none or others

@@ -14,7 +14,7 @@ import pytest
 import torch
 from safetensors.torch import load as load_safetensors
 
-from phybench.scoring import weights
+from phybench.scoring.perceptual import weights
 
 
 def test_cache_dir_follows_env_and_xdg(monkeypatch, tmp_path):

@@ -4,7 +4,7 @@
 
 Each ground-truth video of an evaluation split is encoded, decoded and rounded to uint8,
 then both the ground truth and the reconstruction go through the scorer's own per-video
-path (`phybench.scoring.score.score_sample`: the parser, then `video_errors`) against the split's
+path (`phybench.scoring.run.score.score_sample`: the parser, then `video_errors`) against the split's
 simulator states.  The ground truth's velocity error is the metric's floor (the uint8
 rounding of the anti-aliased rim); the autoencoder is fine for the DiT when its error is
 close to that floor.  `score_sample` rather than a whole `phybench score` run, because
@@ -26,8 +26,8 @@ from tqdm.auto import tqdm
 
 from .autoencoder import VideoAutoencoder, load_autoencoder, num_params
 from .train_autoencoder import to_tensor, to_uint8
-from phybench.scoring.results import summarise
-from phybench.scoring.score import score_sample
+from phybench.scoring.run.results import summarise
+from phybench.scoring.run.score import score_sample
 from phybench.data.split import SplitReader
 
 METRICS = ("velocity_error", "position_error")

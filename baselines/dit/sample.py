@@ -125,7 +125,7 @@ def evaluate(model, codec: PixelCodec, cfg: TrainConfig, split_dir, n: int, step
     The trainer's periodic evaluation: its own generators (one per video), so training's random
     streams and hence exact resume are untouched.
     """
-    from phybench.scoring.score import score_sample
+    from phybench.scoring.run.score import score_sample
 
     reader = SplitReader(split_dir)
     rows = list(itertools.islice(reader.rows(), n))

@@ -34,7 +34,7 @@ def run_study(task: str, sizes: Sequence[str], train_sets: Sequence[int], steps:
     """Train, sample and score every cell; returns the results files (ID and OOD per cell)."""
     from phybench.data.generate import generate
     from phybench.data.split import make_plan
-    from phybench.scoring.score import score, write_results
+    from phybench.scoring.run.score import score, write_results
     from phybench.tasks import get_task
 
     from . import sample, train

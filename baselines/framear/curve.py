@@ -31,7 +31,7 @@ def bootstrap_ci(values: np.ndarray, n: int = 2000, seed: int = 0) -> tuple[floa
 
 
 def score_split(model, cfg, split: str, limit: int | None, steps: int | None = None, batch: int = 64) -> dict:
-    from phybench.scoring.score import score_sample
+    from phybench.scoring.run.score import score_sample
 
     reader = SplitReader(split)
     m = reader.manifest

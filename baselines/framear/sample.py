@@ -90,7 +90,7 @@ def generate_videos(model, cfg: FrameConfig, condition: np.ndarray, num_frames: 
 def validate_rows(model, cfg: FrameConfig, rows: list[dict], manifest: dict, seed: int = 0,
                   batch: int = 64) -> dict[str, float]:
     """Velocity error, untrackable share and learned-law fit on held-out training rows (pixels parsed as the scorer does)."""
-    from phybench.scoring.score import score_sample
+    from phybench.scoring.run.score import score_sample
 
     was_training = model.training
     model.eval()

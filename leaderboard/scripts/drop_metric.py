@@ -15,8 +15,8 @@ import argparse
 from pathlib import Path
 
 from phybench.io import atomic_write_bytes
-from phybench.scoring.layout import read as read_results
-from phybench.scoring.results import results_bytes
+from phybench.scoring.run.layout import read as read_results
+from phybench.scoring.run.results import results_bytes
 
 
 def drop(doc: dict, metric: str, why: str) -> dict:

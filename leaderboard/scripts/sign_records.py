@@ -23,7 +23,7 @@ from phybench.io import atomic_write_bytes
 from phybench.leaderboard.common.files import scan
 from phybench.leaderboard.verify.signing import SigningError, check_signer, default_signer, load_keyring
 from phybench.leaderboard.verify.records import VerificationError, load_record_json, parse_record, read_record
-from phybench.scoring.layout import is_record, results_of
+from phybench.scoring.run.layout import is_record, results_of
 
 
 def records(paths: list[str]) -> list[Path]:

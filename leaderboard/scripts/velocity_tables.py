@@ -9,8 +9,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from phybench.scoring.layout import is_beside
-from phybench.scoring.layout import read as read_results
+from phybench.scoring.run.layout import is_beside
+from phybench.scoring.run.layout import read as read_results
 from phybench.tasks import TASKS, get_task
 
 

@@ -130,7 +130,7 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     from ..registry import RegistryError
     from ..data.split import SplitError
-    from ..scoring.weights import WeightsError
+    from ..scoring.perceptual.weights import WeightsError
 
     parser = _parser()
     args = parser.parse_args(argv)

@@ -1,6 +1,6 @@
 """Up-front time estimates of `quickstart` and `run` (issue 49: neither said how long it would take).
 
-Each task's costs are measured on this machine first (`scoring.estimate.measure_task`: a split
+Each task's costs are measured on this machine first (`scoring.run.estimate.measure_task`: a split
 sample written, one video scored, a few training samples; about a second a task), then
 multiplied by what the command will do.  A model's own time cannot be measured before it
 runs: `run` says it after the model's first batch.
@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from typing import Sequence
 
-from ..scoring.estimate import duration, measure_task
+from ..scoring.run.estimate import duration, measure_task
 
 Job = tuple[str, str, int, bool]  # (task, split, samples, already written)
 

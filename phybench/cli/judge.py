@@ -64,12 +64,12 @@ def register(add: Callable[..., argparse.ArgumentParser]) -> None:
 
 def _rules_in_help(parser: argparse.ArgumentParser) -> None:
     """`phybench judge --help` ends with the judge's rules, generated from its table
-    (`phybench.scoring.rules.RULES`) when the help is shown, so building the parser for any
+    (`phybench.scoring.judge.rules.RULES`) when the help is shown, so building the parser for any
     other command does not import the judge."""
     plain = parser.format_help
 
     def format_help() -> str:
-        from ..scoring.abnormal import rules_help
+        from ..scoring.judge.abnormal import rules_help
 
         parser.epilog = rules_help()
         return plain()
@@ -95,8 +95,8 @@ def _kinds(text: str | None, default: str = "planted") -> list[str]:
 
 def cmd_judge(args: argparse.Namespace) -> int:
     from ..data.split import SplitReader
-    from ..scoring.abnormal import SETTINGS, judge_sample
-    from ..scoring.sample import make_sample
+    from ..scoring.judge.abnormal import SETTINGS, judge_sample
+    from ..scoring.run.sample import make_sample
     from ..submission import SubmissionError, open_submission, validate
 
     reader = SplitReader(args.data)
@@ -183,9 +183,9 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
 def cmd_rescore(args: argparse.Namespace) -> int:
     from ..io import atomic_write_bytes
-    from ..scoring.results import results_bytes
-    from ..scoring.rescore import rescore
-    from ..scoring.score import ScoreError
+    from ..scoring.run.results import results_bytes
+    from ..scoring.run.rescore import rescore
+    from ..scoring.run.score import ScoreError
 
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
     try:

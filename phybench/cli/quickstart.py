@@ -86,7 +86,7 @@ def _quickstart_splits(out: Path, args: argparse.Namespace, protocol: Any) -> li
 def _quickstart_scores(out: Path, results_dir: Path, metrics: tuple[str, ...], workers: int) -> None:
     """Steps 2 and 3: each reference baseline's submission on each evaluation split, scored (reused when there)."""
     from ..reference import run_baseline
-    from ..scoring.score import score, write_results
+    from ..scoring.run.score import score, write_results
 
     for spec in quickstart_tasks():
         task = spec.name
@@ -138,7 +138,7 @@ def _ranked_text(results: dict[str, Any]) -> str:
 def cmd_quickstart(args: argparse.Namespace) -> int:
     """The whole loop on a small default: splits -> baselines -> scores -> leaderboard."""
     from ..leaderboard import LeaderboardError, build, check_out_dir
-    from ..scoring.score import parse_metrics
+    from ..scoring.run.score import parse_metrics
 
     out = Path(args.out)
     metrics = parse_metrics(args.metrics)

@@ -137,9 +137,9 @@ def _check_outputs(args: argparse.Namespace) -> None:
 
 def cmd_score(args: argparse.Namespace) -> int:
     from ..io import atomic_write_many
-    from ..scoring.results import details_bytes, markdown_table
+    from ..scoring.run.results import details_bytes, markdown_table
     from ..scoring.metrics import companion_metrics
-    from ..scoring.score import ScoreError, parse_metrics, score, scored_files
+    from ..scoring.run.score import ScoreError, parse_metrics, score, scored_files
 
     above = _thresholds(args.fail_above, "--fail-above")
     below = _thresholds(args.fail_below, "--fail-below")
@@ -200,7 +200,7 @@ def cmd_score(args: argparse.Namespace) -> int:
 
 
 def cmd_weights(args: argparse.Namespace) -> int:
-    from ..scoring import weights
+    from ..scoring.perceptual import weights
 
     names = args.names or list(weights.SPECS)
     unknown = [n for n in names if n not in weights.SPECS]

@@ -137,7 +137,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     from ..pipeline import (BASELINE_PREFIX, RunError, check_model_name, default_model_name, load_model, model_identity,
                                   parse_model_args, protocol_splits, run, world)
-    from ..scoring.score import ScoreError, parse_metrics
+    from ..scoring.run.score import ScoreError, parse_metrics
 
     _check_limit(args)
     if "" not in _sys.path and os.getcwd() not in _sys.path:

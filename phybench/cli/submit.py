@@ -218,7 +218,7 @@ def cmd_sync(args: argparse.Namespace) -> int:
     """Exit 0: every open PR admitted or refused; 1: one was left open after an error, or the site
     failed to build; 2: nothing done (bad arguments, no such repo, no token)."""
     from ..leaderboard.hub.intake import IntakeError, sync
-    from ..scoring.score import ScoreError, parse_metrics
+    from ..scoring.run.score import ScoreError, parse_metrics
 
     missing = [flag for flag, value in (("--repo", args.repo), ("--splits", args.splits), ("--results", args.results),
                                         ("--site", args.site)) if not value]

@@ -17,7 +17,7 @@ column keeps them exactly).  Two things differ and are recorded in the manifest:
   ``contact_time`` is measured from frame 0, as in our splits.
 - pixels: their renderer puts pixel column j at x = 10 j / (W - 1) (pixel centres on a
   grid), ours tiles the square.  ``pixel_mapping: "grid"`` tells the scorer which mapping
-  to parse the videos with (`phybench.scoring.parse.PHYWORLD`).
+  to parse the videos with (`phybench.scoring.physics.parse.PHYWORLD`).
 
 Videos are decoded once (H.264 decoding is bit-exact) and stored losslessly as PNG
 frames: they are already lossy at the source, and a second lossy pass would move scores.
@@ -68,7 +68,7 @@ from .split import (
 SOURCE_FORMAT = "phyworld-hdf5"
 DEFAULT_SPLIT = "phyworld-eval"
 TIME_OFFSET = 0.01  # s: their frame k is at t = 0.01 + 0.1 k (recorded after 10 k + 1 Box2D steps)
-PIXEL_MAPPING = "grid"  # their column j is at x = L j / (W - 1); see phybench.scoring.parse.PixelMapping
+PIXEL_MAPPING = "grid"  # their column j is at x = L j / (W - 1); see phybench.scoring.physics.parse.PixelMapping
 
 _SHORT = {"radius": "r", "velocity": "v", "radius_1": "r1", "radius_2": "r2", "velocity_1": "v1", "velocity_2": "v2"}
 _RANGE_SLACK = 1e-9  # their grid values come from linspace: an end point may be off by an ulp

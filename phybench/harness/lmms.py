@@ -14,7 +14,7 @@ scorer runs inside ``process_results``, so a phybench split is scored end to end
 * `doc_to_visual(doc)`: the sample's condition frames, as PIL images, in frame order;
 * `process_results(doc, results)`: reads the generated video (``.npy`` uint8 (T, H, W, 3),
   condition frames included, size-capped, no pickle, only inside the folder the backend
-  wrote), scores it with `phybench.scoring.sample.score_sample` against the split row and
+  wrote), scores it with `phybench.scoring.run.sample.score_sample` against the split row and
   returns phybench's per-video values; `nanmean` aggregates them the way `phybench score` does
   (videos without a value, e.g. untrackable ones for ``velocity_error``, are left out);
 * `PhybenchLMMS` (in `lmms_backend`) is the model side: any phybench model
@@ -170,7 +170,7 @@ def read_video(path: str | os.PathLike[str], expected: tuple[int, int, int]) -> 
 def process_results(doc: dict[str, Any], results: Sequence[Any]) -> dict[str, float]:
     """phybench's per-video values for one generated video (NaN where a metric has none: an
     untrackable ball's velocity error, a video that could not be read)."""
-    from ..scoring.sample import score_sample
+    from ..scoring.run.sample import score_sample
 
     nan = {m: math.nan for m in METRICS}
     answer = results[0] if results else None

@@ -14,7 +14,7 @@ What a results file must agree on before it is shown:
 * its `schema_version` is one this module reads and its `kind` is ``phybench-results``;
 * its task is registered, with the same version and spec hash (`phybench.tasks`);
 * its metric settings are the ones this phybench writes, for every metric it reports;
-* its weight hashes are the pinned ones (`phybench.scoring.weights.weight_hashes`);
+* its weight hashes are the pinned ones (`phybench.scoring.perceptual.weights.weight_hashes`);
 * results on the same (task, split, resolution) quote the same split hash, and that hash
   is the manifest's when the maintainers pass the split folders (`splits_dir`).
 
@@ -38,7 +38,7 @@ from typing import Any, Iterator, Sequence
 
 from .._version import __version__
 from ..io import atomic_folder
-from ..scoring.model_fields import page_fields
+from ..submission.model_fields import page_fields
 from .site import probes_page as probe_page
 from .site.export import csv_chunks, csv_safe, json_chunks, markdown, script_json
 from .common.format import markdown_escape

@@ -24,7 +24,7 @@ from typing import Any, Iterable
 
 from .. import jsonsafe
 from ..io import atomic_write_bytes
-from ..scoring.results import json_ready
+from ..scoring.run.results import json_ready
 from ..tasks import family_of
 from ..tasks.spec import TaskSpec
 from .registry import PROBES, SCHEMA, SCHEMA_VERSION, Probe, ProbeError, register_probe

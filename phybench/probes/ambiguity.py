@@ -9,7 +9,7 @@ Per generated video, two readings:
   (R - max(G, B)) over the ball colour's own, the black bars read 0); its centroid below
   the bars' bottom face is "below" (through the gap, off the bar), above it "above"; less
   than `LOST_AREA` of the ball's area of its colour is "lost" (no outcome: wrong);
-- **the judge's verdict** (`phybench.scoring.abnormal`, the scorer's ``abnormal`` column):
+- **the judge's verdict** (`phybench.scoring.judge.abnormal`, the scorer's ``abnormal`` column):
   normal or abnormal, against the split's ground truth.
 
 The headline is the paper's "visually plausible but incorrect": the share of videos the
@@ -105,8 +105,8 @@ def ambiguity_verdict(outcome: str, read: str, abnormal: bool) -> str:
 def judged(row: dict[str, Any], video: np.ndarray, gt_video: np.ndarray,
            manifest: dict[str, Any]) -> tuple[bool, list[str]]:
     """(abnormal, the rules it broke): the judge exactly as the scorer's ``abnormal`` column runs it."""
-    from ..scoring.abnormal import judge_sample
-    from ..scoring.sample import make_sample
+    from ..scoring.judge.abnormal import judge_sample
+    from ..scoring.run.sample import make_sample
 
     verdict = judge_sample(make_sample(row, video, gt_video, manifest))
     return bool(verdict.abnormal), sorted({f.rule for f in verdict.findings})

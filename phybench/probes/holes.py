@@ -33,9 +33,9 @@ HULL_CLASSES = ("trained", "inside-hull", "outside-hull")
 
 
 def _holes_analyse(reader: Any, sub: Any, progress: bool, options: dict[str, Any]) -> dict[str, Any]:
-    from ..scoring.parse import parse_video
-    from ..scoring.sample import pixel_mapping
-    from ..scoring.velocity import video_errors
+    from ..scoring.physics.parse import parse_video
+    from ..scoring.run.sample import pixel_mapping
+    from ..scoring.physics.velocity import video_errors
 
     spec: TaskSpec = reader.spec
     family = family_of(spec)

@@ -29,7 +29,7 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
-from ..scoring.results import Z95, wilson
+from ..scoring.run.results import Z95, wilson
 from .registry import ProbeError
 
 INK_FLOOR = 0.1  # ink below this is background (noise of a generated video)

@@ -20,7 +20,7 @@ Colours: the balls' colours (and drawing order) are taken from the row's ``colou
 column.  That is no peek at the answer: a ball's colour is plain to see in frame 0,
 and every ball of a task has a fixed colour.  Nothing else of the row is read.
 
-Reading states off pixels (`estimate_initial`): the parser (`phybench.scoring.parse`) gives each
+Reading states off pixels (`estimate_initial`): the parser (`phybench.scoring.physics.parse`) gives each
 ball's centre and radius per condition frame, to ~1e-4 world units on our renderer.  A
 ball that is cut by the image edge in a condition frame (fast or large OOD balls) is
 fitted instead: the disc (start, velocity, radius) whose exact pixel coverage best

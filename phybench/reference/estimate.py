@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 import numpy as np
-from ..scoring.parse import MISSING, PixelMapping, coverage, parse_video
+from ..scoring.physics.parse import MISSING, PixelMapping, coverage, parse_video
 from ..world.render import shape_coverage
 from ..world.scene import Disc
 

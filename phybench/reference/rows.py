@@ -25,7 +25,7 @@ def score_cheap(split_dir: str | os.PathLike[str], out: str | os.PathLike[str], 
     """Each of `names` answers `split_dir` and is scored with `metrics`; returns the results files
     (OUT/reference/results/<task>-<split>-<name>.json, reused when there: a re-run scores nothing)."""
     from ..data.split import read_manifest
-    from ..scoring.score import score, write_results
+    from ..scoring.run.score import score, write_results
     from . import run_baseline
 
     m = read_manifest(split_dir)

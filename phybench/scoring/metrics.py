@@ -21,9 +21,9 @@ Per-video metrics (``kind="video"``) are averaged over videos with a bootstrap i
 set metrics (``kind="set"``, FVD) are computed on a whole group of videos.  A per-video
 metric gives `compute(sample) -> float` (a `Sample`: the row, both videos, the parsed
 physics errors); LPIPS (a batched network on a device) and FVD (features of the whole set)
-are computed by the scoring loop in `phybench.scoring.score`, so theirs is None.
+are computed by the scoring loop in `phybench.scoring.run.score`, so theirs is None.
 
-This module imports nothing heavy: settings given as a module name (``"phybench.scoring.lpips"``,
+This module imports nothing heavy: settings given as a module name (``"phybench.scoring.perceptual.lpips"``,
 whose module imports torch) are read from that module's ``SETTINGS`` on first use.
 """
 from __future__ import annotations
@@ -77,7 +77,7 @@ class Metric:
         self.unit = unit
         self.settings_key = settings_key  # block of provenance.metric_settings
         self._settings = settings  # the dict, or a module name whose SETTINGS it is
-        self.weights = weights  # pinned network (phybench.scoring.weights), or None
+        self.weights = weights  # pinned network (phybench.scoring.perceptual.weights), or None
         self.default = default
         self.companion = companion
         self.fmt = fmt
@@ -187,8 +187,8 @@ class Sample:
     gt_video: Any
     manifest: dict[str, Any]
     errors_fn: Callable[[], Any] = field(repr=False, default=lambda: None)
-    parsed: Any = field(repr=False, default=None)  # `phybench.scoring.parse.Parsed`; None when not parsed
-    # `video` as the parser and the judge read it (`phybench.scoring.photometry.normalise`: the
+    parsed: Any = field(repr=False, default=None)  # `phybench.scoring.physics.parse.Parsed`; None when not parsed
+    # `video` as the parser and the judge read it (`phybench.scoring.physics.photometry.normalise`: the
     # model's light and bad pixels undone); None: not computed yet
     normalised: Any = field(repr=False, default=None)
 
@@ -198,13 +198,13 @@ class Sample:
 
     @cached_property
     def errors(self) -> Any:
-        """`phybench.scoring.velocity.VideoErrors` of this video."""
+        """`phybench.scoring.physics.velocity.VideoErrors` of this video."""
         return self.errors_fn()
 
     @cached_property
     def attributes(self) -> dict[str, float]:
-        """`phybench.scoring.attributes.attribute_errors` of this video (NaN when not parsed)."""
-        from .attributes import attribute_errors
+        """`phybench.scoring.physics.attributes.attribute_errors` of this video (NaN when not parsed)."""
+        from .physics.attributes import attribute_errors
 
         if self.parsed is None:
             return {"trajectory_error": float("nan"), "size_error": float("nan"), "colour_kept": float("nan")}
@@ -218,10 +218,10 @@ class Sample:
 
     @cached_property
     def paper(self) -> Any:
-        """`phybench.scoring.paper_velocity.PaperErrors` of this video, by its family's `paper_measure`."""
+        """`phybench.scoring.physics.paper_velocity.PaperErrors` of this video, by its family's `paper_measure`."""
         from ..data.split import row_scene
         from ..tasks import family_of, get_task
-        from .paper_velocity import PaperErrors, paper_errors
+        from .physics.paper_velocity import PaperErrors, paper_errors
 
         measure = family_of(get_task(self.manifest["task"])).paper_measure
         if measure is None:
@@ -234,7 +234,7 @@ class Sample:
     @cached_property
     def frames(self) -> dict[str, float]:
         """{"ssim", "psnr"} over the generated frames (`image_metrics.score_frames`)."""
-        from .image_metrics import score_frames
+        from .perceptual.image_metrics import score_frames
 
         return score_frames(self.gt_video, self.video, self.condition_frames)
 
@@ -323,51 +323,51 @@ def _frame(name: str) -> Callable[[Sample], float]:
 
 
 def _abnormal(sample: Sample) -> float:
-    from .abnormal import abnormal
+    from .judge.abnormal import abnormal
 
     return abnormal(sample)
 
 
 def _body_position(sample: Sample) -> float:
-    from .bodies import body_position_error
+    from .learned.bodies import body_position_error
 
     return body_position_error(sample)
 
 
 def _body_details(sample: Sample) -> dict[str, Any]:
-    from .bodies import body_details
+    from .learned.bodies import body_details
 
     return body_details(sample)
 
 
 def _body_angle(sample: Sample) -> float:
-    from .bodies import body_angle_error
+    from .learned.bodies import body_angle_error
 
     return body_angle_error(sample)
 
 
 def _law_error(sample: Sample) -> float:
-    from .law import law_error
+    from .learned.law import law_error
 
     return law_error(sample)
 
 
 def _law_details(sample: Sample) -> dict[str, Any]:
-    from .law import law_details
+    from .learned.law import law_details
 
     return law_details(sample)
 
 
 def _law_summary(details: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    from .law import summarise_law
+    from .learned.law import summarise_law
 
     return summarise_law(details)
 
 
 # ---------------------------------------------------------------- the built-in metrics
 # Registration order is report order: results tables, leaderboard columns, `--metrics`.
-_VELOCITY = "phybench.scoring.velocity"
-_IMAGE = "phybench.scoring.image_metrics"
+_VELOCITY = "phybench.scoring.physics.velocity"
+_IMAGE = "phybench.scoring.perceptual.image_metrics"
 
 register_metric(Metric(
     "velocity_error", label="Velocity error", unit="world units / s", default=True,
@@ -394,7 +394,7 @@ register_metric(Metric(
     "energy_error", label="Energy error", unit="relative", companion=True,
     settings_key="velocity", settings=_VELOCITY, compute=_error("energy_error"), needs_ground_truth=False,
 ))
-_ATTRIBUTES = "phybench.scoring.attributes"
+_ATTRIBUTES = "phybench.scoring.physics.attributes"
 # Companions of the velocity parse: reported for every family that lists them.
 register_metric(Metric(
     "trajectory_error", label="Trajectory error", unit="world units", companion=True,
@@ -412,9 +412,9 @@ register_metric(Metric(
     # The automatic judge of "abnormal" videos (the paper's Table 2 counted them by hand):
     # cheap, pixel-only, so a companion of every family that lists it.
     "abnormal", label="Abnormal", unit="share of videos", fmt=".3f", companion=True,
-    settings_key="abnormal", settings="phybench.scoring.abnormal", compute=_abnormal,
+    settings_key="abnormal", settings="phybench.scoring.judge.abnormal", compute=_abnormal,
 ))
-_BODIES = "phybench.scoring.bodies"
+_BODIES = "phybench.scoring.learned.bodies"
 # Multi-body scenes: every body followed from pixels by the judge's tracker (one segmentation for both).
 register_metric(Metric(
     "body_position_error", label="Body position error", unit="world units", companion=True,
@@ -433,23 +433,23 @@ register_metric(Metric(
     settings_key="image", settings=_IMAGE, compute=_frame("psnr"),
 ))
 register_metric(Metric(
-    "lpips", label="LPIPS", default=True, settings_key="lpips", settings="phybench.scoring.lpips",
+    "lpips", label="LPIPS", default=True, settings_key="lpips", settings="phybench.scoring.perceptual.lpips",
     weights="alexnet",  # computed in batches on a device by the scoring loop
 ))
 register_metric(Metric(
-    "fvd", kind="set", label="FVD", default=True, settings_key="fvd", settings="phybench.scoring.fvd",
+    "fvd", kind="set", label="FVD", default=True, settings_key="fvd", settings="phybench.scoring.perceptual.fvd",
     weights="i3d",  # features of every video, then one distance per group
 ))
 
 register_metric(Metric(
-    # Law identification (phybench.scoring.law): the family's law fitted with free parameters;
+    # Law identification (phybench.scoring.learned.law): the family's law fitted with free parameters;
     # the per-video parameters go to the details and the samples sidecar, median / IQR to the summary.
     "law_error", label="Law error", unit="relative", fmt=".3g", companion=True,
-    settings_key="law", settings="phybench.scoring.law", compute=_law_error, needs_ground_truth=False,
+    settings_key="law", settings="phybench.scoring.learned.law", compute=_law_error, needs_ground_truth=False,
     details=_law_details, summarise=_law_summary,
 ))
 
-_PAPER = "phybench.scoring.paper_velocity"
+_PAPER = "phybench.scoring.physics.paper_velocity"
 # The paper's own measurement (Figure 3's convention: hard colour masks, px / W, a vanished ball at
 # the edge); beside phybench's exact velocity_error, for a number to put next to the paper's.
 register_metric(Metric(

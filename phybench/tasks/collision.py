@@ -29,7 +29,7 @@ class CollisionFamily(TaskFamily):
     metrics: ClassVar[tuple[str, ...]] = DEFAULT_METRICS + ("momentum_error", "energy_error", "law_error") + PAPER_METRICS
     paper_measure: ClassVar[str | None] = "velocity_after_contact"  # the authors' 'post_vel_error'
     paper_quote: ClassVar[str | None] = "Figure 3, collision"
-    law_fit = "collision_1d"  # phybench.scoring.law: velocities before / after, restitution, contact time
+    law_fit = "collision_1d"  # phybench.scoring.learned.law: velocities before / after, restitution, contact time
     law_headline = "restitution"
     plot_dof = "velocity_1"
     phyworld_id_ranges: ClassVar[dict[str, tuple[float, float]] | None] = {

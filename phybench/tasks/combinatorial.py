@@ -257,7 +257,7 @@ class CombinatorialFamily(TaskFamily):
 
     name = "combinatorial"
     metrics = ("ssim", "psnr", "lpips", "fvd", "abnormal", "body_position_error", "body_angle_error", "law_error")
-    law_fit = "tracked"  # phybench.scoring.bodies: free-flight gravity and angular velocity of each body
+    law_fit = "tracked"  # phybench.scoring.learned.bodies: free-flight gravity and angular velocity of each body
     law_headline = "gravity"
     plot_dof = None
     object_reader = "none"  # grey and black bodies share colours: image metrics only

@@ -35,7 +35,7 @@ ENTRY_POINT_GROUP = "phybench.families"
 DEFAULT_METRICS = ("velocity_error", "velocity_error_penalised", "velocity_error_ranked", "position_error", "trajectory_error", "size_error",
                    "colour_kept", "abnormal",
                    "ssim", "psnr", "lpips", "fvd")
-# The paper-convention columns (`phybench.scoring.paper_velocity`): a family that lists them says
+# The paper-convention columns (`phybench.scoring.physics.paper_velocity`): a family that lists them says
 # which of the reference authors' per-video numbers they are (`TaskFamily.paper_measure`).
 PAPER_METRICS = ("velocity_error_paper", "velocity_error_paper_y")
 
@@ -63,7 +63,7 @@ class TaskFamily:
     # names of registered metrics that apply to this family's tasks, in report order
     metrics: ClassVar[tuple[str, ...]] = DEFAULT_METRICS
     # the law fitted to parsed trajectories with free parameters (a key of
-    # `phybench.scoring.law.LAW_FITS`; None: no law fit) and its headline parameter (`law_error`)
+    # `phybench.scoring.learned.law.LAW_FITS`; None: no law fit) and its headline parameter (`law_error`)
     law_fit: ClassVar[str | None] = None
     law_headline: ClassVar[str | None] = None
     # DoF drawn on the leaderboard's generated-vs-conditioned scatter (None: no plot)
@@ -80,7 +80,7 @@ class TaskFamily:
     # re-simulates and renders, for training sets too large to store states)
     stores_training_states: ClassVar[bool] = True
     # which per-video number of the reference authors' evaluation `velocity_error_paper` is for this
-    # family (a key of `phybench.scoring.paper_velocity.MEASURES`); None: the family lists no PAPER_METRICS
+    # family (a key of `phybench.scoring.physics.paper_velocity.MEASURES`); None: the family lists no PAPER_METRICS
     paper_measure: ClassVar[str | None] = None
     # which of the paper's published tables or figures quotes this family's tasks on the board (a key of
     # `phybench.leaderboard.site.paper.QUOTED`, e.g. "Figure 3, uniform motion"); None: none does

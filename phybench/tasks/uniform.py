@@ -33,7 +33,7 @@ class UniformFamily(TaskFamily):
     metrics = TaskFamily.metrics + ("law_error",) + PAPER_METRICS
     paper_measure = "velocity"  # the authors' uniform 'vel_error': |mean v_x - v0|
     paper_quote = "Figure 3, uniform motion"
-    law_fit = "free_flight"  # phybench.scoring.law: velocity and acceleration (0 here) fitted
+    law_fit = "free_flight"  # phybench.scoring.learned.law: velocity and acceleration (0 here) fitted
     law_headline = "velocity_x"
     phyworld_id_ranges = PHYWORLD_ONE_BALL_ID_RANGES
     frames_in_view_doc = ("at least this many frames have the ball fully in view: min(24, the most its size and "

@@ -1,7 +1,7 @@
 """Per-video sidecars as compressed Parquet: the format of the board's Hub dataset repository.
 
 The package repository keeps its ``NAME.samples.json`` sidecars (one sorted-key JSON line,
-`phybench.scoring.layout.samples_bytes`) and the signed records that pin their sha256; the
+`phybench.scoring.run.layout.samples_bytes`) and the signed records that pin their sha256; the
 Hub dataset repository holds ``NAME.samples.parquet`` instead (about a twelfth of the bytes,
 `benchmarks/sidecar_bytes.py` measures it).  Both read to the same in-memory document
 (`read_sidecar`), and the Parquet converts back to the *exact* canonical JSON bytes
@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ... import jsonsafe
-from ...scoring.layout import SAMPLES_SUFFIX, samples_bytes
+from ...scoring.run.layout import SAMPLES_SUFFIX, samples_bytes
 
 PARQUET_SUFFIX = ".samples.parquet"
 FORMAT_VERSION = 1

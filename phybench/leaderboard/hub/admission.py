@@ -22,7 +22,7 @@ from typing import Any
 
 from ... import jsonsafe
 from ...data.manifest_bounds import MAX_MANIFEST_BYTES
-from ...scoring.layout import is_beside, is_record, parse as parse_results
+from ...scoring.run.layout import is_beside, is_record, parse as parse_results
 from .submit import ARCHIVES, CARD, CLAIM, MAX_CLAIM_BYTES, SUBMISSIONS_DIR, IntakeError, model_slug, parse_claim
 
 RESULTS_SUBDIR = "hub"  # under --results: one results file (+ record, + sidecar) per admitted PR

@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from ..._version import __version__
-from ...scoring.layout import RECORD_SUFFIX, SAMPLES_SUFFIX, is_samples
+from ...scoring.run.layout import RECORD_SUFFIX, SAMPLES_SUFFIX, is_samples
 from .base import read_base, write_base
 from ..common.samples_parquet import PARQUET_SUFFIX, MAX_PARQUET_BYTES, SidecarError
 

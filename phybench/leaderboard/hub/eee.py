@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ..._version import __version__
-from ...scoring.layout import record_path
+from ...scoring.run.layout import record_path
 from .eval_results import HubFormatError, metric_values, read_results, results_files, schema
 
 SCHEMA_NAME = "every_eval_ever"

@@ -33,7 +33,7 @@ from typing import Any, Iterable, Sequence
 
 from ... import jsonsafe
 from ..._version import __version__
-from ...scoring.layout import is_beside, record_path
+from ...scoring.run.layout import is_beside, record_path
 
 EVAL_RESULTS_DIR = ".eval_results"
 EVAL_YAML = "eval.yaml"

@@ -140,7 +140,7 @@ class Journal:
 
 def _remove_row(results_dir: Path, rel: str) -> None:
     """The results file `rel`, its sidecar and its record, removed (a row that never reached main)."""
-    from ...scoring.layout import record_path, samples_path
+    from ...scoring.run.layout import record_path, samples_path
 
     path = results_dir / rel
     for leftover in (path, samples_path(path), record_path(path)):

@@ -360,7 +360,7 @@ def _on_board(results_dir: Path, row: Any) -> bool:
 def _admitted_rows(results_dir: Path, repo: str, split_hash: str) -> Iterator[tuple[str, str, str]]:
     """(row path under RESULTS, submission hash, model) of every row this board's sync admitted
     on that split: a signed record whose ``extra.repo`` is `repo`."""
-    from ...scoring.layout import is_record
+    from ...scoring.run.layout import is_record
     from ..common.files import UnsafeFile, read_regular, scan
     from ..verify.records import MAX_RECORD_BYTES
 

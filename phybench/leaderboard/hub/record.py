@@ -49,8 +49,8 @@ class Recorder:
         """Score an accepted submission, hold it to its claim if it made one, and write the results
         file with its (signed) verification record, telling `journal` (a `journal.Journal`) before
         the first byte is written.  Raises Refused if scoring fails or the claim differs."""
-        from ...scoring.results import results_bytes
-        from ...scoring.score import ScoreError, score, write_results
+        from ...scoring.run.results import results_bytes
+        from ...scoring.run.score import ScoreError, score, write_results
         from ..verify.records import Verification, claim_differences, write_record
 
         try:

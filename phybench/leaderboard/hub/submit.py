@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..._version import __version__
-from ...scoring.layout import parse as parse_results
+from ...scoring.run.layout import parse as parse_results
 
 SUBMISSIONS_DIR = "submissions"
 CARD = "card.json"

@@ -1,7 +1,7 @@
 """The board's "learned law": which law each model's videos follow, against the ground truth's.
 
 Results files of a family with a law fit carry `summary.<group>.law` (median and IQR of each
-fitted parameter, the model's and the ground truth's: `phybench.scoring.law`), and their
+fitted parameter, the model's and the ground truth's: `phybench.scoring.learned.law`), and their
 samples sidecars the per-video fits.  Here they become one table per board (the family's
 headline parameter per level, model against ground truth) and one scatter per board (each
 video's fitted headline parameter against the ground truth's: on the diagonal, the model

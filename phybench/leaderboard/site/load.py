@@ -15,10 +15,10 @@ from ... import jsonsafe
 from ...data.manifest_bounds import MAX_MANIFEST_BYTES
 from ...problems import Problem
 from ...scoring.metrics import METRICS, all_metrics, metric_names
-from ...scoring.results import SCHEMA_VERSION, results_bytes
+from ...scoring.run.results import SCHEMA_VERSION, results_bytes
 from ..verify import checks
 from ..common import files
-from ...scoring.layout import is_beside, is_samples, results_of, samples_path, is_record, parse as parse_results
+from ...scoring.run.layout import is_beside, is_samples, results_of, samples_path, is_record, parse as parse_results
 from .law_cell import is_number, law_cell
 from .scatter import reduce as reduce_samples
 from ..verify.records import Verification, VerificationError, read_record
@@ -237,7 +237,7 @@ class _Registry:
     def weights(self) -> tuple[dict[str, str] | None, str]:
         if self._weights is None:
             try:
-                from ...scoring.weights import weight_hashes
+                from ...scoring.perceptual.weights import weight_hashes
 
                 self._weights = (dict(weight_hashes()), "")
             except Exception as exc:
@@ -299,7 +299,7 @@ def _check_registry(doc: dict[str, Any], registry: _Registry) -> list[str]:
     if used:
         pinned, error = registry.weights()
         if pinned is None:
-            reasons.append(f"weight hashes cannot be checked: phybench.scoring.weights does not import ({error})")
+            reasons.append(f"weight hashes cannot be checked: phybench.scoring.perceptual.weights does not import ({error})")
         else:
             for name, value in sorted(used.items()):
                 if name not in pinned:
@@ -347,7 +347,7 @@ def _load_samples(path: Path, doc: dict[str, Any]) -> tuple[dict[str, Any] | Non
             )
             break
         clean.append({k: s[k] for k in ("sample_id", "level", "true_velocity", "generated_velocity")})
-        if "law" in s:  # the fitted law of this video (phybench.scoring.law.sidecar_law): checked against the summary
+        if "law" in s:  # the fitted law of this video (phybench.scoring.learned.law.sidecar_law): checked against the summary
             law = s["law"]
             if not (isinstance(law, dict) and isinstance(law.get("law"), str) and all(
                     isinstance(law.get(k), dict) and all(isinstance(n, str) and (v is None or is_number(v))

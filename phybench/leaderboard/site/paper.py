@@ -4,7 +4,7 @@ Reference points, never rows: they are not phybench results (no results file, no
 no verification), so they are not ranked, not sorted with the rows and not in the exports'
 ranked tables.  Each fundamental board carries them as `board["paper"]` for the metric they
 are comparable with (Figure 3: `velocity_error_paper`, the authors' own measurement,
-`phybench.scoring.paper_velocity`; Table 2: `abnormal`, which the authors counted by hand);
+`phybench.scoring.physics.paper_velocity`; Table 2: `abnormal`, which the authors counted by hand);
 the page shows them under the table when that metric is chosen, marked "quoted from the paper".
 
 Figure 3 was digitised from the authors' plot file (their project-page repository,

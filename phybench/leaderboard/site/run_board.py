@@ -21,7 +21,7 @@ import shutil
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from ...scoring.layout import record_path, samples_path
+from ...scoring.run.layout import record_path, samples_path
 from ...scoring.metrics import METRICS
 from ..common.format import fmt
 from .gap import ratio_interval

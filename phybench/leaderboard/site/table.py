@@ -10,7 +10,7 @@ import re
 from typing import Any, Iterable
 
 from ...scoring.metrics import METRICS, is_set_metric
-from ...scoring.model_fields import board_meta, train_size  # noqa: F401 - train_size: the plots read it here
+from ...submission.model_fields import board_meta, train_size  # noqa: F401 - train_size: the plots read it here
 from .law_cell import law_cell
 from .paper import add_paper_references
 from .scatter import export_form, merge as merge_samples

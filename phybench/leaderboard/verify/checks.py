@@ -337,7 +337,7 @@ def check_sidecar(doc: dict[str, Any], samples: dict[str, Any] | None) -> list[s
 
 
 def _law_stats(values: list[float]) -> tuple[float, list[float]]:
-    """Median and [25th, 75th] percentiles, as `phybench.scoring.law.summarise_law` computes them."""
+    """Median and [25th, 75th] percentiles, as `phybench.scoring.learned.law.summarise_law` computes them."""
     import numpy as np
 
     q25, med, q75 = np.percentile(np.asarray(values, dtype=np.float64), [25, 50, 75])

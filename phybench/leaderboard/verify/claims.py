@@ -18,7 +18,7 @@ from typing import Any
 
 from ..._version import __version__
 from ...io import file_sha256
-from ...scoring.layout import is_beside, samples_path, parse as parse_results
+from ...scoring.run.layout import is_beside, samples_path, parse as parse_results
 
 # Stable codes of the refusals (exit 2); docs/results.md "Verification codes" lists them.
 USAGE = "verify-usage"  # bad arguments: no results files, unknown --skip name, bad --date
@@ -266,7 +266,7 @@ def check_settings(claim: Claim, recomputed: Sequence[str]) -> None:
                                          f"phybench's ({__version__}); the numbers cannot match: re-score it")
     weighted = [str(METRICS.get(m).weights) for m in recomputed if METRICS.get(m).weights]
     if weighted:
-        from ...scoring.weights import WeightsMissing, weight_hashes
+        from ...scoring.perceptual.weights import WeightsMissing, weight_hashes
 
         try:
             hashes = weight_hashes()

@@ -27,11 +27,11 @@ from typing import Any
 
 from ... import jsonsafe
 from ...io import atomic_write_bytes, file_sha256
-from ...scoring.layout import RECORD_SUFFIX, record_path, samples_path, parse as parse_results
+from ...scoring.run.layout import RECORD_SUFFIX, record_path, samples_path, parse as parse_results
 
 RECORD_KIND = "phybench-verification"
 RECORD_SCHEMA_VERSION = 1
-SUFFIX = RECORD_SUFFIX  # the layout of a results file and its record: `phybench.scoring.layout`
+SUFFIX = RECORD_SUFFIX  # the layout of a results file and its record: `phybench.scoring.run.layout`
 STATUSES = ("verified",)
 # Record files are tiny; anything bigger is not one of ours.
 MAX_RECORD_BYTES = 64 * 1024

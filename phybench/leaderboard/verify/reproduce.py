@@ -75,7 +75,7 @@ def reproduce(results_path: str | os.PathLike[str], submission: str | os.PathLik
 
     `keyring` (`signing.Keyring`): the record's signature must verify by one of its keys, as the
     shipped board requires.  Raises `ReproduceError` when the file has no usable record."""
-    from ...scoring.score import results_model
+    from ...scoring.run.score import results_model
     from ...submission.archive import SubmissionError
     from ...submission.format import Submission
     from ...submission.identity import videos_hash

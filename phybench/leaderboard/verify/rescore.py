@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from ..._version import __version__
-from ...scoring.layout import record_path, samples_path
+from ...scoring.run.layout import record_path, samples_path
 from .claims import (CODES, NO_SPLIT, NO_SUBMISSION, SCORE, SETTINGS, SPLIT_MISMATCH,
                      UNREADABLE, USAGE, Claim, VerifyPlan, SplitIndex, SubmissionIndex, VerifyInputError,
                      launch_world, plan_verify, read_claim, results_files)
@@ -96,8 +96,8 @@ class VerifyOutcome:
 def _rescore(prep: VerifyPlan, *, workers: int, batch_size: int, device: str, progress: bool,
              features: Mapping[str, Mapping[str, Any]] | None = None) -> tuple[dict[str, Any], Any]:
     """The re-scored results document and sidecar, as their files would read back."""
-    from ...scoring.results import results_bytes
-    from ...scoring.score import ScoreError, samples_sidecar, score
+    from ...scoring.run.results import results_bytes
+    from ...scoring.run.score import ScoreError, samples_sidecar, score
 
     try:
         out = score(prep.submission, prep.split_dir, prep.requested, workers=workers, batch_size=batch_size,

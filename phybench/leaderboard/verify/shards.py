@@ -21,7 +21,7 @@ SHARD_WAIT_S = 24 * 3600
 
 def shard_bounds(n: int, batch_size: int, size: int) -> list[tuple[int, int]]:
     """Per rank, [a, b) of the storage order: whole batches of `batch_size`, as even as can be."""
-    from ...scoring.features import share_bounds
+    from ...scoring.perceptual.features import share_bounds
 
     return share_bounds(n, batch_size, size)
 
@@ -45,7 +45,7 @@ def feature_shard(prep: VerifyPlan, rank: int, size: int, *, batch_size: int = 1
     "fvd_fake": (k, 400), "fvd_real": (k, 400) when the reference cache is cold}; empty arrays
     for a metric not recomputed."""
     from ...data.split import SplitReader
-    from ...scoring.features import FeaturePass, load_reference, reference_cache_path, share_bounds
+    from ...scoring.perceptual.features import FeaturePass, load_reference, reference_cache_path, share_bounds
     from ...submission.format import open_submission
 
     reader = SplitReader(prep.split_dir)
@@ -60,7 +60,7 @@ def feature_shard(prep: VerifyPlan, rank: int, size: int, *, batch_size: int = 1
         a, b = share_bounds(len(order), batch_size, size)[rank]
         cached = False
         if "fvd" in metrics:
-            from ...scoring.weights import weight_hashes
+            from ...scoring.perceptual.weights import weight_hashes
 
             cache = reference_cache_path(manifest, {"i3d": weight_hashes()["i3d"]}, batch_size, order, device)
             cached = load_reference(cache, len(ids)) is not None
@@ -86,7 +86,7 @@ def _save_shard(path: Path, arrays: Mapping[str, Any]) -> None:
 def _load_shard(path: Path) -> dict[str, dict[str, Any]]:
     import numpy as np
 
-    from ...scoring.features import by_sample
+    from ...scoring.perceptual.features import by_sample
 
     with np.load(path, allow_pickle=False) as z:
         return by_sample({k: z[k] for k in z.files})

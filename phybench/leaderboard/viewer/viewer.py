@@ -16,7 +16,7 @@ What the page shows (docs/viewer.md):
   velocity gaps, the untrackable videos, the largest law errors or wrong laws) up to ``per_kind`` videos;
 * a player: the panels side by side and synchronised, condition frames marked, the ground
   truth's and the model's tracked positions drawn over the frames (SVG, from
-  `phybench.scoring.parse.parse_video` and the row's simulated states), the frames where a
+  `phybench.scoring.physics.parse.parse_video` and the row's simulated states), the frames where a
   judge rule fired marked on a timeline with the rule's name, and position against time;
 * a sortable, filterable table of every video whose rows open that video in the player
   (media for at most ``max_videos`` videos and about ``max_bytes``: the gallery's first, then in split order);
@@ -322,7 +322,7 @@ def _judge_findings(models: Sequence[_Model], order: list[str], rows: list[dict[
                     progress: bool = False) -> None:
     """Pass 1: the judge's findings where it called a video abnormal (the details keep only the verdict)."""
     from ...data.split import row_scene
-    from ...scoring.abnormal import judge
+    from ...scoring.judge.abnormal import judge
     from ...submission import SubmissionError
 
     manifest = reader.manifest
@@ -362,8 +362,8 @@ def _media(models: Sequence[_Model], reader: Any, rows: list[dict[str, Any]], or
            progress: bool = False) -> tuple[dict[str, bytes], dict[str, dict[str, Any]]]:
     """Pass 2: sprites and tracks for the videos with media, until the byte budget runs out."""
     from ...data.split import row_scene
-    from ...scoring.parse import parse_video
-    from ...scoring.sample import pixel_mapping
+    from ...scoring.physics.parse import parse_video
+    from ...scoring.run.sample import pixel_mapping
     from ...submission import SubmissionError
 
     manifest = reader.manifest

@@ -69,7 +69,7 @@ def model_name(results: dict[str, Any], path: Path) -> str:
 # ================================================================ reading
 def read_results_file(path: Path) -> dict[str, Any]:
     """A results file's document, its shape checked (untrusted input)."""
-    from ...scoring.layout import read as read_results
+    from ...scoring.run.layout import read as read_results
 
     try:
         doc = read_results(path)
@@ -96,7 +96,7 @@ def check_belongs(doc: dict[str, Any], path: Path, split_hash: str, submission_h
 
 def read_samples(results_path: Path, doc: dict[str, Any]) -> dict[str, Any] | None:
     """The sidecar beside a results file (JSON, else Parquet), its hashes checked; None when there is none."""
-    from ...scoring.layout import samples_path
+    from ...scoring.run.layout import samples_path
     from ..common.samples_parquet import SidecarError, parquet_path, read_sidecar
 
     found = [p for p in (samples_path(results_path), parquet_path(samples_path(results_path))) if p.is_file()]
@@ -114,7 +114,7 @@ def read_samples(results_path: Path, doc: dict[str, Any]) -> dict[str, Any] | No
 
 
 def read_details_bytes(data: bytes, where: str) -> list[dict[str, Any]]:
-    """The rows of a details Parquet (`phybench.scoring.results.details_bytes`), NaN read as None."""
+    """The rows of a details Parquet (`phybench.scoring.run.results.details_bytes`), NaN read as None."""
     import math
 
     import pyarrow as pa
@@ -150,7 +150,7 @@ BOARD_FILE_BYTES = 50_000_000  # a results file larger than this is skipped when
 def rank_among(board_dir: Path, results: dict[str, Any]) -> dict[str, Any]:
     """Where this model would rank among the results files under `board_dir` on the same split (same split hash):
     by the ranked velocity error where scored, else the velocity error; reference baselines marked."""
-    from ...scoring.layout import is_beside, read as read_results_doc
+    from ...scoring.run.layout import is_beside, read as read_results_doc
 
     overall = results["summary"]["overall"]
     metric = next((m for m in ("velocity_error_ranked", "velocity_error") if isinstance(overall.get(m), dict)), None)
@@ -243,8 +243,8 @@ def score_rows(path: Path, split_dir: Path, metrics: Sequence[str], progress: bo
     """Score `metrics` once, in memory: (results, details rows as the details Parquet holds them, sidecar as written)."""
     import json
 
-    from ...scoring.results import details_bytes
-    from ...scoring.score import ScoreError, samples_sidecar, score
+    from ...scoring.run.results import details_bytes
+    from ...scoring.run.score import ScoreError, samples_sidecar, score
     from ..common.samples_parquet import canonical_json
 
     try:

@@ -59,7 +59,7 @@ from typing import NamedTuple, Sequence
 import numpy as np
 from scipy import ndimage
 
-from ..world.scene import WORLD_SIZE
+from ...world.scene import WORLD_SIZE
 
 __all__ = [
     "MISSING",

@@ -1,6 +1,6 @@
 """A generated video's background, exposure and bad pixels read from the video itself (issue 48).
 
-The parser (`phybench.scoring.parse`) and the judge's segmentation (`phybench.scoring.segment`)
+The parser (`phybench.scoring.physics.parse`) and the judge's segmentation (`phybench.scoring.judge.segment`)
 unmix each pixel between the renderer's white background and a body's colour.  A model draws
 the right scene on a background of its own: off-white, grey, tinted, darker or brighter, with a
 vignette or a gradient, drifting a little from frame to frame; a sensor adds isolated dead or

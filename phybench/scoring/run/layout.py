@@ -1,6 +1,6 @@
 """The results layout: a results file and the two files that may sit beside it, named here only.
 
-* ``NAME.json``: the results file (`phybench score`; its contents: `phybench.scoring.results`);
+* ``NAME.json``: the results file (`phybench score`; its contents: `phybench.scoring.run.results`);
 * ``NAME.samples.json``: its per-video sidecar (true and generated velocities, law fits) for a
   family with a plotted DoF, written with it as a unit;
 * ``NAME.verified.json``: its verification record (`phybench leaderboard verify`; its contents
@@ -18,7 +18,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .. import jsonsafe
+from ... import jsonsafe
 
 RESULTS_SUFFIX = ".json"
 SAMPLES_SUFFIX = ".samples.json"

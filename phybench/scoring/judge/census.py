@@ -1,11 +1,11 @@
 """Every piece the generated video draws, accounted for: the per-body metrics' census.
 
-The per-body metrics (`phybench.scoring.bodies`) follow the ground truth's bodies into the
+The per-body metrics (`phybench.scoring.learned.bodies`) follow the ground truth's bodies into the
 generated video; what the model draws besides them went unseen (a ball appearing from nothing,
 far from every body, left `body_position_error` at exactly 0).  Here, per generated frame and
 colour of the scene, every generated piece (the judge's pieces, without dust) is assigned:
 
-1. to the body whose generated track follows it (`phybench.scoring.motion.tracks`);
+1. to the body whose generated track follows it (`phybench.scoring.judge.motion.tracks`);
 2. else, one to one by nearest centroid within one step (the colour's reach), to a ground-truth
    piece no followed body takes (a body the tracker lost, one the ground truth shows later);
 3. else it is part of a body drawn beside it: its bounding box within the judge's contact gap

@@ -1,4 +1,4 @@
-"""Deterministic closed-form least squares for the law fits (`phybench.scoring.law`).
+"""Deterministic closed-form least squares for the law fits (`phybench.scoring.learned.law`).
 
 `np.linalg.lstsq` goes through LAPACK, whose blocking and SIMD paths differ between CPUs:
 law fits differed at 1e-15 across machines, which changes results bytes.  Here the

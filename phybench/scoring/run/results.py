@@ -19,7 +19,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from .metrics import METRICS, companion_metrics, is_set_metric, is_video_metric
+from ..metrics import METRICS, companion_metrics, is_set_metric, is_video_metric
 
 SCHEMA_VERSION = 1
 BOOTSTRAP_RESAMPLES = 10_000
@@ -163,7 +163,7 @@ def results_bytes(results: dict[str, Any]) -> bytes:
 
 def write_details(path: str | os.PathLike[str], details: Sequence[dict[str, Any]], columns: Sequence[str]) -> None:
     """Per-sample details as Parquet (one row per video), written atomically."""
-    from ..io import atomic_write_bytes
+    from ...io import atomic_write_bytes
 
     atomic_write_bytes(path, details_bytes(details, columns))
 
@@ -190,7 +190,7 @@ def details_bytes(details: Sequence[dict[str, Any]], columns: Sequence[str]) -> 
             arrays[name] = pa.array(
                 [None if v is None or not math.isfinite(v) else float(v) for v in col(name)], pa.float64()
             )
-    for count in ("bodies_extra", "bodies_missing"):  # the per-body census (phybench.scoring.census), where scored
+    for count in ("bodies_extra", "bodies_missing"):  # the per-body census (phybench.scoring.judge.census), where scored
         if any(count in d for d in details):
             arrays[count] = pa.array([d.get(count) for d in details], pa.int32())
     for flag in ("missing", "partly_out", "split", "colour_changed"):
@@ -254,13 +254,13 @@ def markdown_table(results: dict[str, Any]) -> str:
 
 
 def _law_lines(results: dict[str, Any]) -> list[str]:
-    """The learned-law table of the whole split (`phybench.scoring.law`), when the results carry one."""
+    """The learned-law table of the whole split (`phybench.scoring.learned.law`), when the results carry one."""
     if "law" not in results["summary"]["overall"]:
         return []
-    from .law import law_lines
+    from ..learned.law import law_lines
 
     try:
-        from ..tasks import family_of, get_task
+        from ...tasks import family_of, get_task
 
         headline = family_of(get_task(results["task"])).law_headline
     except Exception:  # a task this phybench does not register: no headline to mark

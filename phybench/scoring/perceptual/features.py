@@ -145,7 +145,7 @@ def reference_cache_path(manifest: dict[str, Any], weights: dict[str, Any], batc
     $PHYBENCH_FVD_CACHE=0 turns the cache off; $PHYBENCH_FVD_CACHE_DIR moves it."""
     import hashlib
 
-    from ..io import cache_dir
+    from ...io import cache_dir
 
     if os.environ.get("PHYBENCH_FVD_CACHE", "1") == "0":
         return None

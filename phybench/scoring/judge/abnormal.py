@@ -31,7 +31,7 @@ condition frame included; `SETTINGS` states every number, and every results file
 * **static** / **rest**: a static colour, or a body at rest in the ground truth, stays put
   (smoothed coverage against the last condition frame, after registering a global shift of
   at most 2 px);
-* **motion without cause** (`phybench.scoring.motion`), over each body of a dynamic colour,
+* **motion without cause** (`phybench.scoring.judge.motion`), over each body of a dynamic colour,
   followed from its piece in the last condition frame in the generated video and in its
   ground truth, in frames where neither touches anything: **jerk** (per-frame acceleration the ground truth does not have: stutter,
   stop-go), **kink** (a change of velocity over a window: drift, a turn, a reversal in
@@ -41,7 +41,7 @@ condition frame included; `SETTINGS` states every number, and every results file
   contact), **tunnel** (leaving the view through a side where the ground truth stops or
   bounces: through a wall or floor), **rest** per body (a body at rest moves or turns).
 
-Segmentation is `phybench.scoring.segment`; what every rule shares, `phybench.scoring.findings`.
+Segmentation is `phybench.scoring.judge.segment`; what every rule shares, `phybench.scoring.judge.findings`.
 
 What the judge cannot see (a smooth video at the wrong speed, a changed restitution) is what
 the velocity error measures; docs/judge.md's calibration table says which kind each catches.
@@ -54,7 +54,7 @@ import numpy as np
 
 from .findings import Ctx, Finding, Verdict
 from .levels import match_levels
-from .photometry import JUDGE_KEEP, normalise, observed_colours
+from ..physics.photometry import JUDGE_KEEP, normalise, observed_colours
 from .motion import GAP
 from . import rules
 from .rules import (BLUR_PX, BORDER, DUST_REL, PERIMETER_EVERY, SETTINGS, TELEPORT_FACTOR, TELEPORT_MARGIN, ColourView,
@@ -113,7 +113,7 @@ def _segment_read(video: np.ndarray, colours: list[tuple[int, ...]], static_colo
 def colour_view(g: Layer, p: Layer, statics: list[bool], ctx: Ctx) -> ColourView:
     """One colour's layers without dust (under a quarter of the ground truth's smallest whole
     piece) and its reach (one step: from the ground truth's fastest move), for the rules and the
-    per-body metrics (`phybench.scoring.bodies`, which also follows the static colours' pieces)."""
+    per-body metrics (`phybench.scoring.learned.bodies`, which also follows the static colours' pieces)."""
     whole = [a[e >= ctx.border] for a, e in zip(g.piece_area, g.piece_edge)]
     smallest = min((float(a.min()) for a in whole if len(a)), default=float(g.piece_area[ctx.ref].min(initial=0.0)))
     dust = max(MIN_PIECE * ctx.scale_a, DUST_REL * smallest)
@@ -152,7 +152,7 @@ def segmented_sample(sample: Any) -> Segmented:
     the per-body metrics share it)."""
     cached = sample.__dict__.get("_prepared")
     if cached is None:
-        from ..data.split import row_scene
+        from ...data.split import row_scene
 
         bodies = row_scene(sample.row).bodies
         known = getattr(sample, "normalised", None)
@@ -165,7 +165,7 @@ def segmented_sample(sample: Any) -> Segmented:
 
 def judge_sample(sample: Any) -> Verdict:
     """The verdict on a `phybench.scoring.metrics.Sample` (its row's bodies give colours and statics),
-    with a `vanish` where the parser finds no ball the ground truth shows (`phybench.scoring.noball`)."""
+    with a `vanish` where the parser finds no ball the ground truth shows (`phybench.scoring.judge.noball`)."""
     from .noball import no_ball_findings
 
     verdict = judge_segmented(segmented_sample(sample))

@@ -1,6 +1,6 @@
 """Motion without a visible cause: each body followed through a video and against its ground truth.
 
-Part of the abnormality judge (`phybench.scoring.abnormal`, whose SETTINGS state every number
+Part of the abnormality judge (`phybench.scoring.judge.abnormal`, whose SETTINGS state every number
 here).  Each body of a dynamic colour is followed from its piece in the last condition frame,
 in the generated video and in its ground truth; where neither touches anything, their motions
 are compared: per-frame acceleration (jerk), velocity changes over windows (kink), the free-

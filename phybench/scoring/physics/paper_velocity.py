@@ -1,6 +1,6 @@
 """The paper's velocity error, measured the way the authors measured it (`velocity_error_paper`).
 
-phybench's own `velocity_error` (`phybench.scoring.velocity`) is exact: a disc-edge parser
+phybench's own `velocity_error` (`phybench.scoring.physics.velocity`) is exact: a disc-edge parser
 inverts our renderer, every frame pair is scored and a lost ball makes a video untrackable.
 It cannot be compared number for number with the paper's Figure 3, whose ground truth scores
 0.0099 / 0.0117 / 0.0210 against itself where ours scores ~0.0003.  This module re-implements,

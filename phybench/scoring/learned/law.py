@@ -28,7 +28,7 @@ the conditioning cannot pull the fit towards the truth):
   cross (weighted by each ball's velocity change), with its offset from the family's
   closed-form contact time.
 
-Fits are closed-form least squares with correctly rounded sums (`phybench.scoring.lawfit`),
+Fits are closed-form least squares with correctly rounded sums (`phybench.scoring.learned.lawfit`),
 so the same video gives the same bits on every CPU.  A fit with too few frames is "no fit"
 (NaN; null in JSON) and counted (`no_fit` in the summary), never a number.  The ground
 truth's fit uses its stored positions where they determine the law and falls back to the
@@ -54,7 +54,7 @@ import numpy as np
 from .lawfit import poly_fit
 
 if TYPE_CHECKING:  # annotations only: `metrics` imports this module on first use of a law metric
-    from .metrics import Sample
+    from ..metrics import Sample
 
 SPEED_FLOOR = 0.05  # world units / s (~2 px over the generated frames at 128 px): the least speed errors are relative to
 WRONG = 0.05  # a parameter off the truth by more than this (relative; see `judge_law`) is a wrong law
@@ -282,7 +282,7 @@ LAW_FITS: dict[str, LawFit] = {
 
 
 def _family(manifest: Mapping[str, Any]) -> Any:
-    from ..tasks import family_of, get_task
+    from ...tasks import family_of, get_task
 
     return family_of(get_task(manifest["task"]))
 
@@ -291,7 +291,7 @@ def inside_border(positions: np.ndarray, radii: np.ndarray, world_size: float, p
     """bool (T, B): the parsed centre lies at least its true radius less one pixel inside every edge.
 
     A sliver of a ball in a corner can parse as a small whole ball (blur and codecs soften
-    the edge test of `phybench.scoring.parse`); its centroid lies within the sliver, far
+    the edge test of `phybench.scoring.physics.parse`); its centroid lies within the sliver, far
     closer to the edge than the true radius, so no fit takes it for a ball in view.  The pixel
     of slack keeps a whole ball rolling along the floor (its rim in the last pixel row)."""
     margin = np.asarray(radii, dtype=np.float64)[None, :, None] - pixel
@@ -324,7 +324,7 @@ def law_of(sample: Sample) -> dict[str, Any] | None:
         pair = law.from_sample(sample)
         result = None if pair is None else {"law": law.name, "fit": pair[0], "truth": pair[1]}
     elif law is not None and law.fit is not None and sample.parsed is not None:
-        from ..world.laws import fully_in_view
+        from ...world.laws import fully_in_view
 
         cf = sample.condition_frames
         dt = float(sample.manifest["frame_interval"])

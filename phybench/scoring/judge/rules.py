@@ -2,7 +2,7 @@
 settings text every results file quotes, and the planted kinds (`phybench.violations`) it is
 meant to catch.
 
-The judge (`phybench.scoring.abnormal`) runs the rows in order on every colour of a scene;
+The judge (`phybench.scoring.judge.abnormal`) runs the rows in order on every colour of a scene;
 its `SETTINGS`, the help of `phybench judge` and the calibration's kind list
 (`phybench.calibration.calibration_kinds`) are generated from `RULES`, so adding a rule is one
 row plus its function (docs/adding-a-judge-rule.md says what else that implies: every shipped
@@ -72,7 +72,7 @@ class ColourView:
 @dataclass
 class Segmented:
     """A generated video and its ground truth, segmented once: what the judge's rules and the
-    per-body metrics (`phybench.scoring.bodies`) share."""
+    per-body metrics (`phybench.scoring.learned.bodies`) share."""
 
     ctx: Ctx
     gens: Segmentation
@@ -535,7 +535,7 @@ RULES: list[Rule] = [
 ]
 
 
-# What every rule shares (the rules' own entries are their rows of `phybench.scoring.rules.RULES`).
+# What every rule shares (the rules' own entries are their rows of `phybench.scoring.judge.rules.RULES`).
 COMMON: dict[str, Any] = {
     "segmentation": (f"per object colour of the scene: a pixel farther than {INK} levels from the background belongs "
                      f"to a colour whose background-to-colour line it lies within max({RESIDUAL:g} x the line's length, "

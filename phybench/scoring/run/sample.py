@@ -12,13 +12,13 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..data.split import SplitReader, row_digest, row_scene
-from ..submission.format import CONDITION_TOLERANCE
-from ..tasks import family_of, get_task
-from .metrics import METRICS, Sample, reported
-from .parse import TILE, PixelMapping, parse_video
-from .photometry import normalise, observed_colours
-from .velocity import VideoErrors, video_errors
+from ...data.split import SplitReader, row_digest, row_scene
+from ...submission.format import CONDITION_TOLERANCE
+from ...tasks import family_of, get_task
+from ..metrics import METRICS, Sample, reported
+from ..physics.parse import TILE, PixelMapping, parse_video
+from ..physics.photometry import normalise, observed_colours
+from ..physics.velocity import VideoErrors, video_errors
 
 
 def pixel_mapping(manifest: dict[str, Any]) -> PixelMapping:

@@ -2,12 +2,12 @@
 
 The velocity parser reads one or two coloured balls; a PHYRE-style scene has bars, jars and
 balls that share colours (grey and black).  Here every body, static ones included, is followed
-by the judge's tracker (`phybench.scoring.motion.tracks`: soft-coverage pieces, nearest
+by the judge's tracker (`phybench.scoring.judge.motion.tracks`: soft-coverage pieces, nearest
 centroid within one step, seeded from the last condition frame), in the generated video and in
 its ground truth, from the one segmentation the judge makes
-(`phybench.scoring.abnormal.segmented_sample`; a static colour's pieces are labelled from its
-coverage here, `phybench.scoring.segment.with_pieces`), so the judge and these metrics cost one
-pass.  What else the generated video draws is counted by `phybench.scoring.census`: every
+(`phybench.scoring.judge.abnormal.segmented_sample`; a static colour's pieces are labelled from its
+coverage here, `phybench.scoring.judge.segment.with_pieces`), so the judge and these metrics cost one
+pass.  What else the generated video draws is counted by `phybench.scoring.judge.census`: every
 generated piece is assigned to a body or is *extra* (appeared, duplicated, split off, away
 from the border), and a ground-truth piece nothing is drawn for is *missing*.
 
@@ -41,9 +41,9 @@ from typing import Any
 
 import numpy as np
 
-from .census import Census, census
+from ..judge.census import Census, census
 from .lawfit import poly_fit
-from .segment import MIN_PIECE, with_pieces
+from ..judge.segment import MIN_PIECE, with_pieces
 
 BRIDGE = 3  # frames: a gap this short in a generated track is bridged linearly
 LOST = 0.25  # share of the view's width a lost body costs per frame (and the most any frame costs)
@@ -98,7 +98,7 @@ class BodyTracks:
     unit: float  # world units per px
     dt: float  # s per frame
     moving: int = 0  # the first `moving` bodies are of a colour with a dynamic body: the law's
-    census: Census | None = None  # extra and missing pieces per frame (`phybench.scoring.census`)
+    census: Census | None = None  # extra and missing pieces per frame (`phybench.scoring.judge.census`)
     errors: tuple[float, float] | None = None  # `pose_errors`, once computed
 
 
@@ -110,8 +110,8 @@ def body_tracks(sample: Any) -> BodyTracks | None:
         return cached
     result = None
     if sample.gt_video is not None:
-        from .abnormal import colour_view, segmented_sample
-        from .motion import tracks
+        from ..judge.abnormal import colour_view, segmented_sample
+        from ..judge.motion import tracks
 
         pr = segmented_sample(sample)
         ctx = pr.ctx
@@ -279,7 +279,7 @@ def body_angle_error(sample: Any) -> float:
 
 def body_details(sample: Any) -> dict[str, Any]:
     """The census's per-video counts for the detail row: the most extra and missing bodies in any
-    generated frame (`phybench.scoring.census`); none without a ground truth."""
+    generated frame (`phybench.scoring.judge.census`); none without a ground truth."""
     bt = body_tracks(sample)
     if bt is None or bt.census is None:
         return {}

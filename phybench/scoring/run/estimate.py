@@ -26,7 +26,7 @@ def _duration(seconds: float) -> str:
 
 
 def _time_lpips(video: np.ndarray, generated: int, batch_size: int, device: str) -> float:
-    from .lpips import LPIPS, lpips_frames
+    from ..perceptual.lpips import LPIPS, lpips_frames
 
     model = LPIPS().to(device)
     t0 = time.perf_counter()
@@ -37,8 +37,8 @@ def _time_lpips(video: np.ndarray, generated: int, batch_size: int, device: str)
 def _time_i3d(video: np.ndarray, device: str) -> float:
     import torch
 
-    from .features import I3D_THREADS, torch_threads
-    from .fvd import cached_model, i3d_logits
+    from ..perceptual.features import I3D_THREADS, torch_threads
+    from ..perceptual.fvd import cached_model, i3d_logits
 
     cached_model(str(torch.device(device)))  # built once, as the run will
     t0 = time.perf_counter()
@@ -95,9 +95,9 @@ def measure_task(task: str, split: str, metrics: Sequence[str], *, train: str | 
     import tempfile
     from pathlib import Path
 
-    from ..data.generate import generate
-    from ..data.split import SplitReader, make_plan
-    from ..tasks import get_task
+    from ...data.generate import generate
+    from ...data.split import SplitReader, make_plan
+    from ...tasks import get_task
     from .sample import score_row
 
     spec, out = get_task(task), {}

@@ -1,4 +1,4 @@
-"""Pixels to objects, for the abnormality judge (`phybench.scoring.abnormal`) and its trackers.
+"""Pixels to objects, for the abnormality judge (`phybench.scoring.judge.abnormal`) and its trackers.
 
 Every pixel away from the background is read against each object colour of the scene: projected
 on the line from the background to the colour, it gets a coverage t in [0, 1] and a residual

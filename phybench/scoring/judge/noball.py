@@ -1,8 +1,8 @@
 """No ball is no ball, for the judge (issue 34, item 1b).
 
-The judge (`phybench.scoring.abnormal`) segments colours on its own; on pure colour noise or a
+The judge (`phybench.scoring.judge.abnormal`) segments colours on its own; on pure colour noise or a
 smear it sees "pieces" everywhere and rarely calls a vanish.  The velocity parser
-(`phybench.scoring.parse`) decides per frame whether a ball of each colour is there at all
+(`phybench.scoring.physics.parse`) decides per frame whether a ball of each colour is there at all
 (MISSING, with NOT_A_BALL for ink that is no ball).  Where the ground truth's ball is fully in
 view in a generated frame and the parser finds none, the ball vanished: one finding per ball,
 rule ``vanish`` (stated in the judge's SETTINGS).  Families read by the parser only (`object_reader` discs); multi-body scenes
@@ -15,15 +15,15 @@ from typing import Any
 import numpy as np
 
 from .findings import Finding
-from .parse import MISSING
-from .velocity import unseen_in_condition
+from ..physics.parse import MISSING
+from ..physics.velocity import unseen_in_condition
 
 def no_ball_findings(sample: Any) -> list[Finding]:
     """`vanish` findings of a sample whose parsed video has lost a ball the ground truth shows."""
     parsed = getattr(sample, "parsed", None)
     if parsed is None:
         return []
-    from ..world.laws import fully_in_view
+    from ...world.laws import fully_in_view
 
     gt = np.asarray(sample.row["positions"], dtype=np.float64)
     if parsed.flags.shape != gt.shape[:2]:

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ..world.laws import fully_in_view
+from ...world.laws import fully_in_view
 from .parse import COLOUR_CHANGED, MISSING, PARTLY_OUT, SPLIT, Parsed
 
 SETTINGS: dict[str, Any] = {

@@ -4,7 +4,7 @@
 front to back), serially or split over worker processes in whole I3D batches, and returns
 what `score` assembles: each video's detail row and sample digest, each video's validation
 problems and file digests (`phybench.submission.validation.record_video`), and the LPIPS
-values and I3D features (`phybench.scoring.features.FeaturePass`).  Every result is the same
+values and I3D features (`phybench.scoring.perceptual.features.FeaturePass`).  Every result is the same
 bits whatever the number of workers: the per-video metrics do not depend on threads, and
 the I3D batches and threads are fixed (features.py).
 
@@ -24,8 +24,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from ..data.split import SplitReader
-from .features import FeaturePass, share_bounds
+from ...data.split import SplitReader
+from ..perceptual.features import FeaturePass, share_bounds
 from .sample import score_row
 
 _BLAS_ENV = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
@@ -92,7 +92,7 @@ def score_share(sub: Any, reader: SplitReader, rows: Mapping[str, dict[str, Any]
 
 def _worker(sub_path: str, split_dir: str, ids: Sequence[str], settings: PassSettings) -> PassResult:
     """A worker's share: its own submission handle and split reader (rows read once)."""
-    from ..submission.format import open_submission
+    from ...submission.format import open_submission
 
     reader = SplitReader(split_dir)
     wanted = set(ids)
@@ -111,8 +111,8 @@ def run_pass(sub: Any, reader: SplitReader, rows: Sequence[dict[str, Any]], orde
              settings: PassSettings, *, workers: int = 1, features: Mapping[str, Mapping[str, Any]] | None = None,
              tick: Callable[[int], Any] = lambda n: None) -> PassResult:
     """The whole pass over `order` (the submission's storage order of the split's ids)."""
-    from ..tasks import family_of
-    from .metrics import reported, seen_by_workers
+    from ...tasks import family_of
+    from ..metrics import reported, seen_by_workers
 
     by_id = {row["sample_id"]: row for row in rows}
     # a metric registered at run time (not by an import a worker makes) is scored here

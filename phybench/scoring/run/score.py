@@ -16,14 +16,14 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .._version import __version__
-from ..io import atomic_save_npy
-from .metrics import (METRICS, TRACKING_METRIC, companion_metrics, default_metrics, reported, requestable_metrics,
+from ..._version import __version__
+from ...io import atomic_save_npy
+from ..metrics import (METRICS, TRACKING_METRIC, companion_metrics, default_metrics, reported, requestable_metrics,
                       settings_blocks)
 from .results import OVERALL, build_results
 from .sample import CONDITION_TOLERANCE, pixel_mapping, score_row, score_sample  # noqa: F401 - re-exported
-from ..data.split import SplitReader, split_hash
-from ..tasks import family_of, get_task
+from ...data.split import SplitReader, split_hash
+from ...tasks import family_of, get_task
 
 
 class ScoreError(Exception):
@@ -63,7 +63,7 @@ def samples_sidecar(results: dict[str, Any], details: Sequence[dict[str, Any]]) 
     """
     import math
 
-    from .law import sidecar_law
+    from ..learned.law import sidecar_law
 
     if family_of(get_task(results["task"])).plot_dof is None:
         return None
@@ -83,7 +83,7 @@ def samples_sidecar(results: dict[str, Any], details: Sequence[dict[str, Any]]) 
                 "level": d["level"],
                 "true_velocity": num(d["true_velocity"]),
                 "generated_velocity": None if d.get("untrackable") else num(d["generated_velocity"]),
-                **({"law": sidecar_law(d["law"])} if d.get("law") else {}),  # phybench.scoring.law
+                **({"law": sidecar_law(d["law"])} if d.get("law") else {}),  # phybench.scoring.learned.law
             }
             for d in details
         ],
@@ -92,7 +92,7 @@ def samples_sidecar(results: dict[str, Any], details: Sequence[dict[str, Any]]) 
 
 def scored_files(path: str | os.PathLike[str], scored: ScoreOutput) -> list[tuple[Path, bytes]]:
     """(path, bytes) of the results file and, for a family with a plotted DoF, its `.samples.json`
-    sidecar (`phybench.scoring.layout.output_files`); every byte is made before anything is written."""
+    sidecar (`phybench.scoring.run.layout.output_files`); every byte is made before anything is written."""
     from .layout import output_files
 
     return output_files(path, scored.results, samples_sidecar(scored.results, scored.details))
@@ -103,7 +103,7 @@ def write_results(path: str | os.PathLike[str], scored: ScoreOutput,
     """The results file and, for a family with a plotted DoF, its `.samples.json` sidecar beside it
     (the leaderboard's generated-vs-conditioned plot), written as a unit: both or neither, also on a
     full disk (`phybench.io.atomic_write_many`).  `extra` files join the unit.  Returns the path."""
-    from ..io import atomic_write_many
+    from ...io import atomic_write_many
 
     atomic_write_many([*scored_files(path, scored), *extra])
     return Path(path)
@@ -165,7 +165,7 @@ def _weights(metrics: tuple[str, ...], asked: bool, warnings: list[str]) -> tupl
     torch_metrics = [m for m in metrics if METRICS.get(m).weights]
     if not torch_metrics:
         return metrics, {}
-    from .weights import WeightsMissing, load, weight_hashes
+    from ..perceptual.weights import WeightsMissing, load, weight_hashes
 
     weights: dict[str, Any] = {}
     try:
@@ -206,10 +206,10 @@ def score(
     """
     from tqdm import tqdm
 
-    from ..submission.archive import SubmissionError
-    from ..submission.format import open_submission
-    from ..submission.validation import check_header, finish, record_video, unopenable
-    from .features import load_reference, reference_cache_path
+    from ...submission.archive import SubmissionError
+    from ...submission.format import open_submission
+    from ...submission.validation import check_header, finish, record_video, unopenable
+    from ..perceptual.features import load_reference, reference_cache_path
     from .loop import PassSettings, run_pass
 
     warnings: list[str] = []
@@ -313,7 +313,7 @@ def _set_metrics(feats: tuple[np.ndarray, np.ndarray] | None, details: list[dict
     """FVD over the whole split and per level (at least two videos each)."""
     if feats is None:
         return {}
-    from .fvd import frechet_distance
+    from ..perceptual.fvd import frechet_distance
 
     real, fake = feats
     levels = [d["level"] for d in details]
@@ -330,7 +330,7 @@ def results_model(meta: dict[str, Any]) -> dict[str, Any]:
 
 
 def _model_meta(meta: dict[str, Any]) -> dict[str, Any]:
-    from .model_fields import submission_fields
+    from ...submission.model_fields import submission_fields
 
     model_meta: dict[str, Any] = dict(meta.get("model") or {})
     model_meta.update(submission_fields(meta))  # the top-level keys of submission.json the board shows
@@ -338,7 +338,7 @@ def _model_meta(meta: dict[str, Any]) -> dict[str, Any]:
 
 
 def _provenance(split: _Split, metrics: Sequence[str], weights: dict[str, Any], submission_hash: str | None) -> dict[str, Any]:
-    from ..tasks.protocols import protocol_of
+    from ...tasks.protocols import protocol_of
 
     spec, manifest, n = split.reader.spec, split.manifest, len(split.rows)
     # every video is parsed: the tracking conventions (untrackable, excluded) are always stated

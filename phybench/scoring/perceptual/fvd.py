@@ -9,7 +9,7 @@ uint8 video -> ``tf.image.resize_bilinear`` to 224 x 224 (TF1 default: align_cor
 The I3D below is the kinetics-i3d (Sonnet) InceptionV1-inflated network with TF's "SAME"
 padding (asymmetric where the total is odd: the extra row goes after, which matters for the
 stride-2 layers) and Sonnet's BatchNorm: eps 1e-3, no scale, offset and moving statistics from
-the checkpoint. Weights: ``phybench.scoring.weights.load("i3d")``.
+the checkpoint. Weights: ``phybench.scoring.perceptual.weights.load("i3d")``.
 """
 from __future__ import annotations
 

@@ -3,7 +3,7 @@ registering the picture (a shift, then a turn and a zoom about the centre).
 
 A model's camera is never exactly still: a picture moved by a pixel or two, zoomed by 2% or
 turned by a degree moves every static edge, and is no static body moving.  The judge's
-`static` and `rest` rules (`phybench.scoring.rules`) compare the smoothed coverage after the
+`static` and `rest` rules (`phybench.scoring.judge.rules`) compare the smoothed coverage after the
 best such registration, found on the mean of the generated frames.
 """
 from __future__ import annotations

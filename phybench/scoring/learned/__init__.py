@@ -1,0 +1,1 @@
+"""What a model learned: each body followed by the judge's tracker, and the law its motion fits."""
