@@ -60,6 +60,7 @@ class Metric:
         needs_ground_truth: bool = True,
         details: Callable[["Sample"], dict[str, Any]] | None = None,
         summarise: Callable[[Sequence[dict[str, Any]]], dict[str, Any]] | None = None,
+        batched: str | None = None,
     ) -> None:
         if direction not in DIRECTIONS:
             raise ValueError(f"metric {name!r}: direction must be one of {', '.join(DIRECTIONS)}, not {direction!r}")
@@ -86,6 +87,17 @@ class Metric:
         # fitted law's parameters), and extra summary blocks computed from a group's detail rows.
         self.details = details
         self.summarise = summarise
+        # Optional: "module:Class" of the batching a metric needs when `compute(sample)` cannot do
+        # (a network on a device, in fixed batches; a set metric over a whole group): the run loop
+        # drives it (`phybench.scoring.run.batches`) and names no metric.  Imported on first use.
+        self.batched = batched
+
+    def batcher(self) -> Any:
+        """The class `batched` names (its module imported now: it may import torch)."""
+        if self.batched is None:
+            raise ValueError(f"metric {self.name!r} is not batched")
+        module, _, attr = self.batched.partition(":")
+        return getattr(importlib.import_module(module), attr)
 
     @property
     def higher_is_better(self) -> bool:
@@ -368,11 +380,11 @@ register_metric(Metric(
 ))
 register_metric(Metric(
     "lpips", label="LPIPS", default=True, settings_key="lpips", settings="phybench.scoring.perceptual.lpips",
-    weights="alexnet",  # computed in batches on a device by the scoring loop
+    weights="alexnet", batched="phybench.scoring.perceptual.batched:LpipsBatch",  # in batches on a device
 ))
 register_metric(Metric(
     "fvd", kind="set", label="FVD", default=True, settings_key="fvd", settings="phybench.scoring.perceptual.fvd",
-    weights="i3d",  # features of every video, then one distance per group
+    weights="i3d", batched="phybench.scoring.perceptual.batched:FvdBatch",  # features of every video, one distance per group
 ))
 
 register_metric(Metric(
