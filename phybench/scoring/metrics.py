@@ -21,7 +21,8 @@ Per-video metrics (``kind="video"``) are averaged over videos with a bootstrap i
 set metrics (``kind="set"``, FVD) are computed on a whole group of videos.  A per-video
 metric gives `compute(sample) -> float` (a `Sample`: the row, both videos, the parsed
 physics errors); LPIPS (a batched network on a device) and FVD (features of the whole set)
-are computed by the scoring loop in `phybench.scoring.run.score`, so theirs is None.
+give `batched` instead: the class that batches them (`phybench.scoring.perceptual.batched`),
+which the run loop (`phybench.scoring.run.batches`) drives without naming either.
 
 This module imports nothing heavy: settings given as a module name (``"phybench.scoring.perceptual.lpips"``,
 whose module imports torch) are read from that module's ``SETTINGS`` on first use.
