@@ -13,7 +13,7 @@ import time
 from phybench.data.split import SplitReader
 from phybench.scoring.judge import abnormal
 from phybench.scoring.learned import bodies, law
-from phybench.scoring.metrics import Sample
+from phybench.scoring.inputs import Sample
 from phybench.submission.format import open_submission
 
 

@@ -46,7 +46,8 @@ def added_seconds(split: Path, sub: Path, repeats: int = 3) -> dict[str, float]:
     """Best of `repeats` CPU times of the added computations, on videos parsed beforehand."""
     from phybench.data.split import SplitReader
     from phybench.scoring.learned.law import law_details, law_error, summarise_law
-    from phybench.scoring.metrics import Sample, ranked_error
+    from phybench.scoring.inputs import Sample
+    from phybench.scoring.metrics import ranked_error
     from phybench.scoring.run.results import level_details, summarise
     from phybench.scoring.run.sample import pixel_mapping
     from phybench.scoring.physics.parse import parse_video

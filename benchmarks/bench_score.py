@@ -53,12 +53,12 @@ METRICS = "velocity_error,ssim,psnr"
 STAGES = {
     "decode submission": ("submission/format.py", ("_decode_file",)),
     "ground truth (decode + re-hash)": ("data/split.py", ("video", "row_digest")),
-    "parse + velocity": ("scoring/parse.py", ("parse_video",)),
-    "judge: segmentation": ("scoring/abnormal.py", ("segment_pair",)),
-    "judge: rules": ("scoring/abnormal.py", ("judge_segmented",)),
-    "bodies": ("scoring/bodies.py", ("body_tracks",)),
-    "SSIM": ("scoring/image_metrics.py", ("ssim_frames",)),
-    "PSNR": ("scoring/image_metrics.py", ("psnr_frames",)),
+    "parse + velocity": ("scoring/physics/parse.py", ("parse_video",)),
+    "judge: segmentation": ("scoring/judge/abnormal.py", ("segment_pair",)),
+    "judge: rules": ("scoring/judge/abnormal.py", ("judge_segmented",)),
+    "bodies": ("scoring/learned/bodies.py", ("body_tracks",)),
+    "SSIM": ("scoring/perceptual/image_metrics.py", ("ssim_frames",)),
+    "PSNR": ("scoring/perceptual/image_metrics.py", ("psnr_frames",)),
 }
 
 

@@ -253,7 +253,7 @@ def test_census_counts_a_body_drawn_from_nothing_not_one_coming_in_nor_a_flicker
     video: a disc appearing mid-view is one extra body and costs a lost body's share; the same disc
     entering through the left border and crossing the view, or drawn in a single frame, is none."""
     from phybench.scoring.learned.bodies import body_position_error, body_tracks
-    from phybench.scoring.metrics import Sample
+    from phybench.scoring.inputs import Sample
 
     reader = SplitReader(split)
     found = next(((row, gt, r0) for row in reader.rows() for gt in [reader.video(row)]

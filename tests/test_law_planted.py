@@ -195,7 +195,7 @@ def test_closed_form_fit_is_order_independent_and_exact():
 # ------------------------------------------------------------------ the judge
 def test_the_judge_calls_a_ball_lost_in_noise_a_vanish(splits):
     from phybench.scoring.judge.abnormal import judge_sample
-    from phybench.scoring.metrics import Sample
+    from phybench.scoring.inputs import Sample
 
     reader = splits["uniform"]
     cf = int(reader.manifest["condition_frames"])

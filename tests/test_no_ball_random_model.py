@@ -45,7 +45,7 @@ def test_a_ball_the_condition_frames_never_show_cannot_vanish(tmp_path):
 
     from phybench.data.split import row_scene
     from phybench.planting import OFF
-    from phybench.scoring.metrics import Sample
+    from phybench.scoring.inputs import Sample
     from phybench.scoring.judge.noball import no_ball_findings
     from phybench.scoring.physics.parse import parse_video
     from phybench.scoring.physics.velocity import unseen_in_condition

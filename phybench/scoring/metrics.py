@@ -21,7 +21,8 @@ Per-video metrics (``kind="video"``) are averaged over videos with a bootstrap i
 set metrics (``kind="set"``, FVD) are computed on a whole group of videos.  A per-video
 metric gives `compute(sample) -> float` (a `Sample`: the row, both videos, the parsed
 physics errors); LPIPS (a batched network on a device) and FVD (features of the whole set)
-are computed by the scoring loop in `phybench.scoring.run.score`, so theirs is None.
+give `batched` instead: the class that batches them (`phybench.scoring.perceptual.batched`),
+which the run loop (`phybench.scoring.run.batches`) drives without naming either.
 
 This module imports nothing heavy: settings given as a module name (``"phybench.scoring.perceptual.lpips"``,
 whose module imports torch) are read from that module's ``SETTINGS`` on first use.
@@ -30,11 +31,10 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from ..registry import Registry
+from .inputs import Sample  # what a per-video metric sees (its own module; plugins may import it from here)
 
 DIRECTIONS = ("lower", "higher")
 KINDS = ("video", "set")
@@ -61,6 +61,7 @@ class Metric:
         needs_ground_truth: bool = True,
         details: Callable[["Sample"], dict[str, Any]] | None = None,
         summarise: Callable[[Sequence[dict[str, Any]]], dict[str, Any]] | None = None,
+        batched: str | None = None,
     ) -> None:
         if direction not in DIRECTIONS:
             raise ValueError(f"metric {name!r}: direction must be one of {', '.join(DIRECTIONS)}, not {direction!r}")
@@ -87,6 +88,17 @@ class Metric:
         # fitted law's parameters), and extra summary blocks computed from a group's detail rows.
         self.details = details
         self.summarise = summarise
+        # Optional: "module:Class" of the batching a metric needs when `compute(sample)` cannot do
+        # (a network on a device, in fixed batches; a set metric over a whole group): the run loop
+        # drives it (`phybench.scoring.run.batches`) and names no metric.  Imported on first use.
+        self.batched = batched
+
+    def batcher(self) -> Any:
+        """The class `batched` names (its module imported now: it may import torch)."""
+        if self.batched is None:
+            raise ValueError(f"metric {self.name!r} is not batched")
+        module, _, attr = self.batched.partition(":")
+        return getattr(importlib.import_module(module), attr)
 
     @property
     def higher_is_better(self) -> bool:
@@ -172,71 +184,6 @@ def settings_for_key(key: str) -> Mapping[str, Any] | None:
         if m.settings_key == key:
             return m.settings
     return None
-
-
-# ---------------------------------------------------------------- per-video inputs
-@dataclass
-class Sample:
-    """What a per-video metric sees: one row of the split, the generated and the
-    ground-truth video (``(T, H, W, 3)`` uint8; the ground truth is None when the split
-    stores none), the manifest, and the physics errors of the parsed video (computed once,
-    on first use)."""
-
-    row: dict[str, Any]
-    video: Any
-    gt_video: Any
-    manifest: dict[str, Any]
-    errors_fn: Callable[[], Any] = field(repr=False, default=lambda: None)
-    parsed: Any = field(repr=False, default=None)  # `phybench.scoring.physics.parse.Parsed`; None when not parsed
-    # `video` as the parser and the judge read it (`phybench.scoring.physics.photometry.normalise`: the
-    # model's light and bad pixels undone); None: not computed yet
-    normalised: Any = field(repr=False, default=None)
-
-    @property
-    def condition_frames(self) -> int:
-        return int(self.manifest["condition_frames"])
-
-    @cached_property
-    def errors(self) -> Any:
-        """`phybench.scoring.physics.velocity.VideoErrors` of this video."""
-        return self.errors_fn()
-
-    @cached_property
-    def attributes(self) -> dict[str, float]:
-        """`phybench.scoring.physics.attributes.attribute_errors` of this video (NaN when not parsed)."""
-        from .physics.attributes import attribute_errors
-
-        if self.parsed is None:
-            return {"trajectory_error": float("nan"), "size_error": float("nan"), "colour_kept": float("nan")}
-        from ..data.split import row_scene
-        from ..world.scene import Disc
-
-        bodies = row_scene(self.row).bodies
-        return attribute_errors(self.parsed, self.row["positions"], self.row["radii"],
-                                world_size=float(self.manifest["world_size"]), condition_frames=self.condition_frames,
-                                discs=all(isinstance(b.shape, Disc) for b in bodies))
-
-    @cached_property
-    def paper(self) -> Any:
-        """`phybench.scoring.physics.paper_velocity.PaperErrors` of this video, by its family's `paper_measure`."""
-        from ..data.split import row_scene
-        from ..tasks import family_of, get_task
-        from .physics.paper_velocity import PaperErrors, paper_errors
-
-        measure = family_of(get_task(self.manifest["task"])).paper_measure
-        if measure is None:
-            return PaperErrors()
-        colours = [(int(b.colour[0]), int(b.colour[1]), int(b.colour[2])) for b in row_scene(self.row).bodies]
-        return paper_errors(self.video, self.row["positions"], self.row["radii"], colours,
-                            world_size=float(self.manifest["world_size"]),
-                            frame_interval=float(self.manifest["frame_interval"]), measure=measure)
-
-    @cached_property
-    def frames(self) -> dict[str, float]:
-        """{"ssim", "psnr"} over the generated frames (`image_metrics.score_frames`)."""
-        from .perceptual.image_metrics import score_frames
-
-        return score_frames(self.gt_video, self.video, self.condition_frames)
 
 
 def _error(attr: str) -> Callable[[Sample], float]:
@@ -434,11 +381,11 @@ register_metric(Metric(
 ))
 register_metric(Metric(
     "lpips", label="LPIPS", default=True, settings_key="lpips", settings="phybench.scoring.perceptual.lpips",
-    weights="alexnet",  # computed in batches on a device by the scoring loop
+    weights="alexnet", batched="phybench.scoring.perceptual.batched:LpipsBatch",  # in batches on a device
 ))
 register_metric(Metric(
     "fvd", kind="set", label="FVD", default=True, settings_key="fvd", settings="phybench.scoring.perceptual.fvd",
-    weights="i3d",  # features of every video, then one distance per group
+    weights="i3d", batched="phybench.scoring.perceptual.batched:FvdBatch",  # features of every video, one distance per group
 ))
 
 register_metric(Metric(

@@ -45,7 +45,8 @@ def feature_shard(prep: VerifyPlan, rank: int, size: int, *, batch_size: int = 1
     "fvd_fake": (k, 400), "fvd_real": (k, 400) when the reference cache is cold}; empty arrays
     for a metric not recomputed."""
     from ...data.split import SplitReader
-    from ...scoring.perceptual.features import FeaturePass, load_reference, reference_cache_path, share_bounds
+    from ...scoring.perceptual.features import load_reference, reference_cache_path, share_bounds
+    from ...scoring.run.batches import FeaturePass
     from ...submission.format import open_submission
 
     reader = SplitReader(prep.split_dir)

@@ -148,7 +148,7 @@ def judge_segmented(pr: Segmented) -> Verdict:
 
 
 def segmented_sample(sample: Any) -> Segmented:
-    """`segment_pair` on a `phybench.scoring.metrics.Sample`, computed once per sample (the judge and
+    """`segment_pair` on a `phybench.scoring.inputs.Sample`, computed once per sample (the judge and
     the per-body metrics share it)."""
     cached = sample.__dict__.get("_prepared")
     if cached is None:
@@ -164,7 +164,7 @@ def segmented_sample(sample: Any) -> Segmented:
 
 
 def judge_sample(sample: Any) -> Verdict:
-    """The verdict on a `phybench.scoring.metrics.Sample` (its row's bodies give colours and statics),
+    """The verdict on a `phybench.scoring.inputs.Sample` (its row's bodies give colours and statics),
     with a `vanish` where the parser finds no ball the ground truth shows (`phybench.scoring.judge.noball`)."""
     from .noball import no_ball_findings
 

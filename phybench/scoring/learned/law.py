@@ -47,14 +47,12 @@ registered metric ``law_error`` compares signed parameters (`judge_law`): revers
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from ..inputs import Sample  # its own module, below this one: no circle with the metric registry
 from .lawfit import poly_fit
-
-if TYPE_CHECKING:  # annotations only: `metrics` imports this module on first use of a law metric
-    from ..metrics import Sample
 
 SPEED_FLOOR = 0.05  # world units / s (~2 px over the generated frames at 128 px): the least speed errors are relative to
 WRONG = 0.05  # a parameter off the truth by more than this (relative; see `judge_law`) is a wrong law

@@ -1,9 +1,10 @@
-"""LPIPS values and I3D features of a run of videos, through the metric objects.
+"""The batches and threads LPIPS values and I3D features are computed in, and their reference cache.
 
 `score`, its worker processes and `leaderboard verify`'s sharded passes all feed videos to one
-`FeaturePass` in storage order; it drives the torchmetrics-style `LPIPSVideo` and `FVD` objects
-(`update` per video or per I3D batch) and hands back what the results need: each video's LPIPS
-and the I3D features of both sides, in the order they were computed.
+`phybench.scoring.run.batches.FeaturePass` in storage order; it drives each batched metric's class
+(`batched.py`: the torchmetrics-style `LPIPSVideo` and `FVD` objects, `update` per video or per
+I3D batch) and hands back what the results need: each video's LPIPS and the I3D features of both
+sides, in the order they were computed.
 
 Why the batching and the threads are fixed here: I3D logits move by ~3e-6 with the batch
 composition and with the CPU thread count (oneDNN sums in a thread-dependent order; LPIPS does
@@ -53,74 +54,8 @@ def share_bounds(n: int, batch_size: int, parts: int) -> list[tuple[int, int]]:
     return [(min(int(a), n), min(int(b), n)) for a, b in zip(edges[:-1], edges[1:])]
 
 
-class FeaturePass:
-    """LPIPS per video and I3D features per batch, for the videos `add`ed in storage order.
-
-    metrics: the set metrics to compute ("lpips", "fvd"); condition_frames: LPIPS compares the
-    generated frames only; real_cached: the split's own I3D features are cached, so only the
-    submission's are computed.
-    """
-
-    def __init__(self, metrics: Sequence[str], *, condition_frames: int, batch_size: int = 16, device: str = "cpu",
-                 real_cached: bool = False) -> None:
-        self.start = condition_frames
-        self.batch_size = batch_size
-        self.device = device
-        self.real_cached = real_cached
-        self.lpips: Any = None
-        self.fvd: Any = None
-        if "lpips" in metrics:
-            from .lpips import LPIPSVideo
-
-            self.lpips = LPIPSVideo(batch_size=batch_size).to(device)
-        if "fvd" in metrics:
-            from .fvd import FVD
-
-            self.fvd = FVD(batch_size=batch_size).to(device)
-        self.ids: list[str] = []  # every video added, in order
-        self.fvd_ids: list[str] = []  # the videos whose I3D features were computed, in order
-        self._pending: list[tuple[str, np.ndarray, np.ndarray]] = []
-
-    def add(self, sample_id: str, gt: np.ndarray, video: np.ndarray) -> float | None:
-        """One video and its ground truth, uint8 (T, H, W, 3) each; returns its LPIPS (None if not asked)."""
-        self.ids.append(sample_id)
-        value = None
-        if self.lpips is not None:
-            with torch_threads(I3D_THREADS, self.device):  # LPIPS does not move with threads; one is cheaper
-                value = self.lpips.update_one(gt[self.start:], video[self.start:])
-        if self.fvd is not None:
-            self._pending.append((sample_id, gt, video))
-            if len(self._pending) >= self.batch_size:
-                self.flush()
-        return value
-
-    def flush(self) -> None:
-        """Run I3D on the videos waiting for a full batch (at the end: on the last, short batch)."""
-        if not self._pending:
-            return
-        with torch_threads(I3D_THREADS, self.device):
-            if not self.real_cached:
-                self.fvd.update(np.stack([p[1] for p in self._pending]), real=True)
-            self.fvd.update(np.stack([p[2] for p in self._pending]), real=False)
-        self.fvd_ids.extend(p[0] for p in self._pending)
-        self._pending.clear()
-
-    def arrays(self) -> dict[str, np.ndarray]:
-        """{"ids": (k,), "lpips": (k,) or (0,), "fvd_fake": (k, 400) or (0, 400), and "fvd_real": (k, 400)
-        where the reference features were computed}: what a worker or a shard hands back."""
-        self.flush()
-        out: dict[str, np.ndarray] = {
-            "ids": np.array(self.ids, dtype=str),
-            "lpips": np.array(self.lpips.values if self.lpips is not None else [], np.float64),
-            "fvd_fake": self.fvd.features(real=False) if self.fvd is not None else np.zeros((0, FEATURE_DIM)),
-        }
-        if self.fvd is not None and not self.real_cached:
-            out["fvd_real"] = self.fvd.features(real=True)
-        return out
-
-
 def by_sample(arrays: dict[str, np.ndarray]) -> dict[str, dict[str, Any]]:
-    """`FeaturePass.arrays()` as {sample_id: {"lpips": float, "fvd_fake": (400,), "fvd_real": (400,)}}:
+    """`phybench.scoring.run.batches.FeaturePass.arrays()` as {sample_id: {"lpips": float, "fvd_fake": (400,), "fvd_real": (400,)}}:
     the `features=` argument of `score`."""
     out: dict[str, dict[str, Any]] = {}
     for i, sample_id in enumerate(arrays["ids"].tolist()):

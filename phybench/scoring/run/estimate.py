@@ -25,28 +25,6 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
-def _time_lpips(video: np.ndarray, generated: int, batch_size: int, device: str) -> float:
-    from ..perceptual.lpips import LPIPS, lpips_frames
-
-    model = LPIPS().to(device)
-    t0 = time.perf_counter()
-    lpips_frames(video[-generated:], video[-generated:], model=model, batch_size=batch_size)
-    return time.perf_counter() - t0
-
-
-def _time_i3d(video: np.ndarray, device: str) -> float:
-    import torch
-
-    from ..perceptual.features import I3D_THREADS, torch_threads
-    from ..perceptual.fvd import cached_model, i3d_logits
-
-    cached_model(str(torch.device(device)))  # built once, as the run will
-    t0 = time.perf_counter()
-    with torch_threads(I3D_THREADS, device):
-        i3d_logits(video[None], batch_size=1, device=device)
-    return time.perf_counter() - t0
-
-
 def _time_cheap(reader: Any, row: dict[str, Any], video: np.ndarray, cheap: Sequence[str]) -> float:
     """One row as the pass scores it (ground truth decoded and hashed, then scored), plus one more
     decode for the submission's own video."""
@@ -65,20 +43,17 @@ def estimate_line(reader: Any, row: dict[str, Any], n: int, metrics: Sequence[st
     reader, row: the split and its first row, whose ground-truth video is the one measured (a
     real one: the parser's cost depends on what it finds).  `workers` divide the time (they
     score whole videos in parallel)."""
+    from .batches import batch_class
+
     manifest, video = reader.manifest, reader.video(row)
     generated = int(manifest["frames"]) - int(manifest["condition_frames"])
     cheap = [m for m in metrics if m not in torch_metrics]
     per_video, parts = _time_cheap(reader, row, video, cheap), []
     base = per_video
-    if "lpips" in torch_metrics:
-        dt = _time_lpips(video, generated, batch_size, device)
+    for name in torch_metrics:  # each batched metric times itself (its row's class: `cost`)
+        dt, words = batch_class(name).cost(video, generated, batch_size=batch_size, device=device, cached=cached)
         per_video += dt
-        parts.append(f"LPIPS {dt:.2f} s")
-    if "fvd" in torch_metrics:
-        dt = _time_i3d(video, device)
-        per_video += dt * (1 if cached else 2)
-        parts.append(f"I3D {dt:.2f} s" + (" (reference features cached)" if cached else
-                                          " x2 (reference and generated; cached for the next model on this split)"))
+        parts.append(words)
     par = max(1, workers)
     names = "+".join(m.upper() for m in torch_metrics)
     where = f"this {'CPU' if str(device) == 'cpu' else device}" + (f" with {par} workers" if par > 1 else "")

@@ -4,7 +4,7 @@
 front to back), serially or split over worker processes in whole I3D batches, and returns
 what `score` assembles: each video's detail row and sample digest, each video's validation
 problems and file digests (`phybench.submission.validation.record_video`), and the LPIPS
-values and I3D features (`phybench.scoring.perceptual.features.FeaturePass`).  Every result is the same
+values and I3D features (`phybench.scoring.run.batches.FeaturePass`).  Every result is the same
 bits whatever the number of workers: the per-video metrics do not depend on threads, and
 the I3D batches and threads are fixed (features.py).
 
@@ -25,7 +25,8 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from ...data.split import SplitReader
-from ..perceptual.features import FeaturePass, share_bounds
+from ..perceptual.features import share_bounds
+from .batches import FeaturePass, from_features
 from .sample import score_row
 
 _BLAS_ENV = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
@@ -65,8 +66,8 @@ def score_share(sub: Any, reader: SplitReader, rows: Mapping[str, dict[str, Any]
                 tick: Callable[[int], Any] = lambda n: None) -> PassResult:
     """Decode, check and score the videos `ids` (storage order) of an open submission.
 
-    features: LPIPS values and I3D features computed elsewhere (`leaderboard verify`'s shards):
-    the LPIPS values are taken as they are and no torch metric runs here."""
+    features: the batched metrics' values and features computed elsewhere (`leaderboard verify`'s
+    shards): the per-video values are taken as they are and no batched metric runs here."""
     out = PassResult()
     fp = None
     if settings.torch_metrics and features is None:
@@ -77,12 +78,10 @@ def score_share(sub: Any, reader: SplitReader, rows: Mapping[str, dict[str, Any]
         out.checks[sample_id] = (problems, files)
         if video is not None and not any(p.severity == "error" for p in problems):
             detail, digest, gt = score_row(reader, rows[sample_id], video, settings.metrics)
-            if gt is not None and features is not None and "lpips" in settings.torch_metrics:
-                detail["lpips"] = float(features[sample_id]["lpips"])
+            if gt is not None and features is not None:
+                detail.update(from_features(features[sample_id], settings.torch_metrics))
             elif gt is not None and fp is not None:
-                value = fp.add(sample_id, gt, video)
-                if value is not None:
-                    detail["lpips"] = value
+                detail.update(fp.add(sample_id, gt, video))
             out.found[sample_id] = (detail, digest)
         tick(1)
     if fp is not None:

@@ -15,7 +15,8 @@ import numpy as np
 from ...data.split import SplitReader, row_digest, row_scene
 from ...submission.format import CONDITION_TOLERANCE
 from ...tasks import family_of, get_task
-from ..metrics import METRICS, Sample, reported
+from ..inputs import Sample
+from ..metrics import METRICS, reported
 from ..physics.parse import TILE, PixelMapping, parse_video
 from ..physics.photometry import normalise, observed_colours
 from ..physics.velocity import VideoErrors, video_errors

@@ -17,7 +17,6 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from ..._version import __version__
-from ...io import atomic_save_npy
 from ..metrics import (METRICS, TRACKING_METRIC, companion_metrics, default_metrics, reported, requestable_metrics,
                       settings_blocks)
 from .results import OVERALL, build_results
@@ -209,7 +208,9 @@ def score(
     from ...submission.archive import SubmissionError
     from ...submission.format import open_submission
     from ...submission.validation import check_header, finish, record_video, unopenable
+    from ..perceptual.batched import StaleFeatures
     from ..perceptual.features import load_reference, reference_cache_path
+    from .batches import batched_metrics, needs_reference, set_metrics
     from .loop import PassSettings, run_pass
 
     warnings: list[str] = []
@@ -225,8 +226,8 @@ def score(
         if not report.ok:
             raise invalid_submission(report, submission, split_dir)
         order = sub.storage_order(ids)  # compressed tars are only cheap to read front to back
-        torch_metrics = tuple(m for m in metrics if METRICS.get(m).weights)
-        cache = reference_cache_path(manifest, weights, batch_size, order, device) if "fvd" in torch_metrics else None
+        torch_metrics = batched_metrics(metrics)
+        cache = reference_cache_path(manifest, weights, batch_size, order, device) if needs_reference(torch_metrics) else None
         cached = load_reference(cache, len(ids))
         settings = PassSettings(metrics, torch_metrics, batch_size, device, real_cached=cached is not None)
         if progress and len(ids) >= ESTIMATE_MIN_VIDEOS and torch_metrics and features is None:
@@ -250,11 +251,15 @@ def score(
     details, digests = [done.found[i][0] for i in ids], [done.found[i][1] for i in ids]
     _check_split(split, digests)
     warnings.extend(_condition_warnings(details, manifest))
-    feats = _fvd_features(done, features, cached, cache, ids, order, torch_metrics)
+    try:
+        sets = set_metrics(torch_metrics, done.features, features, cached, cache, ids, order, _groups(details),
+                           int(manifest["frames"]))
+    except StaleFeatures as exc:
+        raise ScoreError(str(exc)) from None
     results = build_results(model=_model_meta(meta), manifest=manifest,
                             provenance=_provenance(split, metrics, weights, report.submission_hash),
                             details=details, metrics=reported(metrics, family_of(split.reader.spec).metrics),
-                            set_metrics=_set_metrics(feats, details, int(manifest["frames"])))
+                            set_metrics=sets)
     if warnings:
         results["warnings"] = sorted(set(warnings))
     return ScoreOutput(results, details, warnings)
@@ -280,48 +285,11 @@ def _condition_warnings(details: list[dict[str, Any]], manifest: dict[str, Any])
             "or shifted frames?"]
 
 
-def _fvd_features(done: Any, features: Mapping[str, Mapping[str, Any]] | None, cached: np.ndarray | None,
-                  cache: Path | None, ids: list[str], order: list[str],
-                  torch_metrics: Sequence[str]) -> tuple[np.ndarray, np.ndarray] | None:
-    """(real, fake) I3D features (N, 400) in split order, from this pass or from `features` (both in
-    storage order, as the reference cache is); the split's own are read from, or written to, the
-    reference cache.  None when FVD is not asked for or no video has a ground truth."""
-    if "fvd" not in torch_metrics:
-        return None
-    if features is not None:
-        if cached is None and any("fvd_real" not in features[i] for i in order):
-            raise ScoreError("the FVD reference cache was removed while the shards ran; run again")
-        storage = order
-        fake = np.stack([np.asarray(features[i]["fvd_fake"], np.float64) for i in order])
-        real = cached if cached is not None else np.stack([np.asarray(features[i]["fvd_real"], np.float64)
-                                                           for i in order])
-    else:
-        storage = done.features["ids"].tolist()
-        fake = np.asarray(done.features["fvd_fake"], np.float64)
-        real = cached if cached is not None else np.asarray(done.features["fvd_real"], np.float64)
-    if not storage:
-        return None
-    if cached is None and cache is not None:
-        atomic_save_npy(cache, real)
-    pos = {sid: k for k, sid in enumerate(storage)}
-    perm = np.array([pos[i] for i in ids])
-    return real[perm], fake[perm]
-
-
-def _set_metrics(feats: tuple[np.ndarray, np.ndarray] | None, details: list[dict[str, Any]],
-                 frames: int) -> dict[str, dict[str, Any]]:
-    """FVD over the whole split and per level (at least two videos each)."""
-    if feats is None:
-        return {}
-    from ..perceptual.fvd import frechet_distance
-
-    real, fake = feats
+def _groups(details: list[dict[str, Any]]) -> dict[str, np.ndarray]:
+    """The groups a set metric is computed over: the whole split and each level (masks over `details`)."""
     levels = [d["level"] for d in details]
-    groups = {OVERALL: np.ones(len(details), bool)} | {
+    return {OVERALL: np.ones(len(details), bool)} | {
         f"level:{lv}": np.array([x == lv for x in levels]) for lv in sorted(set(levels))}
-    return {group: {"fvd": {"value": frechet_distance(real[mask], fake[mask]), "videos": int(mask.sum()),
-                            "frames": frames}}
-            for group, mask in groups.items() if mask.sum() >= 2}
 
 
 def results_model(meta: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,108 @@
+"""Set metrics are registry rows: outside their rows nothing in `phybench/` names LPIPS or FVD.
+
+Issue 50: the run loop (`phybench.scoring.run`) named "lpips" and "fvd" as string literals in 4
+modules (features, loop, score, estimate) and the leaderboard in 5 more; adding a batched metric
+meant editing each.  Now a metric row names its batching class (`Metric.batched`) and the loop
+drives any such class (`phybench.scoring.run.batches`).  This test reads every module of the
+package (`ast`: string constants, docstrings left out) and fails on a literal "lpips" or "fvd"
+(any case) outside:
+
+* the metric rows (`phybench/scoring/metrics.py`) and the perceptual modules that implement them
+  (`phybench/scoring/perceptual/`);
+* a declaration of the metrics something reports by name (a tuple assigned to ``metrics`` or to a
+  ``*_METRICS`` name: a task family lists its metrics as data, below the scorer);
+* the leaderboard, under a ceiling that can only fall (`LEADERBOARD_CEILING`): its modules were being
+  moved into sub-packages at the same time (issue 50 item 1), so its names wait for that move.
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+NAMES = ("lpips", "fvd")
+ALLOWED = ("phybench/scoring/metrics.py", "phybench/scoring/perceptual/")
+LEADERBOARD = "phybench/leaderboard/"
+LEADERBOARD_CEILING = 11  # literals there on 2026-11-29 (checks 2, shards 3, verification 4, verify 2)
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    out = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body \
+                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+            out.add(id(body[0].value))
+    return out
+
+
+def _declarations(tree: ast.AST) -> set[int]:
+    """The elements of a tuple or list assigned to `metrics` or `*_METRICS` (a list of names, as data)."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and isinstance(node.value, (ast.Tuple, ast.List)) and any(
+                isinstance(t, ast.Name) and (t.id == "metrics" or t.id.endswith("_METRICS")) for t in node.targets):
+            out.update(id(e) for e in node.value.elts)
+    return out
+
+
+def named(source: str) -> list[tuple[int, str]]:
+    """(line, literal) of every string constant equal to a set metric's name, docstrings and declarations left out."""
+    tree = ast.parse(source)
+    skip = _docstrings(tree) | _declarations(tree)
+    return sorted((n.lineno, n.value) for n in ast.walk(tree)
+                  if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.lower() in NAMES
+                  and id(n) not in skip)
+
+
+def literals(root: Path = ROOT) -> dict[str, list[tuple[int, str]]]:
+    """{path: literals} for every module of `phybench/` that names a set metric outside the allowed places."""
+    out = {}
+    for path in sorted((root / "phybench").rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        if rel.startswith(ALLOWED):
+            continue
+        found = named(path.read_text(encoding="utf-8"))
+        if found:
+            out[rel] = found
+    return out
+
+
+def test_no_module_names_lpips_or_fvd_outside_the_metric_rows():
+    found = literals()
+    outside = {p: v for p, v in found.items() if not p.startswith(LEADERBOARD)}
+    assert not outside, f"LPIPS / FVD named outside their metric rows (use the registry): {outside}"
+    board = sum(len(v) for p, v in found.items() if p.startswith(LEADERBOARD))
+    assert board <= LEADERBOARD_CEILING, f"the leaderboard names LPIPS / FVD {board} times (ceiling {LEADERBOARD_CEILING})"
+
+
+def test_the_run_loop_names_no_metric():
+    """The scoring loop itself: not one literal, not even in a declaration."""
+    for path in sorted((ROOT / "phybench" / "scoring" / "run").glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        skip = _docstrings(tree)
+        hits = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+                and n.value.lower() in NAMES and id(n) not in skip]
+        assert not hits, f"{path.name} names {hits}"
+
+
+def test_the_check_sees_a_planted_literal():
+    """A literal is found (any case), a docstring and a family's declaration are not."""
+    source = ('"""Mentions lpips in a docstring."""\n'
+              'metrics = ("ssim", "lpips", "fvd")\n'
+              'def f(names):\n    """fvd here too."""\n    return "FVD" in names or names == ["lpips"]\n')
+    assert named(source) == [(5, "FVD"), (5, "lpips")]
+
+
+def test_the_set_metrics_are_rows_with_a_batching_class():
+    """LPIPS and FVD run through their rows' classes; a per-video metric has none."""
+    from phybench.scoring.metrics import METRICS, all_metrics
+    from phybench.scoring.run.batches import batched_metrics
+
+    batched = [m.name for m in all_metrics() if m.batched is not None]
+    assert batched == ["lpips", "fvd"]
+    assert batched_metrics(["velocity_error", "fvd", "ssim", "lpips"]) == ("fvd", "lpips")
+    for name in batched:
+        cls = METRICS.get(name).batcher()
+        assert all(callable(getattr(cls, a)) for a in ("add", "flush", "arrays", "empty", "from_features", "cost"))
+    assert hasattr(METRICS.get("fvd").batcher(), "set_values") and METRICS.get("fvd").kind == "set"
