@@ -51,7 +51,7 @@ def added_seconds(split: Path, sub: Path, repeats: int = 3) -> dict[str, float]:
     from phybench.scoring.run.results import level_details, summarise
     from phybench.scoring.run.sample import pixel_mapping
     from phybench.scoring.physics.parse import parse_video
-    from phybench.scoring.submission import open_submission
+    from phybench.submission.format import open_submission
     from phybench.scoring.physics.velocity import VideoErrors, _lost_share_and_tracked_error, scored_pairs, video_errors
     from phybench.data.split import row_scene
     from phybench.scoring.physics.parse import MISSING

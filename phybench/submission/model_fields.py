@@ -7,7 +7,7 @@ Three readers used to spell these in three lists in two languages; now each is o
 
 * the scorer (`phybench.scoring.run.score`) copies every row's `submission_key` from
   submission.json into the results file's `model` block;
-* the board (`phybench.leaderboard.table`) keeps, per row, what `read` returns from that block
+* the board (`phybench.leaderboard.site.table`) keeps, per row, what `read` returns from that block
   (anything of an unexpected type is dropped: results files are untrusted);
 * the page's script (leaderboard.js) draws each row as `show` says, from the table serialised
   into the page (`page_fields()`, as JSON beside the data), so a new row shows without a line

@@ -4,7 +4,7 @@
 * ``NAME.samples.json``: its per-video sidecar (true and generated velocities, law fits) for a
   family with a plotted DoF, written with it as a unit;
 * ``NAME.verified.json``: its verification record (`phybench leaderboard verify`; its contents
-  and signature: `phybench.leaderboard.verification`, which reads and writes it through the
+  and signature: `phybench.leaderboard.verify.records`, which reads and writes it through the
   names here).
 
 Every module that writes, finds, pairs or parses these files calls this one, so the layout

@@ -201,7 +201,7 @@ def score(
     features: LPIPS and I3D features computed elsewhere, {sample_id: {"lpips": float,
     "fvd_fake": (400,), "fvd_real": (400,) unless the reference cache is warm}}, exactly as
     this pass would compute them: `leaderboard verify` shards those passes over processes
-    (`phybench.leaderboard.shards.feature_shard`).
+    (`phybench.leaderboard.verify.shards.feature_shard`).
     """
     from tqdm import tqdm
 
