@@ -360,14 +360,14 @@ def _on_board(results_dir: Path, row: Any) -> bool:
 def _admitted_rows(results_dir: Path, repo: str, split_hash: str) -> Iterator[tuple[str, str, str]]:
     """(row path under RESULTS, submission hash, model) of every row this board's sync admitted
     on that split: a signed record whose ``extra.repo`` is `repo`."""
-    from ...scoring.run.layout import is_record
+    from ...scoring.run.layout import is_record, results_of
     from ..common.files import UnsafeFile, read_regular, scan
     from ..verify.records import MAX_RECORD_BYTES
 
     for path in scan(results_dir)[0]:
         if not is_record(path):
             continue
-        results = path.with_name(path.name.removesuffix(".verified.json") + ".json")
+        results = results_of(path)
         try:
             doc = jsonsafe.loads(read_regular(path, MAX_RECORD_BYTES))
             model = jsonsafe.loads(read_regular(results, 64 << 20))["model"]["name"]
