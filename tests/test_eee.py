@@ -21,7 +21,7 @@ def test_every_shipped_lite_row_exports_as_a_valid_record():
     files = eee_files([LITE, LEARNED])
     shipped = [p for p in LITE.glob("*.json") if p.name.count(".") == 1] + \
               [p for p in LEARNED.glob("*.json") if p.name.count(".") == 1]
-    assert len(files) == len(shipped) == 38
+    assert len(files) == len(shipped) == 40  # 30 reference rows, 10 learned (framear-flow 6, dit-B 2, dit-tiny-R1 2)
     for where, data in files.items():
         parts = where.split("/")
         assert parts[:2] == ["data", "phybench"] and len(parts) == 5
