@@ -194,15 +194,21 @@ def test_no_stage_imports_a_later_one():
         f"{a} ({STAGES[stage_of(a)][0]}) -> {b} ({STAGES[stage_of(b)][0]})" for a, b in found)
 
 
-def test_the_check_sees_a_planted_upward_import_and_cycle(tmp_path):
-    """A copy of the package with one function-level upward import planted in the task layer."""
+def graph_with_planted_import(tmp_path: Path, module: str, line: str) -> Graph:
+    """The import graph of a copy of the package in which `module` (a path under phybench/) gains
+    a function whose body is `line`: how each check is shown to see what it exists to catch."""
     import shutil
 
     shutil.copytree(ROOT / PACKAGE, tmp_path / PACKAGE, ignore=shutil.ignore_patterns("__pycache__"))
-    planted = tmp_path / PACKAGE / "tasks" / "spec.py"
-    planted.write_text(planted.read_text(encoding="utf-8")
-                       + "\n\ndef _planted():\n    from ..scoring.run import score  # noqa\n", encoding="utf-8")
-    graph = import_graph(tmp_path)
+    planted = tmp_path / PACKAGE / module
+    planted.write_text(planted.read_text(encoding="utf-8") + f"\n\ndef _planted():\n    {line}  # noqa\n",
+                       encoding="utf-8")
+    return import_graph(tmp_path)
+
+
+def test_the_check_sees_a_planted_upward_import_and_cycle(tmp_path):
+    """A copy of the package with one function-level upward import planted in the task layer."""
+    graph = graph_with_planted_import(tmp_path, "tasks/spec.py", "from ..scoring.run import score")
     assert ("phybench.tasks.spec", "phybench.scoring.run.score") in upward(graph)
     assert any("phybench.tasks.spec" in c and "phybench.scoring.run.score" in c for c in cycles(graph))
     assert not upward(import_graph())  # the real tree, unchanged
@@ -370,13 +376,7 @@ def test_scoring_layers_run_one_way():
 
 def test_the_scoring_check_sees_a_planted_upward_import(tmp_path):
     """A copy of the package where physics' velocity imports the judge's no-ball rule in a function: reported, and a cycle."""
-    import shutil
-
-    shutil.copytree(ROOT / PACKAGE, tmp_path / PACKAGE, ignore=shutil.ignore_patterns("__pycache__"))
-    planted = tmp_path / PACKAGE / "scoring" / "physics" / "velocity.py"
-    planted.write_text(planted.read_text(encoding="utf-8")
-                       + "\n\ndef _planted():\n    from ..judge import noball  # noqa\n", encoding="utf-8")
-    graph = import_graph(tmp_path)
+    graph = graph_with_planted_import(tmp_path, "scoring/physics/velocity.py", "from ..judge import noball")
     assert inner_upward(graph, "phybench.scoring", SCORING_LAYERS) == [
         ("phybench.scoring.physics.velocity", "phybench.scoring.judge.noball")]
     assert any("phybench.scoring.physics.velocity" in c and "phybench.scoring.judge.noball" in c for c in cycles(graph))
@@ -441,13 +441,7 @@ def test_no_layer_inside_a_stage_imports_a_later_one():
 
 def test_the_check_sees_a_planted_upward_import_inside_the_leaderboard(tmp_path):
     """A copy of the package with the verification claims importing the Hub's intake (function level)."""
-    import shutil
-
-    shutil.copytree(ROOT / PACKAGE, tmp_path / PACKAGE, ignore=shutil.ignore_patterns("__pycache__"))
-    planted = tmp_path / PACKAGE / "leaderboard" / "verify" / "claims.py"
-    planted.write_text(planted.read_text(encoding="utf-8")
-                       + "\n\ndef _planted():\n    from ..hub import intake  # noqa\n", encoding="utf-8")
-    graph = import_graph(tmp_path)
+    graph = graph_with_planted_import(tmp_path, "leaderboard/verify/claims.py", "from ..hub import intake")
     assert upward_inside(graph) == [("phybench.leaderboard.verify.claims", "phybench.leaderboard.hub.intake")]
     assert any("phybench.leaderboard.verify.claims" in c and "phybench.leaderboard.hub.intake" in c
                for c in cycles(graph))
@@ -459,11 +453,12 @@ MAX_CLASS_LINES = 150  # issue 50: no class over 150 lines (the 80-line rule see
 LONG_CLASSES = {"phybench.submission.format:Submission": 260}  # ... but these, each a ceiling that may only fall
 
 
-def long_classes(root: Path = ROOT, limit: int = MAX_CLASS_LINES) -> dict[str, int]:
+def long_classes(root: Path = ROOT, limit: int = MAX_CLASS_LINES, package: str = PACKAGE,
+                 folder: str | None = None) -> dict[str, int]:
     """"module:qualname" -> lines for every class (nested ones too) over `limit` lines, counted
     from its `class` line (decorators excluded) to its last line."""
     out: dict[str, int] = {}
-    for module, path in modules(root).items():
+    for module, path in modules(root, package, folder).items():
         stack: list[tuple[ast.AST, str]] = [(ast.parse(path.read_text(encoding="utf-8")), "")]
         while stack:
             node, prefix = stack.pop()

@@ -10,13 +10,13 @@ over 600 lines, no class over `MAX_CLASS_LINES` (150, the limit `tests/test_laye
 """
 from __future__ import annotations
 
-import ast
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from test_layers import MAX_CLASS_LINES, MAX_FUNCTION_LINES, MAX_MODULE_LINES, ROOT, cycles, import_graph, long_functions  # noqa: E402
+from test_layers import long_classes as _long_classes  # noqa: E402
 
 PACKAGE, FOLDER = "phybench_baselines", "baselines"
 
@@ -69,21 +69,9 @@ def across_families(g) -> list[tuple[str, str]]:
 
 def long_classes(root: Path, package: str, folder: str | None = None,
                  limit: int = MAX_CLASS_LINES) -> list[tuple[int, str]]:
-    """(lines, "module:qualname") for every class (nested ones too) over `limit` lines, longest first."""
-    from test_layers import modules
-
-    out = []
-    for module, path in modules(root, package, folder).items():
-        stack: list[tuple[ast.AST, str]] = [(ast.parse(path.read_text(encoding="utf-8")), "")]
-        while stack:
-            node, prefix = stack.pop()
-            for child in ast.iter_child_nodes(node):
-                name = f"{prefix}{child.name}." if isinstance(child, (ast.ClassDef, ast.FunctionDef,
-                                                                      ast.AsyncFunctionDef)) else prefix
-                if isinstance(child, ast.ClassDef) and (n := (child.end_lineno or child.lineno) - child.lineno + 1) > limit:
-                    out.append((n, f"{module}:{name[:-1]}"))
-                stack.append((child, name))
-    return sorted(out, reverse=True)
+    """(lines, "module:qualname") for every class (nested ones too) over `limit` lines, longest
+    first: `tests/test_layers.py`'s count, pointed at another folder."""
+    return sorted(((n, c) for c, n in _long_classes(root, limit, package, folder).items()), reverse=True)
 
 
 def module_sizes(root: Path = ROOT) -> dict[str, int]:

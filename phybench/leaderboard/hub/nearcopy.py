@@ -359,23 +359,24 @@ def _on_board(results_dir: Path, row: Any) -> bool:
 
 def _admitted_rows(results_dir: Path, repo: str, split_hash: str) -> Iterator[tuple[str, str, str]]:
     """(row path under RESULTS, submission hash, model) of every row this board's sync admitted
-    on that split: a signed record whose ``extra.repo`` is `repo`."""
+    on that split: a record (`verify.records.read_record`, checked against its results file)
+    whose ``extra.repo`` is `repo`."""
     from ...scoring.run.layout import is_record, results_of
     from ..common.files import UnsafeFile, read_regular, scan
-    from ..verify.records import MAX_RECORD_BYTES
+    from ..verify.records import VerificationError, read_record
 
     for path in scan(results_dir)[0]:
         if not is_record(path):
             continue
         results = results_of(path)
         try:
-            doc = jsonsafe.loads(read_regular(path, MAX_RECORD_BYTES))
-            model = jsonsafe.loads(read_regular(results, 64 << 20))["model"]["name"]
-            if doc["split_hash"] != split_hash or doc["extra"].get("repo") != repo:
+            record = read_record(results)
+            if record is None or record.split_hash != split_hash or record.extra.get("repo") != repo:
                 continue
-        except (UnsafeFile, OSError, ValueError, KeyError, TypeError, AttributeError):
+            model = jsonsafe.loads(read_regular(results, 64 << 20))["model"]["name"]
+        except (VerificationError, UnsafeFile, OSError, ValueError, KeyError, TypeError, AttributeError):
             continue
-        yield results.relative_to(results_dir).as_posix(), str(doc["submission_hash"]), str(model)
+        yield results.relative_to(results_dir).as_posix(), record.submission_hash, str(model)
 
 
 def backfill(syncer: Any, store: Store, split_dir: Path, split_hash: str, main_files: dict[str, Any],
