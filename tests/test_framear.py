@@ -99,7 +99,7 @@ def test_fixed_seed_gives_same_weight_bytes(splits, tmp_path):
 
 
 def test_cases_counts_where_out_of_range_fits_land():
-    from phybench_baselines.framear.cases import landing, velocity_range
+    from phybench_baselines.studies.cases import landing, velocity_range
 
     assert velocity_range("uniform") == (1.0, 4.0)
 

@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("accelerate")
 
-from phybench_baselines.framear import findings as fa_findings  # noqa: E402
+from phybench_baselines.studies import findings as fa_findings  # noqa: E402
 from phybench_baselines.framear import train as fa_train  # noqa: E402
 from phybench.data.generate import generate  # noqa: E402
 from phybench.data.split import SplitReader, make_plan  # noqa: E402
@@ -117,7 +117,7 @@ def test_findings_refuses_an_old_curve_and_a_missing_snapshot(tiny, tmp_path, ca
     old = tmp_path / "old.jsonl"
     old.write_text(json.dumps({"step": 2, "split": "id-eval", "velocity_error": 1.0}) + "\n")
     assert cli(["study", "findings", *_args(tiny, tmp_path / "f.json", "--curve", str(old))]) == 2
-    assert "older framear.curve" in capsys.readouterr().err
+    assert "older studies.curve" in capsys.readouterr().err
     assert cli(["study", "findings", *_args(tiny, tmp_path / "g.json", "--select", "3", "--probe", "none")]) == 2
     assert "no snapshot at step 3" in capsys.readouterr().err
     assert not (tmp_path / "f.json").exists() and not (tmp_path / "g.json").exists()

@@ -12,8 +12,8 @@ import pytest
 pytest.importorskip("accelerate")
 pd = pytest.importorskip("pandas")
 
-from phybench_baselines.framear import grid_findings as gf  # noqa: E402
-from phybench_baselines.framear.paper_fig3 import FIG3, paper_facts  # noqa: E402
+from phybench_baselines.studies import grid_findings as gf  # noqa: E402
+from phybench_baselines.studies.paper_fig3 import FIG3, paper_facts  # noqa: E402
 
 VIDEOS = 40
 SPEEDS = np.linspace(1.0, 4.0, 31)  # the training speeds (uniform's range is [1, 4])
@@ -22,7 +22,7 @@ SPEEDS = np.linspace(1.0, 4.0, 31)  # the training speeds (uniform's range is [1
 @pytest.fixture(autouse=True)
 def fewer_resamples(monkeypatch):
     """200 bootstrap resamples instead of 2,000: the same logic, a tenth of the time (2 shared cores)."""
-    from phybench_baselines.framear import findings as fa_findings
+    from phybench_baselines.studies import findings as fa_findings
 
     monkeypatch.setattr(fa_findings, "RESAMPLES", 200)
     monkeypatch.setattr(gf, "RESAMPLES", 200)
@@ -181,7 +181,7 @@ def test_cells_are_claimed_once_and_a_dead_workers_claim_is_taken_over(tmp_path)
     import subprocess
     import sys
 
-    from phybench_baselines.framear.grid import claim
+    from phybench_baselines.studies.grid import claim
 
     assert claim(tmp_path, "w8-n1500") and not claim(tmp_path, "w8-n1500")  # held by a live process (this one)
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
@@ -192,7 +192,7 @@ def test_cells_are_claimed_once_and_a_dead_workers_claim_is_taken_over(tmp_path)
 
 
 def test_the_summary_reads_cpu_seconds_and_the_validation_curve(tmp_path):
-    from phybench_baselines.framear.grid import summary
+    from phybench_baselines.studies.grid import summary
 
     run = tmp_path / "runs" / "w8-n1500"
     run.mkdir(parents=True)

@@ -2,7 +2,8 @@
 
 The same AST checks as `tests/test_layers.py` (its helpers, pointed at the other folder): no
 import cycle, the layers below run one way, the two families (`dit`, `framear`) never import
-each other (what they share is `training` and `seeding`), no function over 80 lines, no module
+each other (what they share is `training` and `seeding`) nor the studies (`studies/`, above both),
+no function over 80 lines, no module
 over 600 lines, no class over `MAX_CLASS_LINES` (150, the limit `tests/test_layers.py` sets for
 `phybench/`: a class that long is several jobs: a client, a policy, a runner).  Each check sees a planted violation.
 
@@ -29,13 +30,17 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("clips", ("dit.clips",)),  # clips <-> tensors and the model a config builds (below train and sample)
     ("sample", ("dit.sample", "framear.sample")),  # a run folder -> videos, a submission
     ("train", ("dit.train", "dit.train_autoencoder", "framear.train")),  # train evaluates with sample
-    ("uses", ("dit.baseline", "dit.runner", "dit.plausibility", "dit.eval_autoencoder", "dit.compact", "framear.cases",
-              "framear.curve", "framear.paper_fig3", "framear.grid_plot")),  # a trained model put to work
-    ("studies", ("dit.study", "dit.modality", "framear.findings")),
-    ("grids", ("framear.grid", "framear.grid_findings")),  # the training-size x model-size grid and its findings
-    ("commands", ("framear.findings_command",)),  # `phybench study findings` (with --grid)
+    ("uses", ("dit.baseline", "dit.runner", "dit.plausibility", "dit.eval_autoencoder", "dit.compact")),  # a trained model put to work
+    # the studies, above both families (issue 50: in one place); a study's pieces, then the studies, then the grids
+    ("study pieces", ("studies", "studies.cases", "studies.curve", "studies.paper_fig3", "studies.grid_plot")),
+    ("studies", ("studies.scaling", "studies.modality", "studies.findings")),
+    ("grids", ("studies.grid", "studies.grid_findings")),  # the training-size x model-size grid and its findings
+    ("commands", ("studies.findings_command",)),  # `phybench study findings` (with --grid)
+    # the entry points' old modules, for installs made before the move (`pip install -e .` reads the new ones)
+    ("moved", ("dit.study", "dit.modality", "framear.findings_command")),
 )
 FAMILIES = ("dit", "framear")
+MOVED = ("dit.study", "dit.modality", "framear.findings_command")  # the "moved" layer: they only re-export a study
 
 
 def _full(name: str) -> str:
@@ -65,6 +70,16 @@ def across_families(g) -> list[tuple[str, str]]:
     return [(m, t) for m, ts in sorted(g.items()) for t in sorted(ts) for f, pre in fam.items()
             if (m == pre or m.startswith(pre + ".")) and any(t == q or t.startswith(q + ".")
                                                               for o, q in fam.items() if o != f)]
+
+
+def families_import_studies(g) -> list[tuple[str, str]]:
+    """(importer, imported) where a family module (but the `MOVED` re-exports) imports a study:
+    the studies sit above both families, one way."""
+    fam = tuple(f"{PACKAGE}.{f}" for f in FAMILIES)
+    studies, moved = f"{PACKAGE}.studies", {_full(n) for n in MOVED}
+    return [(m, t) for m, ts in sorted(g.items()) for t in sorted(ts)
+            if m not in moved and any(m == f or m.startswith(f + ".") for f in fam)
+            and (t == studies or t.startswith(studies + "."))]
 
 
 def long_classes(root: Path, package: str, folder: str | None = None,
@@ -99,6 +114,7 @@ def test_no_layer_imports_a_later_one_and_no_family_the_other():
     assert not found, "upward imports:\n" + "\n".join(
         f"{a} ({LAYERS[layer_of(a)][0]}) -> {b} ({LAYERS[layer_of(b)][0]})" for a, b in found)
     assert not crossed, f"one family imports the other (share through training/seeding): {crossed}"
+    assert not families_import_studies(graph()), "a family imports a study (studies sit above the families)"
 
 
 def test_no_function_over_80_lines():
@@ -117,15 +133,16 @@ def test_no_class_over_the_limit():
 
 def test_the_checks_see_planted_violations(tmp_path):
     """A copy of baselines/ with an upward import and a circle (the autoencoder imports the trainer),
-    a framear module importing dit, a function of 81 lines and a class of one line over the limit planted."""
+    a framear module importing dit, a family importing a study, a function of 81 lines and a class of one line over the limit planted."""
     import shutil
 
     shutil.copytree(ROOT / FOLDER, tmp_path / FOLDER, ignore=shutil.ignore_patterns("__pycache__"))
     ae = tmp_path / FOLDER / "dit" / "autoencoder.py"
-    ae.write_text(ae.read_text(encoding="utf-8") + "\n\ndef _planted():\n    from .train import main  # noqa\n",
+    ae.write_text(ae.read_text(encoding="utf-8") + "\n\ndef _planted():\n    from .train import main  # noqa\n"
+                  "    from ..studies import cases  # noqa\n",
                   encoding="utf-8")
-    curve = tmp_path / FOLDER / "framear" / "curve.py"
-    curve.write_text(curve.read_text(encoding="utf-8") + "\n\nfrom ..dit import models  # noqa\n", encoding="utf-8")
+    frames = tmp_path / FOLDER / "framear" / "frames.py"
+    frames.write_text(frames.read_text(encoding="utf-8") + "\n\nfrom ..dit import models  # noqa\n", encoding="utf-8")
     lines = [f"    x{i} = {i}\n" for i in range(max(79, MAX_CLASS_LINES - 1))]
     (tmp_path / FOLDER / "planted.py").write_text(
         "def long():\n" + "".join(lines[:79]) + "    return 0\n\n\nclass Big:\n" + "".join(lines) + "    y = 0\n",
@@ -133,7 +150,8 @@ def test_the_checks_see_planted_violations(tmp_path):
     g = graph(tmp_path)
     assert (f"{PACKAGE}.dit.autoencoder", f"{PACKAGE}.dit.train") in upward(g)
     assert any(f"{PACKAGE}.dit.autoencoder" in c and f"{PACKAGE}.dit.train" in c for c in cycles(g))
-    assert (f"{PACKAGE}.framear.curve", f"{PACKAGE}.dit.models") in across_families(g)
+    assert (f"{PACKAGE}.framear.frames", f"{PACKAGE}.dit.models") in across_families(g)
+    assert (f"{PACKAGE}.dit.autoencoder", f"{PACKAGE}.studies.cases") in families_import_studies(g)
     assert layer_of(f"{PACKAGE}.planted") is None  # a new module must be placed in LAYERS
     assert long_functions(tmp_path, MAX_FUNCTION_LINES, PACKAGE, FOLDER) == [(81, f"{PACKAGE}.planted:long")]
     assert long_classes(tmp_path, PACKAGE, FOLDER) == [(MAX_CLASS_LINES + 1, f"{PACKAGE}.planted:Big")]

@@ -1,6 +1,6 @@
 """Case-based generalisation, measured: where each OOD video's fitted speed lands against the training range.
 
-    python -m phybench_baselines.framear.cases MODEL.samples.json [OTHER.samples.json ...] --task uniform
+    python -m phybench_baselines.studies.cases MODEL.samples.json [OTHER.samples.json ...] --task uniform
 
 Reads the samples sidecars `phybench score` writes (per video the true velocity and the learned-law
 block's free-flight fit) and prints, per model, for the videos whose true speed lies outside the
@@ -18,7 +18,7 @@ import json
 
 import numpy as np
 
-from .sample import fitted_speed, law_within
+from ..framear.sample import fitted_speed, law_within
 from phybench.tasks import get_task
 
 

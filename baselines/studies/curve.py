@@ -1,12 +1,12 @@
 """The learning curve: every EMA snapshot of a run, sampled and scored on the first N samples of splits.
 
-    python -m phybench_baselines.framear.curve --run RUN --data ID_SPLIT OOD_SPLIT --limit 64 --out curve.jsonl
+    python -m phybench_baselines.studies.curve --run RUN --data ID_SPLIT OOD_SPLIT --limit 64 --out curve.jsonl
 
 Per snapshot and split: the mean velocity error over trackable videos with a per-video bootstrap 95%
 interval (2,000 resamples, seed 0), the untrackable share, and the share of videos whose fitted speed
 (the learned-law block's free-flight fit) lies within 10% of the ground truth's own fit, counted over
 every scored video (a video with no fit counts as a miss); also the scored videos' ids and per-video
-errors (`sample_ids`, `velocity_errors`: intervals on ratios, `phybench_baselines.framear.findings`).  Scored with `score_sample`, as
+errors (`sample_ids`, `velocity_errors`: intervals on ratios, `phybench_baselines.studies.findings`).  Scored with `score_sample`, as
 `phybench score` scores each video.
 """
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .sample import fitted_speed, generate_videos, law_within, load_run
+from ..framear.sample import fitted_speed, generate_videos, law_within, load_run
 from phybench.data.split import SplitReader
 
 

@@ -1,18 +1,18 @@
 """The paper's three findings from one command, measured on the frame-autoregressive model (issue 33).
 
-    python -m phybench_baselines.framear.findings --run RUN --data ID_SPLIT OOD_SPLIT --train-split TRAIN \\
+    python -m phybench_baselines.studies.findings --run RUN --data ID_SPLIT OOD_SPLIT --train-split TRAIN \\
         --nn-results NN_ID.samples.json NN_OOD.samples.json [--curve curve.jsonl] [--limit 64] \\
         [--snapshots 300 900 1800] [--probe flip --probe-limit 32] --out findings.json
 
 or `phybench study findings ...` with the same arguments; `--grid DIR` reads a scaling grid
-(model sizes x training-set sizes, `framear.grid`) instead of one run: `framear.grid_findings`.  Why one command: the three findings of
+(model sizes x training-set sizes, `studies.grid`) instead of one run: `studies.grid_findings`.  Why one command: the three findings of
 the paper (ID error falls with training while OOD error stays far above it; OOD generalisation is
 case-based; the section-5 probes) had never been reproduced with a phybench model; each is printed
 as one sentence with its numbers, 95% intervals and a clause saying where this miniature agrees or
 disagrees with the paper, and written to findings.json (sorted keys, no timings: the same bytes for
 the same inputs).
 
-(a) From the learning curve (`framear.curve` JSON lines: reused when --curve names an existing
+(a) From the learning curve (`studies.curve` JSON lines: reused when --curve names an existing
     file, else computed on the first --limit samples for --snapshots and written there): the ID
     velocity error per snapshot, the change from the first to the last snapshot and the OOD / ID
     ratio of mean errors, each with a bootstrap interval over videos (2,000 resamples, seed 0; ID
@@ -22,7 +22,7 @@ the same inputs).
     range, the share of fitted speeds inside it and the median distance of the fitted speed to the
     nearest speed of --train-split, for the selected snapshot (its curve rows, or --learned-results,
     a `phybench score` samples sidecar) beside nearest-neighbour's on the same videos
-    (`framear.cases` computes the same landing statistics against the range); and, as a control, the
+    (`studies.cases` computes the same landing statistics against the range); and, as a control, the
     share of the selected snapshot's first --limit ID videos fitted within 10% of the true speed beside
     nearest-neighbour's on the same videos (its ID sidecar).
 (c) A section-5 probe on the selected snapshot: the probe's evaluation split (its first
@@ -91,10 +91,10 @@ def load_curve(curve: str | None, run: Path, splits: Sequence[str], steps: Seque
     if curve and Path(curve).is_file():
         rows = [json.loads(line) for line in Path(curve).read_text().splitlines() if line.strip()]
         if any("velocity_errors" not in r or "sample_ids" not in r for r in rows):
-            raise ValueError(f"{curve} was written by an older framear.curve (no per-video errors): recompute it")
+            raise ValueError(f"{curve} was written by an older studies.curve (no per-video errors): recompute it")
         return rows
     from .curve import score_split
-    from .sample import load_run
+    from ..framear.sample import load_run
 
     rows = []
     for step in sorted(set(steps)):
@@ -186,7 +186,7 @@ def nearest_distance(x: np.ndarray, grid: np.ndarray) -> np.ndarray:
 
 def sidecar_fits(path: str) -> dict[str, tuple[float, float]]:
     """sample id -> (true speed, fitted speed; NaN without a fit) from a `phybench score` samples sidecar."""
-    from .sample import fitted_speed  # torch: imported when run, not when the CLI lists the studies
+    from ..framear.sample import fitted_speed  # torch: imported when run, not when the CLI lists the studies
 
     return {str(s["sample_id"]): (float(s["true_velocity"]), fitted_speed((s.get("law") or {}).get("fit")))
             for s in json.loads(Path(path).read_text())["samples"]}
@@ -212,7 +212,7 @@ def landing_stats(fits: dict[str, tuple[float, float]], ids: Sequence[str], lo: 
     samples = [{"sample_id": sid, "true_velocity": fits[sid][0],
                 "law": {"fit": {"velocity_x": fits[sid][1] if math.isfinite(fits[sid][1]) else None,
                                 "velocity_y": 0.0}}} for sid in out_ids]
-    ranged = landing(samples, lo, hi)  # framear.cases: distances to the range (0 inside it)
+    ranged = landing(samples, lo, hi)  # studies.cases: distances to the range (0 inside it)
     return {"videos_out_of_range": int(len(true)), "with_fit": int(ok.sum()),
             "share_inside_training_range": float(inside.mean()) if len(f) else math.nan,
             "share_inside_ci95": bootstrap(np.mean, [inside]),
@@ -298,7 +298,7 @@ def finding_c(probe: str, snapshot: Path, work: Path, limit: int, progress: bool
     from phybench.data.generate import generate
     from phybench.data.split import make_plan
     from phybench.tasks import get_task
-    from .sample import main as sample_main
+    from ..framear.sample import main as sample_main
 
     task, split = PROBE_TASKS[probe]
     data, sub = work / f"{task}-{split}-{limit}", work / f"{task}-{split}-{limit}-sub"
@@ -368,7 +368,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--train-split", help="the training split folder (its speeds: finding b; with --grid, finding 3)")
     p.add_argument("--nn-results", nargs=2, metavar=("NN_ID", "NN_OOD"),
                    help="nearest-neighbour's `phybench score` samples sidecars on the ID and OOD splits")
-    p.add_argument("--curve", help="framear.curve JSON lines: reused if the file exists, else computed and written")
+    p.add_argument("--curve", help="studies.curve JSON lines: reused if the file exists, else computed and written")
     p.add_argument("--limit", type=int, default=64, help="curve: the first N samples of each split (default 64)")
     p.add_argument("--snapshots", nargs="*", type=int, help="curve: these steps (default: every snapshot)")
     p.add_argument("--select", type=int, help="the selected snapshot's step (default: lowest validation error)")

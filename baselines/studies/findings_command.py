@@ -17,7 +17,7 @@ HELP = ("the paper's three findings (learning curve and OOD / ID ratio, case-bas
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--grid", help="a scaling grid's results folder (framear.grid): print the findings across model "
+    p.add_argument("--grid", help="a scaling grid's results folder (studies.grid): print the findings across model "
                                   "sizes x training-set sizes beside Figure 3 instead of one run's (grid_findings)")
     p.add_argument("--family", default="framear", help="with --grid: the model family whose results files to read")
     p.add_argument("--task", help="with --grid: the task (default: the results files' one task)")

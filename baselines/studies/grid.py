@@ -1,6 +1,6 @@
 """The scaling grid: framear at several widths x training-set sizes, one recipe, selected on validation.
 
-    python -m phybench_baselines.framear.grid --train-data W/data/uniform-train-30k \
+    python -m phybench_baselines.studies.grid --train-data W/data/uniform-train-30k \
         --eval-data W/data/uniform-id-eval W/data/uniform-ood-eval --work W/grid \
         --results leaderboard/studies/scaling-framear [--widths 16 32 64] [--rows 1500 6000 29968] \
         [--set steps=400 eval_every=100]
@@ -8,7 +8,7 @@
 Figure 3 of the paper is a grid of model sizes x training-set sizes; this is its miniature.  Every
 cell is the trainer's defaults (recipe `L1`) with only `width`, `train_rows` and the shared `--set`
 changed; each cell's snapshot is chosen by the trainer's own validation (held-out rows of the
-training split, `framear.findings.selected_step`), then sampled on each evaluation split and scored.
+training split, `studies.findings.selected_step`), then sampled on each evaluation split and scored.
 
 Run it as one or more workers (each claims the next unclaimed cell, so two processes share the
 grid); a worker killed mid-cell leaves a claim whose process is gone, and the next worker to reach

@@ -4,9 +4,9 @@
         --out findings-grid.json [--plot grid.svg]
 
 The grid is a folder of `phybench score` results files (ID and OOD per cell) whose cards carry
-`params` and `train_size` (`framear.grid` writes them), each with its per-video details
+`params` and `train_size` (`studies.grid` writes them), each with its per-video details
 (`NAME.details.parquet`, from `score --details`) and samples sidecar (`NAME.samples.json`).
-Why a second reader beside `framear.findings`: that one reads one run's learning curve (a
+Why a second reader beside `studies.findings`: that one reads one run's learning curve (a
 training-steps axis); Figure 3's axes are model size and training-set size, and its findings are
 statements across cells, so they need intervals on differences between cells, not within one.
 
@@ -18,7 +18,7 @@ Printed, each with 95% bootstrap intervals (2,000 resamples, seed 0) and the pap
     independently) and whether it falls with scale (the same ratios as (1), on OOD);
 (3) the case-based statistic: per cell, the share of OOD videos with a true speed outside the
     training range whose fitted speed lands inside it, and the median distance to the nearest
-    training speed (`framear.findings.landing_stats`).
+    training speed (`studies.findings.landing_stats`).
 The error is the board's ranked velocity error (a lost ball costs by the share of frames it is lost
 in; an error over trackable videos only would reward losing the hard ones); the trackable-only mean
 and the untrackable share are in the table.  Nothing here trains, samples or reads an evaluation

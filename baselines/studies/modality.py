@@ -3,7 +3,7 @@ better, in and out of distribution, when it is given the numeric initial state o
 description of it besides the condition frames?
 
     phybench study modality --task uniform --out modality/
-    python -m phybench_baselines.dit.modality --task uniform --out modality/     # the same
+    python -m phybench_baselines.studies.modality --task uniform --out modality/     # the same
 
 Three runs of the Accelerate trainer (`phybench_baselines.dit.train`, the tiny pixel-space
 configuration), identical but for the condition: ``frames`` (the baseline), ``frames+state``
@@ -49,8 +49,8 @@ def run_modality(task: str, out: str | Path, *, conditions: Sequence[str] = COND
     from phybench.pipeline import run
     from phybench.tasks import get_task
 
-    from . import train
-    from .runner import DiT
+    from ..dit import train
+    from ..dit.runner import DiT
 
     unknown = [c for c in conditions if c not in CONDITIONS]
     if unknown:

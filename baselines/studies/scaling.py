@@ -2,7 +2,7 @@
 sets of increasing size, each sampled and scored in and out of distribution.
 
     phybench study scaling --task uniform --sizes XS,S --train-sets 1000,10000,30000 --steps 1500 --out study/
-    python -m phybench_baselines.dit.study --task uniform ...            # the same
+    python -m phybench_baselines.studies.scaling --task uniform ...            # the same
 
 Every cell (size x training set) is one run of the Accelerate trainer
 (`phybench_baselines.dit.train`, the tiny pixel-space configuration with the size's depth and
@@ -37,7 +37,7 @@ def run_study(task: str, sizes: Sequence[str], train_sets: Sequence[int], steps:
     from phybench.scoring.run.score import score, write_results
     from phybench.tasks import get_task
 
-    from . import sample, train
+    from ..dit import sample, train
 
     unknown = [s for s in sizes if s not in SIZES]
     if unknown:
