@@ -3,7 +3,8 @@
 A shipped viewer folder (``leaderboard/viewers/<slug>/``) holds its record, its data and its
 media; the site build writes ``viewers/viewer.js`` and ``viewer.css`` once from the package's
 template and each viewer's ``index.html`` (the shell, its data inline) loading them from there
-(`phybench.leaderboard.viewer.app`).  A folder made standalone opens alone from ``file://``.
+(`phybench.leaderboard.viewer.app`), where the data then is, once.  A folder made standalone
+opens alone from ``file://``.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from phybench.leaderboard import build
+from phybench.leaderboard import BuildReport, build
 from phybench.leaderboard.viewer import app
 from phybench.leaderboard.viewer.board_viewers import RECORD
 from phybench.leaderboard.viewer.viewer import VIEWER_MARKER
@@ -44,16 +45,62 @@ def test_a_shipped_viewer_folder_holds_data_only():
         assert app.read_data(folder)["kind"] == "phybench-viewer"
 
 
-def _site(tmp_path: Path) -> Path:
+def _site(tmp_path: Path, prebuilt: Path = SHIPPED) -> Path:
     """The shipped uniform rows' board (10 results files, their shipped viewers; 1 s)."""
+    return _build(tmp_path, prebuilt).out_dir
+
+
+def _build(tmp_path: Path, prebuilt: Path = SHIPPED, out: str = "site") -> BuildReport:
     results = tmp_path / "results" / "fundamental" / "lite"
-    results.mkdir(parents=True)
-    for file in sorted((RESULTS / "fundamental" / "lite").glob("uniform-*")):
-        shutil.copy(file, results / file.name)
-    results = tmp_path / "results"
-    out = tmp_path / "site"
-    build(results, out, prebuilt_viewers=[SHIPPED])
-    return out
+    if not results.is_dir():
+        results.mkdir(parents=True)
+        for file in sorted((RESULTS / "fundamental" / "lite").glob("uniform-*")):
+            shutil.copy(file, results / file.name)
+    return build(tmp_path / "results", tmp_path / out, prebuilt_viewers=[prebuilt])
+
+
+def _site_files(site: Path) -> dict[str, bytes]:
+    return {p.relative_to(site).as_posix(): p.read_bytes() for p in sorted(site.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def uniform_board(tmp_path_factory) -> BuildReport:
+    """The shipped uniform rows' board, built once for the tests that only read it."""
+    return _build(tmp_path_factory.mktemp("uniform"))
+
+
+def test_the_build_reports_every_file_it_wrote(uniform_board):
+    """`BuildReport.written` names every file of the site, the viewers' application (written once per
+    site) included: each file is named, or lies in a named folder (``viewers/<slug>/``); and every
+    name is there."""
+    report = uniform_board
+    files = _site_files(report.out_dir)
+    folders = [w for w in report.written if w.endswith("/")]
+    unlisted = [f for f in files if f not in report.written and not any(f.startswith(d) for d in folders)]
+    assert not unlisted, f"written but not in the build's report: {unlisted}"
+    assert {"viewers/viewer.js", "viewers/viewer.css"} <= set(report.written)
+    assert all((report.out_dir / w).is_dir() if w.endswith("/") else w in files for w in report.written)
+    assert report.written == sorted(report.written) and len(folders) == 10
+
+
+def test_the_site_holds_each_viewers_data_once(uniform_board, tmp_path):
+    """Each viewer's data is in the site once, inline in its page (no ``viewer-data.json`` beside it):
+    each shipped viewer's data occurs in exactly one file of the site, and the site's viewer data
+    (the pages' inline JSON) is byte for byte the shipped ``viewer-data.json`` files.  A site's
+    viewers, whose data is in their pages only, still serve as ``--prebuilt-viewers``: the same site."""
+    site = uniform_board.out_dir
+    files = _site_files(site)
+    assert not [f for f in files if f.endswith("/" + app.DATA)]
+    pages = sorted(f for f in files if f.startswith("viewers/") and f.endswith("/" + app.PAGE))
+    assert len(pages) == 10
+    inline = {f.split("/")[1]: re.search(rb'id="viewer-data">(.*?)</script>', files[f], re.S).group(1) for f in pages}
+    shipped = {slug: (SHIPPED / slug / app.DATA).read_bytes() for slug in inline}
+    assert {slug: data + b"\n" for slug, data in inline.items()} == shipped
+    for slug, data in inline.items():
+        holders = [f for f, b in files.items() if data in b]
+        assert holders == [f"viewers/{slug}/{app.PAGE}"], (slug, holders)
+    again = _build(site.parent, prebuilt=site / "viewers", out="again")
+    assert _site_files(again.out_dir) == files
 
 
 def _changed_template(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, line: bytes) -> Path:
@@ -85,7 +132,7 @@ def test_the_site_writes_the_application_once_from_the_template(tmp_path, monkey
         text = page.read_text(encoding="utf-8")
         assert '<link rel="stylesheet" href="../viewer.css">' in text and '<script src="../viewer.js"></script>' in text
         inline = re.search(r'id="viewer-data">(.*?)</script>', text, re.S).group(1)
-        assert inline + "\n" == (page.parent / app.DATA).read_text(encoding="utf-8")  # the data, as shipped
+        assert inline + "\n" == (SHIPPED / page.parent.name / app.DATA).read_text(encoding="utf-8")  # as shipped
     assert {p: p.read_bytes() for p in SHIPPED.rglob("*") if p.is_file()} == before  # the shipped data untouched
 
 

@@ -193,13 +193,15 @@ def _write_site(out_dir: Path, data: dict[str, Any], probe_docs: list[Any], resu
                 viewer_budget: tuple[int, float] | None, log: Any, warnings: list[str]) -> list[str]:
     """Build the site in a temporary folder beside `out_dir`, then swap it in (`io.atomic_folder`): a failure
     leaves the previous site (or nothing), never a partial one.  The viewers first (`board_viewers.write`):
-    the page carries their links and the paired marks.  Returns the names written; warnings are added."""
+    the page carries their links and the paired marks.  Returns the names written (a folder's ends in
+    ``/``: every file in it was written), the viewers' application files included; warnings are added."""
     from .viewer import board_viewers
 
     budget = viewer_budget or (board_viewers.MAX_VIDEOS, board_viewers.MAX_MB)
     with atomic_folder(out_dir, replace=True) as tmp:
-        warnings += board_viewers.write(tmp, data["boards"], links, results_dir, max_videos=budget[0],
-                                        max_mb=budget[1], log=log)
+        viewer_warnings, viewer_files = board_viewers.write(tmp, data["boards"], links, results_dir,
+                                                            max_videos=budget[0], max_mb=budget[1], log=log)
+        warnings += viewer_warnings
         files = _site_files(data, probe_docs)
         for name, text in sorted(files.items()):
             if isinstance(text, str):
@@ -208,4 +210,4 @@ def _write_site(out_dir: Path, data: dict[str, Any], probe_docs: list[Any], resu
             with open(tmp / name, "w", encoding="utf-8", newline="") as f:
                 for chunk in text:
                     f.write(chunk)
-    return sorted(files) + [f"{board_viewers.VIEWERS_DIR}/{link.slug}/" for link in links.links.values()]
+    return sorted([*files, *viewer_files])

@@ -94,7 +94,7 @@ class BuildReport:
     accepted: list[str] = field(default_factory=list)  # results files shown
     refused: list[Refusal] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
-    written: list[str] = field(default_factory=list)  # site files, relative to out_dir
+    written: list[str] = field(default_factory=list)  # site files, relative to out_dir (a folder: "viewers/<slug>/")
     boards: int = 0  # task tables (one per task and resolution)
     models: int = 0  # distinct model names shown
 

@@ -7,7 +7,11 @@ The application is this package's template, written where the viewer is opened:
 
 * once per site (`write_site_app`): ``SITE/viewers/viewer.js`` and ``viewer.css``, and each
   viewer's ``index.html`` rendered from the shell with its data inline, loading ``../viewer.*``;
-  so a change of the template needs a site build, never a rebuild of the viewers' data;
+  so a change of the template needs a site build, never a rebuild of the viewers' data.  The
+  site's viewer folder then keeps its data in its page only (its ``viewer-data.json`` is not
+  kept: the site would hold every viewer's data twice, 4.5 MB of the lite board's 16 MB), and
+  `read_data` reads a folder's data from its page when it has no ``viewer-data.json``, so
+  ``SITE/viewers`` can still be a build's ``--prebuilt-viewers``;
 * into one folder on request (`write_standalone`, ``phybench view``'s default): ``index.html``
   loading ``viewer.*`` beside it, so the folder opens alone from ``file://``.
 
@@ -31,6 +35,7 @@ TEMPLATE_DIR = "template"
 APP_FILES = ("viewer.css", "viewer.js")  # written once per site, or into a standalone folder
 PAGE = "index.html"  # rendered from the shell (template/viewer.html), never shipped in a data folder
 DATA = "viewer-data.json"  # the page's data: what a data-only viewer folder holds beside its media
+INLINE = re.compile(r'<script type="application/json" id="viewer-data">(.*?)</script>', re.S)  # the shell's data element
 MAX_DATA_BYTES = 64_000_000  # a shipped viewer's data is about 0.15 MB
 
 
@@ -66,14 +71,34 @@ def page_html(data: dict[str, Any], app: str = "") -> str:
     return re.sub(r"\{\{(\w+)\}\}", lambda m: values[m.group(1)], template)
 
 
-def read_data(folder: Path) -> dict[str, Any]:
-    """A viewer folder's data, its shape checked as far as the shell needs it (untrusted input)."""
+def _data_text(folder: Path) -> tuple[bytes | str, Path]:
+    """A viewer folder's data as text and where it came from: its ``viewer-data.json``, else (a
+    site's viewer folder) the inline data of its page."""
     path = folder / DATA
+    if not path.exists() and not path.is_symlink() and (folder / PAGE).is_file() and not (folder / PAGE).is_symlink():
+        page = folder / PAGE
+        if page.stat().st_size > 2 * MAX_DATA_BYTES:
+            raise AppError(f"{page}: larger than a viewer's page")
+        found = INLINE.search(page.read_bytes().decode("utf-8", "replace"))
+        if found is None:
+            raise AppError(f"{page}: no inline viewer data")
+        return found.group(1), page
     if path.is_symlink() or not path.is_file():
         raise AppError(f"{folder}: no {DATA} (a viewer built before its data was shipped apart: rebuild it)")
+    with open(path, "rb") as f:
+        return f.read(MAX_DATA_BYTES + 1), path
+
+
+def read_data(folder: Path) -> dict[str, Any]:
+    """A viewer folder's data (its ``viewer-data.json``, or its page's inline data where the folder
+    is a site's: `write_site_app`), its shape checked as far as the shell needs it (untrusted input)."""
     try:
-        doc = jsonsafe.read(path, max_bytes=MAX_DATA_BYTES)
-    except (OSError, ValueError) as exc:
+        text, path = _data_text(folder)
+    except OSError as exc:
+        raise AppError(f"{folder}: its data cannot be read ({exc})") from None
+    try:
+        doc = jsonsafe.loads(text, str(path), max_bytes=MAX_DATA_BYTES)
+    except ValueError as exc:  # jsonsafe.JSONError is a ValueError
         raise AppError(f"{path}: not readable as JSON ({str(exc)[:200]})") from None
     models = doc.get("models") if isinstance(doc, dict) else None
     ok = (isinstance(doc, dict) and doc.get("kind") == "phybench-viewer" and isinstance(models, list) and models
@@ -93,13 +118,19 @@ def write_standalone(folder: Path) -> list[str]:
     return [PAGE, *APP_FILES]
 
 
-def write_site_app(viewers_dir: Path, folders: list[Path]) -> None:
+def write_site_app(viewers_dir: Path, folders: list[Path]) -> list[str]:
     """The site's copy of the application (``viewers_dir/viewer.*``, once) and each viewer's page,
-    which loads it from there."""
+    which loads it from there and carries the viewer's data inline: the folder's ``viewer-data.json``
+    is then removed, so the site holds each viewer's data once (`read_data` reads it back from the
+    page).  Returns the files written, relative to `viewers_dir`."""
     for name in APP_FILES:
         (viewers_dir / name).write_bytes(template_bytes(name))
+    pages = []
     for folder in folders:
         (folder / PAGE).write_bytes(page_html(read_data(folder), app="../").encode("utf-8"))
+        (folder / DATA).unlink(missing_ok=True)
+        pages.append(f"{folder.relative_to(viewers_dir).as_posix()}/{PAGE}")
+    return [*APP_FILES, *pages]
 
 
 def main(argv: list[str] | None = None) -> int:

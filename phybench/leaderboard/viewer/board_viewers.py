@@ -15,8 +15,10 @@ which the board's paired comparison reads (`paired`).  No results file keeps tho
 the board scores ``velocity_error`` (their metric, without SSIM or PSNR) once per viewer and
 hands the rows to the viewer as its details, which its table shows beside the sidecar's.
 A viewer folder here holds data only (`viewer.build_viewer(standalone=False)`; a prebuilt folder's
-own page and application are not copied): `write` then writes the application once,
-``SITE/viewers/viewer.js`` and ``viewer.css``, and each viewer's page from the template (`app`).
+own application is not copied): `write` then writes the application once,
+``SITE/viewers/viewer.js`` and ``viewer.css``, and each viewer's page from the template (`app`),
+its data inline and only there (the site's folder keeps no ``viewer-data.json``: each viewer's
+data once in the site).
 A re-scored results file no longer matches its shipped viewer's hash: the viewer is then not linked (and a test of the shipped
 viewers fails until they are rebuilt).
 """
@@ -34,7 +36,7 @@ from typing import Any, Callable, Sequence
 from ... import jsonsafe
 from ..site.load import Entry, LeaderboardError
 from ..site.paired import PAIRED_METRIC, Values, mark_board
-from .app import APP_FILES, PAGE, AppError, write_site_app
+from .app import APP_FILES, AppError, write_site_app
 
 VIEWERS_DIR = "viewers"
 RECORD = "viewer-record.json"
@@ -44,7 +46,7 @@ MAX_VIDEOS = 12  # board viewers are small by default: the gallery's first video
 MAX_MB = 0.3
 SLUG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,100}$")
 HEX64 = re.compile(r"^[0-9a-f]{64}$")
-APP = (PAGE, *APP_FILES)  # never copied from a prebuilt viewer: the site writes them from its template
+APP = APP_FILES  # never copied from a prebuilt viewer: the site writes them from its template (and the page over its own)
 PAIRED_BASE = "velocity_error"  # the metric scored for the paired values (PAIRED_METRIC is its companion)
 
 
@@ -192,8 +194,9 @@ def plan(entries: Sequence[Entry], results_dir: Path, *, submissions: str | Path
 
 # ================================================================ writing
 def _copy_viewer(src: Path, dest: Path) -> None:
-    """Copy a prebuilt viewer's data (its page and application, where it has them, are left: the
-    site writes its own, `app`): plain files with plain names only (a link or an odd name is refused)."""
+    """Copy a prebuilt viewer's data (its application, where it has it, is left: the site writes its
+    own, `app`; its page is copied, the data of a site's viewer folder being in its page only, and
+    written over from the data): plain files with plain names only (a link or an odd name is refused)."""
     for path in sorted(src.rglob("*")):
         rel = path.relative_to(src)
         if path.is_symlink() or not (path.is_file() or path.is_dir()) or not all(
@@ -224,12 +227,14 @@ def _build_one(link: Link, dest: Path, results_dir: Path, max_videos: int, max_m
 
 
 def write(site: Path, boards: list[dict[str, Any]], viewers: Viewers, results_dir: Path, *,
-          max_videos: int = MAX_VIDEOS, max_mb: float = MAX_MB, log: Callable[[str], None] | None = None) -> list[str]:
+          max_videos: int = MAX_VIDEOS, max_mb: float = MAX_MB,
+          log: Callable[[str], None] | None = None) -> tuple[list[str], list[str]]:
     """Build or copy every planned viewer's data into ``site/viewers/``, write the application once
     and each viewer's page (`app.write_site_app`), link each board row to its
     viewers and mark the rows the paired comparison cannot tell from the row above.  Returns
     warnings (a viewer whose values disagree with its results file's headline is linked, but
-    its row gets no paired mark)."""
+    its row gets no paired mark) and what was written under `site`: each viewer's folder
+    (``viewers/<slug>/``) and the application's files."""
     warnings = list(viewers.warnings)
     usable: dict[str, Path] = {}
     for file, link in sorted(viewers.links.items()):
@@ -249,11 +254,13 @@ def write(site: Path, boards: list[dict[str, Any]], viewers: Viewers, results_di
                             f"results file says {headline}; no paired mark")
         else:
             usable[file] = dest
+    written = [f"{VIEWERS_DIR}/{link.slug}/" for link in viewers.links.values()]
     if viewers.links:  # the application, once, and each viewer's page loading it
         try:
-            write_site_app(site / VIEWERS_DIR, [site / VIEWERS_DIR / link.slug for link in viewers.links.values()])
+            app = write_site_app(site / VIEWERS_DIR, [site / VIEWERS_DIR / link.slug for link in viewers.links.values()])
         except AppError as exc:
             raise LeaderboardError(f"a viewer cannot be shown: {exc}") from None
+        written += [f"{VIEWERS_DIR}/{name}" for name in app if "/" not in name]  # the pages: in their folders
     for board in boards:
         for row in board["rows"]:
             row_links = [{"split": s["split"], "file": s["file"],
@@ -271,7 +278,7 @@ def write(site: Path, boards: list[dict[str, Any]], viewers: Viewers, results_di
             return record_values(doc) if doc is not None else None
 
         mark_board(board, values_of)
-    return warnings
+    return warnings, written
 
 
 def _headline_mean(path: Path) -> float | None:
