@@ -46,7 +46,6 @@ MAX_VIDEOS = 12  # board viewers are small by default: the gallery's first video
 MAX_MB = 0.3
 SLUG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,100}$")
 HEX64 = re.compile(r"^[0-9a-f]{64}$")
-APP = APP_FILES  # never copied from a prebuilt viewer: the site writes them from its template (and the page over its own)
 PAIRED_BASE = "velocity_error"  # the metric scored for the paired values (PAIRED_METRIC is its companion)
 
 
@@ -202,7 +201,7 @@ def _copy_viewer(src: Path, dest: Path) -> None:
         if path.is_symlink() or not (path.is_file() or path.is_dir()) or not all(
                 SLUG.match(part) or part == ".phybench-viewer" for part in rel.parts) or len(rel.parts) > 2:
             raise LeaderboardError(f"prebuilt viewer {src}: {rel} is not a plain file of a viewer")
-    shutil.copytree(src, dest, ignore=lambda folder, names: [n for n in names if Path(folder) == src and n in APP])
+    shutil.copytree(src, dest, ignore=lambda folder, names: [n for n in names if Path(folder) == src and n in APP_FILES])
 
 
 def _build_one(link: Link, dest: Path, results_dir: Path, max_videos: int, max_mb: float,
