@@ -43,7 +43,7 @@ def _parse(video: np.ndarray, colours: list[tuple[int, int, int]], condition_fra
     return parse_video(video, colours, mapping, refine=refine)
 
 
-def make_sample(row: dict[str, Any], video: np.ndarray, gt_video: np.ndarray | None,
+def scoring_sample(row: dict[str, Any], video: np.ndarray, gt_video: np.ndarray | None,
                 manifest: dict[str, Any]) -> Sample:
     """The `Sample` every per-video metric and the judge see: the video parsed into balls where the
     family reads discs (its physics errors computed on first use).  `phybench judge` builds the same
@@ -81,7 +81,7 @@ def score_sample(
 ) -> dict[str, Any]:
     """One detail row: physics errors from parsed pixels, then every registered per-video
     metric that is requested (or a companion the family lists) and has a `compute`."""
-    sample = make_sample(row, video, gt_video, manifest)
+    sample = scoring_sample(row, video, gt_video, manifest)
     errors = sample.errors
     family = family_of(get_task(manifest["task"]))
     detail: dict[str, Any] = {
