@@ -43,9 +43,9 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..._version import __version__
-from .app import APP_FILES, DATA, PAGE, data_bytes, page_html, template_bytes
+from .app import APP_FILES, DATA, PAGE, data_bytes, template_bytes, viewer_page_html
 from .viewer_media import MAX_SIDE, difference, pixel_tracks, sprite_png
-from .viewer_sources import (CHEAP_METRICS, Model as _Model, SourceError, model_from_results, num as _num,
+from .viewer_sources import (CHEAP_METRICS, ViewerModel as _Model, SourceError, model_from_results, json_number as _num,
                              rank_among, scored_model)
 
 VIEWER_MARKER = ".phybench-viewer"
@@ -547,7 +547,7 @@ def build_viewer(
                          getattr(family, "law_headline", None), gallery, compares, media_summary)
     files[DATA] = data_bytes(data_doc)
     if standalone:  # the page and the application beside the data: the folder opens alone
-        files[PAGE] = page_html(data_doc).encode("utf-8")
+        files[PAGE] = viewer_page_html(data_doc).encode("utf-8")
         for name in STATIC_FILES:
             files[name] = template_bytes(name)
     files[VIEWER_MARKER] = VIEWER_MARKER_TEXT.encode()

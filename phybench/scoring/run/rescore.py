@@ -13,7 +13,7 @@ from typing import Any, Sequence
 from ..._version import __version__
 from ...data.split import SplitReader
 from ...tasks import family_of, get_task
-from .layout import read as read_results
+from .layout import read_results_doc as read_results
 from ..metrics import METRICS, TRACKING_METRIC, settings_blocks
 from .score import ScoreError, invalid_submission
 
