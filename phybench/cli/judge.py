@@ -35,8 +35,10 @@ def register(add: Callable[..., argparse.ArgumentParser]) -> None:
     d.add_argument("--quiet", action="store_true")
     d.set_defaults(func=cmd_violations, default_kinds="benign")
 
-    r = add("rescore", "Recompute cheap per-video metrics (e.g. the judge after its settings changed) in a results "
-                       "file from the same submission, keeping the rest (the network metrics).")
+    from ..scoring.metrics import help_text  # the registry: no heavy imports
+
+    r = add("rescore", help_text("Recompute cheap per-video metrics (e.g. the judge after its settings changed) in a "
+                                 "results file from the same submission, keeping the rest ({NETWORK})."))
     r.add_argument("results", metavar="RESULTS", help="the results file to update")
     r.add_argument("--submission", required=True, metavar="SUB", help="the submission it was scored from")
     r.add_argument("--data", required=True, metavar="SPLIT_DIR", help="the split it answers")

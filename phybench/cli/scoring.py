@@ -79,7 +79,7 @@ def _add_score(add: Callable[..., argparse.ArgumentParser]) -> None:
 def _add_weights(add: Callable[..., argparse.ArgumentParser]) -> None:
     from ..scoring.metrics import help_text
 
-    w = add("weights", help_text("Fetch or verify the pinned I3D and AlexNet weights ({NETWORK})."))
+    w = add("weights", help_text("Fetch or verify the pinned I3D and AlexNet weights (for {NETWORK})."))
     w.add_argument("action", choices=["fetch", "verify"], help="fetch: download and convert; verify: re-check hashes")
     w.add_argument("names", nargs="*", help="i3d, alexnet (default: both)")
     w.add_argument("--quiet", action="store_true", help="no progress output")

@@ -169,8 +169,9 @@ def network_metrics() -> tuple[str, ...]:
 
 
 def network_labels() -> str:
-    """"LPIPS, FVD": the labels of `network_metrics`, for help texts and messages."""
-    return ", ".join(METRICS.get(n).label for n in network_metrics())
+    """The labels of `network_metrics` in words ("A", "A and B", "A, B and C"), for help texts."""
+    labels = [METRICS.get(n).label for n in network_metrics()]
+    return " and ".join([", ".join(labels[:-1]), labels[-1]]) if len(labels) > 1 else "".join(labels)
 
 
 def help_text(text: str) -> str:
