@@ -265,7 +265,7 @@ class CombinatorialFamily(TaskFamily):
     stores_bodies = True
     board_layout = "splits"  # in-template / out-of-template, as the paper's Table 2
     paper_quote = "Table 2"  # its abnormal shares, quoted beside the board's abnormal column
-    lite_size = 64  # 256 px FVD costs ~3 s a video on 2 cores: 64 per split fits a CPU CI job
+    lite_size = 64  # 256 px, the set metric costs ~3 s a video on 2 cores: 64 per split fits a CPU CI job
     stores_training_states = False  # 6M scenes: rows keep parameters, the loader simulates and renders
     frames_in_view_doc = ("at least this many frames have every body in view (here: exactly this many, with half "
                           "a pixel of tolerance at 256 px for bodies resting on the floor)")

@@ -27,7 +27,7 @@ BOOTSTRAP_RESAMPLES = 10_000
 BOOTSTRAP_SEED = 20241104  # fixed: intervals are part of the reproducible output
 SIGNIFICANT_DIGITS = 9
 
-# Which metrics exist, their kind (per-video, averaged over videos; or per set, as FVD),
+# Which metrics exist, their kind (per-video, averaged over videos; or per set of videos),
 # direction and table format: the metric registry, `phybench.scoring.metrics.METRICS`.
 OVERALL = "overall"  # the whole split; in `set_metrics` per-level keys are "level:<name>"
 

@@ -3,7 +3,7 @@
 `score_sample` parses the generated video, measures the physics errors against the row's
 simulated states and runs every requested per-video metric; `score_row` also re-hashes the row
 as it is used (the split's hash is recomputed from these digests before anything is written).
-LPIPS and the set metrics (FVD) are not here: they run in batches (`features.py`).
+The batched metrics (a network on a device, a set metric) are not here: they run in batches (`batches.py`).
 """
 
 from __future__ import annotations
@@ -107,7 +107,7 @@ def score_sample(
     for name in reported(metrics, family.metrics):
         metric = METRICS.get(name)
         if metric.kind != "video" or metric.compute is None:
-            continue  # LPIPS and set metrics: the scoring loop computes them
+            continue  # batched and set metrics: the scoring loop computes them
         if metric.needs_ground_truth and gt_video is None:
             continue
         detail[name] = metric.compute(sample)
