@@ -102,7 +102,7 @@ def read_labels(pairs: str | os.PathLike[str]) -> dict[str, Any]:
     return doc
 
 
-def evaluate(pairs: str | os.PathLike[str], split_dir: str | os.PathLike[str], scorer: Scorer, *,
+def evaluate_pairs(pairs: str | os.PathLike[str], split_dir: str | os.PathLike[str], scorer: Scorer, *,
              kinds: Sequence[str] | None = None, scorer_name: str = "", scorer_args: dict[str, Any] | None = None,
              progress: bool = True) -> dict[str, Any]:
     """The preference error per kind (and over all kinds), with per-pair scores."""
@@ -160,14 +160,14 @@ def evaluate(pairs: str | os.PathLike[str], split_dir: str | os.PathLike[str], s
             "kinds": per_kind, "overall": overall, "scores": scores}
 
 
-def write(doc: dict[str, Any], path: str | os.PathLike[str]) -> None:
+def write_plausibility(doc: dict[str, Any], path: str | os.PathLike[str]) -> None:
     """Deterministic bytes (sorted keys, scores to 9 significant digits), written atomically."""
     from .scoring.run.results import results_bytes
 
     atomic_write_bytes(path, results_bytes(doc))
 
 
-def markdown(doc: dict[str, Any]) -> str:
+def plausibility_markdown(doc: dict[str, Any]) -> str:
     lines = [f"{doc['task']}/{doc['split']}, scorer {doc['scorer'] or '?'}",
              "", "| planted kind | pairs | preference error ↓ | 95% interval |", "|---|---:|---:|---|"]
 

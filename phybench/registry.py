@@ -19,16 +19,16 @@ class RegistryError(KeyError):
         return str(self.args[0]) if self.args else ""
 
 
-_ALL: "weakref.WeakSet[Registry[Any]]" = weakref.WeakSet()  # every registry, for `snapshot` / `restore`
+_ALL: "weakref.WeakSet[Registry[Any]]" = weakref.WeakSet()  # every registry, for `snapshot_registries` / `restore`
 
 
-def snapshot() -> list[tuple["Registry[Any]", dict[str, Any]]]:
+def snapshot_registries() -> list[tuple["Registry[Any]", dict[str, Any]]]:
     """Every registry's contents now (a plug-in's import is undone with `restore`)."""
     return [(r, dict(r._items)) for r in list(_ALL)]
 
 
 def restore(saved: list[tuple["Registry[Any]", dict[str, Any]]]) -> list[str]:
-    """Put every registry `snapshot` saw back as it was; returns the "kind name" of each
+    """Put every registry `snapshot_registries` saw back as it was; returns the "kind name" of each
     registration undone.  (A registry made since is left alone: its module stays imported,
     with what it registered itself.)"""
     undone: list[str] = []
@@ -110,7 +110,7 @@ def load_entry_points(group: str, what: str) -> list[str]:
 
     loaded = []
     for ep in sorted(entry_points(group=group), key=lambda e: e.name):
-        saved = snapshot()
+        saved = snapshot_registries()
         try:
             ep.load()
         # SystemExit and KeyboardInterrupt too: a plug-in that calls sys.exit() at import must not

@@ -20,7 +20,7 @@ import pytest
 from phybench.cli import main
 from phybench.data.generate import generate
 from phybench.data.split import SplitReader, make_plan
-from phybench.leaderboard.viewer.board_viewers import RECORD, headline_of, read_record, slug_of
+from phybench.leaderboard.viewer.board_viewers import RECORD, headline_of, read_viewer_record, slug_of
 from phybench.submission import submission_meta, write_submission
 from phybench.tasks import get_task
 
@@ -84,7 +84,7 @@ def test_every_row_links_its_viewer_with_the_results_files_numbers(site, board):
         assert row["viewers"] == [{"split": "id-eval", "file": file, "href": f"viewers/{slug_of(file)}/index.html"}]
         folder = site / "viewers" / slug_of(file)
         assert (folder / "index.html").is_file() and list((folder / "media").glob("v*.png"))
-        record = read_record(folder)
+        record = read_viewer_record(folder)
         results = json.loads((board["results"] / file).read_text())
         assert record["results"] == file
         assert record["results_sha256"] == hashlib.sha256((board["results"] / file).read_bytes()).hexdigest()
@@ -159,7 +159,7 @@ def test_the_shipped_viewers_match_the_shipped_results():
     assert len(folders) == 30  # the lite reference baselines: 3 tasks x ID, OOD x 5 models
     total = 0
     for folder in folders:
-        record = read_record(folder)
+        record = read_viewer_record(folder)
         assert record is not None, folder
         path = RESULTS / record["results"]
         assert path.is_file(), (folder.name, record["results"])

@@ -70,7 +70,7 @@ def test_sampler_records_training_facts(run, splits, tmp_path):
 def test_pack_round_trips_bit_for_bit_and_refuses_tampering(run, splits, tmp_path):
     sub = dit_sample.main(["--checkpoint", str(run), "--data", str(splits[1]), "--out", str(tmp_path / "sub"),
                            "--quiet"])
-    parts = compact.pack(sub, tmp_path / "p.npz", model_resolution=16, parts=2)
+    parts = compact.pack_compact(sub, tmp_path / "p.npz", model_resolution=16, parts=2)
     assert [p.name for p in parts] == ["p-0.npz", "p-1.npz"]
     back = compact.unpack(list(reversed(parts)), splits[1], tmp_path / "back")  # any order of the parts
     assert videos_hash(back) == videos_hash(sub) and validate(back, splits[1]).ok
@@ -90,7 +90,7 @@ def test_pack_round_trips_bit_for_bit_and_refuses_tampering(run, splits, tmp_pat
     noisy = write_submission(tmp_path / "noisy", meta, [(f"{i:07d}", rng.integers(0, 256, (32, 128, 128, 3), np.uint8))
                                                         for i in range(1)], fmt="npz")
     with pytest.raises(ValueError, match="nearest upsampling"):
-        compact.pack(noisy, tmp_path / "n.npz", model_resolution=16)
+        compact.pack_compact(noisy, tmp_path / "n.npz", model_resolution=16)
 
 
 def test_paper_scale_script_runs_end_to_end_on_the_cpu(tmp_path):

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from phybench.cli import main
-from phybench.leaderboard.hub.eee import eee_files, record, validate
+from phybench.leaderboard.hub.eee import eee_files, record, validate_eee
 from phybench.leaderboard.hub.eval_results import HubFormatError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,7 +27,7 @@ def test_every_shipped_lite_row_exports_as_a_valid_record():
         assert parts[:2] == ["data", "phybench"] and len(parts) == 5
         assert uuid.UUID(parts[4][:-5]).version == 4
         rec = json.loads(data)
-        validate(rec)  # schema + finite scores
+        validate_eee(rec)  # schema + finite scores
         assert rec["model_info"]["id"] == f"{parts[2]}/{parts[3]}"
         assert rec["source_metadata"]["evaluator_relationship"] == "first_party"  # all phybench's own
         ids = [r["evaluation_result_id"] for r in rec["evaluation_results"]]
@@ -73,12 +73,12 @@ def test_a_record_outside_the_schema_is_refused():
     _, rec = record(LITE / "uniform-id-eval-ground-truth.json")
     rec["source_metadata"]["evaluator_relationship"] = "friend"
     with pytest.raises(HubFormatError) as exc:
-        validate(rec)
+        validate_eee(rec)
     assert exc.value.code == "eee_invalid" and "evaluator_relationship" in str(exc.value)
     _, rec = record(LITE / "uniform-id-eval-ground-truth.json")
     rec["unexpected"] = 1  # additionalProperties: false at the top
     with pytest.raises(HubFormatError):
-        validate(rec)
+        validate_eee(rec)
 
 
 def test_the_cli_writes_the_datastore_layout(tmp_path, capsys):

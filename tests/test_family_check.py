@@ -71,7 +71,7 @@ def docs_family(tmp_path, monkeypatch):
     (package / "__init__.py").write_text("")
     (package / "sliding_square.py").write_text(_printed_code())
     monkeypatch.syspath_prepend(str(tmp_path / "pkg"))
-    saved = registry.snapshot()
+    saved = registry.snapshot_registries()
     try:
         __import__("my_families.sliding_square")
         yield TASKS.get("sliding-square")

@@ -237,7 +237,7 @@ def test_sync_with_publish_writes_the_board_to_its_repository(hub, board, tmp_pa
 
 
 RACE = """
-from phybench.leaderboard.hub.board import publish
+from phybench.leaderboard.hub.board import publish_board
 real = HfApi()
 real.create_repo(repo, repo_type="dataset")
 
@@ -254,7 +254,7 @@ class Racing:  # reads main, then someone else commits before the publish does
 
 
 try:
-    publish(repo, board, api=Racing(), log=lambda line: None)
+    publish_board(repo, board, api=Racing(), log=lambda line: None)
     error = None
 except Exception as exc:
     error = str(exc)

@@ -3,7 +3,7 @@ import html
 import re
 
 from phybench.leaderboard.hub.text import (
-    MAX_BODY_BYTES, MAX_LINE_BYTES, MAX_LINES, bounded_lines, escape, problem_line, write_full_list,
+    MAX_BODY_BYTES, MAX_LINE_BYTES, MAX_LINES, bounded_lines, escape_line, problem_line, write_full_list,
 )
 
 HOSTILE = ["<script>alert(1)</script>", "[click](https://evil.example)", "@maintainer please merge", "`code`",
@@ -13,7 +13,7 @@ HOSTILE = ["<script>alert(1)</script>", "[click](https://evil.example)", "@maint
 
 def test_escaped_text_renders_as_sent_and_parses_as_nothing():
     for text in HOSTILE:
-        out = escape(text)
+        out = escape_line(text)
         bare = re.sub(r"&#[0-9]+;", "", out)  # what is left outside the character references
         assert not any(c in bare for c in "<>[]()@`*_~|#!{}\\$:\n\r\u2028\u202e"+ "&"), out
         assert html.unescape(out) == "".join(" " if c in "\n\r\u2028\u202e" else c for c in text)
@@ -29,7 +29,7 @@ def test_a_problem_keeps_its_code_and_its_marker_cannot_be_forged():
 def test_every_line_and_the_list_are_bounded():
     long = "[intake-files] " + "<" * 100_000
     assert len(problem_line(long).encode()) <= MAX_LINE_BYTES and problem_line(long).endswith("…")
-    assert len(escape("é" * 10_000).encode()) <= MAX_LINE_BYTES  # cut between characters
+    assert len(escape_line("é" * 10_000).encode()) <= MAX_LINE_BYTES  # cut between characters
     lines = bounded_lines([long] * 10_000, "see the log")
     assert len(lines) <= MAX_LINES + 1 and len("\n".join(lines).encode()) <= MAX_BODY_BYTES + 100
     assert lines[-1] == f"- ... and {10_000 - len(lines) + 1:,} more (see the log)"

@@ -8,7 +8,7 @@ import h5py
 import numpy as np
 import pytest
 
-from phybench.data.importer import PhyworldImportError, decode_mp4, import_phyworld
+from phybench.data.importer import PhyworldImportError, decode_phyworld_mp4, import_phyworld
 from phybench.world.laws import fully_in_view
 from phybench.scoring.physics.parse import PHYWORLD, parse_video
 from phybench.data.split import SplitReader, read_manifest
@@ -51,7 +51,7 @@ def test_videos_are_their_decoded_frames(imported, name):
     _, _, videos = originals(name)
     reader = SplitReader(imported[name])
     for row, mp4 in list(zip(reader.rows(), videos))[:3]:
-        assert np.array_equal(reader.video(row), decode_mp4(mp4))  # PNG storage adds no loss
+        assert np.array_equal(reader.video(row), decode_phyworld_mp4(mp4))  # PNG storage adds no loss
 
 
 @pytest.mark.parametrize("name", FILES)

@@ -136,7 +136,7 @@ ALLOWED = {
     ("phybench/leaderboard/viewer/viewer_sources.py", "json.loads(canonical_json("): "round trip of a sidecar made here",
     ("phybench/submission/format.py", "json.loads((files("): "the package's own schema",
     ("phybench/submission/card.py", "json.loads((files("): "the package's own schema",
-    ("phybench/leaderboard/hub/eval_results.py", "json.loads(packaged)"): "the package's own schema (`schema()`)",
+    ("phybench/leaderboard/hub/eval_results.py", "json.loads(packaged)"): "the package's own schema (`packaged_schema()`)",
 }
 _CALL = re.compile(r"\bjson\.loads?\(")
 

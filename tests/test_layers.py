@@ -23,7 +23,8 @@ PACKAGE = "phybench"
 # The stages, lowest first.  A module may import its own stage and those before it, never a
 # later one.  A module belongs to the stage of the longest prefix listed here.
 STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("base", ("phybench._version", "phybench.io", "phybench.jsonsafe", "phybench.registry", "phybench.problems")),
+    ("base", ("phybench._version", "phybench.io", "phybench.jsonsafe", "phybench.registry", "phybench.problems",
+              "phybench.stats")),
     ("world", ("phybench.world",)),
     ("tasks", ("phybench.tasks",)),
     ("data", ("phybench.data",)),

@@ -11,19 +11,30 @@ package (`ast`: string constants, docstrings left out) and fails on a literal "l
   (`phybench/scoring/perceptual/`);
 * a declaration of the metrics something reports by name (a tuple assigned to ``metrics`` or to a
   ``*_METRICS`` name: a task family lists its metrics as data, below the scorer);
-* the leaderboard, under a ceiling that can only fall (`LEADERBOARD_CEILING`): its modules were being
-  moved into sub-packages at the same time (issue 50 item 1), so its names wait for that move.
+* the one declaration of the image metrics by name, `IMAGE_METRICS` in `phybench/tasks/family.py`
+  (the tasks stage sits below the registry and cannot read it; every family lists them through it).
+
+The leaderboard's 11 literals (checks, shards, records, rescore, viewer) went too (issue 50 item 6):
+downstream code reads the rows (`network_metrics()`, `Metric.bounds`, `batched_metrics`,
+`metric_names("set")`).  `test_no_module_spells_lpips_or_fvd` is the stricter check: the two names
+as a substring of any string constant (docstrings left out) or identifier, e.g. "--skip lpips,fvd" in a
+help text or a `fvd_cache` variable.  `test_no_module_mentions_them_at_all` goes further: no line of
+text (docstrings and comments too) names them outside the rows, so a reader of the run loop, the
+board or the command line meets "the network metrics", "the batched metrics", "a set metric" and
+finds which they are in one place (issue 50: "no module in phybench/ names 'lpips' or 'fvd' outside
+the metric rows").  Before: 62 lines in 25 modules; now the `IMAGE_METRICS` line only.
 """
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 NAMES = ("lpips", "fvd")
 ALLOWED = ("phybench/scoring/metrics.py", "phybench/scoring/perceptual/")
-LEADERBOARD = "phybench/leaderboard/"
-LEADERBOARD_CEILING = 11  # literals there on 2026-11-29 (checks 2, shards 3, verification 4, verify 2)
+DECLARATION = ("phybench/tasks/family.py", "IMAGE_METRICS")  # the one list of them by name below the scorer
+SPELT = re.compile("|".join(NAMES), re.IGNORECASE)
 
 
 def _docstrings(tree: ast.AST) -> set[int]:
@@ -70,10 +81,76 @@ def literals(root: Path = ROOT) -> dict[str, list[tuple[int, str]]]:
 
 def test_no_module_names_lpips_or_fvd_outside_the_metric_rows():
     found = literals()
-    outside = {p: v for p, v in found.items() if not p.startswith(LEADERBOARD)}
-    assert not outside, f"LPIPS / FVD named outside their metric rows (use the registry): {outside}"
-    board = sum(len(v) for p, v in found.items() if p.startswith(LEADERBOARD))
-    assert board <= LEADERBOARD_CEILING, f"the leaderboard names LPIPS / FVD {board} times (ceiling {LEADERBOARD_CEILING})"
+    assert not found, f"LPIPS / FVD named outside their metric rows (use the registry): {found}"
+
+
+def _identifiers(tree: ast.AST) -> list[tuple[int, str]]:
+    out = []
+    for n in ast.walk(tree):
+        for attr in ("id", "attr", "arg", "name", "asname"):
+            v = getattr(n, attr, None)
+            if isinstance(v, str) and not isinstance(n, ast.Constant):
+                out.append((getattr(n, "lineno", 0), v))
+        if isinstance(n, ast.ImportFrom) and n.module:
+            out.append((n.lineno, n.module))
+    return out
+
+
+def spelt(source: str, declaration: str | None = None) -> list[tuple[int, str]]:
+    """(line, text) of every string constant (docstrings left out) or identifier that contains a set
+    metric's name in any case; the elements of a tuple assigned to `declaration` left out."""
+    tree = ast.parse(source)
+    skip = _docstrings(tree)
+    for node in ast.walk(tree):
+        if declaration and isinstance(node, ast.Assign) and isinstance(node.value, ast.Tuple) and any(
+                isinstance(t, ast.Name) and t.id == declaration for t in node.targets):
+            skip |= {id(e) for e in node.value.elts}
+    strings = [(n.lineno, n.value) for n in ast.walk(tree)
+               if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in skip]
+    return sorted((line, text) for line, text in strings + _identifiers(tree) if SPELT.search(text))
+
+
+def mentions(root: Path = ROOT) -> list[str]:
+    """"path:line" of every line outside the rows that mentions LPIPS / FVD, code or prose, in any case
+    (the one `IMAGE_METRICS` declaration left out)."""
+    out = []
+    for path in sorted((root / "phybench").rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        if rel.startswith(ALLOWED):
+            continue
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if SPELT.search(line) and not (rel == DECLARATION[0] and line.startswith(DECLARATION[1] + " = (")):
+                out.append(f"{rel}:{n}")
+    return out
+
+
+def test_no_module_mentions_them_at_all():
+    """Not even a docstring or a comment: prose says "the network metrics" and points at the rows."""
+    found = mentions()
+    assert not found, f"LPIPS / FVD mentioned outside their metric rows: {found}"
+
+
+def test_no_module_spells_lpips_or_fvd():
+    """Stricter than the literal check: a substring of any string or identifier, the CLI's help texts too."""
+    found = {}
+    for path in sorted((ROOT / "phybench").rglob("*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        if rel.startswith(ALLOWED):
+            continue
+        hits = spelt(path.read_text(encoding="utf-8"), DECLARATION[1] if rel == DECLARATION[0] else None)
+        if hits:
+            found[rel] = hits
+    assert not found, f"LPIPS / FVD spelt outside their metric rows (read the registry instead): {found}"
+
+
+def test_the_strict_check_sees_a_planted_name():
+    source = ('"""lpips in a docstring is prose."""\n'
+              'IMAGE_METRICS = ("ssim", "lpips")\n'
+              'def f(fvd_cache, names):  # fvd in a comment\n'
+              '    """fvd here too."""\n'
+              '    return "skip lpips,fvd" in names\n')
+    assert spelt(source, "IMAGE_METRICS") == [(3, "fvd_cache"), (5, "skip lpips,fvd")]
+    assert (2, "lpips") in spelt(source)
 
 
 def test_the_run_loop_names_no_metric():
@@ -87,7 +164,7 @@ def test_the_run_loop_names_no_metric():
 
 
 def test_the_check_sees_a_planted_literal():
-    """A literal is found (any case), a docstring and a family's declaration are not."""
+    """A literal is found (any case), a docstring and a list's declaration are not."""
     source = ('"""Mentions lpips in a docstring."""\n'
               'metrics = ("ssim", "lpips", "fvd")\n'
               'def f(names):\n    """fvd here too."""\n    return "FVD" in names or names == ["lpips"]\n')

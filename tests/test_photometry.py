@@ -19,7 +19,7 @@ from phybench.data.generate import generate
 from phybench.data.split import SplitReader, make_plan, row_scene
 from phybench.scoring.judge.abnormal import judge_sample
 from phybench.scoring.physics.photometry import FIELD_TOL, background_field, despeckle, normalise
-from phybench.scoring.run.sample import make_sample
+from phybench.scoring.run.sample import scoring_sample
 from phybench.tasks import get_task
 
 CONDITION_FRAMES = 3  # every fundamental family's (checked in `_split`)
@@ -154,7 +154,7 @@ def small(tmp_path_factory):
 
 
 def _read(reader, row, video, gt):
-    sample = make_sample(row, video, gt, reader.manifest)
+    sample = scoring_sample(row, video, gt, reader.manifest)
     return sample.errors.untrackable, sample.errors.velocity_error, judge_sample(sample)
 
 

@@ -9,7 +9,7 @@ import pytest
 from phybench.cli import main
 from phybench.data.generate import generate
 from phybench.data.split import make_plan
-from phybench.plausibility import PlausibilityError, evaluate, load_scorer, smoothness, write
+from phybench.plausibility import PlausibilityError, evaluate_pairs, load_scorer, smoothness, write_plausibility
 from phybench.tasks import get_task
 from phybench.violations import write_violations
 
@@ -41,10 +41,10 @@ def negative_smoothness(video, condition_frames):
 def test_preference_error_is_paired_and_flips_with_the_score(pairs):
     """A constant scorer ties every pair (0.5); negating a scorer turns e into 1 - e, per kind."""
     for task, (p, split) in pairs.items():
-        tied = evaluate(p, split, constant, progress=False)
+        tied = evaluate_pairs(p, split, constant, progress=False)
         assert all(k["preference_error"] == 0.5 and k["ties"] == k["pairs"] for k in tied["kinds"].values() if k["pairs"])
-        a = evaluate(p, split, smoothness, progress=False)
-        b = evaluate(p, split, negative_smoothness, progress=False)
+        a = evaluate_pairs(p, split, smoothness, progress=False)
+        b = evaluate_pairs(p, split, negative_smoothness, progress=False)
         for kind, k in a["kinds"].items():
             if k["pairs"]:
                 assert k["preference_error"] + b["kinds"][kind]["preference_error"] == pytest.approx(1.0), (task, kind)
@@ -56,7 +56,7 @@ def test_preference_error_is_paired_and_flips_with_the_score(pairs):
 def test_smoothness_sees_a_jump(pairs):
     """The model-free scorer finds a teleport less smooth than physics in most pairs."""
     p, split = pairs["uniform"]
-    doc = evaluate(p, split, smoothness, kinds=["teleport"], progress=False)
+    doc = evaluate_pairs(p, split, smoothness, kinds=["teleport"], progress=False)
     assert doc["kinds"]["teleport"]["preference_error"] <= 0.34
 
 
@@ -64,7 +64,7 @@ def test_smoothness_sees_a_jump(pairs):
 def test_results_bytes_are_deterministic_and_carry_provenance(pairs, tmp_path):
     p, split = pairs["collision"]
     for name in ("a.json", "b.json"):
-        write(evaluate(p, split, smoothness, scorer_name="phybench.plausibility:smoothness", progress=False),
+        write_plausibility(evaluate_pairs(p, split, smoothness, scorer_name="phybench.plausibility:smoothness", progress=False),
               tmp_path / name)
     assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes()
     doc = json.loads((tmp_path / "a.json").read_bytes())
@@ -79,22 +79,22 @@ def test_bad_inputs_are_explained(pairs, tmp_path):
     p, split = pairs["uniform"]
     other = pairs["collision"][1]
     with pytest.raises(PlausibilityError, match="planted in split uniform/id-eval"):
-        evaluate(p, other, smoothness, progress=False)
+        evaluate_pairs(p, other, smoothness, progress=False)
     with pytest.raises(PlausibilityError, match="no labels.json"):
-        evaluate(tmp_path, split, smoothness, progress=False)
+        evaluate_pairs(tmp_path, split, smoothness, progress=False)
     with pytest.raises(PlausibilityError, match="no pairs of kind"):
-        evaluate(p, split, smoothness, kinds=["gravity-1.2"], progress=False)
+        evaluate_pairs(p, split, smoothness, kinds=["gravity-1.2"], progress=False)
     with pytest.raises(PlausibilityError, match="finite"):
-        evaluate(p, split, lambda v, c: float("nan"), progress=False)
+        evaluate_pairs(p, split, lambda v, c: float("nan"), progress=False)
 
     def broken(video, condition_frames):
         raise RuntimeError("out of memory")
 
     with pytest.raises(PlausibilityError, match="the scorer failed on the valid video uniform/id-eval/.*out of memory"):
-        evaluate(p, split, broken, progress=False)
+        evaluate_pairs(p, split, broken, progress=False)
     (tmp_path / "labels.json").write_text("[1, 2]")
     with pytest.raises(PlausibilityError, match="not a phybench violations labels file"):
-        evaluate(tmp_path, split, smoothness, progress=False)
+        evaluate_pairs(tmp_path, split, smoothness, progress=False)
     with pytest.raises(PlausibilityError, match="MODULE:NAME"):
         load_scorer("smoothness")
     with pytest.raises(PlausibilityError, match="no attribute"):
@@ -129,10 +129,10 @@ def test_the_dit_denoising_loss_is_a_paired_deterministic_score(pairs, tmp_path)
                                                                                 "levels": "200,600"})
     assert isinstance(scorer, DenoisingLoss) and scorer.levels == [200, 600]
     p, split = pairs["uniform"]
-    doc = evaluate(p, split, scorer, kinds=["vanish"], progress=False)
+    doc = evaluate_pairs(p, split, scorer, kinds=["vanish"], progress=False)
     scores = list(doc["scores"]["vanish"].values())
     assert all(np.isfinite(s).all() and s[0] != s[1] for s in scores)
-    again = evaluate(p, split, scorer, kinds=["vanish"], progress=False)
+    again = evaluate_pairs(p, split, scorer, kinds=["vanish"], progress=False)
     assert again["scores"] == doc["scores"]
     assert scorer.windows(np.zeros((32, 4, 4, 3))) == [0, 5, 10, 15, 20, 24]
     with pytest.raises(ValueError, match="levels"):

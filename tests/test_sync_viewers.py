@@ -18,7 +18,7 @@ from test_sync import CHEAP, api, card, raw_pr  # noqa: E402
 from test_sync import board_key, hub, world  # noqa: E402,F401  the sync tests' fixtures
 import test_sync_journal  # noqa: E402
 
-from phybench.leaderboard.viewer.board_viewers import read_record, slug_of  # noqa: E402
+from phybench.leaderboard.viewer.board_viewers import read_viewer_record, slug_of  # noqa: E402
 from phybench.leaderboard.hub.viewers import BUILDING  # noqa: E402
 
 KILLER = test_sync_journal.KILLER.replace("from phybench.cli import main", (
@@ -46,7 +46,7 @@ def check_viewer(results: Path, viewers: Path, site: Path) -> str:
     assert len(files) == 1, files
     file = files[0].relative_to(results).as_posix()
     slug = slug_of(file)
-    doc = read_record(viewers / slug)
+    doc = read_viewer_record(viewers / slug)
     assert doc is not None and doc["results"] == file
     import hashlib
 

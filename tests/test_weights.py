@@ -21,9 +21,9 @@ def test_cache_dir_follows_env_and_xdg(monkeypatch, tmp_path):
     monkeypatch.delenv(weights.ENV_VAR, raising=False)
     monkeypatch.delenv("PHYBENCH_CACHE_DIR", raising=False)  # it would win over XDG_CACHE_HOME
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    assert weights.cache_dir() == tmp_path / "xdg" / "phybench" / "weights"
+    assert weights.weights_dir() == tmp_path / "xdg" / "phybench" / "weights"
     monkeypatch.setenv(weights.ENV_VAR, str(tmp_path / "mine"))
-    assert weights.cache_dir() == tmp_path / "mine"
+    assert weights.weights_dir() == tmp_path / "mine"
     assert weights.path("i3d") == tmp_path / "mine" / "i3d-kinetics-400.safetensors"
 
 

@@ -95,14 +95,14 @@ class AEConfig:
         return d
 
 
-def tiny(**overrides: Any) -> AEConfig:
+def tiny_autoencoder(**overrides: Any) -> AEConfig:
     """A CPU config: 8x/4x at widths 16-64, no norms, trained on 48 px crops of 8 frames."""
     cfg = AEConfig(channels=(16, 32, 64, 64), blocks=1, norm="none", crop=48, frames=8,
                    steps=1500, batch_size=4, lr=1e-3, warmup_steps=100)
     return replace(cfg, **overrides)
 
 
-CONFIGS: dict[str, Callable[..., AEConfig]] = {"paper": AEConfig, "tiny": tiny}
+CONFIGS: dict[str, Callable[..., AEConfig]] = {"paper": AEConfig, "tiny": tiny_autoencoder}
 
 
 # ------------------------------------------------------------------ layers

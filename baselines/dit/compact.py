@@ -3,7 +3,7 @@
 A 32 px DiT's 128 px submission is its frames nearest-upsampled 4x, with the split's condition
 frames pasted in (`sample.complete_clips`), so 15/16 of its bytes say nothing new: 200 videos
 are about 38 MB of npz, too big to bring back from a device machine (8 files of 16 MB).
-`pack` keeps the generated frames at the model's resolution (uint8, losslessly compressed),
+`pack_compact` keeps the generated frames at the model's resolution (uint8, losslessly compressed),
 the submission.json and the sha256 of every video array; `unpack` re-reads the condition
 frames from the split, upsamples and writes the submission again, and refuses it unless every
 video hashes as it did where it was sampled.
@@ -28,17 +28,17 @@ from phybench.submission.format import hash_lines
 from phybench.submission.identity import video_digest
 
 
-def downsample(video: np.ndarray, factor: int) -> np.ndarray:
+def stride_downsample(video: np.ndarray, factor: int) -> np.ndarray:
     """(T, R, R, 3) -> (T, R/f, R/f, 3) by taking every f-th pixel; exact when the video is nearest-upsampled."""
     return np.ascontiguousarray(video[:, ::factor, ::factor])
 
 
-def upsample(frames: np.ndarray, factor: int) -> np.ndarray:
+def nearest_upsample(frames: np.ndarray, factor: int) -> np.ndarray:
     """(T, r, r, 3) -> (T, r*f, r*f, 3), nearest: what `clips.tensor_to_clip` does for an integer factor."""
     return np.repeat(np.repeat(frames, factor, axis=1), factor, axis=2)
 
 
-def pack(submission: str | Path, out: str | Path, model_resolution: int, parts: int = 1) -> list[Path]:
+def pack_compact(submission: str | Path, out: str | Path, model_resolution: int, parts: int = 1) -> list[Path]:
     """Write OUT (or OUT-0.npz ... OUT-{parts-1}.npz, each under the device's 16 MB a file).
 
     Refuses a video whose generated frames are not a nearest upsampling of r px."""
@@ -50,8 +50,8 @@ def pack(submission: str | Path, out: str | Path, model_resolution: int, parts: 
             raise ValueError(f"the submission's {R} px is not a multiple of the model's {model_resolution} px")
         f = R // model_resolution
         for sample_id, video in sub.iter_videos():  # uint8 (T, R, R, 3)
-            low = downsample(video[c:], f)
-            if not np.array_equal(upsample(low, f), video[c:]):
+            low = stride_downsample(video[c:], f)
+            if not np.array_equal(nearest_upsample(low, f), video[c:]):
                 raise ValueError(f"{sample_id}: the generated frames are not a {f}x nearest upsampling; "
                                  "this submission cannot be packed losslessly")
             ids.append(sample_id)
@@ -111,7 +111,7 @@ def unpack(packed: list[str | Path], data: str | Path, out: str | Path) -> Path:
 
     def videos():
         for sample_id, low, expected in zip(ids, frames, hashes, strict=True):
-            video = np.concatenate([reader.video(rows[sample_id])[:c], upsample(low, f)])
+            video = np.concatenate([reader.video(rows[sample_id])[:c], nearest_upsample(low, f)])
             if video_digest(video) != expected:
                 raise ValueError(f"{sample_id}: the rebuilt video differs from the one sampled "
                                  "(another split, or a changed packer)")
@@ -135,7 +135,7 @@ def main(argv=None) -> Path:
     b.add_argument("--out", required=True)
     args = p.parse_args(argv)
     if args.cmd == "pack":
-        return pack(args.submission, args.out, args.model_resolution, args.parts)[-1]
+        return pack_compact(args.submission, args.out, args.model_resolution, args.parts)[-1]
     return unpack(args.packed, args.data, args.out)
 
 

@@ -40,7 +40,7 @@ def reconstruct(model: VideoAutoencoder, video: np.ndarray) -> np.ndarray:
     return to_uint8(model.decode(model.encode(x))[0])
 
 
-def evaluate(autoencoder: str, data: str, limit: int | None = None, progress: bool = True) -> dict[str, Any]:
+def evaluate_autoencoder(autoencoder: str, data: str, limit: int | None = None, progress: bool = True) -> dict[str, Any]:
     """{ground_truth, reconstruction: summaries; ratio; pixel stats} over the first `limit` videos."""
     model = load_autoencoder(autoencoder)
     reader = SplitReader(data)
@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = p.parse_args(argv)
     if "OMP_NUM_THREADS" in os.environ:
         torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
-    result = evaluate(args.autoencoder, args.data, args.limit, args.progress)
+    result = evaluate_autoencoder(args.autoencoder, args.data, args.limit, args.progress)
     print(json.dumps(result, indent=2))
     return result
 

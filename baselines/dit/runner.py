@@ -45,9 +45,9 @@ class DiT:
 
     def submission_card(self) -> dict:
         """`phybench run`'s hook: the name, card and sampler `dit.sample` writes for this checkpoint."""
-        from .sample import model_card, sampler_settings
+        from .sample import run_model_card, sampler_settings
 
-        return {"model": {"name": f"dit-{self.cfg.size}-{self.cfg.objective}", **model_card(self.run, self.cfg, self.model)},
+        return {"model": {"name": f"dit-{self.cfg.size}-{self.cfg.objective}", **run_model_card(self.run, self.cfg, self.model)},
                 "sampler": sampler_settings(self.cfg, self.codec, self.steps, self.device), "seeds": [self.seed]}
 
     def generate_with_states(self, condition: np.ndarray, num_frames: int, states: list[dict] | None = None) -> np.ndarray:

@@ -170,7 +170,7 @@ def training_record(run: Path, cfg: TrainConfig, trained: dict) -> dict:
     return out
 
 
-def model_card(run: Path, cfg: TrainConfig, model) -> dict:
+def run_model_card(run: Path, cfg: TrainConfig, model) -> dict:
     """submission.json's model fields for a run (family, size, parameters, checkpoint hash, training facts)."""
     trained = json.loads((run / "train_split.json").read_text()) if (run / "train_split.json").is_file() else {}
     card: dict = {"family": "dit", "size": str(cfg.size), "params": sum(p.numel() for p in model.parameters()),
@@ -221,7 +221,7 @@ def main(argv=None) -> Path:
                            seeds=[args.seed])
     if cfg.condition is not None:  # the condition track, as `phybench run` records it (`phybench.conditioning`)
         meta["conditioning"] = {"inputs": f"frames+{cfg.condition}", "condition_frames_used": int(reader.manifest["condition_frames"])}
-    meta["model"].update(model_card(run, cfg, model))
+    meta["model"].update(run_model_card(run, cfg, model))
     return write_submission(args.out, meta, videos(), fmt=args.format)
 
 

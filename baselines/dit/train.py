@@ -30,7 +30,7 @@ from .config import CONFIGS, TrainConfig, apply_overrides, resumed_config
 from .diffusion import condition, make_scheduler, training_loss
 from .latent import make_codec
 from ..training import Counter, StreamSampler, hardware, update_ema  # noqa: F401  re-exported: dit.train.StreamSampler
-from ..training import append_log, ema_decay as shared_ema_decay, save_weights
+from ..training import append_log, ema_decay, save_weights
 
 
 # ------------------------------------------------------------------ helpers
@@ -124,11 +124,6 @@ class Clock:
                   "device": torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu",
                   "hardware": hardware(self.accelerator.num_processes)}
         path.write_text(json.dumps(record, indent=2) + "\n")
-
-
-def ema_decay(cfg: TrainConfig, step: int) -> float:
-    """The EMA's decay after step `step` (0-based): `training.ema_decay` with the config's warm-up."""
-    return shared_ema_decay(cfg.ema_decay, step, cfg.ema_warmup)
 
 
 def prepare_condition(cfg: TrainConfig, data: ClipDataset) -> None:
@@ -341,7 +336,7 @@ def main(argv=None) -> list[tuple[int, float]]:
     clock = Clock(cfg.max_seconds, accelerator)
     while p.counter.step < cfg.steps:
         total = train_step(cfg, p, loader, scheduler, gen, micro)
-        update_ema(p.ema, accelerator.unwrap_model(p.model), ema_decay(cfg, p.counter.step))
+        update_ema(p.ema, accelerator.unwrap_model(p.model), ema_decay(cfg.ema_decay, p.counter.step, cfg.ema_warmup))
         p.counter.step += 1
         step, mean = p.counter.step, accelerator.reduce(total, reduction="mean").item()
         history.append((step, mean))

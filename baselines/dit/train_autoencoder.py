@@ -126,7 +126,7 @@ def lr_at(step: int, cfg: AEConfig) -> float:
     return cfg.lr * 0.5 * (1 + math.cos(math.pi * min(p, 1.0)))
 
 
-def make_config(name: str, overrides: list[str], steps: int | None) -> AEConfig:
+def make_autoencoder_config(name: str, overrides: list[str], steps: int | None) -> AEConfig:
     cfg = CONFIGS[name]()
     values = cfg.to_dict()
     for item in overrides:
@@ -158,7 +158,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> list[tuple[int, float]]:
     """Train, measure the scale, save; returns the (step, loss) history."""
     args = parse_args(argv)
-    cfg = make_config(args.config, args.set, args.steps)
+    cfg = make_autoencoder_config(args.config, args.set, args.steps)
     if "OMP_NUM_THREADS" in os.environ:
         torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
     if cfg.frames % cfg.temporal or (cfg.crop or cfg.spatial) % cfg.spatial:

@@ -20,14 +20,9 @@ import numpy as np
 
 from ..framear.sample import fitted_speed, generate_videos, law_within, load_run
 from phybench.data.split import SplitReader
+from phybench.stats import bootstrap_mean_ci
 
-
-def bootstrap_ci(values: np.ndarray, n: int = 2000, seed: int = 0) -> tuple[float, float]:
-    if len(values) == 0:
-        return float("nan"), float("nan")
-    rng = np.random.default_rng(seed)
-    means = values[rng.integers(0, len(values), (n, len(values)))].mean(axis=1)
-    return float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))
+RESAMPLES, SEED = 2000, 0  # the curves' interval: the one bootstrap drawn all at once
 
 
 def score_split(model, cfg, split: str, limit: int | None, steps: int | None = None, batch: int = 64) -> dict:
@@ -55,7 +50,7 @@ def score_split(model, cfg, split: str, limit: int | None, steps: int | None = N
             else:
                 errors.append(d["velocity_error"])
     e = np.asarray(errors, float)
-    lo, hi = bootstrap_ci(e)
+    lo, hi = bootstrap_mean_ci(e, RESAMPLES, SEED)
     return {"split": m["split"], "videos": scored, "velocity_error": float(e.mean()) if len(e) else float("nan"),
             "ci95": [lo, hi], "untrackable": untrackable / max(1, scored),
             "law_within_10pct": float(np.mean(within)) if within else 0.0, "true_vs_fitted_speed": fits, "sample_ids": ids,

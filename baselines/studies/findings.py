@@ -41,6 +41,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from phybench.stats import bootstrap_stat_ci
+
 RESAMPLES = 2000
 PAPER_OOD_RATIO = 10.0  # the paper: OOD error "an order of magnitude" above ID
 SEVERAL = 3.0  # issue 33: OOD error "at least several times" ID
@@ -48,12 +50,9 @@ SEVERAL = 3.0  # issue 33: OOD error "at least several times" ID
 
 # ------------------------------------------------------------------ intervals
 def bootstrap(stat: Callable[..., float], samples: Sequence[np.ndarray], seed: int = 0) -> list[float]:
-    """The 95% percentile interval of stat(*samples), each sample resampled independently with replacement."""
-    if any(len(s) == 0 for s in samples):
-        return [math.nan, math.nan]
-    rng = np.random.default_rng(seed)
-    draws = [stat(*(s[rng.integers(0, len(s), len(s))] for s in samples)) for _ in range(RESAMPLES)]
-    return [float(np.percentile(draws, 2.5)), float(np.percentile(draws, 97.5))]
+    """The 95% percentile interval of stat(*samples), each sample resampled independently with replacement
+    (`phybench.stats.bootstrap_stat_ci`, the studies' `RESAMPLES`), as a JSON list."""
+    return list(bootstrap_stat_ci(stat, samples, RESAMPLES, seed))
 
 
 def _ratio(a: np.ndarray, b: np.ndarray) -> float:

@@ -34,6 +34,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from phybench.stats import bootstrap_stat_ci
+
 from .findings import RESAMPLES, SEVERAL, _ci, _pct, bootstrap, landing_stats
 from .paper_fig3 import FIG3, paper_facts
 
@@ -120,12 +122,9 @@ def paired_ratio(a: Split, b: Split, seed: int = 0) -> dict[str, Any]:
     y = b.errors[[ib[s] for s in shared]]
     if not len(shared) or y.mean() <= 0:
         return {"ratio": math.nan, "ci95": [math.nan, math.nan], "videos": len(shared)}
-    rng = np.random.default_rng(seed)
-    draws = []
-    for _ in range(RESAMPLES):
-        k = rng.integers(0, len(shared), len(shared))
-        draws.append(x[k].mean() / max(y[k].mean(), 1e-12))
-    return {"ratio": float(x.mean() / y.mean()), "ci95": [float(np.percentile(draws, 2.5)), float(np.percentile(draws, 97.5))],
+    lo, hi = bootstrap_stat_ci(lambda k: float(x[k].mean() / max(y[k].mean(), 1e-12)), [np.arange(len(shared))],
+                               RESAMPLES, seed)  # the videos resampled jointly: their indices
+    return {"ratio": float(x.mean() / y.mean()), "ci95": [lo, hi],
             "videos": len(shared), "a_mean": float(x.mean()), "b_mean": float(y.mean())}
 
 

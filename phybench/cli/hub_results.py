@@ -93,14 +93,14 @@ def _first_line(exc: BaseException) -> str:
 def cmd_publish(args: argparse.Namespace, log: Any = print) -> int:
     """Exit 0: published in one commit; 2: refused (nothing written to the Hub)."""
     from ..leaderboard import LeaderboardError
-    from ..leaderboard.hub.board import HubBoardError, publish
+    from ..leaderboard.hub.board import HubBoardError, publish_board
     from ..leaderboard.hub.eval_results import HubFormatError
     from . import CliError
 
     if not args.repo or not args.results or args.results_dir or args.out or args.from_hub or args.revision:
         raise CliError("publish takes --repo OWNER/NAME and --results DIR only")
     try:
-        publish(args.repo, args.results, log=log)
+        publish_board(args.repo, args.results, log=log)
     except (HubBoardError, HubFormatError) as exc:
         raise CliError(str(exc).split("] ", 1)[-1], exc.code) from None
     except LeaderboardError as exc:

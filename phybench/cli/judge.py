@@ -35,8 +35,10 @@ def register(add: Callable[..., argparse.ArgumentParser]) -> None:
     d.add_argument("--quiet", action="store_true")
     d.set_defaults(func=cmd_violations, default_kinds="benign")
 
-    r = add("rescore", "Recompute cheap per-video metrics (e.g. the judge after its settings changed) in a results "
-                       "file from the same submission, keeping the rest (LPIPS, FVD).")
+    from ..scoring.metrics import help_text  # the registry: no heavy imports
+
+    r = add("rescore", help_text("Recompute cheap per-video metrics (e.g. the judge after its settings changed) in a "
+                                 "results file from the same submission, keeping the rest ({NETWORK})."))
     r.add_argument("results", metavar="RESULTS", help="the results file to update")
     r.add_argument("--submission", required=True, metavar="SUB", help="the submission it was scored from")
     r.add_argument("--data", required=True, metavar="SPLIT_DIR", help="the split it answers")
@@ -96,7 +98,7 @@ def _kinds(text: str | None, default: str = "planted") -> list[str]:
 def cmd_judge(args: argparse.Namespace) -> int:
     from ..data.split import SplitReader
     from ..scoring.judge.abnormal import SETTINGS, judge_sample
-    from ..scoring.run.sample import make_sample
+    from ..scoring.run.sample import scoring_sample
     from ..submission import SubmissionError, open_submission, validate
 
     reader = SplitReader(args.data)
@@ -114,7 +116,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
             for sid, video in tqdm(sub.iter_videos(list(rows)), total=len(rows), desc="judge", unit="video",
                                    disable=args.quiet or args.json):
                 # the scorer's sample: its verdict is the `abnormal` column's, a lost ball's vanish included
-                verdicts[sid] = judge_sample(make_sample(rows[sid], video, reader.video(rows[sid]), m)).to_dict()
+                verdicts[sid] = judge_sample(scoring_sample(rows[sid], video, reader.video(rows[sid]), m)).to_dict()
     except SubmissionError as exc:
         raise CliError(str(exc)) from None
     bad = sum(v["abnormal"] for v in verdicts.values())

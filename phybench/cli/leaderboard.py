@@ -32,7 +32,7 @@ EXAMPLES = {
         --submissions) against its split (by hash under --splits), compare every number,
         and write <stem>.verified.json beside each file that matches:
           phybench leaderboard verify leaderboard/results/fundamental/lite --submissions subs/ --splits data/
-          phybench leaderboard verify r.json --submissions subs/ --splits data/ --skip lpips,fvd --by ci --date 2026-11-25
+          phybench leaderboard verify r.json --submissions subs/ --splits data/ --skip {network} --by ci --date 2026-11-25
 
         verify exit codes: 0 every file verified, 1 some differ (each differing field is
         listed; no record for them), 2 some could not be checked (one line each with its
@@ -47,9 +47,11 @@ EXAMPLES = {
 
 
 def _add_leaderboard(add: Callable[..., argparse.ArgumentParser]) -> None:
+    from ..scoring.metrics import help_text  # the registry: no heavy imports
+
     lb = add("leaderboard", "Build the static leaderboard site from verified results files; sync Hub submissions.")
     add_arguments(lb)
-    lb.epilog = textwrap.dedent(EXAMPLES["leaderboard"]) + textwrap.dedent(EXAMPLES["verify"])
+    lb.epilog = textwrap.dedent(EXAMPLES["leaderboard"]) + help_text(textwrap.dedent(EXAMPLES["verify"]))
     lb.set_defaults(func=cmd_leaderboard)
 
 
@@ -161,17 +163,19 @@ def add_verify_arguments(parser: argparse.ArgumentParser) -> None:
 
     RESULTS is the same positional as build's RESULTS_DIR plus any further files or folders
     (`more_results`); --splits is shared with build (there it checks split hashes)."""
+    from ..scoring.metrics import help_text  # the registry: no heavy imports
+
     parser.add_argument("more_results", nargs="*", metavar="RESULTS", help="verify: more results files or folders")
     parser.add_argument("--submissions", metavar="DIR", help="verify: folder of submissions (folders or archives), "
                                                              "found by content hash")
-    parser.add_argument("--skip", metavar="METRICS", default="", help="verify: metrics not recomputed (e.g. lpips,fvd); "
-                                                                     "listed as skipped in the record")
+    parser.add_argument("--skip", metavar="METRICS", default="", help=help_text("verify: metrics not recomputed (e.g. {network}); "
+                                                                               "listed as skipped in the record"))
     parser.add_argument("--by", metavar="NAME", help="verify: who verifies, for the record (default: the login name)")
     parser.add_argument("--date", metavar="YYYY-MM-DD", help="verify: the record's date (default: today, UTC)")
     parser.add_argument("--workers", type=int, default=1, help="verify: processes for the cheap metrics (default 1)")
-    parser.add_argument("--batch-size", type=int, default=16, help="verify: videos per LPIPS/I3D batch (default 16, "
-                                                                  "as `phybench score`: FVD features depend on it)")
-    parser.add_argument("--device", default="cpu", help="verify: torch device for LPIPS and FVD (default cpu)")
+    parser.add_argument("--batch-size", type=int, default=16, help=help_text("verify: videos per batch of {NETWORK} (default 16, "
+                                                                            "as `phybench score`: the features depend on it)"))
+    parser.add_argument("--device", default="cpu", help=help_text("verify: torch device for {NETWORK} (default cpu)"))
     parser.add_argument("--signing-key", metavar="PEM", help="verify: sign the records with this private key (default: "
                                                               "$PHYBENCH_SIGNING_KEY; neither: unsigned records, which "
                                                               "--require-verified refuses)")

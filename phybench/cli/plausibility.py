@@ -24,19 +24,19 @@ def register(add: Callable[..., argparse.ArgumentParser]) -> None:
 
 
 def cmd_plausibility(args: argparse.Namespace) -> int:
-    from ..plausibility import PlausibilityError, evaluate, load_scorer, markdown, write
+    from ..plausibility import PlausibilityError, evaluate_pairs, load_scorer, plausibility_markdown, write_plausibility
     from ..pipeline import RunError, parse_model_args
 
     try:
         model_args = parse_model_args(args.model_args)
         scorer = load_scorer(args.model, model_args)
         kinds = [k.strip() for k in args.kinds.split(",") if k.strip()] if args.kinds else None
-        doc = evaluate(args.data, args.split, scorer, kinds=kinds, scorer_name=args.model, scorer_args=model_args,
+        doc = evaluate_pairs(args.data, args.split, scorer, kinds=kinds, scorer_name=args.model, scorer_args=model_args,
                        progress=not args.quiet)
     except (PlausibilityError, RunError, FileNotFoundError, ValueError) as exc:
         raise CliError(str(exc)) from None
-    print(markdown(doc))
+    print(plausibility_markdown(doc))
     if args.out:
-        write(doc, args.out)
+        write_plausibility(doc, args.out)
         print(f"results: {Path(args.out)}")
     return 0

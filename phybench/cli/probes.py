@@ -53,16 +53,16 @@ def cmd_analyze(args: argparse.Namespace) -> int:
             if results["probe"] != args.probe:
                 raise CliError(f"{args.data} is a {results['probe']} probe split, not {args.probe}")
             if args.out:
-                probes.write_results(args.out, results)
+                probes.write_probe_results(args.out, results)
             summary = probes.PROBES.get(args.probe).summarise([results])
         else:
             if args.out:
                 raise CliError("--out writes an analysis: give one submission and --data SPLIT_DIR")
-            summary = probes.summarise(args.probe, args.paths)
+            summary = probes.summarise_probe(args.probe, args.paths)
     except probes.ProbeError as exc:
         raise CliError(str(exc)) from None
     if args.json:
-        print(probes.results_bytes(summary).decode(), end="")
+        print(probes.probe_results_bytes(summary).decode(), end="")
     else:
         print(probes.PROBES.get(args.probe).render(summary))
         if args.data is not None and args.out:

@@ -19,12 +19,14 @@ EXAMPLES = {
           phybench quickstart
           phybench quickstart --out /tmp/pb --limit 32 --train-limit 5000
           phybench quickstart --protocol lite --out qs-lite     the shipped board's reference results
-          phybench quickstart --metrics velocity_error,ssim,psnr,lpips,fvd
+          phybench quickstart --metrics velocity_error,ssim,psnr,{network}
     """,
 }
 
 
 def _add_quickstart(add: Callable[..., argparse.ArgumentParser]) -> None:
+    from ..scoring.metrics import help_text  # the registry: no heavy imports
+
     q = add("quickstart", "The whole loop on a small default: splits, baselines, scores, leaderboard.")
     q.add_argument("--out", default="phybench-quickstart", help="folder (default ./phybench-quickstart)")
     qs = q.add_mutually_exclusive_group()
@@ -33,9 +35,9 @@ def _add_quickstart(add: Callable[..., argparse.ArgumentParser]) -> None:
     q.add_argument("--train-limit", type=int, default=30_000,
                    help="training samples for nearest-neighbour (default 30000: all of train-30k)")
     q.add_argument("--metrics", default="velocity_error,ssim,psnr",
-                   help="metrics to score (default velocity_error,ssim,psnr; add lpips,fvd after `phybench weights fetch`)")
+                   help=help_text("metrics to score (default velocity_error,ssim,psnr; add {network} after `phybench weights fetch`)"))
     q.add_argument("--workers", type=int, default=1, help="processes (default 1)")
-    q.epilog = textwrap.dedent(EXAMPLES["quickstart"])
+    q.epilog = help_text(textwrap.dedent(EXAMPLES["quickstart"]))
     q.set_defaults(func=cmd_quickstart)
 
 

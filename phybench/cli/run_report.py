@@ -25,7 +25,8 @@ def views(split_dirs: Sequence[Any], results: list[Path], out: Path, quiet: bool
     written (the judge's cards, column and findings), with the record a board links it by
     (`board_viewers.RECORD`).  Returns the viewer folders."""
     from ..data.split import read_manifest
-    from ..leaderboard.viewer.board_viewers import RECORD, file_sha256, record_bytes, record_doc
+    from ..io import file_sha256
+    from ..leaderboard.viewer.board_viewers import RECORD, record_bytes, record_doc
     from ..leaderboard.viewer.viewer import ViewerError, build_viewer
     from ..pipeline import DETAILS
 

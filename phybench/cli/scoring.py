@@ -23,7 +23,7 @@ EXAMPLES = {
           phybench score sub/ --data data/uniform-id-eval --details details.parquet --fail-above velocity_error=0.05
           phybench score sub/ --from-hub my-org/phybench --task uniform --split id-eval --revision 3f1c0a9
 
-        without --metrics, LPIPS and FVD run too once their weights are fetched: seconds a video on
+        without --metrics, {NETWORK} run too once their weights are fetched: seconds a video on
         a CPU, so before a run of 50 videos or more the cost with and without them is estimated on
         one video and printed (stderr); --metrics velocity_error,ssim,psnr leaves them out.
 
@@ -51,15 +51,15 @@ def _add_validate(add: Callable[..., argparse.ArgumentParser]) -> None:
 
 
 def _add_score(add: Callable[..., argparse.ArgumentParser]) -> None:
-    sc = add("score", "Validate, then score a submission: velocity error, SSIM, PSNR, LPIPS, FVD.")
+    from ..scoring.metrics import default_metrics, help_text, requestable_metrics  # the registry: no heavy imports
+
+    sc = add("score", help_text("Validate, then score a submission: velocity error, SSIM, PSNR, {NETWORK}."))
     sc.add_argument("submission", help="submission folder, .zip or .tar (see docs/submission.md)")
     sc.add_argument("--data", metavar="SPLIT_DIR", help="the split folder it answers (or --from-hub)")
     sc.add_argument("--from-hub", metavar="REPO_ID", help="download the split from this Hub dataset repo, verified")
     sc.add_argument("--task", help="with --from-hub: the task, e.g. uniform")
     sc.add_argument("--split", help="with --from-hub: the split, e.g. id-eval")
     sc.add_argument("--revision", help="with --from-hub: commit sha (pin it), tag or branch (default main)")
-    from ..scoring.metrics import default_metrics, requestable_metrics  # the registry: no heavy imports
-
     sc.add_argument("--metrics", help=f"comma-separated subset of {','.join(requestable_metrics())} "
                                       f"(default {','.join(default_metrics())})")
     sc.add_argument("--out", help="results JSON (docs/results.md); written atomically")
@@ -69,15 +69,17 @@ def _add_score(add: Callable[..., argparse.ArgumentParser]) -> None:
     sc.add_argument("--fail-below", action="append", default=[], metavar="METRIC=VALUE",
                     help="exit 1 when the split's mean METRIC is below VALUE (repeatable)")
     sc.add_argument("--workers", type=int, default=1, help="processes, for every metric (default 1): the same results bytes as one")
-    sc.add_argument("--batch-size", type=int, default=16, help="videos per LPIPS/I3D batch (default 16)")
-    sc.add_argument("--device", default="cpu", help="torch device for LPIPS and FVD (default cpu)")
+    sc.add_argument("--batch-size", type=int, default=16, help=help_text("videos per batch of {NETWORK} (default 16)"))
+    sc.add_argument("--device", default="cpu", help=help_text("torch device for {NETWORK} (default cpu)"))
     sc.add_argument("--quiet", action="store_true", help="no progress bar")
-    sc.epilog = textwrap.dedent(EXAMPLES["score"])
+    sc.epilog = help_text(textwrap.dedent(EXAMPLES["score"]))
     sc.set_defaults(func=cmd_score)
 
 
 def _add_weights(add: Callable[..., argparse.ArgumentParser]) -> None:
-    w = add("weights", "Fetch or verify the pinned I3D (FVD) and AlexNet (LPIPS) weights.")
+    from ..scoring.metrics import help_text
+
+    w = add("weights", help_text("Fetch or verify the pinned I3D and AlexNet weights (for {NETWORK})."))
     w.add_argument("action", choices=["fetch", "verify"], help="fetch: download and convert; verify: re-check hashes")
     w.add_argument("names", nargs="*", help="i3d, alexnet (default: both)")
     w.add_argument("--quiet", action="store_true", help="no progress output")
@@ -213,7 +215,7 @@ def cmd_weights(args: argparse.Namespace) -> int:
         print(json.dumps({n: {"status": status[n], "path": str(weights.path(n)), "sha256": hashes[n],
                               "source": hashes[f"{n}.source"]} for n in names}, indent=2))
     else:
-        print(f"cache: {weights.cache_dir()}")
+        print(f"cache: {weights.weights_dir()}")
         for n in names:
             print(f"{n:<8} {status[n]:<12} {hashes[n][:12]}  {hashes[f'{n}.source']}")
     return 0 if all(s == "ok" for s in status.values()) else 1

@@ -181,7 +181,7 @@ def _check_shapes(spec: TaskSpec, chunk: str | None, videos: Any, positions: Any
         )
 
 
-def decode_mp4(data: bytes) -> np.ndarray:
+def decode_phyworld_mp4(data: bytes) -> np.ndarray:
     """uint8 (T, H, W, 3) from the bytes of one MP4 file (phybench's one decoder, `phybench.data.video`)."""
     from .video import LimitExceeded
     from .video import decode_mp4 as _decode
@@ -211,7 +211,7 @@ def classify_level(spec: TaskSpec, params: dict[str, float]) -> str:
     return "+".join(_SHORT.get(n, n) for n in outside)  # a combination our task has no level for
 
 
-def contact_time(positions: np.ndarray, radii: np.ndarray, v1: float, v2: float) -> float:
+def contact_time_at_frame0(positions: np.ndarray, radii: np.ndarray, v1: float, v2: float) -> float:
     """s after frame 0 when the discs first touch, moving at +v1 and -v2; NaN if they never close."""
     closing = v1 + v2  # world units / s
     if not closing > 0:
@@ -242,7 +242,7 @@ def build_row(spec: TaskSpec, split: str, index: int, positions: np.ndarray, ini
     radii = np.array([params[f"radius{s}"] for s in suffixes])
     tc = float("nan")
     if len(colours) == 2:  # two balls approaching on one line: their first contact
-        tc = contact_time(pos, radii, params["velocity_1"], params["velocity_2"])
+        tc = contact_time_at_frame0(pos, radii, params["velocity_1"], params["velocity_2"])
     view = fully_in_view(pos, radii, spec.world_size).all(axis=1)  # (T,) every ball wholly inside
     return {
         "sample_id": f"{spec.name}/{split}/{index:07d}",
@@ -269,7 +269,7 @@ def iter_phyworld(path: str | os.PathLike[str], spec: TaskSpec, split: str = DEF
             for i in range(videos.shape[0]):
                 if limit is not None and index >= limit:
                     return
-                video = decode_mp4(videos[i])
+                video = decode_phyworld_mp4(videos[i])
                 if video.shape[1] != video.shape[2] or video.shape[1] not in spec.resolutions:
                     raise PhyworldImportError(
                         f"row {index}: the video is {video.shape[2]}x{video.shape[1]} px; task {spec.name!r} has "

@@ -41,7 +41,7 @@ from .frames import decode_video, encode_video
 from .manifest_bounds import MANIFEST_SIZES, MAX_MANIFEST_BYTES, size_problem
 from ..world.render import render
 from ..tasks import family_of
-from ..tasks.check import Finding, FamilyCheckError, check_deterministic, check_trajectory, disc_frames_in_view
+from ..tasks.check import FamilyFinding, FamilyCheckError, check_deterministic, check_trajectory, disc_frames_in_view
 from ..tasks.sampling import make_sample, simulate_sample
 from ..tasks.spec import TaskSpec
 from ..world.scene import Body, Scene
@@ -279,7 +279,7 @@ def sample_video(plan: SplitPlan, index: int, frames: slice | None = None, resol
     return render_row(scene_row(spec, simulate_sample(spec, sample)), resolution or plan.resolution, frames)
 
 
-def row_findings(spec: TaskSpec, row: dict[str, Any], closed_form: bool = True) -> list[Finding]:
+def row_findings(spec: TaskSpec, row: dict[str, Any], closed_form: bool = True) -> list[FamilyFinding]:
     """The family checker's row-level checks on a stored row (`phybench.tasks.check`).
 
     Rows without states (parameter-only training rows) have no trajectory to check."""
@@ -292,7 +292,7 @@ def row_findings(spec: TaskSpec, row: dict[str, Any], closed_form: bool = True) 
 CLOSED_FORM_EVERY = 16  # generate and verify compare 1 row in 16 with the family's closed form
 
 
-def shard_findings(spec: TaskSpec, rows: list[dict[str, Any]], closed_form: bool = True) -> list[Finding]:
+def shard_findings(spec: TaskSpec, rows: list[dict[str, Any]], closed_form: bool = True) -> list[FamilyFinding]:
     """The row checks `generate` and `verify` run on a shard, at a cost they do not notice.
 
     Every row's ``frames_in_view`` claim is checked (rows of plain discs all at once, others

@@ -100,7 +100,7 @@ def _site_files(data: dict[str, Any], probe_docs: list[Any]) -> dict[str, str | 
         "leaderboard.json": json_chunks(without_points(data)),  # the scatters' samples: counts only
     }
     if probe_docs:
-        files[probe_page.PAGE] = probe_page.page_html(probe_docs)
+        files[probe_page.PAGE] = probe_page.probes_page_html(probe_docs)
     for name in STATIC_FILES:
         files[name] = template_text(name)
     files[SITE_MARKER] = SITE_MARKER_TEXT
@@ -160,7 +160,7 @@ def build(
 
     links = plan(entries, results_dir, submissions=viewers, splits_dir=viewer_data, prebuilt=prebuilt_viewers)
     del entries  # the boards hold what the site needs: the documents go before the site is written
-    probe_docs, probe_refused = probe_page.read(results_dir, probe_page.files(results_dir))
+    probe_docs, probe_refused = probe_page.read_probe_results(results_dir, probe_page.files(results_dir))
     refused += [Refusal(f, reason, RESULTS_FORMAT) for f, reason in probe_refused]
     refused = sorted(refused + clashes, key=lambda r: r.file)
     if refused and not allow_partial:

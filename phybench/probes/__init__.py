@@ -32,8 +32,8 @@ from .registry import PROBES, SCHEMA, SCHEMA_VERSION, Probe, ProbeError, registe
 ENTRY_POINT_GROUP = "phybench.probes"
 
 __all__ = ["ENTRY_POINT_GROUP", "PROBES", "SCHEMA", "SCHEMA_VERSION", "Probe", "ProbeError", "analyse", "load_plugins",
-           "load_results", "probe_of", "register_probe", "results_bytes", "results_digest", "summarise",
-           "write_results"]
+           "load_results", "probe_of", "register_probe", "probe_results_bytes", "results_digest", "summarise_probe",
+           "write_probe_results"]
 
 
 def probe_of(spec: TaskSpec) -> Probe:
@@ -91,12 +91,12 @@ def _model_name(meta: dict[str, Any]) -> str:
     return str(model.get("name", "")) if isinstance(model, dict) else str(model)
 
 
-def results_bytes(results: dict[str, Any]) -> bytes:
+def probe_results_bytes(results: dict[str, Any]) -> bytes:
     return (json.dumps(json_ready(results), sort_keys=True, indent=1, ensure_ascii=False) + "\n").encode()
 
 
-def write_results(path: str | os.PathLike[str], results: dict[str, Any]) -> None:
-    atomic_write_bytes(path, results_bytes(results))
+def write_probe_results(path: str | os.PathLike[str], results: dict[str, Any]) -> None:
+    atomic_write_bytes(path, probe_results_bytes(results))
 
 
 def load_results(path: str | os.PathLike[str]) -> dict[str, Any]:
@@ -132,10 +132,10 @@ def load_results(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 
 def results_digest(results: dict[str, Any]) -> str:
-    return hashlib.sha256(results_bytes(results)).hexdigest()
+    return hashlib.sha256(probe_results_bytes(results)).hexdigest()
 
 
-def summarise(probe: str, paths: Iterable[str | os.PathLike[str]]) -> dict[str, Any]:
+def summarise_probe(probe: str, paths: Iterable[str | os.PathLike[str]]) -> dict[str, Any]:
     results = [load_results(p) for p in paths]
     wrong = [r["task"] for r in results if r["probe"] != probe]
     if wrong:

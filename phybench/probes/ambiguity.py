@@ -106,9 +106,9 @@ def judged(row: dict[str, Any], video: np.ndarray, gt_video: np.ndarray,
            manifest: dict[str, Any]) -> tuple[bool, list[str]]:
     """(abnormal, the rules it broke): the judge exactly as the scorer's ``abnormal`` column runs it."""
     from ..scoring.judge.abnormal import judge_sample
-    from ..scoring.run.sample import make_sample
+    from ..scoring.run.sample import scoring_sample
 
-    verdict = judge_sample(make_sample(row, video, gt_video, manifest))
+    verdict = judge_sample(scoring_sample(row, video, gt_video, manifest))
     return bool(verdict.abnormal), sorted({f.rule for f in verdict.findings})
 
 

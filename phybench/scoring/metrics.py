@@ -62,6 +62,7 @@ class Metric:
         details: Callable[["Sample"], dict[str, Any]] | None = None,
         summarise: Callable[[Sequence[dict[str, Any]]], dict[str, Any]] | None = None,
         batched: str | None = None,
+        bounds: tuple[float | None, float | None] | None = None,
     ) -> None:
         if direction not in DIRECTIONS:
             raise ValueError(f"metric {name!r}: direction must be one of {', '.join(DIRECTIONS)}, not {direction!r}")
@@ -92,6 +93,9 @@ class Metric:
         # (a network on a device, in fixed batches; a set metric over a whole group): the run loop
         # drives it (`phybench.scoring.run.batches`) and names no metric.  Imported on first use.
         self.batched = batched
+        # Optional: the values the metric can take, [low, high] (None: unbounded); the board's
+        # checks refuse a file outside them (`phybench.leaderboard.verify.checks`).
+        self.bounds = bounds
 
     def batcher(self) -> Any:
         """The class `batched` names (its module imported now: it may import torch)."""
@@ -154,6 +158,26 @@ def requestable_metrics() -> tuple[str, ...]:
 
 def companion_metrics() -> tuple[str, ...]:
     return tuple(m.name for m in all_metrics() if m.companion)
+
+
+def network_metrics() -> tuple[str, ...]:
+    """The metrics that run a pinned network (their row names `weights`), in registration order: the
+    expensive ones, the only ones a verification may leave out (`leaderboard verify --skip`) and
+    the ones the viewer's header quotes beside the image metrics.  Downstream code reads this
+    instead of naming them."""
+    return tuple(m.name for m in all_metrics() if m.weights)
+
+
+def network_labels() -> str:
+    """The labels of `network_metrics` in words ("A", "A and B", "A, B and C"), for help texts."""
+    labels = [METRICS.get(n).label for n in network_metrics()]
+    return " and ".join([", ".join(labels[:-1]), labels[-1]]) if len(labels) > 1 else "".join(labels)
+
+
+def help_text(text: str) -> str:
+    """`text` with "{network}" as `network_metrics` ("a,b") and "{NETWORK}" as `network_labels`: the
+    command line's help and examples say them without spelling them."""
+    return text.replace("{network}", ",".join(network_metrics())).replace("{NETWORK}", network_labels())
 
 
 def is_video_metric(name: str) -> bool:
@@ -382,10 +406,14 @@ register_metric(Metric(
 register_metric(Metric(
     "lpips", label="LPIPS", default=True, settings_key="lpips", settings="phybench.scoring.perceptual.lpips",
     weights="alexnet", batched="phybench.scoring.perceptual.batched:LpipsBatch",  # in batches on a device
+    bounds=(0.0, None),  # a distance
 ))
 register_metric(Metric(
     "fvd", kind="set", label="FVD", default=True, settings_key="fvd", settings="phybench.scoring.perceptual.fvd",
     weights="i3d", batched="phybench.scoring.perceptual.batched:FvdBatch",  # features of every video, one distance per group
+    # a squared Frechet distance, >= 0 in exact arithmetic; its matrix square root leaves noise of
+    # order 1e-4 around 0 when the two sets are the same (the shipped ground-truth rows read -0.0005)
+    bounds=(-0.01, None),
 ))
 
 register_metric(Metric(

@@ -107,19 +107,19 @@ def is_junk(name: str) -> bool:
 
 
 @dataclass
-class Entry:
+class ArchiveEntry:
     name: str  # path inside the submission, root prefix removed
     size: int  # declared size in bytes (uncompressed)
     order: int  # position in storage: a compressed tar reads forward cheaply, backward not
     handle: Any  # ZipInfo, TarInfo or filesystem path
 
 
-class Listing:
+class ArchiveListing:
     """Collects the entries of a container, refusing unsafe ones, counting everything."""
 
     def __init__(self, limits: Limits) -> None:
         self.limits = limits
-        self.files: dict[str, Entry] = {}
+        self.files: dict[str, ArchiveEntry] = {}
         self.problems: list[Problem] = []
         self.count = 0
         self.declared = 0
@@ -164,7 +164,7 @@ class Listing:
                 f"the submission holds more than {self.limits.total_bytes:,} bytes (uncompressed) by the time "
                 f"of {where} {clean!r}, over the limit for the whole submission; it is refused unread "
                 "(a decompression bomb, or videos far larger than the split's?)", entry=clean)])
-        self.files[clean] = Entry(clean, size, len(self.files), handle)
+        self.files[clean] = ArchiveEntry(clean, size, len(self.files), handle)
 
 
 def read_capped(f: Any, limit: int) -> bytes:
@@ -186,7 +186,7 @@ class _FolderSource:
     kind = "folder"
     where = "path"
 
-    def __init__(self, root: Path, listing: Listing) -> None:
+    def __init__(self, root: Path, listing: ArchiveListing) -> None:
         self.root = root
         stack = [(str(root), "")]
         while stack:
@@ -214,7 +214,7 @@ class _FolderSource:
                 else:
                     listing.add(name, "special", 0, item.path, self.where)
 
-    def read(self, entry: Entry, limit: int) -> bytes:
+    def read(self, entry: ArchiveEntry, limit: int) -> bytes:
         flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
         try:
             fd = os.open(entry.handle, flags)  # no follow, no blocking: a swapped-in link or FIFO fails here
@@ -279,7 +279,7 @@ class _ZipSource:
     kind = "zip"
     where = "archive entry"
 
-    def __init__(self, path: Path, listing: Listing) -> None:
+    def __init__(self, path: Path, listing: ArchiveListing) -> None:
         self._file = open(path, "rb")
         try:
             count = _zip_entry_count(self._file)
@@ -318,7 +318,7 @@ class _ZipSource:
             self._file.close()
             raise
 
-    def read(self, entry: Entry, limit: int) -> bytes:
+    def read(self, entry: ArchiveEntry, limit: int) -> bytes:
         try:
             with self._zip.open(entry.handle) as f:
                 return read_capped(f, limit)
@@ -390,7 +390,7 @@ class _TarSource:
     kind = "tar"
     where = "archive entry"
 
-    def __init__(self, path: Path, listing: Listing) -> None:
+    def __init__(self, path: Path, listing: ArchiveListing) -> None:
         self._file = open(path, "rb")
         try:
             magic = self._file.read(6)
@@ -431,7 +431,7 @@ class _TarSource:
             self._file.close()
             raise
 
-    def read(self, entry: Entry, limit: int) -> bytes:
+    def read(self, entry: ArchiveEntry, limit: int) -> bytes:
         try:
             f = self._tar.extractfile(entry.handle)
             if f is None:
@@ -450,7 +450,7 @@ class _TarSource:
         self._file.close()
 
 
-def open_source(path: Path, listing: Listing) -> Any:
+def open_source(path: Path, listing: ArchiveListing) -> Any:
     if path.is_dir():
         return _FolderSource(path, listing)
     if not path.exists():

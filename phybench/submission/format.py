@@ -32,7 +32,7 @@ from ..data.video import decode_mp4
 from ..problems import LimitExceeded, Problem
 from ..problems import error as _error
 from ..problems import warning as _warning
-from .archive import Entry, Limits, Listing, ReadError, SubmissionError, is_junk, open_source
+from .archive import ArchiveEntry, ArchiveListing, Limits, ReadError, SubmissionError, is_junk, open_source
 from .arrays import PNG_COLOURS, Tally, check_array, decode_png_rgb, parse_npy, parse_npz, png_header
 
 SCHEMA_VERSION = 1
@@ -46,7 +46,7 @@ FRAME_NAME = re.compile(r"^(\d{5})\.png$")
 class _Video:
     sample_id: str
     fmt: str  # npy, npz, mp4 or png
-    entries: list[Entry]  # one file, or the frames of a PNG folder in name order
+    entries: list[ArchiveEntry]  # one file, or the frames of a PNG folder in name order
 
     @property
     def order(self) -> int:
@@ -173,7 +173,7 @@ class Submission:
         self.path = Path(path)
         self.manifest = manifest
         self.limits = limits or (Limits.for_split(manifest) if manifest else Limits())
-        listing = Listing(self.limits)
+        listing = ArchiveListing(self.limits)
         self._source = open_source(self.path, listing)
         self.kind: str = self._source.kind
         self.problems: list[Problem] = listing.problems
@@ -189,7 +189,7 @@ class Submission:
             raise
 
     # -------------------------------------------------------------- opening
-    def _strip_root(self, files: dict[str, Entry]) -> dict[str, Entry]:
+    def _strip_root(self, files: dict[str, ArchiveEntry]) -> dict[str, ArchiveEntry]:
         """Accept an archive of the folder itself as well as of its contents."""
         if META in files:
             return files
@@ -207,8 +207,8 @@ class Submission:
                                               f"{prefix[:-1]!r}; it is ignored", entry=name))
         return kept
 
-    def _classify(self, files: dict[str, Entry]) -> None:
-        found: dict[str, dict[str, list[Entry]]] = {}
+    def _classify(self, files: dict[str, ArchiveEntry]) -> None:
+        found: dict[str, dict[str, list[ArchiveEntry]]] = {}
         for name, entry in files.items():
             if name == META:
                 self._read_meta(entry)
@@ -250,7 +250,7 @@ class Submission:
                 f"no {META} at the top of the submission; write one (see docs/submission.md), or use "
                 "phybench.submission.write_submission", entry=META))
 
-    def _read_meta(self, entry: Entry) -> None:
+    def _read_meta(self, entry: ArchiveEntry) -> None:
         try:
             data = self._read_entry(entry, self.limits.meta_bytes)
         except ReadError as exc:
@@ -264,7 +264,7 @@ class Submission:
         if not problems:
             self.problems.extend(lossy_source_problems(meta))
 
-    def _read_entry(self, entry: Entry, limit: int) -> bytes:
+    def _read_entry(self, entry: ArchiveEntry, limit: int) -> bytes:
         if entry.size > limit:
             raise ReadError(_error("entry_too_large", f"{entry.name!r} is {entry.size:,} bytes (uncompressed), over "
                                     f"the {limit:,}-byte limit for it; refused unread", entry=entry.name))

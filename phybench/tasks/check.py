@@ -54,7 +54,7 @@ CLOSED_FORM_TOLERANCE = 1e-2  # world units (1/8 px at 128 px): Box2D vs the law
 
 
 @dataclass(frozen=True)
-class Finding:
+class FamilyFinding:
     """One broken promise: which row (or task), which check, and what was found."""
 
     task: str
@@ -73,7 +73,7 @@ class CheckReport:
     task: str
     samples: int = 0  # samples checked (every split together)
     skipped: list[str] = field(default_factory=list)  # checks that did not apply, and why
-    findings: list[Finding] = field(default_factory=list)
+    findings: list[FamilyFinding] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -85,7 +85,7 @@ class FamilyCheckError(ValueError):
 
     code = "family_check"
 
-    def __init__(self, findings: list[Finding], where: str = "") -> None:
+    def __init__(self, findings: list[FamilyFinding], where: str = "") -> None:
         self.findings = findings
         shown = "; ".join(str(f) for f in findings[:3])
         more = f" (and {len(findings) - 3} more)" if len(findings) > 3 else ""
@@ -132,7 +132,7 @@ def _frames_text(frames: np.ndarray) -> str:
     return ", ".join(out) or "none"
 
 
-def _in_view_finding(spec: TaskSpec, sample_id: str, claimed: int, scene: Scene) -> Finding | None:
+def _in_view_finding(spec: TaskSpec, sample_id: str, claimed: int, scene: Scene) -> FamilyFinding | None:
     view = frames_with_everything_in_view(spec, scene)
     if 0 <= claimed <= spec.frames and int(view.sum()) >= claimed:
         return None
@@ -142,18 +142,18 @@ def _in_view_finding(spec: TaskSpec, sample_id: str, claimed: int, scene: Scene)
     out = [b for b in range(box.shape[1]) if not ((box[first_out, b, :2] >= -tol).all() and (box[first_out, b, 2:] <= L + tol).all())]
     who = ", ".join(f"body {b} ({scene.bodies[b].name or 'unnamed'}, box x {box[first_out, b, 0]:.3f}..{box[first_out, b, 2]:.3f}, "
                     f"y {box[first_out, b, 1]:.3f}..{box[first_out, b, 3]:.3f})" for b in out[:2])
-    return Finding(spec.name, "frames_in_view", (
+    return FamilyFinding(spec.name, "frames_in_view", (
         f"the row claims frames_in_view = {claimed}, but only {int(view.sum())} of {spec.frames} frames have every body "
         f"fully in view (frames {_frames_text(np.flatnonzero(view))}); at frame {first_out} {who or 'a body'} is outside "
         f"the view [0, {L:g}]^2; a placement rule must keep its bodies in view for the frames it claims"), sample_id)
 
 
-def _closed_form_finding(spec: TaskSpec, sample_id: str, scene: Scene) -> Finding | None:
+def _closed_form_finding(spec: TaskSpec, sample_id: str, scene: Scene) -> FamilyFinding | None:
     family = family_of(spec)
     pos, _ = family.closed_form(spec, scene.frames(slice(0, 1)))
     pos = np.asarray(pos, dtype=np.float64)
     if pos.shape != scene.positions.shape:
-        return Finding(spec.name, "closed_form", f"closed_form gives positions of shape {pos.shape}, the trajectory "
+        return FamilyFinding(spec.name, "closed_form", f"closed_form gives positions of shape {pos.shape}, the trajectory "
                        f"has {scene.positions.shape}", sample_id)
     diff = np.abs(scene.positions - pos)
     if diff.max() <= CLOSED_FORM_TOLERANCE:  # NaN fails
@@ -161,7 +161,7 @@ def _closed_form_finding(spec: TaskSpec, sample_id: str, scene: Scene) -> Findin
     err = diff.max(axis=(1, 2))  # (T,)
     if not (err <= CLOSED_FORM_TOLERANCE).all():
         worst = int(np.nanargmax(err)) if np.isfinite(err).any() else 0
-        return Finding(spec.name, "closed_form", (
+        return FamilyFinding(spec.name, "closed_form", (
             f"positions differ from the family's closed form by {float(err[worst]):.3g} world units at frame {worst} "
             f"(tolerance {CLOSED_FORM_TOLERANCE:g}; first off at frame {int(np.flatnonzero(~(err <= CLOSED_FORM_TOLERANCE))[0])})"),
             sample_id)
@@ -169,7 +169,7 @@ def _closed_form_finding(spec: TaskSpec, sample_id: str, scene: Scene) -> Findin
 
 
 def check_trajectory(spec: TaskSpec, sample_id: str, frames_in_view: int, scene: Scene,
-                     closed_form: bool = True) -> list[Finding]:
+                     closed_form: bool = True) -> list[FamilyFinding]:
     """The row-level checks of one row: its ``frames_in_view`` claim and its closed form.
 
     `scene` is the row's trajectory (every frame); `generate` and `verify` pass the stored
@@ -208,26 +208,26 @@ def sample_differences(a: SampleSpec, b: SampleSpec) -> list[str]:
     return [name for name, (x, y) in fields.items() if not _same(x, y)]
 
 
-def check_deterministic(spec: TaskSpec, split: str, index: int, first: SampleSpec | None = None) -> tuple[SampleSpec, list[Finding]]:
+def check_deterministic(spec: TaskSpec, split: str, index: int, first: SampleSpec | None = None) -> tuple[SampleSpec, list[FamilyFinding]]:
     """Make sample `index` twice (`first`: the one already made); they must be identical."""
     first = first if first is not None else make_sample(spec, split, index)
     again = make_sample(spec, split, index)
     differ = sample_differences(first, again)
     if not differ:
         return first, []
-    return first, [Finding(spec.name, "deterministic", (
+    return first, [FamilyFinding(spec.name, "deterministic", (
         f"the same key made twice gives a different {', '.join(differ)}: draw/accept/place must use only the sample's "
         "own randomness u (never numpy's global generator, the clock or a set's order)"), first.sample_id)]
 
 
 # ----------------------------------------------------------------- spec hash
-def check_spec_hash(spec: TaskSpec) -> list[Finding]:
+def check_spec_hash(spec: TaskSpec) -> list[FamilyFinding]:
     """The spec's canonical JSON is plain JSON that round-trips; its hash is a pure function of it."""
     try:
         canonical = spec.canonical_json()
         again = json.dumps(json.loads(canonical), sort_keys=True, separators=(",", ":"), allow_nan=False)
     except (TypeError, ValueError) as exc:
-        return [Finding(spec.name, "spec_hash", f"the spec's canonical JSON is not plain JSON ({exc}): every field "
+        return [FamilyFinding(spec.name, "spec_hash", f"the spec's canonical JSON is not plain JSON ({exc}): every field "
                         "(family_params included) must be numbers, strings, lists or tuples of them")]
     problems = []
     if again != canonical:
@@ -236,7 +236,7 @@ def check_spec_hash(spec: TaskSpec) -> list[Finding]:
         problems.append("spec_hash() is not the sha256 of the canonical JSON")
     if copy.deepcopy(spec).spec_hash() != spec.spec_hash():
         problems.append("a copy of the spec hashes differently")
-    return [Finding(spec.name, "spec_hash", "; ".join(problems))] if problems else []
+    return [FamilyFinding(spec.name, "spec_hash", "; ".join(problems))] if problems else []
 
 
 def spec_hashes_elsewhere(names: Iterable[str]) -> dict[str, str]:
@@ -257,10 +257,10 @@ def spec_hashes_elsewhere(names: Iterable[str]) -> dict[str, str]:
     return found
 
 
-def check_spec_hashes_elsewhere(specs: list[TaskSpec]) -> tuple[list[Finding], list[str]]:
+def check_spec_hashes_elsewhere(specs: list[TaskSpec]) -> tuple[list[FamilyFinding], list[str]]:
     """(findings, names not known to a fresh interpreter) for `spec_hashes_elsewhere`."""
     there = spec_hashes_elsewhere(s.name for s in specs)
-    findings = [Finding(s.name, "spec_hash", f"a fresh interpreter computes spec hash {there[s.name][:16]}, this one "
+    findings = [FamilyFinding(s.name, "spec_hash", f"a fresh interpreter computes spec hash {there[s.name][:16]}, this one "
                         f"{s.spec_hash()[:16]}: the spec depends on the hash seed or on import order")
                 for s in specs if s.name in there and there[s.name] != s.spec_hash()]
     return findings, [s.name for s in specs if s.name not in there]
@@ -293,7 +293,7 @@ def check_task(spec: TaskSpec, per_split: int = 8, splits: Iterable[str] | None 
             if sample.trajectory is None:
                 again = simulate_sample(spec, sample)
                 if not _same(_scene_fields(scene), _scene_fields(again)):
-                    report.findings.append(Finding(spec.name, "deterministic", "simulating the same initial scene twice "
+                    report.findings.append(FamilyFinding(spec.name, "deterministic", "simulating the same initial scene twice "
                                                    "gives different trajectories", sample.sample_id))
             report.findings += check_trajectory(spec, sample.sample_id, sample.frames_in_view, scene)
             report.samples += 1

@@ -31,10 +31,13 @@ from .spec import SplitDecl, TaskSpec
 
 ENTRY_POINT_GROUP = "phybench.families"
 
+# The image and perceptual metrics, compared against the ground-truth pixels (names of rows in
+# `phybench.scoring.metrics`; this stage sits below the registry and cannot read it): the one place
+# outside the registry that spells them, so a family lists them as `IMAGE_METRICS`.
+IMAGE_METRICS = ("ssim", "psnr", "lpips", "fvd")
 # Metrics every family gets unless it says otherwise (names in `phybench.scoring.metrics`).
 DEFAULT_METRICS = ("velocity_error", "velocity_error_penalised", "velocity_error_ranked", "position_error", "trajectory_error", "size_error",
-                   "colour_kept", "abnormal",
-                   "ssim", "psnr", "lpips", "fvd")
+                   "colour_kept", "abnormal") + IMAGE_METRICS
 # The paper-convention columns (`phybench.scoring.physics.paper_velocity`): a family that lists them says
 # which of the reference authors' per-video numbers they are (`TaskFamily.paper_measure`).
 PAPER_METRICS = ("velocity_error_paper", "velocity_error_paper_y")

@@ -4,7 +4,7 @@ A protocol is data, like a task: a name, a version and a rule for the number of 
 each evaluation split.  `full` is every sample; `lite` is the first N (a fixed, stratified
 subset: the first N samples of an evaluation split are spread over the whole split, and that
 subset has its own split hash), small enough for a CPU CI job: N = the family's `lite_size`
-(200; 64 for the 256 px combinatorial scenes, whose FVD costs ~3 s a video on 2 cores).
+(200; 64 for the 256 px combinatorial scenes, whose set metric costs ~3 s a video on 2 cores).
 Anything else (`--limit N`) is a debugging subset, and the leaderboard labels it so.
 """
 from __future__ import annotations

@@ -118,7 +118,7 @@ def scan(root: Path, skip: Path | None = None) -> tuple[list[Path], list[tuple[P
 
 def is_probe_file(path: Path) -> bool:
     """True for a regular JSON file that says it is a probe results file (checked later, by the
-    Probes page, `site.probes_page.read`; here because the build's and `leaderboard verify`'s
+    Probes page, `site.probes_page.read_probe_results`; here because the build's and `leaderboard verify`'s
     listings both skip them).  A link, a FIFO, a device or an oversized file is never opened (`read_regular`):
     not a probe file (the board refuses it with its own code)."""
     from ... import jsonsafe, probes

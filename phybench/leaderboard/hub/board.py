@@ -1,4 +1,4 @@
-"""The board's results on the Hub (issue 36 item 8): `publish` writes them into the board's Hub
+"""The board's results on the Hub (issue 36 item 8): `publish_board` writes them into the board's Hub
 dataset repository, `build_from_hub` builds the site from that repository at a pinned revision.
 
 Layout of the dataset repository (beside ``submissions/``, which the intake writes):
@@ -8,7 +8,7 @@ Layout of the dataset repository (beside ``submissions/``, which the intake writ
     results/<path>.verified.json         its signed verification record, unchanged
     results/<path>.samples.parquet       its per-video sidecar as Parquet (`samples_parquet`)
 
-`publish` refuses a board that would not build with ``--require-verified`` (every record
+`publish_board` refuses a board that would not build with ``--require-verified`` (every record
 signed by the board's keyring and pinning its files), then writes all of it in one commit
 whose parent is the main it read (`create_commit(parent_commit=...)`): a concurrent change
 fails the commit instead of mixing with it.  It is compare-and-swap against the folder's last
@@ -21,7 +21,7 @@ no row, and the commit's parent is then the main read at publish time.
 
 How a record that pins the JSON sidecar's sha256 verifies when the Hub holds Parquet: the
 Parquet is converted back to the exact canonical JSON bytes (`samples_parquet.canonical_json`;
-`publish` refuses a sidecar whose round trip is not byte-exact), written as
+`publish_board` refuses a sidecar whose round trip is not byte-exact), written as
 ``<path>.samples.json`` in a scratch folder with the downloaded results files and records,
 and the existing build checks every record against those bytes with its signature.  Nothing
 new is signed; a Parquet changed by one number no longer gives the pinned bytes, and its row
@@ -116,7 +116,7 @@ def same_bytes(sibling: Any, data: bytes) -> bool:
     return str(getattr(sibling, "blob_id", "")) == hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
-def publish(repo: str, results_dir: str | Path, *, api: Any = None, keys: Any = None,
+def publish_board(repo: str, results_dir: str | Path, *, api: Any = None, keys: Any = None,
             log: Callable[[str], None] = print) -> str:
     """Write the board's results into `repo` (a Hub dataset) in one commit; returns its id.
 

@@ -39,7 +39,7 @@ from typing import Any, Iterable
 
 from ..._version import __version__
 from ...scoring.run.layout import record_path
-from .eval_results import HubFormatError, metric_values, read_results, results_files, schema
+from .eval_results import HubFormatError, metric_values, packaged_schema, publishable_files, read_results
 
 SCHEMA_NAME = "every_eval_ever"
 SCHEMA_VERSION = "0.3.0"
@@ -198,15 +198,15 @@ def record(path: Path, *, timestamp: str | None = None) -> tuple[str, dict[str, 
                                                 "results_schema": "docs/results.md"}},
         "evaluation_results": results,
     }
-    validate(rec)
+    validate_eee(rec)
     return f"data/{COLLECTION}/{developer}/{name}/{record_uuid(doc)}.json", rec
 
 
-def validate(rec: Any) -> None:
+def validate_eee(rec: Any) -> None:
     """Against the format's JSON schema and its score checks; `HubFormatError` ``eee_invalid``."""
     import jsonschema
 
-    validator = jsonschema.Draft7Validator(schema(SCHEMA_NAME))
+    validator = jsonschema.Draft7Validator(packaged_schema(SCHEMA_NAME))
     problems = [f"{'/'.join(map(str, e.absolute_path)) or '(top)'}: {e.message[:200]}"
                 for e in sorted(validator.iter_errors(rec), key=lambda e: list(map(str, e.absolute_path)))]
     if not problems:
@@ -224,7 +224,7 @@ def validate(rec: Any) -> None:
 def eee_files(paths: Iterable[str | Path], *, timestamp: str | None = None) -> dict[str, bytes]:
     """Datastore path -> record bytes (sorted keys, two-space indent) for every results file."""
     out: dict[str, bytes] = {}
-    for path in results_files(paths):
+    for path in publishable_files(paths):
         where, rec = record(path, timestamp=timestamp)
         if where in out:
             raise HubFormatError("eee_duplicate", f"{path.name}: a second results file of the same submission and split")

@@ -52,7 +52,7 @@ class HubFormatError(Exception):
 
 
 @lru_cache(maxsize=None)
-def schema(name: str) -> dict[str, Any]:
+def packaged_schema(name: str) -> dict[str, Any]:
     """A packaged schema: ``eval_results`` or ``eval_yaml``."""
     packaged = resources.files(__package__).joinpath("schemas").joinpath(f"{name}.schema.json").read_text(encoding="utf-8")
     doc: dict[str, Any] = json.loads(packaged)
@@ -66,7 +66,7 @@ def _dict(x: Any) -> dict[str, Any]:
 def _schema_problems(doc: Any, name: str) -> list[str]:
     import jsonschema
 
-    validator = jsonschema.Draft202012Validator(schema(name))
+    validator = jsonschema.Draft202012Validator(packaged_schema(name))
     return [f"{'/'.join(map(str, e.absolute_path)) or '(top)'}: {e.message[:200]}"
             for e in sorted(validator.iter_errors(doc), key=lambda e: list(map(str, e.absolute_path)))]
 
@@ -137,7 +137,7 @@ def read_results(path: Path) -> dict[str, Any]:
     return doc
 
 
-def results_files(paths: Iterable[str | Path]) -> list[Path]:
+def publishable_files(paths: Iterable[str | Path]) -> list[Path]:
     """The results files among files and folders (sidecars, records and probe files left out)."""
     from ..common.files import scan
 
@@ -235,7 +235,7 @@ def eval_results_files(paths: Sequence[str | Path], benchmark: str, *, revision:
         raise HubFormatError("source_url", "--source-url must be an http(s) URL without spaces")
     out: dict[str, bytes] = {}
     models: set[str] = set()
-    for path in results_files(paths):
+    for path in publishable_files(paths):
         doc = read_results(path)
         models.add(str((doc.get("model") or {}).get("name")))
         name = f"{EVAL_RESULTS_DIR}/phybench-{doc['task']}-{doc['split']}.yaml"
@@ -270,7 +270,7 @@ def eval_yaml(results_dir: str | Path, *, name: str = "phybench") -> dict[str, A
     some results file of the board reports, in a stable order; metrics with their direction."""
     tasks: dict[str, dict[str, Any]] = {}
     metrics: dict[str, bool] = {}
-    for path in results_files([results_dir]):
+    for path in publishable_files([results_dir]):
         try:
             doc = read_results(path)
         except HubFormatError as exc:

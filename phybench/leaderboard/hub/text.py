@@ -4,7 +4,7 @@ A refusal comment quotes what the author sent: model names, paths, ids, parts of
 The Hub renders comments as Markdown with HTML from the board's own account, so a model
 name holding ``<img src=...>``, ``[a link](https://...)``, ``@someone`` or a forged
 ``<!-- phybench-sync ... -->`` marker would reach readers as the board's words (issue 36).
-Every line of text that comes from a problem is therefore escaped (`escape`): the Markdown
+Every line of text that comes from a problem is therefore escaped (`escape_line`): the Markdown
 and HTML punctuation becomes HTML character references (rendered as the same characters,
 never parsed as syntax), control and formatting characters become spaces, so one problem
 stays one line.  The leading ``[code]`` of a problem is the sync's own and is kept as it is.
@@ -37,7 +37,7 @@ def _char(c: str) -> str:
     return c
 
 
-def escape(text: str, max_bytes: int = MAX_LINE_BYTES) -> str:
+def escape_line(text: str, max_bytes: int = MAX_LINE_BYTES) -> str:
     """`text` with Markdown/HTML punctuation as character references, at most `max_bytes` UTF-8
     bytes (cut between characters, never inside a reference; "…" marks a cut)."""
     out: list[str] = []
@@ -57,8 +57,8 @@ def problem_line(problem: str) -> str:
     """One listed problem: its own ``[code]`` kept, the rest (author-controlled) escaped."""
     m = _CODE.match(problem)
     if m is None:
-        return escape(problem)
-    return f"[{m.group(1)}] " + escape(problem[m.end():], MAX_LINE_BYTES - len(m.group(0)))
+        return escape_line(problem)
+    return f"[{m.group(1)}] " + escape_line(problem[m.end():], MAX_LINE_BYTES - len(m.group(0)))
 
 
 def bounded_lines(problems: Sequence[str], more_where: str | None = None) -> list[str]:

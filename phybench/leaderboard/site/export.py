@@ -10,7 +10,7 @@ import io
 import json
 from typing import Any, Iterator
 
-from ...scoring.metrics import METRICS, is_set_metric
+from ...scoring.metrics import METRICS, is_set_metric, metric_names
 from ..common.format import fmt, markdown_escape
 from .law import law_markdown
 from .load import is_number
@@ -126,6 +126,11 @@ def _protocol_line(board: dict[str, Any]) -> str:
     return ("Protocol: " + "; ".join(words) + ".") if words else "Protocol: unknown."
 
 
+def _set_labels() -> str:
+    """The set metrics' labels, joined: their registry rows, not a name spelt here."""
+    return ", ".join(METRICS.get(n).label for n in metric_names("set"))
+
+
 def _markdown_by_split(board: dict[str, Any]) -> list[str]:
     """The paper's Table 2 layout: model, training set, then each metric as "split A / split B"."""
     splits = [c["key"] for c in board["levels"]]
@@ -133,7 +138,7 @@ def _markdown_by_split(board: dict[str, Any]) -> list[str]:
     head = ["model", "training set"] + [
         f"{markdown_escape(m['label'])} {'↑' if m['higher_is_better'] else '↓'}" for m in metrics] + ["verification"]
     lines = ["", f"## {markdown_escape(board['title'])}", "", _protocol_line(board), "",
-             f"Each cell: {' / '.join(markdown_escape(s) for s in splits)} (mean over videos; FVD over the set).",
+             f"Each cell: {' / '.join(markdown_escape(s) for s in splits)} (mean over videos; {_set_labels()} over the set).",
              "", "| " + " | ".join(head) + " |", "|---|---|" + "---:|" * len(metrics) + "---|"]
     first = metrics[0]["name"] if metrics else PRIMARY_METRIC
     for row in sorted(board["rows"], key=lambda r: _sort_key(r, board, first)):

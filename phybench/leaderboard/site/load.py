@@ -130,7 +130,7 @@ class Entry:
     @property
     def protocol_group(self) -> str:
         """'full', 'lite' or 'debug': results on different official protocols are different boards."""
-        name = protocol_of(self.results["task"], self.results["provenance"])
+        name = protocol_of_provenance(self.results["task"], self.results["provenance"])
         return name if name in ("full", "lite") else "debug"
 
     @property
@@ -282,7 +282,7 @@ def _check_registry(doc: dict[str, Any], registry: _Registry) -> list[str]:
                 shown = ", ".join(changed[:4]) + (f" and {len(changed) - 4} more" if len(changed) > 4 else "")
                 reasons.append(f"metric_settings[{key!r}] differ from this phybench's ({shown})")
 
-    recorded, derived = prov.get("protocol"), protocol_of(doc["task"], prov)
+    recorded, derived = prov.get("protocol"), protocol_of_provenance(doc["task"], prov)
     if recorded is not None and recorded != derived:
         reasons.append(f"provenance.protocol {recorded!r} does not match its sizes ({prov.get('split_num_samples')} "
                        f"of {prov.get('split_full_size')} samples make {derived!r})")
@@ -363,7 +363,7 @@ def _load_samples(path: Path, doc: dict[str, Any]) -> tuple[dict[str, Any] | Non
             "laws": laws}, []
 
 
-def protocol_of(task: str, prov: dict[str, Any]) -> str | None:
+def protocol_of_provenance(task: str, prov: dict[str, Any]) -> str | None:
     """'full', 'lite' or 'limit N' (a debugging subset), from a results file's sizes.
 
     Files record it (`provenance.protocol`); the sizes decide, so an older file without the

@@ -13,7 +13,7 @@ from .load import is_number
 
 
 def cell_mean(cell: dict[str, Any] | None, metric: str) -> float | None:
-    """A cell's number for `metric`: the mean over videos, or a set metric's value (FVD)."""
+    """A cell's number for `metric`: the mean over videos, or a set metric's value (`kind="set"`)."""
     entry = (cell or {}).get("metrics", {}).get(metric) or {}
     value = entry.get("value" if is_set_metric(metric) else "mean")
     return value if is_number(value) else None

@@ -25,6 +25,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from ...stats import bootstrap_mean_ci
+
 PAIRED_METRIC = "velocity_error_ranked"
 PAIRED_RESAMPLES = 2000
 PAIRED_SEED = 20261126  # fixed: the same board gives the same marks
@@ -45,12 +47,7 @@ def paired_bootstrap(a: Sequence[float], b: Sequence[float], resamples: int = PA
     n = len(x)
     if n == 0:
         raise ValueError("no paired videos")
-    rng = np.random.default_rng(seed)
-    means = np.empty(resamples)
-    for start in range(0, resamples, CHUNK):
-        k = min(CHUNK, resamples - start)
-        means[start:start + k] = x[rng.integers(0, n, size=(k, n))].mean(axis=1)
-    lo, hi = (float(v) for v in np.percentile(means, [2.5, 97.5]))
+    lo, hi = bootstrap_mean_ci(x, resamples, seed, chunk=CHUNK)
     return {"diff": _round(float(x.mean())), "ci95": [_round(lo), _round(hi)], "n": n,
             "same": bool(lo <= 0.0 <= hi)}
 

@@ -12,7 +12,7 @@ from .paper import figure3_series
 from ..common.format import escape, fmt
 from .load import is_number
 from .scatter import ROW_CAP
-from .svg import ID_COLOUR, OOD_COLOURS, PALETTE, Plot, axis_scale, dots, lin_ticks, num
+from .svg import ID_COLOUR, OOD_COLOURS, PALETTE, Plot, axis_scale, dots, lin_ticks, short_number
 from .table import FALLBACK_METRIC, ID_LEVEL, OOD_ALL, task_velocity_range, train_size
 
 REF_COLOURS = ("#9aa0a6", "#6b7280", "#374151")  # the paper's quoted lines: greys, hollow markers
@@ -174,13 +174,13 @@ def plot_velocity_scatter(board: dict[str, Any], row: dict[str, Any], cap: int =
     if dof_range:
         a, b = dof_range[1]
         plot.add(f'<rect class="id-band" x="{sx(a):.1f}" y="{plot.y0}" width="{sx(b) - sx(a):.1f}" height="{plot.y1 - plot.y0}">'
-                 f'<title>{escape(f"training range of {dof_range[0]}: [{num(a)}, {num(b)}]")}</title></rect>')
+                 f'<title>{escape(f"training range of {dof_range[0]}: [{short_number(a)}, {short_number(b)}]")}</title></rect>')
         plot.text((sx(a) + sx(b)) / 2, plot.y0 + 12, "training range", cls="band-label")
     for t in ticks:
         plot.add(f'<line class="grid" x1="{plot.x0}" x2="{plot.x1}" y1="{sy(t):.1f}" y2="{sy(t):.1f}"/>')
         plot.add(f'<line class="grid" x1="{sx(t):.1f}" x2="{sx(t):.1f}" y1="{plot.y0}" y2="{plot.y1}"/>')
-        plot.text(plot.x0 - 6, sy(t) + 4, num(t), anchor="end")
-        plot.text(sx(t), plot.y1 + 16, num(t))
+        plot.text(plot.x0 - 6, sy(t) + 4, short_number(t), anchor="end")
+        plot.text(sx(t), plot.y1 + 16, short_number(t))
     plot.text((plot.x0 + plot.x1) / 2, plot.y1 + 36, "conditioned velocity (world units / s)", cls="axis-label")
     cy = (plot.y0 + plot.y1) / 2
     plot.text(14, cy, "generated velocity", cls="axis-label", extra=f' transform="rotate(-90 14 {cy:.1f})"')

@@ -24,7 +24,7 @@ def files(results_dir: Path, skip: Path | None = None) -> list[Path]:
     return [p for p in scan(results_dir, skip)[0] if is_probe_file(p)]
 
 
-def read(results_dir: Path, files: list[Path]) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
+def read_probe_results(results_dir: Path, files: list[Path]) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
     """(accepted documents, [(file, reason)] refused), in file order."""
     docs, refused = [], []
     for path in files:
@@ -59,7 +59,7 @@ def _group_figures(parts: list[str]) -> list[str]:
     return out
 
 
-def page_html(docs: list[dict[str, Any]]) -> str:
+def probes_page_html(docs: list[dict[str, Any]]) -> str:
     """The Probes page: the main page's stylesheet and layout (masthead, nav, bordered tables), no script."""
     out = ['<!doctype html><html lang="en"><head><meta charset="utf-8">',
            '<meta name="viewport" content="width=device-width, initial-scale=1">',

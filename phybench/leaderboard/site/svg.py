@@ -16,7 +16,7 @@ ID_COLOUR = "#4269d0"
 OOD_COLOURS = ("#ff725c", "#efb118", "#a463f2", "#3ca951", "#ff8ab7", "#9c6b4e", "#6cc5b0")
 
 
-def num(x: float) -> str:
+def short_number(x: float) -> str:
     return f"{x:.1f}".rstrip("0").rstrip(".") if x != int(x) else str(int(x))
 
 

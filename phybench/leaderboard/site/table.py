@@ -21,7 +21,7 @@ from .load import (
     eval_splits,
     is_number,
     metrics_present,
-    protocol_of,
+    protocol_of_provenance,
     report_order,
 )
 
@@ -263,7 +263,7 @@ def combine(entries: list[Entry]) -> tuple[list[dict[str, Any]], list[Refusal]]:
                 "provenance": {k: prov.get(k) for k in (
                     "phybench_version", "task_spec_hash", "split_hash", "split_num_samples", "split_full_size",
                     "resolution", "pixel_mapping", "submission_hash", "weights")},
-                "protocol": protocol_of(g.results["task"], prov),
+                "protocol": protocol_of_provenance(g.results["task"], prov),
                 "untrackable": g.results.get("untrackable_count", len(g.results.get("untrackable") or [])),
                 "warnings": [w for w in g.results.get("warnings") or [] if isinstance(w, str)],
                 "verification": source_verification(g.verification),

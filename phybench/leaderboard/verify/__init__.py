@@ -2,6 +2,6 @@
 
 `signing` (the keyring, Ed25519), `records` (the verification record), `checks` (impossible
 numbers every results file must pass), `claims` (what a verification is about), `shards`
-(sharded LPIPS / FVD passes), `rescore` (`leaderboard verify`) and `reproduce` (`leaderboard
+(sharded passes of the batched metrics), `rescore` (`leaderboard verify`) and `reproduce` (`leaderboard
 reproduce`).  Above `common/`; under the site, which reads these records as it loads a board.
 """

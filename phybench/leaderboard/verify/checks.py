@@ -38,12 +38,9 @@ VIDEOS_REUSED = "videos_reused"  # one set of videos (the records' videos hash) 
 # Each metric's possible values, [low, high] (None: unbounded).  Physics errors are norms or
 # relative errors (>= 0); shares are in [0, 1]; SSIM is a correlation-like index in [-1, 1];
 # PSNR of [0, 1] images is >= 0 dB (the mean squared error is at most 1) and capped at
-# `image.psnr.cap_db` (100 dB); LPIPS is a distance (>= 0).  FVD is a squared Frechet
-# distance, >= 0 in exact arithmetic; its matrix square root leaves noise of order 1e-4
-# around 0 when the two sets are the same (the shipped ground-truth rows read -0.0005), so
-# it may be as low as `FVD_NOISE`.  A metric not listed here is only checked for finiteness.
+# `image.psnr.cap_db` (100 dB).  A metric not listed here says its own range in its registry
+# row (`Metric.bounds`: the perceptual rows); one with neither is only checked for finiteness.
 LOWER_ZERO = (0.0, None)
-FVD_NOISE = -0.01
 RANGES: dict[str, tuple[float | None, float | None]] = {
     "velocity_error": LOWER_ZERO,
     "velocity_error_penalised": LOWER_ZERO,
@@ -60,9 +57,17 @@ RANGES: dict[str, tuple[float | None, float | None]] = {
     "abnormal": (0.0, 1.0),
     "ssim": (-1.0, 1.0),
     "psnr": (0.0, 100.0),
-    "lpips": LOWER_ZERO,
-    "fvd": (FVD_NOISE, None),
 }
+
+
+def metric_range(name: str) -> tuple[float | None, float | None]:
+    """[low, high] of a metric's values: `RANGES`, else its row's `bounds`, else unbounded."""
+    if name in RANGES:
+        return RANGES[name]
+    bounds = METRICS.get(name).bounds if name in METRICS else None
+    return bounds if bounds is not None else (None, None)
+
+
 # The board ranks by the first of these a file reports (`table.PRIMARY_METRIC` and its
 # fallbacks); a file on a task with velocity metrics must keep at least one.
 RANKING_METRICS = ("velocity_error_ranked", "velocity_error_penalised", "velocity_error")
@@ -135,11 +140,11 @@ def check_types(doc: dict[str, Any], samples: dict[str, Any] | None) -> list[str
 
 
 def check_ranges(doc: dict[str, Any], samples: dict[str, Any] | None) -> list[str]:
-    """Means, interval ends and set values inside their metric's range (`RANGES`)."""
+    """Means, interval ends and set values inside their metric's range (`metric_range`)."""
     out = []
     for where, group in _groups(doc):
         for name, value in _metric_blocks(group):
-            low, high = RANGES.get(name, (None, None))
+            low, high = metric_range(name)
             if not isinstance(value, dict):
                 continue
             ci95 = value.get("ci95")

@@ -202,7 +202,7 @@ def read_claim(path: str | os.PathLike[str]) -> Claim:
 
 
 # ---------------------------------------------------------------- settings
-def check_split(claim: Claim, manifest: Mapping[str, Any]) -> None:
+def check_claimed_split(claim: Claim, manifest: Mapping[str, Any]) -> None:
     """The split found by hash must be the one the file says: task, split, size, resolution, protocol."""
     from ...tasks.protocols import protocol_of
 
@@ -315,7 +315,7 @@ def plan_verify(results_path: str | os.PathLike[str], submission: str | os.PathL
         if manifest.get("split_hash") != prov["split_hash"]:
             raise VerifyInputError(NO_SPLIT, f"{claim.path}: {split_dir} is split {str(manifest.get('split_hash'))[:12]}, "
                                              f"the file was scored on {prov['split_hash'][:12]}")
-    check_split(claim, manifest)
+    check_claimed_split(claim, manifest)
     requested, recomputed, skipped = plan_metrics(claim, skip)
     check_settings(claim, recomputed)
     return VerifyPlan(claim, sub_path, split_dir, requested, recomputed, skipped)

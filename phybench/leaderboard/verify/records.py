@@ -39,10 +39,16 @@ MAX_RECORD_BYTES = 64 * 1024
 # no clock), listed (as paths, e.g. ("provenance", "scored_at")) so that a future field is added
 # here, deliberately.  Nothing else is ever left out, except a skipped metric's own fields.
 UNCOMPARED: tuple[tuple[str, ...], ...] = ()
-# The only metrics a verification may leave out (`leaderboard verify --skip`, or a claim scored
-# with them that the sync does not recompute): the expensive set metrics.  Never the ranked
-# column or its inputs (velocity_error, its companions): those are always recomputed.
-SKIPPABLE: tuple[str, ...] = ("lpips", "fvd")
+
+
+def skippable() -> tuple[str, ...]:
+    """The only metrics a verification may leave out (`leaderboard verify --skip`, or a claim scored
+    with them that the sync does not recompute): the expensive ones, which run a pinned network
+    (their registry rows say so: `network_metrics`).  Never the ranked column or its inputs
+    (velocity_error, its companions): those are always recomputed."""
+    from ...scoring.metrics import network_metrics
+
+    return network_metrics()
 
 
 class VerificationError(Exception):
@@ -174,9 +180,9 @@ def parse_record(doc: Any) -> Verification:
     if samples is not None and not (isinstance(samples, str) and len(samples) == 64 and samples.isalnum()):
         raise VerificationError("verify-malformed", "record field 'samples_sha256' must be a sha256 hex digest")
     skipped = _strings(doc, "skipped")
-    if not set(skipped) <= set(SKIPPABLE):
-        raise VerificationError("verify-malformed", f"record skipped {', '.join(sorted(set(skipped) - set(SKIPPABLE)))}: "
-                                                    f"only {', '.join(SKIPPABLE)} may be skipped")
+    if not set(skipped) <= set(skippable()):
+        raise VerificationError("verify-malformed", f"record skipped {', '.join(sorted(set(skipped) - set(skippable())))}: "
+                                                    f"only {', '.join(skippable())} may be skipped")
     signature = doc.get("signature")
     if signature is not None and not isinstance(signature, dict):
         raise VerificationError("verify-malformed", "record field 'signature' must be an object")
@@ -254,25 +260,26 @@ def read_record(results_path: str | Path, keyring: Any = None) -> Verification |
 def _skip_rules(skip: Iterable[str]) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
     """(metric names, weight keys, settings blocks) that skipping `skip` leaves out of the comparison."""
     names = frozenset(skip)
-    bad = sorted(names - frozenset(SKIPPABLE))
+    bad = sorted(names - frozenset(skippable()))
     if bad:
-        raise ValueError(f"only {', '.join(SKIPPABLE)} may be left out of a comparison, not {', '.join(bad)}")
+        raise ValueError(f"only {', '.join(skippable())} may be left out of a comparison, not {', '.join(bad)}")
     weights: set[str] = set()
     settings: set[str] = set()
     if names:
         from ...scoring.metrics import METRICS
 
         for name in names:
-            m = METRICS.get(name) if name in METRICS else None
-            w = m.weights if m is not None and m.weights else {"lpips": "alexnet", "fvd": "i3d"}[name]
+            m = METRICS.get(name)  # registered: `skippable` are rows with pinned weights
+            w = m.weights
+            assert w is not None
             weights |= {w, f"{w}.source"}
-            settings.add(m.settings_key if m is not None and m.settings_key else name)
+            settings.add(m.settings_key or name)
     return names, frozenset(weights), frozenset(settings)
 
 
 def _is_skipped(path: tuple[str, ...], rules: tuple[frozenset[str], frozenset[str], frozenset[str]]) -> bool:
     """Is this field one the comparison leaves out?  Only the fixed places where a skipped metric
-    (`SKIPPABLE`) is written, and the paths in `UNCOMPARED`: never a whole subtree by a key's
+    (`skippable`) is written, and the paths in `UNCOMPARED`: never a whole subtree by a key's
     name alone, so nothing a claim says can widen it."""
     if path in UNCOMPARED:
         return True
@@ -288,7 +295,7 @@ def _is_skipped(path: tuple[str, ...], rules: tuple[frozenset[str], frozenset[st
 
 
 def _skip_warning(text: Any, names: frozenset[str]) -> bool:
-    """A `score` warning that a skipped metric was not computed ("skipping lpips, fvd: ...")."""
+    """A `score` warning that a skipped metric was not computed ("skipping NAMES: ...")."""
     if not isinstance(text, str) or not text.startswith("skipping ") or ":" not in text:
         return False
     said = {m.strip() for m in text[len("skipping "):].split(":", 1)[0].split(",")}
@@ -309,8 +316,8 @@ def compare_results(claimed: Any, recomputed: Any, *, skip: Iterable[str] = ()) 
     """Every field where a claimed results document (or sidecar) differs from a recomputed one.
 
     The whole document is walked: results are deterministic bytes, so numbers must be exactly
-    equal, and a key on one side only is a difference.  `skip` may name only `SKIPPABLE`
-    metrics (LPIPS, FVD, when they were not recomputed); their fields are left out at the fixed
+    equal, and a key on one side only is a difference.  `skip` may name only `skippable()`
+    metrics (the network ones, when they were not recomputed); their fields are left out at the fixed
     places a results file writes them (``summary.overall.<m>``, ``summary.levels.<level>.<m>``,
     ``higher_is_better.<m>``, their weights and settings blocks, their name in ``metrics`` and
     the "skipping ..." warning), and nothing else is, whatever the claim says.  Each
@@ -363,13 +370,13 @@ def _compare(claimed: Any, recomputed: Any, rules: Any, path: tuple[str, ...]) -
 def claim_differences(claim: Mapping[str, Any], results: Mapping[str, Any]) -> tuple[list[str], list[str]]:
     """(differences, claimed metrics not recomputed) between a submitter's claim and the sync's score.
 
-    A claim scored with LPIPS/FVD that the sync does not compute (no weights there), or without
-    them when the sync does, is compared on everything else: only those (`SKIPPABLE`) may be
+    A claim scored with the network metrics that the sync does not compute (no weights there), or without
+    them when the sync does, is compared on everything else: only those (`skippable`) may be
     one-sided.  Any other metric named by one side only is a difference (the ``metrics`` list),
     and nothing the claim lists can leave another field out of the comparison."""
     listed = claim.get("metrics")
     claimed = {m for m in listed if isinstance(m, str)} if isinstance(listed, list) else set()
     ours = set(results.get("metrics") or ())
-    one_sided = sorted((claimed ^ ours) & set(SKIPPABLE))
-    not_recomputed = sorted((claimed - ours) & set(SKIPPABLE))
+    one_sided = sorted((claimed ^ ours) & set(skippable()))
+    not_recomputed = sorted((claimed - ours) & set(skippable()))
     return compare_results(claim, results, skip=one_sided), not_recomputed

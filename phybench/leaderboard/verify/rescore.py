@@ -25,7 +25,7 @@ would say nothing about the submission; that is a refusal, not a "differs".
 
 `verify_one` is the unit the Hub sync calls; `check_one` does the same without writing,
 for callers (the CLI) that write only when every file could be checked.  Finding the inputs
-and the up-front refusals live in `claims.py`; the sharded LPIPS / FVD passes in `shards.py`.
+and the up-front refusals live in `claims.py`; the sharded passes of the batched network metrics in `shards.py`.
 """
 from __future__ import annotations
 
@@ -39,12 +39,13 @@ from pathlib import Path
 from typing import Any
 
 from ..._version import __version__
+from ...scoring.run.batches import batched_metrics
 from ...scoring.run.layout import record_path, samples_path
 from .claims import (CODES, NO_SPLIT, NO_SUBMISSION, SCORE, SETTINGS, SPLIT_MISMATCH,
                      UNREADABLE, USAGE, Claim, VerifyPlan, SplitIndex, SubmissionIndex, VerifyInputError,
                      launch_world, plan_verify, read_claim, results_files)
 from .shards import sharded_features, shard_bounds
-from .records import SKIPPABLE, Verification, VerificationError, compare_results, write_record
+from .records import Verification, VerificationError, compare_results, skippable, write_record
 
 __all__ = ["CODES", "NO_SPLIT", "NO_SUBMISSION", "SCORE", "SETTINGS", "SPLIT_MISMATCH", "UNREADABLE", "USAGE",
            "Claim", "VerifyPlan", "SplitIndex", "SubmissionIndex", "VerifyInputError", "VerifyOutcome",
@@ -118,7 +119,7 @@ def differences(prep: VerifyPlan, doc: dict[str, Any], samples: Any) -> list[str
         # `phybench rescore` notes which metrics it recomputed in place: a note, not a number;
         # a full re-score by this version reproduces every number it left.
         doc["provenance"]["rescored"] = rescored
-    skip = prep.skipped  # SKIPPABLE metrics only (`check_skip`): nothing in the claim widens it
+    skip = prep.skipped  # skippable() metrics only (`check_skip`): nothing in the claim widens it
     out = compare_results(claimed, doc, skip=skip)
     sidecar = samples_path(prep.claim.path).name
     if prep.claim.samples is not None:
@@ -133,7 +134,7 @@ def check_one(prep: VerifyPlan, *, by: str, date: str, workers: int = 1, batch_s
               progress: bool = False, extra: Mapping[str, Any] | None = None,
               features: Mapping[str, Mapping[str, Any]] | None = None) -> VerifyOutcome:
     """Re-score a prepared claim and compare; writes nothing (`VerifyOutcome.apply` does).
-    `features`: LPIPS / I3D features from `sharded_features` (None: computed here)."""
+    `features`: the batched metrics' values and features from `sharded_features` (None: computed here)."""
     doc, samples = _rescore(prep, workers=workers, batch_size=batch_size, device=device, progress=progress,
                             features=features)
     diffs = differences(prep, doc, samples)
@@ -227,12 +228,12 @@ def check_by(text: str | None) -> str:
 
 
 def check_skip(names: Iterable[str]) -> tuple[str, ...]:
-    """--skip names: only the expensive set metrics (`SKIPPABLE`: LPIPS, FVD) may be left out;
+    """--skip names: only the expensive network metrics (`skippable()`) may be left out;
     anything else (the ranked column, its inputs, a typo) is a usage error."""
     names = tuple(n.strip() for n in names if n.strip())
-    wrong = [n for n in names if n not in SKIPPABLE]
+    wrong = [n for n in names if n not in skippable()]
     if wrong:
-        raise VerifyInputError(USAGE, f"--skip {', '.join(wrong)}: only {', '.join(SKIPPABLE)} may be skipped "
+        raise VerifyInputError(USAGE, f"--skip {', '.join(wrong)}: only {', '.join(skippable())} may be skipped "
                                       "(the expensive set metrics); every other metric is always recomputed")
     return names
 
@@ -268,7 +269,7 @@ def verify_many(results: Sequence[str | os.PathLike[str]], submissions: str | os
 
     Refusals that need no scoring (unreadable file, no submission or split, settings) are
     found for all files first, before any scoring; a re-score that fails is a refusal too.
-    Under a launcher (RANK / WORLD_SIZE) the LPIPS and FVD passes are sharded over the
+    Under a launcher (RANK / WORLD_SIZE) the batched network passes are sharded over the
     processes (`sharded_features`); process 0 does the rest and its report is the one to
     read (the others' is empty).
     """
@@ -298,7 +299,7 @@ def verify_many(results: Sequence[str | os.PathLike[str]], submissions: str | os
     for prep in prepared:
         features = None
         try:
-            if size > 1 and {"lpips", "fvd"} & set(prep.recomputed):
+            if size > 1 and batched_metrics(prep.recomputed):
                 features = sharded_features(prep, rank, size, batch_size=batch_size, device=device,
                                             shard_root=shard_root)
             if rank != 0:

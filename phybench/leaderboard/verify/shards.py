@@ -1,7 +1,7 @@
-"""Sharded LPIPS / FVD passes of `leaderboard verify`, over the processes of one launch.
+"""Sharded passes of the batched network metrics in `leaderboard verify`, over the processes of one launch.
 
 Under a launcher that sets RANK and WORLD_SIZE (`accelerate launch`, torchrun), process r
-computes the LPIPS values and I3D features of its share of the videos and writes them to a
+computes the batched metrics' values and features (`FeaturePass.arrays`) of its share of the videos and writes them to a
 shard file; process 0 waits for every shard and scores with them (`score(features=...)`).
 Shares are whole I3D batches of the storage order, so every batch holds the same videos as
 in one process: the features are the same numbers when every process runs the same torch
@@ -40,30 +40,30 @@ def shard_dir_for(prep: VerifyPlan, batch_size: int, device: str, size: int,
 
 def feature_shard(prep: VerifyPlan, rank: int, size: int, *, batch_size: int = 16,
                   device: str = "cpu") -> dict[str, Any]:
-    """This rank's LPIPS values and I3D features, computed as `score`'s pass does (the same
-    `FeaturePass`, whole batches, the same I3D threads): {"ids": (k,), "lpips": (k,),
-    "fvd_fake": (k, 400), "fvd_real": (k, 400) when the reference cache is cold}; empty arrays
-    for a metric not recomputed."""
+    """This rank's values and features of the batched metrics, computed as `score`'s pass does (the
+    same `FeaturePass`, whole batches, the same threads): {"ids": (k,)} and each batched metric's
+    arrays (`FeaturePass.arrays`; a set metric's reference features only when its cache is cold);
+    empty arrays for a metric not recomputed."""
     from ...data.split import SplitReader
     from ...scoring.perceptual.features import load_reference, reference_cache_path, share_bounds
-    from ...scoring.run.batches import FeaturePass
+    from ...scoring.run.batches import FeaturePass, batched_metrics, needs_reference
     from ...submission.format import open_submission
 
     reader = SplitReader(prep.split_dir)
     manifest = reader.manifest
     rows = {row["sample_id"]: row for row in reader.rows()}
     ids = list(rows)
-    metrics = [m for m in ("lpips", "fvd") if m in prep.recomputed]
+    metrics = batched_metrics(prep.recomputed)
     if not all("video" in row for row in rows.values()):
         raise VerifyInputError(SCORE, f"{prep.claim.path}: the split stores no ground-truth videos; nothing to shard")
     with open_submission(prep.submission, manifest=manifest) as sub:
         order = sub.storage_order(ids)
         a, b = share_bounds(len(order), batch_size, size)[rank]
         cached = False
-        if "fvd" in metrics:
+        if needs_reference(metrics):
             from ...scoring.perceptual.weights import weight_hashes
 
-            cache = reference_cache_path(manifest, {"i3d": weight_hashes()["i3d"]}, batch_size, order, device)
+            cache = reference_cache_path(manifest, dict(weight_hashes()), batch_size, order, device)
             cached = load_reference(cache, len(ids)) is not None
         fp = FeaturePass(metrics, condition_frames=int(manifest["condition_frames"]), batch_size=batch_size,
                          device=device, real_cached=cached)

@@ -58,7 +58,7 @@ def data_bytes(data: dict[str, Any]) -> bytes:
     return (script_json(data) + "\n").encode("utf-8")
 
 
-def page_html(data: dict[str, Any], app: str = "") -> str:
+def viewer_page_html(data: dict[str, Any], app: str = "") -> str:
     """A viewer's ``index.html``: the shell, its data inline; `app` is where ``viewer.*`` are
     relative to the page (``""``: beside it, standalone; ``"../"``: the site's ``viewers/``)."""
     main = data["models"][0]["name"]
@@ -111,7 +111,7 @@ def read_data(folder: Path) -> dict[str, Any]:
 
 def write_standalone(folder: Path) -> list[str]:
     """Make a data-only viewer folder open alone: its page and the application beside it."""
-    page = page_html(read_data(folder), app="")
+    page = viewer_page_html(read_data(folder), app="")
     (folder / PAGE).write_bytes(page.encode("utf-8"))
     for name in APP_FILES:
         (folder / name).write_bytes(template_bytes(name))
@@ -127,7 +127,7 @@ def write_site_app(viewers_dir: Path, folders: list[Path]) -> list[str]:
         (viewers_dir / name).write_bytes(template_bytes(name))
     pages = []
     for folder in folders:
-        (folder / PAGE).write_bytes(page_html(read_data(folder), app="../").encode("utf-8"))
+        (folder / PAGE).write_bytes(viewer_page_html(read_data(folder), app="../").encode("utf-8"))
         (folder / DATA).unlink(missing_ok=True)
         pages.append(f"{folder.relative_to(viewers_dir).as_posix()}/{PAGE}")
     return [*APP_FILES, *pages]

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from ... import jsonsafe
+from ...io import file_sha256
 from ..site.load import Entry, LeaderboardError
 from ..site.paired import PAIRED_METRIC, Values, mark_board
 from .app import APP_FILES, AppError, write_site_app
@@ -58,10 +59,6 @@ def slug_of(file: str) -> str:
     return text[:90] + "-" + hashlib.sha256(file.encode()).hexdigest()[:8] if len(text) > 100 else text
 
 
-def file_sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 # ================================================================ the record
 def record_doc(file: str, sha256: str, results: dict[str, Any], details: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """What a viewer was built for, and the per-video ranked values (full precision; None where
@@ -80,7 +77,7 @@ def record_bytes(doc: dict[str, Any]) -> bytes:
     return (json.dumps(doc, sort_keys=True, separators=(",", ":"), allow_nan=False) + "\n").encode()
 
 
-def read_record(folder: Path) -> dict[str, Any] | None:
+def read_viewer_record(folder: Path) -> dict[str, Any] | None:
     """A viewer folder's record, or None when it has none or it is malformed (untrusted input)."""
     path = folder / RECORD
     if path.is_symlink() or not path.is_file() or path.stat().st_size > 20_000_000:
@@ -145,7 +142,7 @@ def prebuilt_index(folders: Sequence[str | Path]) -> dict[str, Path]:
         if not root.is_dir():
             raise LeaderboardError(f"--prebuilt-viewers {root} is not a folder")
         for folder in sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink()):
-            doc = read_record(folder)
+            doc = read_viewer_record(folder)
             if doc is not None:
                 out.setdefault(doc["results_sha256"], folder)
     return out
@@ -244,7 +241,7 @@ def write(site: Path, boards: list[dict[str, Any]], viewers: Viewers, results_di
             if log:
                 log(f"viewer for {file}")
             _build_one(link, dest, results_dir, max_videos, max_mb, progress=log is not None)  # bars with a log
-        doc = read_record(dest)
+        doc = read_viewer_record(dest)
         headline = _headline_mean(results_dir / file)
         if doc is None or doc["results_sha256"] != link.sha256:
             warnings.append(f"{file}: its viewer's record does not name this results file; no paired mark")
@@ -273,7 +270,7 @@ def write(site: Path, boards: list[dict[str, Any]], viewers: Viewers, results_di
             files = [s["file"] for s in row["sources"] if s["split"] == split]
             if len(files) != 1 or files[0] not in usable:
                 return None
-            doc = read_record(usable[files[0]])
+            doc = read_viewer_record(usable[files[0]])
             return record_values(doc) if doc is not None else None
 
         mark_board(board, values_of)

@@ -43,9 +43,9 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..._version import __version__
-from .app import APP_FILES, DATA, PAGE, data_bytes, page_html, template_bytes
+from .app import APP_FILES, DATA, PAGE, data_bytes, template_bytes, viewer_page_html
 from .viewer_media import MAX_SIDE, difference, pixel_tracks, sprite_png
-from .viewer_sources import (CHEAP_METRICS, Model as _Model, SourceError, model_from_results, num as _num,
+from .viewer_sources import (CHEAP_METRICS, ViewerModel as _Model, SourceError, model_from_results, json_number as _num,
                              rank_among, scored_model)
 
 VIEWER_MARKER = ".phybench-viewer"
@@ -56,9 +56,17 @@ MAX_BYTES = 15_000_000  # media bytes: no further sprite once the media reach th
 PER_KIND = 6  # gallery videos per kind of failure
 # The table's metric columns, in order, where the details have them.
 TABLE_METRICS = ("true_velocity", "generated_velocity", "velocity_error", "velocity_error_ranked", "ssim", "psnr", "law_error", "body_position_error")
-# The header's metrics, in order, where the results have them (the rest are in the table or the results file).
-HEADLINE_METRICS = ("velocity_error_ranked", "velocity_error", "ssim", "psnr", "lpips", "fvd", "abnormal", "law_error",
-                    "body_position_error")
+# The header's metrics, in order, where the results have them (the rest are in the table or the results file):
+# these, with the metrics that run a pinned network (`network_metrics`, their registry rows) after "psnr".
+HEADLINE_BEFORE = ("velocity_error_ranked", "velocity_error", "ssim", "psnr")
+HEADLINE_AFTER = ("abnormal", "law_error", "body_position_error")
+
+
+def headline_metrics() -> tuple[str, ...]:
+    """The header's metrics, in order (the network ones from the registry: this module names none)."""
+    from ...scoring.metrics import network_metrics
+
+    return HEADLINE_BEFORE + network_metrics() + HEADLINE_AFTER
 SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,100}$")
 
 
@@ -91,7 +99,7 @@ class ViewerReport:
 
 
 # ================================================================ the output folder
-def check_out_dir(out_dir: Path, inputs: Sequence[Path]) -> None:
+def check_viewer_out_dir(out_dir: Path, inputs: Sequence[Path]) -> None:
     """Refuse an --out that is someone else's folder, a file, or inside / around an input."""
     if out_dir.is_symlink() or (out_dir.exists() and not out_dir.is_dir()):
         raise ViewerError(f"--out {out_dir} exists and is not a folder", "out_not_viewer")
@@ -174,7 +182,7 @@ def _headline(results: dict[str, Any]) -> list[dict[str, Any]]:
 
     overall = results.get("summary", {}).get("overall", {})
     out = []
-    for name in [m for m in HEADLINE_METRICS if m in results.get("metrics", [])]:
+    for name in [m for m in headline_metrics() if m in results.get("metrics", [])]:
         entry = overall.get(name)
         if not isinstance(entry, dict):
             continue
@@ -284,7 +292,7 @@ def _check_inputs(paths: list[Path], split_dir: Path, out: Path, files: list[Pat
     for f in files:
         if not f.is_file():
             raise ViewerError(f"{f}: no such file", "not_found")
-    check_out_dir(out, [split_dir, *paths, *files] + ([Path(board)] if board else []))
+    check_viewer_out_dir(out, [split_dir, *paths, *files] + ([Path(board)] if board else []))
 
 
 def _open_split(split_dir: Path) -> Any:
@@ -539,7 +547,7 @@ def build_viewer(
                          getattr(family, "law_headline", None), gallery, compares, media_summary)
     files[DATA] = data_bytes(data_doc)
     if standalone:  # the page and the application beside the data: the folder opens alone
-        files[PAGE] = page_html(data_doc).encode("utf-8")
+        files[PAGE] = viewer_page_html(data_doc).encode("utf-8")
         for name in STATIC_FILES:
             files[name] = template_bytes(name)
     files[VIEWER_MARKER] = VIEWER_MARKER_TEXT.encode()

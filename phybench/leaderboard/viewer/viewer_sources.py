@@ -16,7 +16,7 @@ re-scores").  Given ``--results R.json`` it reads, and computes nothing from the
 Without ``--results`` there is nothing to reuse: the viewer then scores the cheap metrics once,
 in memory (`scored_model`), and reads that score through the same Parquet and sidecar forms, so a
 page built either way shows the same numbers.  The per-video rows are one dict per sample id
-(`Model.details`), the details row overlaid by the sidecar row and the results file's reasons.
+(`ViewerModel.details`), the details row overlaid by the sidecar row and the results file's reasons.
 """
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ class SourceError(Exception):
 
 
 @dataclass
-class Model:
+class ViewerModel:
     """One submission as the viewer shows it: every number comes from `results`, `details` (per sample id)."""
 
     path: Path
@@ -52,7 +52,7 @@ class Model:
     findings: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
 
-def num(x: Any, digits: int = 6) -> float | None:
+def json_number(x: Any, digits: int = 6) -> float | None:
     """A JSON-safe number: None for NaN, inf, None and non-numbers."""
     if isinstance(x, bool) or not isinstance(x, (int, float, np.floating, np.integer)):
         return None
@@ -69,7 +69,7 @@ def model_name(results: dict[str, Any], path: Path) -> str:
 # ================================================================ reading
 def read_results_file(path: Path) -> dict[str, Any]:
     """A results file's document, its shape checked (untrusted input)."""
-    from ...scoring.run.layout import read as read_results
+    from ...scoring.run.layout import read_results_doc as read_results
 
     try:
         doc = read_results(path)
@@ -150,7 +150,7 @@ BOARD_FILE_BYTES = 50_000_000  # a results file larger than this is skipped when
 def rank_among(board_dir: Path, results: dict[str, Any]) -> dict[str, Any]:
     """Where this model would rank among the results files under `board_dir` on the same split (same split hash):
     by the ranked velocity error where scored, else the velocity error; reference baselines marked."""
-    from ...scoring.run.layout import is_beside, read as read_results_doc
+    from ...scoring.run.layout import is_beside, read_results_doc
 
     overall = results["summary"]["overall"]
     metric = next((m for m in ("velocity_error_ranked", "velocity_error") if isinstance(overall.get(m), dict)), None)
@@ -160,7 +160,7 @@ def rank_among(board_dir: Path, results: dict[str, Any]) -> dict[str, Any]:
     higher = bool(results.get("higher_is_better", {}).get(metric, False))
     mine = results["provenance"]
     rows = [{"model": str((results.get("model") or {}).get("name", "this model")), "this": True, "baseline": False,
-             "value": num(overall[metric].get("mean")), "ci95": overall[metric].get("ci95")}]
+             "value": json_number(overall[metric].get("mean")), "ci95": overall[metric].get("ci95")}]
     for path in sorted(board_dir.rglob("*.json")):
         if is_beside(path) or not path.is_file() or path.is_symlink():
             continue
@@ -178,7 +178,7 @@ def rank_among(board_dir: Path, results: dict[str, Any]) -> dict[str, Any]:
         if prov.get("split_hash") != mine["split_hash"] or prov.get("submission_hash") == mine["submission_hash"]:
             continue
         entry = summary["overall"].get(metric)
-        if not isinstance(entry, dict) or num(entry.get("mean")) is None:
+        if not isinstance(entry, dict) or json_number(entry.get("mean")) is None:
             continue
         got = doc.get("model")
         model: dict[str, Any] = got if isinstance(got, dict) else {}
@@ -187,7 +187,7 @@ def rank_among(board_dir: Path, results: dict[str, Any]) -> dict[str, Any]:
         ci = entry.get("ci95") if isinstance(entry.get("ci95"), list) and len(entry["ci95"]) == 2 else None
         rows.append({"model": str(model.get("name", path.stem)), "this": False,
                      "baseline": str(sampler.get("name", "")).startswith("baseline:"),
-                     "value": num(entry.get("mean")), "ci95": [num(c) for c in ci] if ci else None})
+                     "value": json_number(entry.get("mean")), "ci95": [json_number(c) for c in ci] if ci else None})
         out["files"] += 1
     rows.sort(key=lambda r: (r["value"] is None, -(r["value"] or 0.0) if higher else (r["value"] or 0.0)))
     out["rows"] = rows
@@ -221,7 +221,7 @@ def merge_rows(order: Sequence[str], results: dict[str, Any], samples: dict[str,
 
 
 def model_from_results(path: Path, results_path: Path, details: Path | list[dict[str, Any]] | None,
-                       manifest: dict[str, Any], order: Sequence[str]) -> Model:
+                       manifest: dict[str, Any], order: Sequence[str]) -> ViewerModel:
     """A submission's model read from its results file (+ sidecar, + details: a Parquet's path or its
     rows already in memory): nothing is scored."""
     from ...submission import SubmissionError, submission_hash
@@ -235,7 +235,7 @@ def model_from_results(path: Path, results_path: Path, details: Path | list[dict
     samples = read_samples(results_path, doc)
     rows = merge_rows(order, doc, samples, read_details(details) if isinstance(details, Path) else details,
                       str(results_path))
-    return Model(path, model_name(doc, path), doc, rows, "results")
+    return ViewerModel(path, model_name(doc, path), doc, rows, "results")
 
 
 def score_rows(path: Path, split_dir: Path, metrics: Sequence[str], progress: bool = False) -> tuple[
@@ -256,10 +256,10 @@ def score_rows(path: Path, split_dir: Path, metrics: Sequence[str], progress: bo
     return out.results, rows, (json.loads(canonical_json(side)) if side is not None else None)
 
 
-def scored_model(path: Path, split_dir: Path, order: Sequence[str], progress: bool) -> Model:
+def scored_model(path: Path, split_dir: Path, order: Sequence[str], progress: bool) -> ViewerModel:
     """No results file given: score the cheap metrics once, in memory, and read them as the files would hold them."""
     results, details, samples = score_rows(path, split_dir, CHEAP_METRICS, progress)
     if sorted(d["sample_id"] for d in details) != sorted(order):
         raise SourceError(f"{path} does not answer this split's sample ids", "ids_mismatch")
-    return Model(path, model_name(results, path), results, merge_rows(order, results, samples, details, str(path)),
+    return ViewerModel(path, model_name(results, path), results, merge_rows(order, results, samples, details, str(path)),
                  "scored")

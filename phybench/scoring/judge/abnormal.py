@@ -59,10 +59,10 @@ from .motion import GAP
 from . import rules
 from .rules import (BLUR_PX, BORDER, DUST_REL, PERIMETER_EVERY, SETTINGS, TELEPORT_FACTOR, TELEPORT_MARGIN, ColourView,
                     Segmented, steps, without_dust)
-from .segment import BACKGROUND, MIN_PIECE, Layer, Segmentation, Shape, colour_masks, segment, shape_of, track
+from .segment import BACKGROUND, MIN_PIECE, Layer, Segmentation, Shape, colour_masks, segment, shape_of, track_colour
 
 __all__ = ["SETTINGS", "Finding", "Verdict", "Shape", "Segmented", "judge", "judge_sample", "abnormal", "segment",
-           "colour_masks", "shape_of", "track", "BACKGROUND", "rules_help", "segment_pair"]
+           "colour_masks", "shape_of", "track_colour", "BACKGROUND", "rules_help", "segment_pair"]
 
 def rules_help() -> str:
     """The rules of the judge, one line each, for `phybench judge --help` (from `RULES`)."""

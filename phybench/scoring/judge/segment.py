@@ -379,7 +379,7 @@ def shape_of(mask: np.ndarray) -> Shape | None:
                                                                                float(angle)))
 
 
-def track(video: np.ndarray, colour: Sequence[int]) -> list[list[Shape]]:
+def track_colour(video: np.ndarray, colour: Sequence[int]) -> list[list[Shape]]:
     """Per frame, the shape descriptors of every piece of one colour (the tracker's full record)."""
     mask = colour_masks(video, colour)
     out = []

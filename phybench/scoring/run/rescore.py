@@ -1,7 +1,7 @@
 """Recompute some cheap per-video metrics of a shipped results file, keep the rest: `phybench rescore`.
 
 For the maintainer whose judge (or another cheap metric) changed its settings: re-scoring a
-whole split again costs LPIPS and FVD, which did not change.  This recomputes only the named
+whole split again costs the network metrics, which did not change.  This recomputes only the named
 per-video metrics (no weights) from the same submission against the same split, refusing
 anything else, and notes it in `provenance.rescored`.
 """
@@ -13,7 +13,7 @@ from typing import Any, Sequence
 from ..._version import __version__
 from ...data.split import SplitReader
 from ...tasks import family_of, get_task
-from .layout import read as read_results
+from .layout import read_results_doc as read_results
 from ..metrics import METRICS, TRACKING_METRIC, settings_blocks
 from .score import ScoreError, invalid_submission
 
@@ -26,7 +26,7 @@ def rescore(results_path: str | os.PathLike[str], submission: str | os.PathLike[
     """A results file with some per-video metrics recomputed by this phybench; the rest kept.
 
     For the maintainer whose judge (or another cheap metric) changed its settings: the
-    shipped results keep their LPIPS/FVD (which did not change, and cost most of the time)
+    shipped results keep their network metrics (which did not change, and cost most of the time)
     and get `metrics` recomputed from the same submission.  The submission must be the one
     scored (same content hash) and the split the one it answered (same split hash); every
     other metric's settings must still be this phybench's, else it refuses: re-score in full.
@@ -64,7 +64,7 @@ def rescore(results_path: str | os.PathLike[str], submission: str | os.PathLike[
     if family_of(get_task(doc["task"])).object_reader == "none":
         # No disc is parsed in this family (its bodies share colours): the tracking block states
         # nothing any number in the file depends on (untrackable is always empty), so it follows
-        # this phybench's wording instead of forcing LPIPS and FVD to be recomputed.
+        # this phybench's wording instead of forcing the network metrics to be recomputed.
         keys.add(METRICS.get(TRACKING_METRIC).settings_key)
     stale = sorted(k for k, v in prov["metric_settings"].items() if k not in keys and current.get(k) != v)
     if stale:

@@ -19,6 +19,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
+from ...stats import bootstrap_mean_ci
 from ..metrics import METRICS, companion_metrics, is_set_metric, is_video_metric
 
 SCHEMA_VERSION = 1
@@ -26,7 +27,7 @@ BOOTSTRAP_RESAMPLES = 10_000
 BOOTSTRAP_SEED = 20241104  # fixed: intervals are part of the reproducible output
 SIGNIFICANT_DIGITS = 9
 
-# Which metrics exist, their kind (per-video, averaged over videos; or per set, as FVD),
+# Which metrics exist, their kind (per-video, averaged over videos; or per set of videos),
 # direction and table format: the metric registry, `phybench.scoring.metrics.METRICS`.
 OVERALL = "overall"  # the whole split; in `set_metrics` per-level keys are "level:<name>"
 
@@ -38,22 +39,10 @@ def _round(x: float) -> float | None:
 
 
 def bootstrap_ci(values: np.ndarray, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED) -> tuple[float, float]:
-    """Percentile bootstrap 95% interval of the mean of `values` (1-D, finite)."""
-    values = np.asarray(values, dtype=np.float64)
-    n = values.size
-    if n == 0:
-        return float("nan"), float("nan")
-    if n == 1:
-        return float(values[0]), float(values[0])
-    rng = np.random.default_rng(seed)
-    means = np.empty(resamples)
-    step = max(1, 4_000_000 // n)  # bound the index matrix to ~32 MB
-    for start in range(0, resamples, step):
-        stop = min(start + step, resamples)
-        idx = rng.integers(0, n, size=(stop - start, n))
-        means[start:stop] = values[idx].mean(axis=1)
-    lo, hi = np.percentile(means, [2.5, 97.5])
-    return float(lo), float(hi)
+    """Percentile bootstrap 95% interval of the mean of `values` (1-D, finite): a results file's
+    interval, drawn by the one bootstrap (`phybench.stats`) with the results file's stream."""
+    n = np.asarray(values).size
+    return bootstrap_mean_ci(values, resamples, seed, chunk=max(1, 4_000_000 // max(n, 1)))  # index matrix ~32 MB
 
 
 Z95 = 1.959963984540054  # two-sided 95% normal quantile (Wilson intervals)

@@ -3,7 +3,7 @@
 `score_sample` parses the generated video, measures the physics errors against the row's
 simulated states and runs every requested per-video metric; `score_row` also re-hashes the row
 as it is used (the split's hash is recomputed from these digests before anything is written).
-LPIPS and the set metrics (FVD) are not here: they run in batches (`features.py`).
+The batched metrics (a network on a device, a set metric) are not here: they run in batches (`batches.py`).
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def _parse(video: np.ndarray, colours: list[tuple[int, int, int]], condition_fra
     return parse_video(video, colours, mapping, refine=refine)
 
 
-def make_sample(row: dict[str, Any], video: np.ndarray, gt_video: np.ndarray | None,
+def scoring_sample(row: dict[str, Any], video: np.ndarray, gt_video: np.ndarray | None,
                 manifest: dict[str, Any]) -> Sample:
     """The `Sample` every per-video metric and the judge see: the video parsed into balls where the
     family reads discs (its physics errors computed on first use).  `phybench judge` builds the same
@@ -81,7 +81,7 @@ def score_sample(
 ) -> dict[str, Any]:
     """One detail row: physics errors from parsed pixels, then every registered per-video
     metric that is requested (or a companion the family lists) and has a `compute`."""
-    sample = make_sample(row, video, gt_video, manifest)
+    sample = scoring_sample(row, video, gt_video, manifest)
     errors = sample.errors
     family = family_of(get_task(manifest["task"]))
     detail: dict[str, Any] = {
@@ -107,7 +107,7 @@ def score_sample(
     for name in reported(metrics, family.metrics):
         metric = METRICS.get(name)
         if metric.kind != "video" or metric.compute is None:
-            continue  # LPIPS and set metrics: the scoring loop computes them
+            continue  # batched and set metrics: the scoring loop computes them
         if metric.needs_ground_truth and gt_video is None:
             continue
         detail[name] = metric.compute(sample)

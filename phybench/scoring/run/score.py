@@ -198,9 +198,9 @@ def score(
 
     Each video is decoded once, to validate it and to score it (`loop.run_pass`), serially or
     in `workers` processes: the results are the same bytes either way.  Nothing is written.
-    features: LPIPS and I3D features computed elsewhere, {sample_id: {"lpips": float,
-    "fvd_fake": (400,), "fvd_real": (400,) unless the reference cache is warm}}, exactly as
-    this pass would compute them: `leaderboard verify` shards those passes over processes
+    features: the batched metrics' values and features computed elsewhere, {sample_id: {key: value}}
+    with the keys their batching classes write (`FeaturePass.arrays`; a set metric's reference
+    features only when the reference cache is cold), exactly as this pass would compute them: `leaderboard verify` shards those passes over processes
     (`phybench.leaderboard.verify.shards.feature_shard`).
     """
     from tqdm import tqdm

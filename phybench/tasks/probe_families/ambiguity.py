@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from ...world.scene import PHYRE_BLACK, PHYRE_RED, Body, Disc, Rect, Scene, body_bounds
-from ..family import Placement, TaskFamily, register_family, register_task
+from ..family import IMAGE_METRICS, Placement, TaskFamily, register_family, register_task
 from ..spec import CategoricalDof, Dof, SimulatorSettings, SplitDecl, TaskSpec
 
 MARGIN_PX = (-3.0, 3.0)  # pixels at the task's resolution: gap width - diameter, or ball centre - edge
@@ -106,7 +106,7 @@ class AmbiguityFamily(TaskFamily):
 
     name = "probe-ambiguity"
     probe = "ambiguity"
-    metrics = ("abnormal", "ssim", "psnr", "lpips", "fvd")
+    metrics = ("abnormal",) + IMAGE_METRICS
     plot_dof = None
     object_reader = "none"  # the gap's two bars share a colour: image metrics and the judge only
     stores_bodies = True

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from ...world.scene import BLACK, BLUE, RED, Body, Disc, Rect, Scene
-from ..family import Placement, TaskFamily, register_family, register_task
+from ..family import IMAGE_METRICS, Placement, TaskFamily, register_family, register_task
 from ..spec import CategoricalDof, Dof, SimulatorSettings, SplitDecl, TaskSpec
 
 RADIUS = (0.6, 0.9)  # world units, the ball; the square's half-side is r sqrt(pi) / 2 (equal area)
@@ -66,7 +66,7 @@ class CompositionFamily(TaskFamily):
 
     name = "probe-composition"
     probe = "composition"
-    metrics = ("velocity_error", "position_error", "trajectory_error", "ssim", "psnr", "lpips", "fvd")
+    metrics = ("velocity_error", "position_error", "trajectory_error") + IMAGE_METRICS
     plot_dof = None
     object_reader = "centroids"
     stores_bodies = True

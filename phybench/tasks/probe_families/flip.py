@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ...world.scene import RED, Body, Disc, Scene
-from ..family import (Placement, TaskFamily, frames_possible, one_body_ballistic, register_family,
+from ..family import (IMAGE_METRICS, Placement, TaskFamily, frames_possible, one_body_ballistic, register_family,
                      register_task)
 from ..spec import CategoricalDof, Dof, SimulatorSettings, SplitDecl, TaskSpec
 
@@ -34,8 +34,7 @@ class FlipFamily(TaskFamily):
 
     name = "probe-flip"
     probe = "flip"
-    metrics = ("velocity_error", "velocity_error_penalised", "position_error", "trajectory_error", "colour_kept",
-               "ssim", "psnr", "lpips", "fvd")
+    metrics = ("velocity_error", "velocity_error_penalised", "position_error", "trajectory_error", "colour_kept") + IMAGE_METRICS
     plot_dof = "velocity"
     object_reader = "centroids"
     stores_bodies = True

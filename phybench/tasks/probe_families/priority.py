@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from ...world.scene import BLUE, RED, Body, Disc, Rect, Ring, Scene
-from ..family import (Placement, TaskFamily, frames_possible, one_body_ballistic, register_family,
+from ..family import (IMAGE_METRICS, Placement, TaskFamily, frames_possible, one_body_ballistic, register_family,
                      register_task)
 from ..spec import CategoricalDof, Dof, SimulatorSettings, SplitDecl, TaskSpec
 
@@ -78,8 +78,7 @@ class PriorityFamily(TaskFamily):
 
     name = "probe-priority"
     probe = "priority"  # its analysis: `phybench.probes.priority`
-    metrics = ("velocity_error", "velocity_error_penalised", "position_error", "trajectory_error", "colour_kept",
-               "ssim", "psnr", "lpips", "fvd")
+    metrics = ("velocity_error", "velocity_error_penalised", "position_error", "trajectory_error", "colour_kept") + IMAGE_METRICS
     plot_dof = "velocity"
     object_reader = "centroids"  # squares and rings: the coverage centroid
     stores_bodies = True
