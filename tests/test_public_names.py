@@ -41,7 +41,7 @@ PINNED: dict[str, tuple[frozenset[str], str]] = {
     "training_record": (frozenset({"baselines/dit/sample.py", "baselines/framear/sample.py"}), "per model family"),
     "write_run_files": (frozenset({"baselines/dit/train.py", "baselines/framear/train.py"}), "per model family"),
     "make_config": (frozenset({"baselines/dit/train.py", "baselines/framear/config.py"}), "per model family"),
-    "summary": (frozenset({"baselines/dit/modality.py", "baselines/dit/study.py", "baselines/framear/grid.py"}),
+    "summary": (frozenset({"baselines/studies/modality.py", "baselines/studies/scaling.py", "baselines/studies/grid.py"}),
                 "each study's summary of its own runs (a study module's convention)"),
 }
 
