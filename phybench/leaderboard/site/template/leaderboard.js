@@ -257,7 +257,8 @@
     if (bits.length) children.push(h("div", { class: "meta", text: bits.join(" · ") }));
     var v = row.verification || { verified: false, text: "self-reported" };
     children.push(h("span", {
-      class: v.verified ? "badge verified" : "badge self", text: v.verified ? "verified" : "self-reported",
+      class: v.verified ? "badge verified" : "badge self",
+      text: v.verified ? "verified" : (v.needs_seeds ? v.text : "self-reported"),
       title: v.text,
     }));
     if (typeof row.runs === "number" && row.runs > 1) {
@@ -280,7 +281,7 @@
         }).join("; "),
       }));
     }
-    if (v.text !== "self-reported") children.push(h("div", { class: "verification", text: v.text }));
+    if (v.text !== "self-reported" && !v.needs_seeds) children.push(h("div", { class: "verification", text: v.text }));
     fieldsShown("badge").forEach(function (f) {
       if (!absent(meta[f.key])) children.push(h("span", { class: "badge", text: f.label, title: fieldText(f, meta[f.key]) }));
     });
