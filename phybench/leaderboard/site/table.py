@@ -14,7 +14,7 @@ from ...submission.model_fields import board_meta, train_size  # noqa: F401 - tr
 from .law_cell import law_cell
 from .paper import add_paper_references
 from .scatter import export_form, merge as merge_samples
-from ..verify.seeds import is_reference_run, pins, seed_count, seeds_state, seeds_words
+from ..verify.seeds import is_reference_run, pins, run_seeds, seed_count, seeds_state, seeds_words
 from .load import (
     LEVEL_CLASH,
     Entry,
@@ -140,13 +140,15 @@ def _mean_sd(values: list[float]) -> tuple[float, float]:
     return float(f"{mean:.9g}"), float(f"{sd:.9g}")
 
 
-def merge_runs(cells: list[dict[str, Any]]) -> dict[str, Any]:
+def merge_runs(cells: list[dict[str, Any]], seeds: list[Any] | None = None) -> dict[str, Any]:
     """One cell from several independent runs (seeds) of one model on one level.
 
     The value is the mean over runs of each run's mean, with `runs` = {n, sd, values}: the
     standard deviation across runs (n - 1).  The interval shown beside it is the envelope of
     the runs' per-video 95% intervals (lowest low, highest high): the spread over videos,
-    not a new bootstrap.  Videos and untrackable counts are totals over the runs.
+    not a new bootstrap.  Videos and untrackable counts are totals over the runs.  `seeds`: each
+    run's seeds (its card's), kept beside the values (`runs.seeds`) so the gap pairs a seed's ID
+    and OOD runs (`gap.ratio_interval`).
     """
     if len(cells) == 1:
         return cells[0]
@@ -168,6 +170,8 @@ def merge_runs(cells: list[dict[str, Any]]) -> dict[str, Any]:
             continue
         mean, sd = _mean_sd(values)
         merged: dict[str, Any] = {key: mean, "runs": {"n": len(values), "sd": sd, "values": values}}
+        if seeds is not None and len(seeds) == len(values):
+            merged["runs"]["seeds"] = [list(x) for x in seeds]
         if key == "mean":
             lows = [e["ci95"][0] for e in entries if is_number(e["ci95"][0])]
             highs = [e["ci95"][1] for e in entries if is_number(e["ci95"][1])]
@@ -249,7 +253,9 @@ def combine(entries: list[Entry]) -> tuple[list[dict[str, Any]], list[Refusal]]:
         for g in group:  # consumed: the cells hold its numbers, and a build holds no file's summary past its row
             g.results["summary"] = None
         keys = sorted({k for cells in per_run for k in cells})
-        cells = {k: merge_runs([c[k] for c in per_run if k in c]) for k in keys}
+        seeds = [run_seeds(g.results["model"]) or (0,) for g in group]
+        cells = {k: merge_runs([c[k] for c in per_run if k in c], [x for c, x in zip(per_run, seeds) if k in c])
+                 for k in keys}
         board = boards.setdefault(e.key, {"rows": {}, "metrics": {}, "task_version": doc["task_version"]})
         row = board["rows"].get(e.model) or {"model": e.model, "meta": board_meta(doc["model"]), "cells": {}, "sources": []}
         clash = sorted(set(cells) & set(row["cells"]))

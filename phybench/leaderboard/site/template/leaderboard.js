@@ -105,6 +105,10 @@
     var g = gapOf(row, metric.name);
     if (!g) return h("td", { class: "num gap empty", text: "–" });
     var parts = [h("span", { class: "mean", text: "×" + fmt(g.ratio) })];
+    if (g.runs && typeof g.runs.sd === "number") {
+      parts.push(h("span", { class: "runs-sd", text: " ± " + fmt(g.runs.sd),
+        title: "standard deviation of the per-seed ratios across " + g.runs.n + " seeds" }));
+    }
     if (typeof g.ci95[0] === "number" && typeof g.ci95[1] === "number") {
       parts.push(h("span", { class: "ci", text: fmt(g.ci95[0]) + "–" + fmt(g.ci95[1]), title: "95% interval of the ratio" }));
     }
