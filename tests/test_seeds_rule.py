@@ -70,3 +70,19 @@ def test_the_sync_admits_another_seed_of_an_admitted_model_and_refuses_the_same_
     assert line.startswith("[intake-duplicate]") and "seeds [0]" in line
     assert on_the_board(tmp_path / "results", {**meta, "seeds": [1]}, out) == []
     assert on_the_board(tmp_path / "results", {**meta, "model": {"name": "other"}}, out) == []
+
+
+def test_the_gap_shows_the_spread_of_the_per_seed_ratios():
+    """The gap column's ± (issue 51 item 6d): each seed's OOD run over the same seed's ID run, paired by seed."""
+    from phybench.leaderboard.site.gap import ratio_interval
+
+    id_entry = {"mean": 2.0, "ci95": [1.0, 3.0], "runs": {"n": 3, "sd": 1.0, "values": [1.0, 2.0, 3.0],
+                                                        "seeds": [[0], [1], [2]]}}
+    ood_entry = {"mean": 8.0, "ci95": [4.0, 12.0], "runs": {"n": 3, "sd": 1.0, "values": [12.0, 4.0, 8.0],
+                                                          "seeds": [[2], [0], [1]]}}  # another order: paired by seed
+    got = ratio_interval(id_entry, ood_entry)
+    assert got["runs"] == {"n": 3, "sd": 0.0} and got["ratio"] == 4.0  # seed 0: 4/1, seed 1: 8/2, seed 2: 12/3
+    ood_entry["runs"]["values"] = [9.0, 4.0, 8.0]  # seed 2: 9/3 = 3
+    assert got != ratio_interval(id_entry, ood_entry)
+    assert ratio_interval(id_entry, ood_entry)["runs"]["sd"] == pytest.approx(0.57735, rel=1e-4)
+    assert "runs" not in ratio_interval({"mean": 2.0, "ci95": [1.0, 3.0]}, {"mean": 8.0, "ci95": [4.0, 12.0]})
