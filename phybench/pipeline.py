@@ -41,6 +41,7 @@ import numpy as np
 
 from .data.split import SplitReader
 from .scoring.run.estimate import duration as _duration
+from .scoring.run.layout import results_name
 from .conditioning import conditioning_record, model_caller
 from . import jsonsafe
 from .io import atomic_save_npy, atomic_write_bytes, file_sha256
@@ -466,7 +467,7 @@ def run(model: Any, model_name: str, split_dirs: Sequence[str | os.PathLike[str]
         if rank != 0:
             continue
         scored = score(sub, split_dir, metrics, progress=progress)
-        path = out / "results" / f"{m['task']}-{m['split']}-{_safe(model_name)}.json"
+        path = out / "results" / results_name(m["task"], m["split"], _safe(model_name), scored.results["model"].get("seeds"))
         path.parent.mkdir(parents=True, exist_ok=True)
         # the details beside the results, written with them as a unit: the viewer's judge cards,
         # column and per-video findings read them (`run --view`), as `view --details` does

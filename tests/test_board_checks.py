@@ -278,11 +278,24 @@ def test_the_same_submission_twice_under_one_name_is_a_duplicate(tmp_path):
 
 
 # ------------------------------------------------------------------ verification on the board
-def verify(path: Path, who: str = "test", date: str = "2026-11-25", skipped: tuple[str, ...] = ()) -> Verification:
+def _shipped_extra(path: Path, doc: dict[str, Any]) -> dict[str, Any]:
+    """The shipped record's `extra` (its videos hash) for a copy of a shipped file of the same submission:
+    what `leaderboard verify` would compute again, so a copied reference baseline keeps its exemption
+    from the 3-seed rule (`phybench.leaderboard.verify.seeds`)."""
+    shipped = record_path(LITE / path.name)
+    if not shipped.is_file():
+        return {}
+    record = json.loads(shipped.read_text())
+    return record.get("extra", {}) if record["submission_hash"] == doc["provenance"]["submission_hash"] else {}
+
+
+def verify(path: Path, who: str = "test", date: str = "2026-11-25", skipped: tuple[str, ...] = (),
+           extra: dict[str, Any] | None = None) -> Verification:
     doc = json.loads(path.read_text())
     record = Verification(results_sha256=file_sha256(path), submission_hash=doc["provenance"]["submission_hash"],
                           split_hash=doc["provenance"]["split_hash"], phybench_version=__version__,
-                          verified_by=who, date=date, recomputed=tuple(doc["metrics"]), skipped=skipped)
+                          verified_by=who, date=date, recomputed=tuple(doc["metrics"]), skipped=skipped,
+                          extra=_shipped_extra(path, doc) if extra is None else extra)
     write_record(path, record)
     return record
 
@@ -377,7 +390,8 @@ def test_repeated_runs_are_one_row(tmp_path):
         h = hashlib.sha256(f"seed {seed}".encode()).hexdigest()
         shutil.copy(results / ID_FILE, results / name)
         shutil.copy(results / side(ID_FILE), results / side(name))
-        edit(results / name, lambda d: (d["provenance"].update(submission_hash=h), _scaled(d, metric, factor)))
+        edit(results / name, lambda d: (d["provenance"].update(submission_hash=h), d["model"].update(seeds=[seed]),
+                                        _scaled(d, metric, factor)))
         edit(results / side(name), lambda d: d.update(submission_hash=h))
         files.append(name)
     out = tmp_path / "site"
@@ -398,13 +412,22 @@ def test_repeated_runs_are_one_row(tmp_path):
     assert "(3 runs)" in md and " ± " in md
     # a row is verified only if every run is
     assert row["verification"]["text"] == "self-reported"
+    vhash = {name: {"videos_hash": hashlib.sha256(name.encode()).hexdigest()} for name in files[1:]}
     for name in files[:2]:
-        verify(results / name)
+        verify(results / name, extra=vhash.get(name))
     build(results, out)
     assert the_row(out)["verification"]["text"] == "self-reported (2 of 3 files verified)"
-    verify(results / files[2])
+    verify(results / files[2], extra=vhash[files[2]])
     build(results, out, require_verified=True)
     assert the_row(out)["verification"]["verified"]
+    assert the_row(out)["seeds"] == {"seeds": 3, "needs": 3, "enough": True, "reference": False}
+    # two runs of one seed are one seed: seed 2's card says seed 1 -> 2 seeds, no mark, shown with its runs
+    edit(results / files[2], lambda d: d["model"].update(seeds=[1]))
+    verify(results / files[2], extra=vhash[files[2]])
+    build(results, out, require_verified=True)
+    row = the_row(out)
+    assert not row["verification"]["verified"] and row["verification"]["text"] == "needs 3 seeds (has 2)"
+    assert row["runs"] == 3 and row["verification"]["needs_seeds"]
 
 
 # ------------------------------------------------------------------ where the site goes

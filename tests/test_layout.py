@@ -52,3 +52,19 @@ def test_output_files_are_the_bytes_score_always_wrote(tmp_path):
                      (tmp_path / "r.json", results_bytes(results))]
     assert layout.output_files(tmp_path / "r.json", results, None) == files[1:]
     assert layout.parse(files[1][1]) == {"kind": "phybench-results", "b": 1.0, "a": None}
+
+
+def test_seed_k_gets_its_own_results_name(tmp_path):
+    """Issue 51 item 6: seed k != 0 of a model is ``<task>-<split>-<model>.seed<k>.json`` (its sidecar and
+    record follow), seed 0 (or a card without seeds) keeps the plain name every shipped file has."""
+    plain = tmp_path / "uniform-id-eval-toy.json"
+    assert layout.seeded_path(plain, [0]) == plain and layout.seeded_path(plain, None) == plain
+    assert layout.seeded_path(plain, []) == plain and layout.seeded_path(plain, ["1"]) == plain
+    one = layout.seeded_path(plain, [1])
+    assert one.name == "uniform-id-eval-toy.seed1.json" and layout.seeded_path(one, [1]) == one
+    assert layout.samples_path(one).name == "uniform-id-eval-toy.seed1.samples.json"
+    assert layout.record_path(one).name == "uniform-id-eval-toy.seed1.verified.json"
+    assert layout.results_of(layout.record_path(one)) == one
+    assert layout.seeded_path(plain, [2, 1, 2]).name == "uniform-id-eval-toy.seed1-2.json"
+    assert layout.results_name("uniform", "id-eval", "toy", [3]) == "uniform-id-eval-toy.seed3.json"
+    assert layout.results_name("uniform", "id-eval", "toy") == "uniform-id-eval-toy.json"

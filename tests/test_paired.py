@@ -77,14 +77,16 @@ def test_a_board_marks_each_row_against_the_row_above_in_each_column():
     assert note and "id: twin ≈ best" in note[-1]
 
 
-def test_rows_without_values_or_of_several_runs_get_no_mark():
+def test_rows_without_values_get_no_mark():
+    """A row whose values are missing (no viewer record, or one of its runs has none: `board_viewers`)
+    is compared with nothing; a row of several runs with values is (issue 51: the seeds' mean)."""
     board = {"layout": "levels", "metrics": [{"name": PAIRED_METRIC, "higher_is_better": False}],
              "levels": [{"key": "id"}],
              "rows": [_row("a", {"id": 1.0}), dict(_row("b", {"id": 2.0}), runs=2), _row("c", {"id": 3.0})]}
     values = {"t/0": ("id", 1.0), "t/1": ("id", 2.0)}
-    assert mark_board(board, lambda row, col: values) == []  # b has runs: nothing to pair with a or c
-    board["rows"][1].pop("runs")
+    assert mark_board(board, lambda row, col: None if row["model"] == "b" else values) == []  # nothing to pair
     assert len(mark_board(board, lambda row, col: None if row["model"] == "a" else values)) == 1
+    assert len(mark_board(board, lambda row, col: values)) == 2
 
 
 def test_column_values_pick_the_level_and_drop_excluded_videos():
@@ -92,3 +94,32 @@ def test_column_values_pick_the_level_and_drop_excluded_videos():
     assert column_values(values, "r") == {"b": 2.0}
     assert column_values(values, "ood-overall") == {"a": 1.0, "b": 2.0, "d": 4.0}
     assert column_values(values, "in-template-eval", whole=True) == {"a": 1.0, "b": 2.0, "d": 4.0}
+
+
+def test_a_row_of_several_seeds_is_compared_by_its_per_video_values_averaged_over_seeds():
+    """Issue 51 item 6: the paired comparison uses the seeds.  A row of 3 runs gets a mark (before:
+    none, "no single per-video value"), from each video's mean over the seeds, then the same
+    bootstrap over videos; a video a seed could not score is averaged over the others."""
+    from phybench.leaderboard.site.paired import average_runs
+
+    runs = [{"a": ("id", 1.0), "b": ("id", 2.0), "c": ("id", None)},
+            {"a": ("id", 3.0), "b": ("id", float("nan")), "c": ("id", None)},
+            {"a": ("id", 2.0), "b": ("id", 4.0), "c": ("id", None), "only-here": ("id", 9.0)}]
+    assert average_runs(runs) == {"a": ("id", 2.0), "b": ("id", 3.0), "c": ("id", None)}
+
+    rng = np.random.default_rng(5)
+    ids = [f"t/id-eval/{i:07d}" for i in range(100)]
+    truth = rng.gamma(2.0, 1.0, 100)
+    seeds = [truth + 1.0 + rng.normal(0, 0.5, 100) for _ in range(3)]  # each seed noisy, their mean 1.0 worse
+    board = {"layout": "levels", "metrics": [{"name": PAIRED_METRIC, "higher_is_better": False}],
+             "levels": [{"key": "id"}],
+             "rows": [_row("single", {"id": float(truth.mean())}),
+                      {**_row("seeded", {"id": float(np.mean(seeds))}), "runs": 3}]}
+    per_run = {"single": [truth], "seeded": seeds}
+
+    def values_of(row, column):
+        return average_runs([{s: ("id", float(v)) for s, v in zip(ids, run)} for run in per_run[row["model"]]])
+
+    [mark] = mark_board(board, values_of)
+    assert mark["model"] == "seeded" and not mark["same"] and mark["n"] == 100
+    assert abs(mark["diff"] - float(np.mean(seeds, axis=0).mean() - truth.mean())) < 1e-5

@@ -331,7 +331,7 @@ def test_a_pr_that_breaks_the_sync_is_left_open_and_the_others_go_on(world, hub,
                    tmp_path / "results", "--site", tmp_path / "site", "--metrics", CHEAP, token=WRITE)
     assert hub.discussion(repo, 3).status == "closed", out.stdout + out.stderr
     [text] = bot_comments(hub, repo, 3)
-    assert "[intake-duplicate] model 'linear-extrapolation' already has a row on uniform/id-eval" in text, text
+    assert "[intake-duplicate] model 'linear-extrapolation' already has a run with seeds [0] on uniform/id-eval" in text, text
 
 
 @pytest.mark.slow

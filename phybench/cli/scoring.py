@@ -175,6 +175,10 @@ def cmd_score(args: argparse.Namespace) -> int:
         raise CliError(str(exc), exc.code) from None
     for w in out.warnings:
         print(f"warning: {w}", file=sys.stderr)
+    if args.out:  # seed k != 0 of a model: `NAME.seed<k>.json`, never over seed 0's file (docs/results.md)
+        from ..scoring.run.layout import seeded_path
+
+        args.out = str(seeded_path(args.out, out.results["model"].get("seeds")))
     files = scored_files(args.out, out) if args.out else []  # every byte made first, then written as a unit:
     if args.details:                                           # all of them, or none (a full disk, a read-only folder)
         files.append((args.details, details_bytes(out.details, out.results["metrics"])))

@@ -102,9 +102,14 @@ def already_admitted(details: Any, head_files: dict[str, Any], main_files: dict[
 
 
 def on_the_board(results_dir: Path, meta: dict[str, Any], out: Path) -> list[str]:
-    """A row the board already has for this model on this split (the build allows one per model
-    and split); `out`, this PR's own file from an interrupted earlier sync, does not count."""
+    """A run the board already has for this model on this split with the same seeds (the build
+    makes one row per model and split, its runs the model's seeds: another seed of an admitted
+    model is admitted as one more run of its row, `verify.seeds`); `out`, this PR's own file from
+    an interrupted earlier sync, does not count."""
+    from ..verify.seeds import run_seeds
+
     name, split_hash = meta["model"]["name"], meta["split_hash"]
+    seeds = run_seeds({"seeds": meta.get("seeds", [0])}) or (0,)
     from ..common.files import UnsafeFile, read_regular, scan
 
     for path in scan(results_dir)[0]:  # regular files only: never a link, FIFO or device
@@ -112,13 +117,14 @@ def on_the_board(results_dir: Path, meta: dict[str, Any], out: Path) -> list[str
             continue
         try:
             doc = parse_results(read_regular(path, MAX_CLAIM_BYTES))
-            same = doc["model"]["name"] == name and doc["provenance"]["split_hash"] == split_hash
+            same = (doc["model"]["name"] == name and doc["provenance"]["split_hash"] == split_hash
+                    and (run_seeds(doc["model"]) or (0,)) == seeds)
         except (UnsafeFile, ValueError, KeyError, TypeError, RecursionError):
             continue
         if same:
-            return [f"[intake-duplicate] model {name[:80]!r} already has a row on {meta['task']}/{meta['split']} "
-                    f"({path.relative_to(results_dir).as_posix()}); one row per model and split: submit "
-                    "under another model name, or ask the maintainers to replace it"]
+            return [f"[intake-duplicate] model {name[:80]!r} already has a run with seeds {list(seeds)} on "
+                    f"{meta['task']}/{meta['split']} ({path.relative_to(results_dir).as_posix()}); one run per model, "
+                    "split and seed: submit another seed, or another model name, or ask the maintainers to replace it"]
     return []
 
 def videos_on_the_board(results_dir: Path, vhash: str, submission: str) -> list[str]:

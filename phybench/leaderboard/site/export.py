@@ -70,7 +70,8 @@ def markdown(data: dict[str, Any], metric: str = PRIMARY_METRIC) -> str:
         f"OOD: outside it. {lost}"
         "Several runs (seeds) of one model are one row: mean over runs ± their standard deviation, beside the "
         "envelope of their per-video intervals. The last column says whether the row was re-scored from its "
-        "submission (verified) or not (self-reported). "
+        "submission (verified) or not (self-reported); a learned model's row needs 3 seeds for the mark "
+        "(\"needs 3 seeds (has 1)\" until then; the reference baselines are exempt). "
         f"Built with phybench {data['phybench_version']}.",
     ]
     asked = metric

@@ -16,7 +16,9 @@ taken as log-normal with the standard error its interval implies, se = (ln hi - 
 sqrt(se_id^2 + se_ood^2), and the interval is ratio x exp(+-1.96 se).  It needs both means and
 all four bounds above zero; otherwise the ratio is shown without an interval (or not at all
 when a mean is zero).  A row of several runs uses the envelope of its runs' intervals, which
-makes its interval wider, never narrower.
+makes its interval wider, never narrower, and shows the across-seed spread beside it as the
+table's cells do: the standard deviation (n - 1) of the per-seed ratios, each seed's OOD run over
+the same seed's ID run (`runs.seeds`, `table.merge_runs`), when at least two seeds have both.
 """
 from __future__ import annotations
 
@@ -55,7 +57,22 @@ def ratio_interval(id_entry: dict[str, Any] | None, ood_entry: dict[str, Any] | 
     if b == 0 or not all(is_number(x) and x > 0 for x in bounds):
         return {"ratio": _sig(ratio), "ci95": [None, None]}
     se = math.hypot(math.log(bounds[1] / bounds[0]), math.log(bounds[3] / bounds[2])) / (2 * Z95)
-    return {"ratio": _sig(ratio), "ci95": [_sig(ratio * math.exp(-Z95 * se)), _sig(ratio * math.exp(Z95 * se))]}
+    out = {"ratio": _sig(ratio), "ci95": [_sig(ratio * math.exp(-Z95 * se)), _sig(ratio * math.exp(Z95 * se))]}
+    spread = seed_spread(id_entry.get("runs"), ood_entry.get("runs"))
+    return {**out, "runs": spread} if spread else out
+
+
+def seed_spread(id_runs: Any, ood_runs: Any) -> dict[str, Any] | None:
+    """{"n", "sd"} of the per-seed OOD / ID ratios of two cells' runs, paired by seed; None under two pairs."""
+    if not isinstance(id_runs, dict) or not isinstance(ood_runs, dict):
+        return None
+    by_seed = [{str(k): v for k, v in zip(r.get("seeds") or [], r.get("values") or [])} for r in (id_runs, ood_runs)]
+    ratios = [by_seed[1][k] / by_seed[0][k] for k in sorted(set(by_seed[0]) & set(by_seed[1]))
+              if is_number(by_seed[0][k]) and is_number(by_seed[1][k]) and by_seed[0][k] > 0]
+    if len(ratios) < 2:
+        return None
+    mean = sum(ratios) / len(ratios)
+    return {"n": len(ratios), "sd": _sig((sum((r - mean) ** 2 for r in ratios) / (len(ratios) - 1)) ** 0.5)}
 
 
 def add_gaps(boards: list[dict[str, Any]]) -> list[dict[str, Any]]:

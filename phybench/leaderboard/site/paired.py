@@ -14,7 +14,11 @@ sidecar keeps the plotted velocities, from which the ranked value cannot be rebu
 the lost-frame share and the per-pair errors); they come from a viewer record
 (`phybench.leaderboard.viewer.board_viewers`), written when a row's viewer is built from its
 submission, whose mean is checked against the results file's headline.  Rows without one
-get no mark; so do rows of several runs (no single per-video value).  Values are read one
+get no mark.  A row of several runs (seeds) is compared by its per-video values averaged over
+its runs (`average_runs`: a video's value is the mean over the seeds that scored it, every run
+must have a viewer record) and then the same paired bootstrap over the videos: the seeds take
+their noise out of each video's value, and the interval is over videos, the unit the benchmark
+samples (a bootstrap over 3 seeds would say little).  Values are read one
 column at a time (`values_of` is called per row when a column needs it), never all sidecars
 at once.
 """
@@ -56,6 +60,20 @@ def _round(x: float) -> float:
     return float(f"{x:.6g}")
 
 
+def average_runs(runs: Sequence[Values]) -> dict[str, tuple[str, float | None]]:
+    """One row's per-video values from several runs (seeds) of its model on one split: a sample id's
+    value is the mean over the runs with a finite value for it (None when none has one); its level
+    is the first run's.  Sample ids that a run lacks are left out: the runs answer the same split."""
+    if not runs:
+        return {}
+    ids = set(runs[0]).intersection(*runs[1:])
+    out: dict[str, tuple[str, float | None]] = {}
+    for sid in sorted(ids):
+        finite = [v for r in runs if (v := r[sid][1]) is not None and math.isfinite(v)]
+        out[sid] = (runs[0][sid][0], sum(finite) / len(finite) if finite else None)
+    return out
+
+
 def column_values(values: Values, column: str, whole: bool = False) -> dict[str, float]:
     """The finite per-video values of a column: ID or one OOD level (that level's videos), OOD
     overall or a whole split's column (`whole`: every video of the file)."""
@@ -85,7 +103,7 @@ def mark_column(board: dict[str, Any], column: str, values_of: Callable[[dict[st
     marks = []
     above: dict[str, float] | None = None
     for i, (_, row) in enumerate(ranked):
-        got = values_of(row, column) if (row.get("runs") or 1) == 1 else None
+        got = values_of(row, column)  # a row of several runs: averaged over them (`average_runs`)
         mine = column_values(got, column, board.get("layout") == "splits") if got is not None else None
         if i > 0 and mine is not None and above is not None:
             ids = sorted(set(mine) & set(above))

@@ -14,6 +14,7 @@ from ...submission.model_fields import board_meta, train_size  # noqa: F401 - tr
 from .law_cell import law_cell
 from .paper import add_paper_references
 from .scatter import export_form, merge as merge_samples
+from ..verify.seeds import is_reference_run, pins, run_seeds, seed_count, seeds_state, seeds_words
 from .load import (
     LEVEL_CLASH,
     Entry,
@@ -139,13 +140,15 @@ def _mean_sd(values: list[float]) -> tuple[float, float]:
     return float(f"{mean:.9g}"), float(f"{sd:.9g}")
 
 
-def merge_runs(cells: list[dict[str, Any]]) -> dict[str, Any]:
+def merge_runs(cells: list[dict[str, Any]], seeds: list[Any] | None = None) -> dict[str, Any]:
     """One cell from several independent runs (seeds) of one model on one level.
 
     The value is the mean over runs of each run's mean, with `runs` = {n, sd, values}: the
     standard deviation across runs (n - 1).  The interval shown beside it is the envelope of
     the runs' per-video 95% intervals (lowest low, highest high): the spread over videos,
-    not a new bootstrap.  Videos and untrackable counts are totals over the runs.
+    not a new bootstrap.  Videos and untrackable counts are totals over the runs.  `seeds`: each
+    run's seeds (its card's), kept beside the values (`runs.seeds`) so the gap pairs a seed's ID
+    and OOD runs (`gap.ratio_interval`).
     """
     if len(cells) == 1:
         return cells[0]
@@ -167,6 +170,8 @@ def merge_runs(cells: list[dict[str, Any]]) -> dict[str, Any]:
             continue
         mean, sd = _mean_sd(values)
         merged: dict[str, Any] = {key: mean, "runs": {"n": len(values), "sd": sd, "values": values}}
+        if seeds is not None and len(seeds) == len(values):
+            merged["runs"]["seeds"] = [list(x) for x in seeds]
         if key == "mean":
             lows = [e["ci95"][0] for e in entries if is_number(e["ci95"][0])]
             highs = [e["ci95"][1] for e in entries if is_number(e["ci95"][1])]
@@ -194,17 +199,26 @@ def source_verification(verification: Any) -> str:
     return f"verified ({words})"
 
 
-def row_verification(sources: list[dict[str, Any]]) -> dict[str, Any]:
-    """A row is verified only if every file it shows (each split, each run) is."""
+def row_verification(sources: list[dict[str, Any]], seeds: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A row is verified only if every file it shows (each split, each run) is, and, for a learned
+    model, its runs have at least 3 distinct seeds (`seeds`: `verify.seeds.seeds_state`; a pinned
+    reference baseline is exempt).  Short of seeds, every file verified: "needs 3 seeds (has 1)"."""
     states = [s["verification"] for s in sources]
-    verified = all(v.startswith("verified") for v in states)
+    files_verified = all(v.startswith("verified") for v in states)
+    verified = files_verified and (seeds is None or seeds["enough"])
     if verified:
         inner = sorted({v[len("verified ("):-1] for v in states})
         text = f"verified ({'; '.join(inner)})"
+    elif files_verified:
+        assert seeds is not None
+        text = seeds_words(seeds)
     else:
         done = sum(v.startswith("verified") for v in states)
         text = "self-reported" + (f" ({done} of {len(states)} files verified)" if done else "")
-    return {"verified": verified, "text": text}
+    out: dict[str, Any] = {"verified": verified, "text": text}
+    if files_verified and not verified:
+        out["needs_seeds"] = True
+    return out
 
 
 def combine(entries: list[Entry]) -> tuple[list[dict[str, Any]], list[Refusal]]:
@@ -218,6 +232,7 @@ def combine(entries: list[Entry]) -> tuple[list[dict[str, Any]], list[Refusal]]:
     refused: list[Refusal] = []
     known = list(_registered_tasks())
     runs: dict[tuple[Any, ...], list[Entry]] = {}
+    pinned = pins()  # the reference baselines' videos hashes (`verify.seeds`): their rows need no 3 seeds
     for e in sorted(entries, key=lambda e: (e.key, e.model, e.results["split"], e.file)):
         runs.setdefault((e.key, e.model, e.results["split"]), []).append(e)
     for (_, _, split), group in runs.items():
@@ -238,7 +253,9 @@ def combine(entries: list[Entry]) -> tuple[list[dict[str, Any]], list[Refusal]]:
         for g in group:  # consumed: the cells hold its numbers, and a build holds no file's summary past its row
             g.results["summary"] = None
         keys = sorted({k for cells in per_run for k in cells})
-        cells = {k: merge_runs([c[k] for c in per_run if k in c]) for k in keys}
+        seeds = [run_seeds(g.results["model"]) or (0,) for g in group]
+        cells = {k: merge_runs([c[k] for c in per_run if k in c], [x for c, x in zip(per_run, seeds) if k in c])
+                 for k in keys}
         board = boards.setdefault(e.key, {"rows": {}, "metrics": {}, "task_version": doc["task_version"]})
         row = board["rows"].get(e.model) or {"model": e.model, "meta": board_meta(doc["model"]), "cells": {}, "sources": []}
         clash = sorted(set(cells) & set(row["cells"]))
@@ -253,6 +270,11 @@ def combine(entries: list[Entry]) -> tuple[list[dict[str, Any]], list[Refusal]]:
         row["cells"].update(cells)
         row.setdefault("cell_splits", {}).update({k: split for k in cells})
         row["runs"] = max(row.get("runs", 1), len(group))
+        count = seed_count(g.results["model"] for g in group)  # the row's seeds: its fewest on any split
+        reference = all(is_reference_run(g.results["model"], g.verification, pinned) for g in group)
+        before = row.get("seeds")
+        row["seeds"] = seeds_state(count if before is None else min(count, before["seeds"]),
+                                   reference and (before is None or before["reference"]))
         for i, g in enumerate(group):
             prov = g.results["provenance"]
             row["sources"].append({
@@ -293,7 +315,7 @@ def _ordered_boards(boards: dict[tuple[str, int, str], dict[str, Any]], known: l
         for row in rows:
             splits = eval_splits(task)
             row["sources"].sort(key=lambda s: (splits.index(s["split"]) if s["split"] in splits else len(splits), s["file"]))
-            row["verification"] = row_verification(row["sources"])
+            row["verification"] = row_verification(row["sources"], row.get("seeds"))
             if "scatter" in row:
                 row["scatter"] = export_form(row["scatter"])
         present = {k for r in rows for k in r["cells"]}

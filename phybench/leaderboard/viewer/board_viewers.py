@@ -36,8 +36,8 @@ from typing import Any, Callable, Sequence
 from ... import jsonsafe
 from ...io import file_sha256
 from ..site.load import Entry, LeaderboardError
-from ..site.paired import PAIRED_METRIC, Values, mark_board
-from .app import APP_FILES, AppError, write_site_app
+from ..site.paired import PAIRED_METRIC, Values, average_runs, mark_board
+from .app import APP_FILES, PAGE, AppError, write_site_app
 
 VIEWERS_DIR = "viewers"
 RECORD = "viewer-record.json"
@@ -268,10 +268,15 @@ def write(site: Path, boards: list[dict[str, Any]], viewers: Viewers, results_di
         def values_of(row: dict[str, Any], column: str) -> Values | None:
             split = row.get("cell_splits", {}).get(column)
             files = [s["file"] for s in row["sources"] if s["split"] == split]
-            if len(files) != 1 or files[0] not in usable:
+            if not files or any(f not in usable for f in files):
                 return None
-            doc = read_viewer_record(usable[files[0]])
-            return record_values(doc) if doc is not None else None
+            runs = []
+            for f in files:  # every run (seed) of the row on this split, averaged video by video
+                doc = read_viewer_record(usable[f])
+                if doc is None:
+                    return None
+                runs.append(record_values(doc))
+            return runs[0] if len(runs) == 1 else average_runs(runs)
 
         mark_board(board, values_of)
     return warnings, written

@@ -90,3 +90,35 @@ def parse(data: bytes | str) -> Any:
 def read_results_doc(path: PathLike) -> Any:
     """A results file's (or its sidecar's) document, read from a trusted path."""
     return parse(Path(path).read_bytes())
+
+
+SEED_MARK = ".seed"  # `<task>-<split>-<model>.seed<k>.json`: seed k's run of a model (seed 0's keeps the plain name)
+
+
+def seed_tag(seeds: Any) -> str:
+    """The name's mark of a run's seeds: ``""`` for seed 0 (or a card naming none: the names
+    every results file had before seeds were told apart, so no shipped name moves), else
+    ``.seed<k>`` (``.seed1-2`` for a run whose card lists several)."""
+    if not isinstance(seeds, list) or not seeds or not all(isinstance(s, int) and s >= 0 for s in seeds):
+        return ""
+    unique = sorted(set(seeds))
+    return "" if unique == [0] else SEED_MARK + "-".join(str(s) for s in unique[:8])
+
+
+def seeded_path(path: PathLike, seeds: Any) -> Path:
+    """Where the run with `seeds` writes its results when asked for `path`: ``dir/name.json`` ->
+    ``dir/name.seed<k>.json`` (its sidecar and record follow: ``name.seed<k>.samples.json``,
+    ``name.seed<k>.verified.json``), so seeds 0, 1 and 2 of one model never overwrite each other.
+    A name that already ends in its seed's mark is kept."""
+    p = Path(path)
+    tag = seed_tag(seeds)
+    stem = p.name[: -len(RESULTS_SUFFIX)] if p.name.endswith(RESULTS_SUFFIX) else p.name
+    if not tag or stem.endswith(tag):
+        return p
+    return p.with_name(stem + tag + RESULTS_SUFFIX)
+
+
+def results_name(task: str, split: str, model: str, seeds: Any = None) -> str:
+    """A results file's name: ``<task>-<split>-<model>.json``, ``<task>-<split>-<model>.seed<k>.json``
+    for seed k != 0 (`seeded_path`)."""
+    return seeded_path(f"{task}-{split}-{model}{RESULTS_SUFFIX}", seeds).name

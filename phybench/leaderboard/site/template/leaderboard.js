@@ -105,6 +105,10 @@
     var g = gapOf(row, metric.name);
     if (!g) return h("td", { class: "num gap empty", text: "–" });
     var parts = [h("span", { class: "mean", text: "×" + fmt(g.ratio) })];
+    if (g.runs && typeof g.runs.sd === "number") {
+      parts.push(h("span", { class: "runs-sd", text: " ± " + fmt(g.runs.sd),
+        title: "standard deviation of the per-seed ratios across " + g.runs.n + " seeds" }));
+    }
     if (typeof g.ci95[0] === "number" && typeof g.ci95[1] === "number") {
       parts.push(h("span", { class: "ci", text: fmt(g.ci95[0]) + "–" + fmt(g.ci95[1]), title: "95% interval of the ratio" }));
     }
@@ -257,7 +261,8 @@
     if (bits.length) children.push(h("div", { class: "meta", text: bits.join(" · ") }));
     var v = row.verification || { verified: false, text: "self-reported" };
     children.push(h("span", {
-      class: v.verified ? "badge verified" : "badge self", text: v.verified ? "verified" : "self-reported",
+      class: v.verified ? "badge verified" : "badge self",
+      text: v.verified ? "verified" : (v.needs_seeds ? v.text : "self-reported"),
       title: v.text,
     }));
     if (typeof row.runs === "number" && row.runs > 1) {
@@ -280,7 +285,7 @@
         }).join("; "),
       }));
     }
-    if (v.text !== "self-reported") children.push(h("div", { class: "verification", text: v.text }));
+    if (v.text !== "self-reported" && !v.needs_seeds) children.push(h("div", { class: "verification", text: v.text }));
     fieldsShown("badge").forEach(function (f) {
       if (!absent(meta[f.key])) children.push(h("span", { class: "badge", text: f.label, title: fieldText(f, meta[f.key]) }));
     });
