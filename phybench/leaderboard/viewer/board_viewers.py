@@ -37,7 +37,7 @@ from ... import jsonsafe
 from ...io import file_sha256
 from ..site.load import Entry, LeaderboardError
 from ..site.paired import PAIRED_METRIC, Values, average_runs, mark_board
-from .app import APP_FILES, PAGE, AppError, write_site_app
+from .app import APP_FILES, AppError, write_site_app
 
 VIEWERS_DIR = "viewers"
 RECORD = "viewer-record.json"
