@@ -36,11 +36,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("studies", ("studies.scaling", "studies.modality", "studies.findings")),
     ("grids", ("studies.grid", "studies.grid_findings")),  # the training-size x model-size grid and its findings
     ("commands", ("studies.findings_command",)),  # `phybench study findings` (with --grid)
-    # the entry points' old modules, for installs made before the move (`pip install -e .` reads the new ones)
-    ("moved", ("dit.study", "dit.modality", "framear.findings_command")),
 )
 FAMILIES = ("dit", "framear")
-MOVED = ("dit.study", "dit.modality", "framear.findings_command")  # the "moved" layer: they only re-export a study
+MOVED: tuple[str, ...] = ()  # modules exempt from `families_import_studies` (none since the re-exports went)
 
 
 def _full(name: str) -> str:
