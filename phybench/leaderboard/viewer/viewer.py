@@ -47,6 +47,7 @@ from .app import APP_FILES, DATA, PAGE, data_bytes, page_html, template_bytes
 from .viewer_media import MAX_SIDE, difference, pixel_tracks, sprite_png
 from .viewer_sources import (CHEAP_METRICS, Model as _Model, SourceError, model_from_results, num as _num,
                              rank_among, scored_model)
+from ...data.documents import Manifest
 
 VIEWER_MARKER = ".phybench-viewer"
 VIEWER_MARKER_TEXT = "A phybench per-submission viewer (phybench view); rebuilt in place.\n"
@@ -301,7 +302,7 @@ def _open_split(split_dir: Path) -> Any:
     return reader
 
 
-def _videos_of(model: _Model, manifest: dict[str, Any]) -> Any:
+def _videos_of(model: _Model, manifest: Manifest) -> Any:
     """The model's submission opened against the split's manifest, its errors as the viewer's."""
     from ...submission import SubmissionError, open_submission
 
@@ -415,7 +416,7 @@ def _media(models: Sequence[_Model], reader: Any, rows: list[dict[str, Any]], or
     return files, media
 
 
-def _data_doc(manifest: dict[str, Any], models: Sequence[_Model], rows: list[dict[str, Any]],
+def _data_doc(manifest: Manifest, models: Sequence[_Model], rows: list[dict[str, Any]],
               media: dict[str, dict[str, Any]], results_doc: dict[str, Any],
               results: str | os.PathLike[str] | None, board: str | os.PathLike[str] | None,
               headline_param: str | None, gallery: list[dict[str, Any]], compares: list[dict[str, Any]],

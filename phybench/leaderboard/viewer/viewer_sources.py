@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
+from ...data.documents import Manifest
 
 CHEAP_METRICS = ("velocity_error", "ssim", "psnr")
 MAX_DETAILS_BYTES = 64 * 1024 * 1024  # a full split's details Parquet is a few MB
@@ -221,7 +222,7 @@ def merge_rows(order: Sequence[str], results: dict[str, Any], samples: dict[str,
 
 
 def model_from_results(path: Path, results_path: Path, details: Path | list[dict[str, Any]] | None,
-                       manifest: dict[str, Any], order: Sequence[str]) -> Model:
+                       manifest: Manifest, order: Sequence[str]) -> Model:
     """A submission's model read from its results file (+ sidecar, + details: a Parquet's path or its
     rows already in memory): nothing is scored."""
     from ...submission import SubmissionError, submission_hash

@@ -20,6 +20,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from ..metrics import METRICS, companion_metrics, is_set_metric, is_video_metric
+from ...data.documents import Manifest
 
 SCHEMA_VERSION = 1
 BOOTSTRAP_RESAMPLES = 10_000
@@ -107,7 +108,7 @@ def level_details(details: Sequence[dict[str, Any]]) -> dict[str, list[dict[str,
 def build_results(
     *,
     model: dict[str, Any],
-    manifest: dict[str, Any],
+    manifest: Manifest,
     provenance: dict[str, Any],
     details: Sequence[dict[str, Any]],
     metrics: Sequence[str],

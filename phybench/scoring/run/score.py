@@ -23,6 +23,7 @@ from .results import OVERALL, build_results
 from .sample import CONDITION_TOLERANCE, pixel_mapping, score_row, score_sample  # noqa: F401 - re-exported
 from ...data.split import SplitReader, split_hash
 from ...tasks import family_of, get_task
+from ...data.documents import Manifest
 
 
 class ScoreError(Exception):
@@ -140,7 +141,7 @@ class _Split:
     rows: list[dict[str, Any]]
 
     @property
-    def manifest(self) -> dict[str, Any]:
+    def manifest(self) -> Manifest:
         return self.reader.manifest
 
     @property
@@ -274,7 +275,7 @@ def _check_split(split: _Split, digests: list[str]) -> None:
             f"{recomputed}. Run `phybench verify {quote(str(split.dir))}` to see which shard changed, then regenerate or re-download it.")
 
 
-def _condition_warnings(details: list[dict[str, Any]], manifest: dict[str, Any]) -> list[str]:
+def _condition_warnings(details: list[dict[str, Any]], manifest: Manifest) -> list[str]:
     differ = [d for d in details if "condition_frames_differ" in d]
     if not differ:
         return []
@@ -309,6 +310,7 @@ def _provenance(split: _Split, metrics: Sequence[str], weights: dict[str, Any], 
     from ...tasks.protocols import protocol_of
 
     spec, manifest, n = split.reader.spec, split.manifest, len(split.rows)
+    full = manifest.get("full_size")
     # every video is parsed: the tracking conventions (untrackable, excluded) are always stated
     settings = settings_blocks([TRACKING_METRIC, *reported(metrics, family_of(spec).metrics)])
     return {
@@ -318,7 +320,7 @@ def _provenance(split: _Split, metrics: Sequence[str], weights: dict[str, Any], 
         "split_num_samples": n,
         "split_full_size": manifest.get("full_size"),
         # the evaluation protocol those sizes make (full, lite, or "limit N": a debugging subset)
-        "protocol": protocol_of(spec.name, n, manifest["full_size"]) if isinstance(manifest.get("full_size"), int) else None,
+        "protocol": protocol_of(spec.name, n, full) if isinstance(full, int) else None,
         "resolution": manifest["resolution"],
         "pixel_mapping": pixel_mapping(manifest).kind,
         "submission_hash": submission_hash,  # the bytes this pass read and hashed
