@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from shlex import quote
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -24,6 +24,7 @@ from .sample import CONDITION_TOLERANCE, pixel_mapping, score_row, score_sample 
 from ...data.split import SplitReader, split_hash
 from ...tasks import family_of, get_task
 from ...data.documents import Manifest
+from .documents import Provenance, Results, Sidecar, SidecarRow
 
 
 class ScoreError(Exception):
@@ -50,12 +51,12 @@ def invalid_submission(report: Any, submission: Any, split_dir: Any) -> ScoreErr
 
 @dataclass
 class ScoreOutput:
-    results: dict[str, Any]
+    results: Results
     details: list[dict[str, Any]]
     warnings: list[str] = field(default_factory=list)
 
 
-def samples_sidecar(results: dict[str, Any], details: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+def samples_sidecar(results: Results, details: Sequence[dict[str, Any]]) -> Sidecar | None:
     """Per-sample conditioned vs generated velocity for the leaderboard's figure-5 plot.
 
     Written beside a results file as `<stem>.samples.json` (format in leaderboard/README.md);
@@ -63,9 +64,8 @@ def samples_sidecar(results: dict[str, Any], details: Sequence[dict[str, Any]]) 
     """
     import math
 
-    from ..learned.law import sidecar_law
-
-    if family_of(get_task(results["task"])).plot_dof is None:
+    dof = family_of(get_task(results["task"])).plot_dof
+    if dof is None:
         return None
 
     def num(x: float) -> float | None:
@@ -76,18 +76,20 @@ def samples_sidecar(results: dict[str, Any], details: Sequence[dict[str, Any]]) 
         "schema_version": 1,
         "submission_hash": results["provenance"]["submission_hash"],
         "split_hash": results["provenance"]["split_hash"],
-        "dof": family_of(get_task(results["task"])).plot_dof,
-        "samples": [
-            {
-                "sample_id": d["sample_id"],
-                "level": d["level"],
-                "true_velocity": num(d["true_velocity"]),
-                "generated_velocity": None if d.get("untrackable") else num(d["generated_velocity"]),
-                **({"law": sidecar_law(d["law"])} if d.get("law") else {}),  # phybench.scoring.learned.law
-            }
-            for d in details
-        ],
+        "dof": dof,
+        "samples": [_sidecar_row(d, num) for d in details],
     }
+
+
+def _sidecar_row(d: dict[str, Any], num: Callable[[float], float | None]) -> SidecarRow:
+    """One video's sidecar row from its detail row, numbers rounded by `num`."""
+    from ..learned.law import sidecar_law
+
+    row: SidecarRow = {"sample_id": d["sample_id"], "level": d["level"], "true_velocity": num(d["true_velocity"]),
+                       "generated_velocity": None if d.get("untrackable") else num(d["generated_velocity"])}
+    if d.get("law"):
+        row["law"] = sidecar_law(d["law"])
+    return row
 
 
 def scored_files(path: str | os.PathLike[str], scored: ScoreOutput) -> list[tuple[Path, bytes]]:
@@ -306,7 +308,7 @@ def _model_meta(meta: dict[str, Any]) -> dict[str, Any]:
     return model_meta
 
 
-def _provenance(split: _Split, metrics: Sequence[str], weights: dict[str, Any], submission_hash: str | None) -> dict[str, Any]:
+def _provenance(split: _Split, metrics: Sequence[str], weights: dict[str, Any], submission_hash: str | None) -> Provenance:
     from ...tasks.protocols import protocol_of
 
     spec, manifest, n = split.reader.spec, split.manifest, len(split.rows)
