@@ -1,24 +1,24 @@
-"""The split's documents as types: the manifest (``manifest.json``) and a split row.
+"""The split's document as types: the manifest (``manifest.json``) and its shard list.
 
 `TypedDict`s, not classes: on disk and at runtime they are the same JSON objects and dicts as
 before (no byte moves, no conversion), but mypy now knows their keys, so a misspelt
 ``manifest["resolutoin"]`` is a type error instead of a `KeyError` at run time
-(`tests/test_documents.py` shows the gate catching one).  Each has one writer and one reader:
+(`tests/test_documents.py` shows the gate catching one).  It has one writer and one reader:
 
 * `Manifest`: written by `phybench.data.split.build_manifest` (and the importer, which adds
   the three keys marked "imported"), read by `phybench.data.split.read_manifest`, which checks
   its format version, shard paths and declared sizes (`manifest_bounds`) before anyone reads
   a key.  Its values are checked only as far as those checks go: a manifest is untrusted input.
-* `SplitRow`: a row of a split as `SplitReader.rows` yields it (numpy arrays for the
-  trajectory columns).  A family adds its own parameter columns (``x0``, ``v0``, ...): those are
-  read by name from the family's DoFs, ``row[dof.name]``, so they stay outside the type
-  (`row_value` is the one door for them).
+
+A split row is not typed here (yet): a family adds its own parameter columns (``x0``, ``v0``,
+``velocity``, ...) read by name from its DoFs (``row[dof.name]``), which a closed `TypedDict`
+cannot express; typing `SplitReader.rows` gives 31 first-order mypy errors, each opening more.
 
 Keys are listed in the order the writers write them (the manifest is written without sorting).
 """
 from __future__ import annotations
 
-from typing import Any, TypedDict, cast
+from typing import Any, TypedDict
 
 
 class ShardEntry(TypedDict):
@@ -74,28 +74,3 @@ class Manifest(_Manifest, total=False):
     pixel_mapping: str  # imported: the reference data's pixel mapping ("grid")
     time_offset: float  # imported: s, the reference data's frame 0
     imported: dict[str, Any]  # imported: the source file and its hash
-
-
-class SplitRow(TypedDict, total=False):
-    """A split row's common columns (`phybench.data.split.generate_sample`, `arrow.table_rows`).
-
-    total=False: a reader may ask for some columns only (`SplitReader.rows(columns=...)`), and a
-    training split without states has no trajectory."""
-
-    sample_id: str
-    index: int
-    level: str  # "id", "ood", ... (the family's levels)
-    contact_time: float | None  # s; None: no contact
-    frames_in_view: int
-    positions: Any  # (T, N, 2) float32, m
-    velocities: Any  # (T, N, 2) float32, m/s
-    radii: Any  # (N,) float32, m
-    colours: Any  # (N,) colour names
-    angles: Any  # (T, N) float32, rad (families that store bodies)
-    bodies: str  # JSON list of the bodies (families that store bodies)
-    video: Any  # (T, H, W, 3) uint8 (evaluation splits), or its PNG bytes as stored
-
-
-def row_value(row: SplitRow, column: str) -> Any:
-    """A column named at run time (a family's DoF, an extra column): outside the typed keys."""
-    return cast("dict[str, Any]", row)[column]
