@@ -23,11 +23,13 @@ import zipfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..problems import LimitExceeded, Problem
 from ..problems import error as _error
-from ..data.documents import Manifest
+
+if TYPE_CHECKING:  # the readers import alone (the security boundary): the type is for mypy only
+    from ..data.documents import Manifest
 
 JUNK_NAMES = {".DS_Store", "Thumbs.db", "desktop.ini"}  # left by file managers; ignored
 MAX_NAME_BYTES = 1024
