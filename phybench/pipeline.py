@@ -46,6 +46,7 @@ from .conditioning import conditioning_record, model_caller
 from . import jsonsafe
 from .io import atomic_save_npy, atomic_write_bytes, file_sha256
 from .submission.inputs import CONTROL, InputsError, export_inputs, pack
+from .data.documents import Manifest
 
 RUN_RECORD = "run.json"  # OUT/<task>-<split>/run.json: who made the files there (the resume key)
 DETAILS = "details.parquet"  # OUT/<task>-<split>/details.parquet: the per-video details (`score --details`)
@@ -377,7 +378,7 @@ def _generate_failed(exc: Exception, work: Path, model_name: str, n: int, of: in
                     "command again to resume (--restart starts over)", "model_error")
 
 
-def _generate_and_pack(model: Any, model_name: str, split_dir: str | os.PathLike[str], m: dict[str, Any],
+def _generate_and_pack(model: Any, model_name: str, split_dir: str | os.PathLike[str], m: Manifest,
                        work: Path, sub: Path, rank: int, size: int, batch_size: int, progress: bool) -> None:
     """This process's share of a split's videos from `model.generate`, resumed from what is already
     written; process 0 then waits for the others' and packs the submission into `sub`."""

@@ -31,6 +31,7 @@ from .config import PRESETS, FrameConfig, config_help, make_config, make_model  
 from .frames import LazyClips, downsample, render_clips, upsample  # noqa: F401  re-exported
 from .model import FrameNet
 from phybench.data.split import SplitReader
+from phybench.data.documents import Manifest
 
 
 def split_rows(n: int, train: int, val: int) -> tuple[list[int], list[int]]:
@@ -86,7 +87,7 @@ def parse_args(argv=None):
     return p.parse_args(argv)
 
 
-def write_run_files(out: Path, cfg: FrameConfig, manifest: dict) -> None:
+def write_run_files(out: Path, cfg: FrameConfig, manifest: Manifest) -> None:
     """The run folder's config and the training split's identity (refusing a folder that holds a run)."""
     out.mkdir(parents=True, exist_ok=True)
     if (out / "ema.safetensors").exists():

@@ -5,12 +5,15 @@ import argparse
 import textwrap
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from .._version import __version__
 from . import CliError
 
 from .data import canonical_command
+
+if TYPE_CHECKING:
+    from ..scoring.run.documents import Results
 
 
 EXAMPLES = {
@@ -123,7 +126,7 @@ def _estimate(out: Path, args: argparse.Namespace, protocol: Any, metrics: tuple
     print(quickstart_estimate(jobs, train, metrics, len(QUICKSTART_BASELINES)) + "\n", flush=True)
 
 
-def _ranked_text(results: dict[str, Any]) -> str:
+def _ranked_text(results: Results) -> str:
     """The column the board sorts by, rounded as the board shows it: 'ranked velocity error 2.67 [2.5, 2.8]'."""
     from ..leaderboard.common.format import fmt
     from ..leaderboard.site.table import FALLBACK_METRIC, PRIMARY_METRIC

@@ -5,9 +5,12 @@ import argparse
 import json
 import sys
 import textwrap
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Callable
 
 from . import CliError
+
+if TYPE_CHECKING:
+    from ..scoring.run.documents import Results
 
 
 EXAMPLES = {
@@ -113,7 +116,7 @@ def _thresholds(items: list[str], flag: str) -> list[tuple[str, float]]:
     return out
 
 
-def _overall(results: dict[str, Any], metric: str) -> float | None:
+def _overall(results: Results, metric: str) -> float | None:
     entry = results["summary"]["overall"].get(metric)
     if entry is None:
         return None

@@ -15,6 +15,7 @@ from typing import Any, Iterable
 from .._version import __version__
 from .split import hf_split_name
 from .hub_layout import DatasetCardError, repo_folder
+from .documents import Manifest
 
 
 # The repo's top-level data_cards/, installed (and shipped inside the wheel) as phybench.data_cards
@@ -56,7 +57,7 @@ def _card_dir(card_dir: str | os.PathLike[str] | None) -> Path:
     return folder
 
 
-def card_header(manifests: list[dict[str, Any]], meta: dict[str, Any],
+def card_header(manifests: list[Manifest], meta: dict[str, Any],
                 num_bytes: dict[tuple[str, str], int] | None = None) -> dict[str, Any]:
     """The card's YAML header: static metadata plus one config per task over its splits.
 
@@ -93,7 +94,7 @@ def card_header(manifests: list[dict[str, Any]], meta: dict[str, Any],
     return header
 
 
-def _task_order(manifests: list[dict[str, Any]]) -> list[str]:
+def _task_order(manifests: list[Manifest]) -> list[str]:
     """Tasks in registry order (uniform, parabola, collision), unknown names last."""
     from ..tasks import TASKS
 
@@ -102,13 +103,13 @@ def _task_order(manifests: list[dict[str, Any]]) -> list[str]:
     return sorted(present, key=lambda t: (names.index(t) if t in names else len(names), t))
 
 
-def _split_order(m: dict[str, Any]) -> tuple[int, int, str]:
+def _split_order(m: Manifest) -> tuple[int, int, str]:
     """Evaluation splits first (so `datasets` infers the video column), then training by size."""
     training = m["split"].startswith("train-")
     return (1 if training else 0, int(m.get("full_size", m["num_samples"])) if training else 0, m["split"])
 
 
-def card_context(manifests: list[dict[str, Any]], repo_id: str, meta: dict[str, Any]) -> dict[str, Any]:
+def card_context(manifests: list[Manifest], repo_id: str, meta: dict[str, Any]) -> dict[str, Any]:
     """What the prose template sees."""
     from ..tasks import family_of, get_task
 
@@ -168,7 +169,7 @@ def card_context(manifests: list[dict[str, Any]], repo_id: str, meta: dict[str, 
     }
 
 
-def render_card(manifests: list[dict[str, Any]], repo_id: str, card_dir: str | os.PathLike[str] | None = None,
+def render_card(manifests: list[Manifest], repo_id: str, card_dir: str | os.PathLike[str] | None = None,
                 num_bytes: dict[tuple[str, str], int] | None = None) -> str:
     """README.md text for a repo holding these splits (YAML header + prose)."""
     import jinja2

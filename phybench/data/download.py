@@ -9,11 +9,12 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 from .. import jsonsafe
 from .manifest_bounds import MANIFEST_SIZES, MAX_MANIFEST_BYTES, size_problem
 from .split import MANIFEST, SplitError, read_manifest
 from .hub import REPO_TYPE, HubError, check_split, hf_module, hub_error, progress_bars, repo_folder, split_files
+from .documents import Manifest
 
 
 
@@ -25,7 +26,7 @@ def _verified_dir() -> Path:
     return cache_dir("verified")
 
 
-def _fingerprint(folder: Path, manifest: dict[str, Any]) -> dict[str, Any]:
+def _fingerprint(folder: Path, manifest: Manifest) -> dict[str, Any]:
     """Size and mtime of every file of a split (through symlinks): cheap change detection."""
     out = {}
     for path, rel in split_files(folder, manifest):
@@ -39,7 +40,7 @@ def _marker(folder: Path, revision: str) -> Path:
     return _verified_dir() / f"{key}.json"
 
 
-def _known_good(folder: Path, manifest: dict[str, Any], revision: str) -> bool:
+def _known_good(folder: Path, manifest: Manifest, revision: str) -> bool:
     try:
         record = jsonsafe.read(_marker(folder, revision), max_bytes=MAX_MANIFEST_BYTES)
         return record["split_hash"] == manifest["split_hash"] and record["files"] == _fingerprint(folder, manifest)
@@ -47,7 +48,7 @@ def _known_good(folder: Path, manifest: dict[str, Any], revision: str) -> bool:
         return False
 
 
-def _remember_good(folder: Path, manifest: dict[str, Any], revision: str) -> None:
+def _remember_good(folder: Path, manifest: Manifest, revision: str) -> None:
     try:
         marker = _marker(folder, revision)
         marker.parent.mkdir(parents=True, exist_ok=True)
@@ -83,7 +84,7 @@ def _check_manifest_bytes(file: Path) -> None:
                          code=MANIFEST_SIZES)
 
 
-def _check_sizes(manifest: dict[str, Any], folder: Path) -> None:
+def _check_sizes(manifest: Mapping[str, Any], folder: Path) -> None:
     """The manifest's declared rows, shards and bytes agree, before any shard is hashed or decoded."""
     why = size_problem(manifest, folder)
     if why is not None:
@@ -91,12 +92,12 @@ def _check_sizes(manifest: dict[str, Any], folder: Path) -> None:
                          code=MANIFEST_SIZES)
 
 
-def _check_identity(manifest: dict[str, Any], task: str, split: str, where: str) -> None:
+def _check_identity(manifest: Manifest, task: str, split: str, where: str) -> None:
     if manifest.get("task") != task or manifest.get("split") != split:
         raise HubError(f"{where} holds {manifest.get('task')}/{manifest.get('split')}, not {task}/{split}")
 
 
-def _check_pin(manifest: dict[str, Any], split_hash: str | None, where: str) -> None:
+def _check_pin(manifest: Manifest, split_hash: str | None, where: str) -> None:
     if split_hash is not None and manifest["split_hash"] != split_hash:
         raise HubError(
             f"{where}: split hash expected {split_hash} (pinned), found {manifest['split_hash']} in its manifest: "
@@ -104,7 +105,7 @@ def _check_pin(manifest: dict[str, Any], split_hash: str | None, where: str) -> 
         )
 
 
-def _verify_or_raise(folder: Path, manifest: dict[str, Any], where: str, revision: str | None,
+def _verify_or_raise(folder: Path, manifest: Manifest, where: str, revision: str | None,
                      progress: bool = False) -> None:
     problems, recomputed = check_split(folder, manifest, progress)
     if problems:

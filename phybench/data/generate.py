@@ -17,7 +17,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from multiprocessing import get_context
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from tqdm import tqdm
 
@@ -35,6 +35,7 @@ from .split import (
     file_sha256,
     write_shard,
 )
+from .documents import Manifest
 
 _OWN_NAMES = {MANIFEST, DATA_DIR, "README.md"}
 
@@ -45,10 +46,10 @@ class GenerateResult:
     written: int  # shards written by this run
     reused: int  # shards found finished
     missing: list[int]  # shards still to write (other --shard slices)
-    manifest: dict[str, Any] | None  # set once the split is complete
+    manifest: Manifest | None  # set once the split is complete
 
 
-def _describe(identity: dict[str, Any]) -> str:
+def _describe(identity: Mapping[str, Any]) -> str:
     return (
         f"{identity.get('task')}/{identity.get('split')} v{identity.get('task_version')} "
         f"(spec {str(identity.get('spec_hash'))[:12]}, {identity.get('resolution')} px, "
@@ -57,7 +58,7 @@ def _describe(identity: dict[str, Any]) -> str:
 
 
 def _check_identity(found: dict[str, Any], plan: SplitPlan, where: Path) -> None:
-    want = plan.identity()
+    want: Mapping[str, Any] = plan.identity()  # compared key by key with what the folder holds
     have = {k: found.get(k) for k in want}
     if have != want:
         diff = ", ".join(f"{k}: {have[k]!r} != {want[k]!r}" for k in want if have[k] != want[k])

@@ -42,9 +42,10 @@ from .hub_layout import REPO_TYPE, DatasetCardError, HubError, repo_folder  # no
 from .manifest_bounds import MAX_MANIFEST_BYTES
 from .split import MANIFEST, hf_split_name, read_manifest
 from .verify import verify
+from .documents import Manifest
 
 
-def split_files(folder: Path, manifest: dict[str, Any]) -> list[tuple[Path, str]]:
+def split_files(folder: Path, manifest: Manifest) -> list[tuple[Path, str]]:
     """(local file, path inside the split folder) of what a published split holds."""
     files = [(folder / MANIFEST, MANIFEST)]
     if (folder / "README.md").is_file():
@@ -53,7 +54,7 @@ def split_files(folder: Path, manifest: dict[str, Any]) -> list[tuple[Path, str]
     return files
 
 
-def split_num_bytes(folder: Path, manifest: dict[str, Any]) -> int:
+def split_num_bytes(folder: Path, manifest: Manifest) -> int:
     """Uncompressed bytes of a split's rows, from the Parquet footers (what `dataset_info` reports)."""
     import pyarrow.parquet as pq
 
@@ -127,9 +128,9 @@ def hub_error(exc: Exception, repo_id: str, revision: str | None, what: str) -> 
 
 
 def _verified_splits(task: str, split_dirs: list[str | os.PathLike[str]],
-                     progress: bool) -> dict[str, tuple[Path, dict[str, Any]]]:
+                     progress: bool) -> dict[str, tuple[Path, Manifest]]:
     """Split name -> (folder, manifest) for splits that verify, are of `task`, appear once and have every file."""
-    local: dict[str, tuple[Path, dict[str, Any]]] = {}
+    local: dict[str, tuple[Path, Manifest]] = {}
     for d in split_dirs:
         folder = Path(d)
         manifest = read_manifest(folder)
@@ -166,10 +167,10 @@ def _remote_tree(api: Any, repo_id: str, private: bool) -> tuple[str, list[str]]
     return head, remote
 
 
-def _kept_manifests(api: Any, repo_id: str, head: str, remote: list[str], ours: set[str]) -> list[dict[str, Any]]:
+def _kept_manifests(api: Any, repo_id: str, head: str, remote: list[str], ours: set[str]) -> list[Manifest]:
     """The manifests of the splits already in the repo that this publish keeps (the card lists them too)."""
     hf = hf_module()
-    kept_manifests = []
+    kept_manifests: list[Manifest] = []
     for path in remote:
         parts = path.split("/")
         if len(parts) == 3 and parts[2] == MANIFEST and "/".join(parts[:2]) not in ours:
@@ -299,7 +300,7 @@ def _is_transport_error(exc: BaseException) -> bool:
 
 
 # ------------------------------------------------------------------ verify
-def check_split(folder: Path, manifest: dict[str, Any], progress: bool = False) -> tuple[list[str], str | None]:
+def check_split(folder: Path, manifest: Manifest, progress: bool = False) -> tuple[list[str], str | None]:
     """(problems, recomputed split hash or None) of a split folder; no problems means it verifies.
 
     Each file's sha256 is compared with the manifest first, naming expected and found;

@@ -64,6 +64,7 @@ from .split import (
     row_digest,
     split_hash,
 )
+from .documents import Manifest, ShardEntry
 
 SOURCE_FORMAT = "phyworld-hdf5"
 DEFAULT_SPLIT = "phyworld-eval"
@@ -299,7 +300,7 @@ def _write_shard(spec: TaskSpec, folder: Path, name: str, rows: list[dict[str, A
 
 
 def _write_rows(spec: TaskSpec, task: str, tmp: Path, src: Path, split: str, n: int, shard_size: int,
-                progress: bool) -> tuple[int, list[dict[str, Any]], list[str], dict[str, int]]:
+                progress: bool) -> tuple[int, list[ShardEntry], list[str], dict[str, int]]:
     """Write the first `n` rows of `src` into `tmp`'s shards; returns (resolution, shards, row digests, levels).
 
     Every frame must be square and of one size across the file."""
@@ -307,7 +308,7 @@ def _write_rows(spec: TaskSpec, task: str, tmp: Path, src: Path, split: str, n: 
 
     resolution: int | None = None
     plan_shards = max(1, -(-n // shard_size))
-    shards: list[dict[str, Any]] = []
+    shards: list[ShardEntry] = []
     digests: list[str] = []
     levels: dict[str, int] = {}
     rows: list[dict[str, Any]] = []
@@ -430,7 +431,7 @@ def import_phyworld(
         command = f"phybench import phyworld {quote(src.name)} --task {task} --split {split}"
         if limit is not None and n < total:
             command += f" --limit {n}"
-        manifest = {
+        manifest: Manifest = {
             **plan.identity(),
             "phybench_version": __version__,
             "full_size": total,

@@ -32,7 +32,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Mapping, cast
 import numpy as np
 from .._version import __version__
 from .. import jsonsafe
@@ -46,6 +46,7 @@ from ..tasks.sampling import make_sample, simulate_sample
 from ..tasks.spec import TaskSpec
 from ..world.scene import Body, Scene
 from .arrow import BODY_COLUMNS, STATE_COLUMNS, rows_to_table, table_rows
+from .documents import Manifest, PlanIdentity
 
 
 FORMAT_VERSION = 1
@@ -100,9 +101,9 @@ class SplitPlan:
     def shard_name(self, shard: int) -> str:
         return f"shard-{shard:05d}-of-{self.num_shards:05d}"
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> PlanIdentity:
         """What must match for two runs to write into one folder."""
-        identity = {
+        identity: PlanIdentity = {
             "format_version": FORMAT_VERSION,
             "task": self.spec.name,
             "task_version": self.spec.version,
@@ -373,7 +374,7 @@ def _count(items: list[str]) -> dict[str, int]:
     return dict(sorted(counts.items()))
 
 
-def split_hash(plan_identity: dict[str, Any], digests: list[str]) -> str:
+def split_hash(plan_identity: PlanIdentity, digests: list[str]) -> str:
     h = hashlib.sha256()
     header = {k: v for k, v in plan_identity.items() if k != "shard_size"}
     h.update(json.dumps(header, sort_keys=True, separators=(",", ":")).encode())
@@ -387,7 +388,7 @@ def hf_split_name(split: str) -> str:
     return split.replace("-", "_")
 
 
-def build_manifest(plan: SplitPlan, records: list[dict[str, Any]], command: str | None) -> dict[str, Any]:
+def build_manifest(plan: SplitPlan, records: list[dict[str, Any]], command: str | None) -> Manifest:
     records = sorted(records, key=lambda r: r["shard"])
     digests = [d for r in records for d in r["sample_digests"]]
     levels: dict[str, int] = {}
@@ -408,8 +409,8 @@ def build_manifest(plan: SplitPlan, records: list[dict[str, Any]], command: str 
         "levels": dict(sorted(levels.items())),
         "command": command,
         "shards": [
-            {k: r[k] for k in ("file", "start", "stop", "sha256")}
-            | {"content_sha256": hashlib.sha256(b"".join(bytes.fromhex(d) for d in r["sample_digests"])).hexdigest()}
+            {"file": r["file"], "start": r["start"], "stop": r["stop"], "sha256": r["sha256"],
+             "content_sha256": hashlib.sha256(b"".join(bytes.fromhex(d) for d in r["sample_digests"])).hexdigest()}
             for r in records
         ],
         "split_hash": split_hash(plan.identity(), digests),
@@ -434,7 +435,7 @@ def card_text(plan: SplitPlan) -> str:
     )
 
 
-def read_manifest(path: str | os.PathLike[str]) -> dict[str, Any]:
+def read_manifest(path: str | os.PathLike[str]) -> Manifest:
     folder = Path(path)
     if not folder.is_dir():
         raise SplitError(f"{folder} is not a folder")
@@ -455,10 +456,10 @@ def read_manifest(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise SplitError(f"{file}: unsupported split format {manifest.get('format_version') if isinstance(manifest, dict) else '?'}")
     _check_shard_paths(folder, file, manifest)
     _check_declared_sizes(file, manifest)
-    return manifest
+    return cast(Manifest, manifest)  # its keys' values are checked as far as the checks above go
 
 
-def _check_declared_sizes(file: Path, manifest: dict[str, Any]) -> None:
+def _check_declared_sizes(file: Path, manifest: Mapping[str, Any]) -> None:
     """Before any shard is hashed or decoded, by every reader (`validate`, `verify`, `score`, the
     loaders): the shards tile the declared rows once each (a shard listed 5,000 times made
     `verify` decode for minutes and `validate` say OK), the counts and shard bytes are within
@@ -470,7 +471,7 @@ def _check_declared_sizes(file: Path, manifest: dict[str, Any]) -> None:
                          code=MANIFEST_SIZES)
 
 
-def _protocol_problem(manifest: dict[str, Any]) -> str | None:
+def _protocol_problem(manifest: Mapping[str, Any]) -> str | None:
     """More rows than the registered task's split has (the full protocol's size), or None; an
     unregistered task or split is left to the reader that needs it (it refuses it by name)."""
     from ..tasks import get_task
@@ -488,7 +489,7 @@ def _protocol_problem(manifest: dict[str, Any]) -> str | None:
 _SHARD_FILE = re.compile(rf"^{DATA_DIR}/[A-Za-z0-9][A-Za-z0-9._-]*\.parquet$")
 
 
-def _check_shard_paths(folder: Path, file: Path, manifest: dict[str, Any]) -> None:
+def _check_shard_paths(folder: Path, file: Path, manifest: Mapping[str, Any]) -> None:
     """A manifest names its shards; it is untrusted, so each must be a plain data/<name>.parquet
     of the folder (no absolute path, no '..'), as the Hub loader requires.  (The file itself may
     be a link: the Hugging Face cache links every file to its blob.)"""
@@ -502,7 +503,7 @@ def _check_shard_paths(folder: Path, file: Path, manifest: dict[str, Any]) -> No
                              "refusing to read it", code="manifest_path")
 
 
-def plan_from_manifest(manifest: dict[str, Any]) -> SplitPlan:
+def plan_from_manifest(manifest: Manifest) -> SplitPlan:
     from ..tasks import get_task
 
     spec = get_task(manifest["task"])

@@ -18,13 +18,14 @@ from ..problems import Problem, error
 from .frames import decode_video
 from .arrow import table_rows
 from .split import generate_sample, plan_from_manifest, read_manifest, row_digest, shard_findings, split_hash
+from .documents import Manifest, ShardEntry
 
 
 # ------------------------------------------------------------------ verify
 @dataclass
 class VerifyReport:
     folder: Path
-    manifest: dict[str, Any]
+    manifest: Manifest
     problems: list[Problem]  # codes: docs/submission.md, "Problem codes"
     recomputed_hash: str | None
     checked_samples: int
@@ -37,7 +38,7 @@ def _decode_row_video(row: dict[str, Any]) -> np.ndarray | None:
     return decode_video(row["video"]) if "video" in row else None
 
 
-def _row_digests(plan: Any, table: Any, entry: dict[str, Any], regen_at: set[int], problems: list[Problem],
+def _row_digests(plan: Any, table: Any, entry: ShardEntry, regen_at: set[int], problems: list[Problem],
                  bar: Any) -> tuple[list[str], list[dict[str, Any]], int]:
     """Each row's digest in one shard (its video decoded), re-simulating those in `regen_at`.
 

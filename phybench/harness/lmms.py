@@ -39,6 +39,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from .._version import __version__
+from ..data.documents import Manifest
 
 UTILS_MODULE = "phybench_lmms_utils"
 METRICS = ("velocity_error_ranked", "velocity_error", "untrackable", "abnormal", "ssim", "psnr")
@@ -56,7 +57,7 @@ class HarnessError(Exception):
         self.code = code
 
 
-def task_name(manifest: dict[str, Any]) -> str:
+def task_name(manifest: Manifest) -> str:
     """``phybench_<task>_<split>`` with only the characters lmms-eval task names use."""
     return f"phybench_{manifest['task']}_{manifest['split']}".replace("-", "_")
 

@@ -45,6 +45,7 @@ from ..tasks.spec import TaskSpec
 from .page import esc, pct, rows_section
 from .reading import INK_FLOOR, pct_text, share, split_videos
 from .registry import Probe, register_probe
+from ..data.documents import Manifest
 
 AMBIGUITY_VERDICTS = ("plausible-correct", "plausible-wrong", "abnormal-correct", "abnormal-wrong")
 # |margin| bins in pixels at the split's resolution; the last is closed
@@ -103,7 +104,7 @@ def ambiguity_verdict(outcome: str, read: str, abnormal: bool) -> str:
 
 
 def judged(row: dict[str, Any], video: np.ndarray, gt_video: np.ndarray,
-           manifest: dict[str, Any]) -> tuple[bool, list[str]]:
+           manifest: Manifest) -> tuple[bool, list[str]]:
     """(abnormal, the rules it broke): the judge exactly as the scorer's ``abnormal`` column runs it."""
     from ..scoring.judge.abnormal import judge_sample
     from ..scoring.run.sample import scoring_sample
@@ -112,7 +113,7 @@ def judged(row: dict[str, Any], video: np.ndarray, gt_video: np.ndarray,
     return bool(verdict.abnormal), sorted({f.rule for f in verdict.findings})
 
 
-def video_record(row: dict[str, Any], video: np.ndarray, gt_video: np.ndarray, manifest: dict[str, Any],
+def video_record(row: dict[str, Any], video: np.ndarray, gt_video: np.ndarray, manifest: Manifest,
                  world_size: float) -> dict[str, Any]:
     """Everything the analysis keeps of one video."""
     outcome = "below" if float(row["outcome"]) > 0.5 else "above"

@@ -55,6 +55,7 @@ from .errors import BaselineError
 from .estimate import Estimate, estimate_initial
 from .nearest import NN_SIZE, NearestNeighbourIndex, default_cache_dir, nn_features
 from .videos import copy_last_video, linear_video, oracle_from_state, oracle_video, row_colours, row_condition
+from ..data.documents import Manifest
 
 __all__ = [
     "BASELINES",
@@ -169,7 +170,7 @@ def _oracle(run: _Run) -> tuple[dict[str, Any], Videos]:
     return sampler, videos()
 
 
-def _check_train(run: _Run, train: dict[str, Any]) -> None:
+def _check_train(run: _Run, train: Manifest) -> None:
     test = run.reader.manifest
     here, there = f"{test['task']}/{test['split']}", f"{train['task']}/{train['split']}"
     if train["task"] != test["task"] or train["spec_hash"] != test["spec_hash"]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Callable
+from ..data.documents import Manifest
 
 
 @dataclass
@@ -22,7 +23,7 @@ class Sample:
     row: dict[str, Any]
     video: Any
     gt_video: Any
-    manifest: dict[str, Any]
+    manifest: Manifest
     errors_fn: Callable[[], Any] = field(repr=False, default=lambda: None)
     parsed: Any = field(repr=False, default=None)  # `phybench.scoring.physics.parse.Parsed`; None when not parsed
     # `video` as the parser and the judge read it (`phybench.scoring.physics.photometry.normalise`: the

@@ -35,6 +35,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from ..registry import Registry
 from .inputs import Sample  # what a per-video metric sees (its own module; plugins may import it from here)
+from ..data.documents import Manifest
 
 DIRECTIONS = ("lower", "higher")
 KINDS = ("video", "set")
@@ -226,7 +227,7 @@ PENALISED_SETTINGS: dict[str, Any] = {
 }
 
 
-def penalty(manifest: Mapping[str, Any]) -> float:
+def penalty(manifest: Manifest) -> float:
     """The velocity error an untrackable video counts as: the largest any in-view parse allows."""
     return 2.0 * 2.0 ** 0.5 * float(manifest["world_size"]) / float(manifest["frame_interval"])
 
@@ -253,7 +254,7 @@ RANKED_SETTINGS: dict[str, Any] = {
 }
 
 
-def ranked_error(errors: Any, manifest: Mapping[str, Any]) -> float:
+def ranked_error(errors: Any, manifest: Manifest) -> float:
     """The ranked column's value of one video (`RANKED_SETTINGS`); NaN when excluded or not parsed."""
     if errors is None or errors.excluded or not errors.scored_pairs:
         return float("nan")

@@ -23,10 +23,13 @@ import zipfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..problems import LimitExceeded, Problem
 from ..problems import error as _error
+
+if TYPE_CHECKING:  # the readers import alone (the security boundary): the type is for mypy only
+    from ..data.documents import Manifest
 
 JUNK_NAMES = {".DS_Store", "Thumbs.db", "desktop.ini"}  # left by file managers; ignored
 MAX_NAME_BYTES = 1024
@@ -58,7 +61,7 @@ class Limits:
     mp4_timeout_s: float = 60.0  # wall-clock seconds to decode one mp4
 
     @classmethod
-    def for_split(cls, manifest: dict[str, Any]) -> "Limits":
+    def for_split(cls, manifest: Manifest) -> "Limits":
         """Limits that fit the split: 8x its raw video size per file and in all.
 
         8x, so that a float64 video is still read far enough to be told its dtype."""

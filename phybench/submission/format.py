@@ -34,6 +34,7 @@ from ..problems import error as _error
 from ..problems import warning as _warning
 from .archive import ArchiveEntry, ArchiveListing, Limits, ReadError, SubmissionError, is_junk, open_source
 from .arrays import PNG_COLOURS, Tally, check_array, decode_png_rgb, parse_npy, parse_npz, png_header
+from ..data.documents import Manifest
 
 SCHEMA_VERSION = 1
 META = "submission.json"
@@ -168,7 +169,7 @@ class Submission:
                 ...
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, manifest: dict[str, Any] | None = None,
+    def __init__(self, path: str | os.PathLike[str], *, manifest: Manifest | None = None,
                  limits: Limits | None = None) -> None:
         self.path = Path(path)
         self.manifest = manifest
@@ -416,7 +417,7 @@ class Submission:
         return np.stack(frames), problems
 
 
-def open_submission(path: str | os.PathLike[str], *, manifest: dict[str, Any] | None = None,
+def open_submission(path: str | os.PathLike[str], *, manifest: Manifest | None = None,
                     limits: Limits | None = None) -> Submission:
     """`Submission(path, ...)`: open a submission folder or archive for reading (a context manager)."""
     return Submission(path, manifest=manifest, limits=limits)

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import hashlib
 import os
-from typing import Any
 
 import numpy as np
 
 from .format import Submission, hash_lines
+from ..data.documents import Manifest
 
 VIDEOS_HASH_VERSION = "videos-v1"  # in each line's digest input: a change of recipe changes every hash
 
@@ -31,7 +31,7 @@ def video_digest(video: np.ndarray) -> str:
     return h.hexdigest()
 
 
-def videos_hash(sub: Submission | str | os.PathLike[str], *, manifest: dict[str, Any] | None = None) -> str:
+def videos_hash(sub: Submission | str | os.PathLike[str], *, manifest: Manifest | None = None) -> str:
     """The videos-only content hash of a submission (a folder, an archive or an open `Submission`).
 
     Raises `SubmissionError` when a video cannot be read (validate the submission first)."""

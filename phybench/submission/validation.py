@@ -6,13 +6,14 @@ import os
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Iterable, Literal
 
 from ..data.split import SplitReader, read_manifest
 from ..problems import Problem
 from ..problems import error as _error
 from .archive import Limits, SubmissionError
 from .format import META, VIDEO_DIR, Submission, hash_lines
+from ..data.documents import Manifest
 
 
 @dataclass
@@ -81,14 +82,18 @@ class ValidationReport:
         return "\n".join(lines)
 
 
-def _check_meta(meta: Any, manifest: dict[str, Any], split_dir: str) -> list[Problem]:
+# the manifest keys submission.json repeats (a Literal: mypy checks each against `Manifest`)
+_Compared = Literal["task", "split", "split_hash", "frames", "resolution", "condition_frames"]
+
+
+def _check_meta(meta: Any, manifest: Manifest, split_dir: str) -> list[Problem]:
     """submission.json against the split's manifest: one problem per field that differs."""
     if not isinstance(meta, dict):
         return []
     problems = []
     command = manifest.get("command") or f"phybench generate {manifest['task']} --split {manifest['split']}"
 
-    def differs(key: str, kind: type) -> bool:
+    def differs(key: _Compared, kind: type) -> bool:
         value = meta.get(key)
         return isinstance(value, kind) and not isinstance(value, bool) and value != manifest[key]
 
@@ -130,7 +135,7 @@ def _near_ids(extra: list[str], expected: Iterable[str]) -> dict[str, str]:
     return {x: plain[k] for x in extra if (k := re.sub(r"[^0-9a-z]", "", x.lower())) in plain}
 
 
-def check_header(sub: Submission, manifest: dict[str, Any], split_dir: str | os.PathLike[str],
+def check_header(sub: Submission, manifest: Manifest, split_dir: str | os.PathLike[str],
                  expected_ids: list[str]) -> ValidationReport:
     """Everything but the videos' contents: the problems found opening `sub`, submission.json, missing and
     extra ids.  The videos are checked where they are decoded anyway (`record_video`, then
@@ -200,7 +205,7 @@ def validate(submission_path: str | os.PathLike[str], split_dir: str | os.PathLi
     return finish(report)
 
 
-def unopenable(submission_path: str | os.PathLike[str], split_dir: str | os.PathLike[str], manifest: dict[str, Any],
+def unopenable(submission_path: str | os.PathLike[str], split_dir: str | os.PathLike[str], manifest: Manifest,
                expected_ids: list[str], exc: SubmissionError) -> ValidationReport:
     """The report of a submission that cannot be opened at all."""
     report = ValidationReport(str(submission_path), str(split_dir), manifest["task"], manifest["split"],
@@ -217,7 +222,7 @@ class _ConditionFrames:
     takes only videos that start with the split's own frames (mean absolute difference at most
     `CONDITION_TOLERANCE` grey levels: lossy mp4 of the split's frames measures about 0.2)."""
 
-    def __init__(self, split_dir: str | os.PathLike[str], manifest: dict[str, Any]) -> None:
+    def __init__(self, split_dir: str | os.PathLike[str], manifest: Manifest) -> None:
         self.reader = SplitReader(split_dir)
         self.rows = {row["sample_id"]: row for row in self.reader.rows()}
         self.cf = int(manifest["condition_frames"])

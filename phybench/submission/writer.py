@@ -14,6 +14,7 @@ from ..io import atomic_folder
 from .archive import SubmissionError, safe_relpath
 from .arrays import check_array
 from .format import FILE_FORMATS, META, SCHEMA_VERSION, VIDEO_DIR, schema_problems
+from ..data.documents import Manifest
 
 WRITE_FORMATS = ("npy", "npz", "png")  # no mp4: write_submission never makes a lossy copy
 
@@ -75,7 +76,7 @@ def write_submission(out_dir: str | os.PathLike[str], meta: dict[str, Any],
     return out
 
 
-def submission_meta(manifest: dict[str, Any], model: str, *, sampler: dict[str, Any] | None = None,
+def submission_meta(manifest: Manifest, model: str, *, sampler: dict[str, Any] | None = None,
                     seeds: list[int] | None = None, notes: str = "", **extra: Any) -> dict[str, Any]:
     """A submission.json for a split, its fields copied from the split's manifest."""
     meta: dict[str, Any] = {

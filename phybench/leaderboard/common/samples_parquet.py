@@ -31,9 +31,10 @@ import io
 import json
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping, cast
 
 from ... import jsonsafe
+from ...scoring.run.documents import Sidecar
 from ...scoring.run.layout import SAMPLES_SUFFIX, samples_bytes
 
 PARQUET_SUFFIX = ".samples.parquet"
@@ -112,7 +113,7 @@ def json_path(parquet: str | Path) -> Path:
     return p.with_name(p.name[: -len(PARQUET_SUFFIX)] + SAMPLES_SUFFIX)
 
 
-def canonical_json(doc: dict[str, Any]) -> bytes:
+def canonical_json(doc: Mapping[str, Any]) -> bytes:
     """The sidecar's bytes as `phybench score` writes them (what a record's samples_sha256 pins)."""
     return samples_bytes(doc)
 
@@ -253,7 +254,7 @@ def _row(cols: dict[str, list[Any]], i: int) -> dict[str, Any]:
     return row
 
 
-def from_parquet(data: bytes) -> dict[str, Any]:
+def from_parquet(data: bytes) -> Sidecar:
     """A Parquet sidecar's document: the same dict `json.loads` gives for its JSON sidecar."""
     import pyarrow as pa
 
@@ -263,10 +264,10 @@ def from_parquet(data: bytes) -> dict[str, Any]:
         cols = pf.read().to_pydict()
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise SidecarError("samples_parquet_unreadable", f"its columns could not be read ({str(exc)[:120]})") from None
-    return {**header, "samples": [_row(cols, i) for i in range(len(cols["sample_id"]))]}
+    return cast(Sidecar, {**header, "samples": [_row(cols, i) for i in range(len(cols["sample_id"]))]})
 
 
-def read_sidecar(path: str | Path) -> dict[str, Any]:
+def read_sidecar(path: str | Path) -> Sidecar:
     """A sidecar, JSON or Parquet by its name, read as a size-capped regular file."""
     from .files import MAX_FILE_BYTES, UnsafeFile, read_regular
 
@@ -284,4 +285,4 @@ def read_sidecar(path: str | Path) -> dict[str, Any]:
         raise SidecarError("samples_unreadable", f"{p.name} is not JSON ({getattr(exc, 'code', '')}: {exc})") from None
     if not isinstance(doc, dict):
         raise SidecarError("samples_shape", f"{p.name} is not a sidecar document")
-    return doc
+    return cast(Sidecar, doc)  # its rows are checked by the caller that needs them (`verify.checks`)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence, cast
 
 from ..._version import __version__
 from ... import jsonsafe
@@ -18,7 +18,8 @@ from ...scoring.metrics import METRICS, all_metrics, metric_names
 from ...scoring.run.results import SCHEMA_VERSION, results_bytes
 from ..verify import checks
 from ..common import files
-from ...scoring.run.layout import is_beside, is_samples, results_of, samples_path, is_record, parse as parse_results
+from ...scoring.run.documents import Results
+from ...scoring.run.layout import is_beside, is_samples, results_of, samples_path, is_record, parse as parse_document
 from .law_cell import is_number, law_cell
 from .scatter import reduce as reduce_samples
 from ..verify.records import Verification, VerificationError, read_record
@@ -140,10 +141,10 @@ class Entry:
 
 
 # ================================================================ reading and checking
-def _load(path: Path) -> tuple[dict[str, Any] | None, list[str]]:
+def _load(path: Path) -> tuple[Results | None, list[str]]:
     """A results document and the structural problems that stop it being read at all."""
     try:
-        doc = parse_results(files.read_regular(path))
+        doc = parse_document(files.read_regular(path))  # untrusted: checked key by key below
     except files.UnsafeFile as exc:
         return None, [str(exc)]
     except ValueError as exc:  # jsonsafe.JSONError: coded, one line
@@ -182,10 +183,10 @@ def _load(path: Path) -> tuple[dict[str, Any] | None, list[str]]:
     allowed = eval_splits(doc.get("task"))
     if isinstance(doc.get("split"), str) and doc["split"] not in allowed:
         problems.append(f"split {doc['split']!r} is not an evaluation split ({', '.join(allowed)})")
-    return (None if problems else doc), problems
+    return (None if problems else cast(Results, doc)), problems  # a `Results` once its structure is checked
 
 
-def metrics_present(doc: dict[str, Any]) -> set[str]:
+def metrics_present(doc: Mapping[str, Any]) -> set[str]:
     present = {m for m in doc.get("metrics", []) if isinstance(m, str)}
     for group in _groups(doc):
         present |= {k for k in group if k in METRICS}
@@ -197,7 +198,7 @@ def report_order() -> tuple[str, ...]:
     return metric_names("video") + metric_names("set")
 
 
-def _groups(doc: dict[str, Any]) -> list[dict[str, Any]]:
+def _groups(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Every summary of a results file: the whole split, then each level."""
     return [doc["summary"]["overall"], *doc["summary"]["levels"].values()]
 
@@ -245,7 +246,7 @@ class _Registry:
         return self._weights
 
 
-def _check_registry(doc: dict[str, Any], registry: _Registry) -> list[str]:
+def _check_registry(doc: Results, registry: _Registry) -> list[str]:
     """Reasons a readable results file does not match this phybench's registry."""
     from ...registry import RegistryError
     from ...tasks import get_task
@@ -267,7 +268,7 @@ def _check_registry(doc: dict[str, Any], registry: _Registry) -> list[str]:
 
     present = metrics_present(doc)
     written = prov["metric_settings"]
-    needed = {METRICS.get(m).settings_key for m in present} - {None}
+    needed = {key for m in present if (key := METRICS.get(m).settings_key) is not None}
     for key in sorted(needed | set(written)):
         current = registry.settings(key)
         if key not in written:
@@ -312,11 +313,11 @@ def _check_registry(doc: dict[str, Any], registry: _Registry) -> list[str]:
     return reasons
 
 
-def _load_samples(path: Path, doc: dict[str, Any]) -> tuple[dict[str, Any] | None, list[str]]:
+def _load_samples(path: Path, doc: Results) -> tuple[dict[str, Any] | None, list[str]]:
     """The per-sample velocity sidecar of a results file (see leaderboard/README.md)."""
     name = path.name
     try:
-        side = parse_results(files.read_regular(path))
+        side = parse_document(files.read_regular(path))
     except files.UnsafeFile as exc:
         return None, [str(exc)]
     except ValueError as exc:  # jsonsafe.JSONError: coded, one line
@@ -363,7 +364,7 @@ def _load_samples(path: Path, doc: dict[str, Any]) -> tuple[dict[str, Any] | Non
             "laws": laws}, []
 
 
-def protocol_of_provenance(task: str, prov: dict[str, Any]) -> str | None:
+def protocol_of_provenance(task: str, prov: Mapping[str, Any]) -> str | None:
     """'full', 'lite' or 'limit N' (a debugging subset), from a results file's sizes.
 
     Files record it (`provenance.protocol`); the sizes decide, so an older file without the
@@ -473,7 +474,7 @@ def _slim_group(group: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _slim(doc: dict[str, Any]) -> dict[str, Any]:
+def _slim(doc: Results) -> dict[str, Any]:
     """A checked results document reduced to what the board reads once the checks have run: the
     per-video lists (`untrackable` keeps its length as `untrackable_count`, `excluded` goes), the
     metric settings (a third of a file, compared with the registry already) and, in each summary

@@ -21,6 +21,7 @@ import math
 from collections import Counter
 from typing import Any, Callable, Iterable, Sequence, TypeGuard
 
+from ...scoring.run.documents import Results
 from ...scoring.metrics import METRICS, is_set_metric
 
 # Refusal codes (stable; docs/results.md lists them).
@@ -73,7 +74,7 @@ def metric_range(name: str) -> tuple[float | None, float | None]:
 RANKING_METRICS = ("velocity_error_ranked", "velocity_error_penalised", "velocity_error")
 REL_TOL = 1e-6  # results are rounded to 9 significant digits; sums of rounded values drift less than this
 
-Check = Callable[[dict[str, Any], "dict[str, Any] | None"], list[str]]
+Check = Callable[[Results, "dict[str, Any] | None"], list[str]]
 
 
 def _is_number(x: Any) -> TypeGuard[float]:
@@ -88,7 +89,7 @@ def _close(a: float, b: float) -> bool:
     return abs(a - b) <= REL_TOL * max(abs(a), abs(b)) + 1e-12
 
 
-def _groups(doc: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+def _groups(doc: Results) -> list[tuple[str, dict[str, Any]]]:
     """("overall", summary) then ("level <name>", summary) for each level."""
     return [("overall", doc["summary"]["overall"])] + [
         (f"level {name!r}", group) for name, group in sorted(doc["summary"]["levels"].items())]
@@ -104,7 +105,7 @@ def _short(x: Any) -> str:
 
 
 # ================================================================ one file
-def check_types(doc: dict[str, Any], samples: dict[str, Any] | None) -> list[str]:
+def check_types(doc: Results, samples: dict[str, Any] | None) -> list[str]:
     """Every number a summary holds is a finite number of the right type (JSON NaN, null, "0.0" are not)."""
     out = []
     for where, group in _groups(doc):
@@ -139,7 +140,7 @@ def check_types(doc: dict[str, Any], samples: dict[str, Any] | None) -> list[str
     return out
 
 
-def check_ranges(doc: dict[str, Any], samples: dict[str, Any] | None) -> list[str]:
+def check_ranges(doc: Results, samples: dict[str, Any] | None) -> list[str]:
     """Means, interval ends and set values inside their metric's range (`metric_range`)."""
     out = []
     for where, group in _groups(doc):
@@ -162,7 +163,7 @@ def check_ranges(doc: dict[str, Any], samples: dict[str, Any] | None) -> list[st
     return out
 
 
-def check_metrics_present(doc: dict[str, Any], samples: dict[str, Any] | None) -> list[str]:
+def check_metrics_present(doc: Results, samples: dict[str, Any] | None) -> list[str]:
     """The ranking metric is not removed: a file with velocity metrics keeps one; a listed ranking
     metric is in the whole-split summary while any video was scorable; a metric a level has is in
     the whole split (which pools the levels).  Other listed metrics may be absent: a metric with no
@@ -184,7 +185,7 @@ def check_metrics_present(doc: dict[str, Any], samples: dict[str, Any] | None) -
     return out
 
 
-def check_intervals(doc: dict[str, Any], samples: dict[str, Any] | None) -> list[str]:
+def check_intervals(doc: Results, samples: dict[str, Any] | None) -> list[str]:
     """A 95% interval of a mean has low <= mean <= high."""
     out = []
     for where, group in _groups(doc):
@@ -201,7 +202,7 @@ def check_intervals(doc: dict[str, Any], samples: dict[str, Any] | None) -> list
     return out
 
 
-def check_levels_add_up(doc: dict[str, Any], samples: dict[str, Any] | None) -> list[str]:
+def check_levels_add_up(doc: Results, samples: dict[str, Any] | None) -> list[str]:
     """The whole split is its levels together: videos and counts add up, means are count-weighted means."""
     overall, levels = doc["summary"]["overall"], doc["summary"]["levels"]
     if not levels:
@@ -230,7 +231,7 @@ def check_levels_add_up(doc: dict[str, Any], samples: dict[str, Any] | None) -> 
                     out.append(f"summary.overall.{name}.value {value['value']} is not its only level's "
                                f"{only[name]['value']}")
             continue
-        blocks = [g.get(name) for g in levels.values() if name in g]
+        blocks: list[Any] = [g.get(name) for g in levels.values() if name in g]  # each checked below
         if not all(isinstance(p, dict) and _is_count(p.get("count")) and _is_number(p.get("mean")) for p in blocks):
             continue  # a mistyped level is its own refusal (check_types)
         count = sum(p["count"] for p in blocks)
@@ -249,7 +250,7 @@ def check_levels_add_up(doc: dict[str, Any], samples: dict[str, Any] | None) -> 
     return out
 
 
-def _listed(doc: dict[str, Any], key: str) -> list[dict[str, Any]] | None:
+def _listed(doc: Results, key: str) -> list[dict[str, Any]] | None:
     items = doc.get(key)
     if items is None:
         return None
@@ -260,7 +261,7 @@ def _listed(doc: dict[str, Any], key: str) -> list[dict[str, Any]] | None:
     return items
 
 
-def check_untrackable(doc: dict[str, Any], samples: dict[str, Any] | None) -> list[str]:
+def check_untrackable(doc: Results, samples: dict[str, Any] | None) -> list[str]:
     """The untrackable (and excluded) lists: one entry per counted video, at its level, marked in the sidecar."""
     out = []
     levels = doc["summary"]["levels"]
@@ -310,7 +311,7 @@ def check_untrackable(doc: dict[str, Any], samples: dict[str, Any] | None) -> li
     return out
 
 
-def check_sidecar(doc: dict[str, Any], samples: dict[str, Any] | None) -> list[str]:
+def check_sidecar(doc: Results, samples: dict[str, Any] | None) -> list[str]:
     """The per-video sidecar covers exactly the summary's videos, level by level; only scorable videos
     have a generated velocity."""
     if samples is None:
@@ -349,7 +350,7 @@ def _law_stats(values: list[float]) -> tuple[float, list[float]]:
     return float(med), [float(q25), float(q75)]
 
 
-def check_sidecar_laws(doc: dict[str, Any], samples: dict[str, Any] | None) -> list[str]:
+def check_sidecar_laws(doc: Results, samples: dict[str, Any] | None) -> list[str]:
     """The sidecar's per-video law fits reproduce each summary's `law` block (median, IQR, counts)."""
     if samples is None:
         return []
@@ -408,7 +409,7 @@ def known_levels(task: str, split: str) -> set[str] | None:
     return {"id"} | ood | {v for dof in spec.categorical for v in dof.values}
 
 
-def check_level_names(doc: dict[str, Any], samples: dict[str, Any] | None) -> list[str]:
+def check_level_names(doc: Results, samples: dict[str, Any] | None) -> list[str]:
     """Every level is one the task's split has (an invented level would be a column of its own)."""
     allowed = known_levels(doc["task"], doc["split"])
     if allowed is None:
@@ -432,7 +433,7 @@ CHECKS: list[tuple[str, Check]] = [
 ]
 
 
-def check_file(doc: dict[str, Any], samples: dict[str, Any] | None) -> list[tuple[str, str]]:
+def check_file(doc: Results, samples: dict[str, Any] | None) -> list[tuple[str, str]]:
     """(code, reason) for every impossible number in one readable results file."""
     return [(code, reason) for code, check in CHECKS for reason in check(doc, samples)]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,7 @@ from typing import Any
 from ..._version import __version__
 from ...io import file_sha256
 from ...scoring.run.layout import is_beside, samples_path, parse as parse_results
+from ...data.documents import Manifest
 
 # Stable codes of the refusals (exit 2); docs/results.md "Verification codes" lists them.
 USAGE = "verify-usage"  # bad arguments: no results files, unknown --skip name, bad --date
@@ -124,7 +125,7 @@ class SplitIndex:
     """Every split folder under a folder (manifest.json up to `SPLIT_DEPTH` down), by split hash."""
 
     root: Path
-    by_hash: dict[str, tuple[Path, dict[str, Any]]] = field(default_factory=dict)
+    by_hash: dict[str, tuple[Path, Manifest]] = field(default_factory=dict)
 
     @classmethod
     def build(cls, root: str | os.PathLike[str]) -> "SplitIndex":
@@ -144,7 +145,7 @@ class SplitIndex:
                 index.by_hash.setdefault(manifest["split_hash"], (file.parent, manifest))
         return index
 
-    def find(self, digest: str) -> tuple[Path, dict[str, Any]]:
+    def find(self, digest: str) -> tuple[Path, Manifest]:
         if digest in self.by_hash:
             return self.by_hash[digest]
         raise VerifyInputError(NO_SPLIT, f"no split with hash {digest[:12]} under {self.root} "
@@ -202,7 +203,7 @@ def read_claim(path: str | os.PathLike[str]) -> Claim:
 
 
 # ---------------------------------------------------------------- settings
-def check_claimed_split(claim: Claim, manifest: Mapping[str, Any]) -> None:
+def check_claimed_split(claim: Claim, manifest: Manifest) -> None:
     """The split found by hash must be the one the file says: task, split, size, resolution, protocol."""
     from ...tasks.protocols import protocol_of
 
@@ -211,9 +212,10 @@ def check_claimed_split(claim: Claim, manifest: Mapping[str, Any]) -> None:
             "split_num_samples": prov.get("split_num_samples")}
     found = {"task": manifest.get("task"), "split": manifest.get("split"), "resolution": manifest.get("resolution"),
              "split_num_samples": manifest.get("num_samples")}
-    if "protocol" in prov and isinstance(manifest.get("full_size"), int) and isinstance(manifest.get("num_samples"), int):
+    full, n = manifest.get("full_size"), manifest.get("num_samples")
+    if "protocol" in prov and isinstance(full, int) and isinstance(n, int):
         said["protocol"] = prov["protocol"]
-        found["protocol"] = protocol_of(str(manifest["task"]), manifest["num_samples"], manifest["full_size"])
+        found["protocol"] = protocol_of(str(manifest["task"]), n, full)
     wrong = [f"{k} {said[k]!r} (the split's: {found[k]!r})" for k in said if said[k] != found[k]]
     if wrong:
         raise VerifyInputError(SPLIT_MISMATCH, f"{claim.path}: the split with hash {prov['split_hash'][:12]} does not "

@@ -38,7 +38,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
@@ -47,6 +47,10 @@ from .app import APP_FILES, DATA, PAGE, data_bytes, template_bytes, viewer_page_
 from .viewer_media import MAX_SIDE, difference, pixel_tracks, sprite_png
 from .viewer_sources import (CHEAP_METRICS, ViewerModel as _Model, SourceError, model_from_results, json_number as _num,
                              rank_among, scored_model)
+from ...data.documents import Manifest
+
+if TYPE_CHECKING:
+    from ...scoring.run.documents import Results
 
 VIEWER_MARKER = ".phybench-viewer"
 VIEWER_MARKER_TEXT = "A phybench per-submission viewer (phybench view); rebuilt in place.\n"
@@ -167,20 +171,21 @@ def _video_cell(detail: dict[str, Any], headline: str | None) -> dict[str, Any]:
 
 
 # ================================================================ the build
-def _levels(results: dict[str, Any]) -> list[dict[str, Any]]:
+def _levels(results: Results) -> list[dict[str, Any]]:
     """Per level (ID, then each OOD level as the results file orders them): the header's metrics."""
     levels = results.get("summary", {}).get("levels", {})
     if not isinstance(levels, dict):
         return []
     return [{"level": str(name), "videos": entry.get("videos"),
-             "metrics": _headline({**results, "summary": {"overall": entry}})}
+             "metrics": _headline(results, entry)}
             for name, entry in levels.items() if isinstance(entry, dict)]
 
 
-def _headline(results: dict[str, Any]) -> list[dict[str, Any]]:
+def _headline(results: Results, group: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """The header's metrics of one summary group (default: the whole split's)."""
     from ...scoring.metrics import METRICS
 
-    overall = results.get("summary", {}).get("overall", {})
+    overall = results.get("summary", {}).get("overall", {}) if group is None else group
     out = []
     for name in [m for m in headline_metrics() if m in results.get("metrics", [])]:
         entry = overall.get(name)
@@ -309,7 +314,7 @@ def _open_split(split_dir: Path) -> Any:
     return reader
 
 
-def _videos_of(model: _Model, manifest: dict[str, Any]) -> Any:
+def _videos_of(model: _Model, manifest: Manifest) -> Any:
     """The model's submission opened against the split's manifest, its errors as the viewer's."""
     from ...submission import SubmissionError, open_submission
 
@@ -423,8 +428,8 @@ def _media(models: Sequence[_Model], reader: Any, rows: list[dict[str, Any]], or
     return files, media
 
 
-def _data_doc(manifest: dict[str, Any], models: Sequence[_Model], rows: list[dict[str, Any]],
-              media: dict[str, dict[str, Any]], results_doc: dict[str, Any],
+def _data_doc(manifest: Manifest, models: Sequence[_Model], rows: list[dict[str, Any]],
+              media: dict[str, dict[str, Any]], results_doc: Results,
               results: str | os.PathLike[str] | None, board: str | os.PathLike[str] | None,
               headline_param: str | None, gallery: list[dict[str, Any]], compares: list[dict[str, Any]],
               media_summary: dict[str, Any]) -> dict[str, Any]:

@@ -24,9 +24,13 @@ import io
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence, cast
 
 import numpy as np
+from ...data.documents import Manifest
+
+if TYPE_CHECKING:
+    from ...scoring.run.documents import Results, Sidecar
 
 CHEAP_METRICS = ("velocity_error", "ssim", "psnr")
 MAX_DETAILS_BYTES = 64 * 1024 * 1024  # a full split's details Parquet is a few MB
@@ -46,7 +50,7 @@ class ViewerModel:
 
     path: Path
     name: str
-    results: dict[str, Any]
+    results: Results
     details: dict[str, dict[str, Any]]
     source: str  # "results" (read from files) or "scored" (no results file given: scored here, once)
     findings: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
@@ -60,14 +64,14 @@ def json_number(x: Any, digits: int = 6) -> float | None:
     return float(f"{x:.{digits}g}") if math.isfinite(x) else None
 
 
-def model_name(results: dict[str, Any], path: Path) -> str:
+def model_name(results: Results, path: Path) -> str:
     model = results.get("model") or {}
     name = model.get("name") if isinstance(model, dict) else None
     return str(name or path.name)
 
 
 # ================================================================ reading
-def read_results_file(path: Path) -> dict[str, Any]:
+def read_results_file(path: Path) -> Results:
     """A results file's document, its shape checked (untrusted input)."""
     from ...scoring.run.layout import read_results_doc as read_results
 
@@ -82,10 +86,10 @@ def read_results_file(path: Path) -> dict[str, Any]:
             and isinstance(doc.get("higher_is_better", {}), dict)):
         raise SourceError(f"--results {path} is not a phybench results file (no provenance, summary or metrics)",
                           "results_unreadable")
-    return doc
+    return cast("Results", doc)  # its shape checked above, as far as the viewer reads it
 
 
-def check_belongs(doc: dict[str, Any], path: Path, split_hash: str, submission_hash: str) -> None:
+def check_belongs(doc: Results, path: Path, split_hash: str, submission_hash: str) -> None:
     """A results file of another split or submission is refused (before anything is written)."""
     prov = doc["provenance"]
     for key, what, mine in (("split_hash", "split", split_hash), ("submission_hash", "submission", submission_hash)):
@@ -94,7 +98,7 @@ def check_belongs(doc: dict[str, Any], path: Path, split_hash: str, submission_h
                               f"one's is {mine[:12]}...)", "results_mismatch")
 
 
-def read_samples(results_path: Path, doc: dict[str, Any]) -> dict[str, Any] | None:
+def read_samples(results_path: Path, doc: Results) -> Sidecar | None:
     """The sidecar beside a results file (JSON, else Parquet), its hashes checked; None when there is none."""
     from ...scoring.run.layout import samples_path
     from ..common.samples_parquet import SidecarError, parquet_path, read_sidecar
@@ -147,7 +151,7 @@ def read_details(path: Path) -> list[dict[str, Any]]:
 BOARD_FILE_BYTES = 50_000_000  # a results file larger than this is skipped when ranking
 
 
-def rank_among(board_dir: Path, results: dict[str, Any]) -> dict[str, Any]:
+def rank_among(board_dir: Path, results: Results) -> dict[str, Any]:
     """Where this model would rank among the results files under `board_dir` on the same split (same split hash):
     by the ranked velocity error where scored, else the velocity error; reference baselines marked."""
     from ...scoring.run.layout import is_beside, read_results_doc
@@ -196,12 +200,14 @@ def rank_among(board_dir: Path, results: dict[str, Any]) -> dict[str, Any]:
 
 
 # ================================================================ one row per video
-def merge_rows(order: Sequence[str], results: dict[str, Any], samples: dict[str, Any] | None,
+def merge_rows(order: Sequence[str], results: Results, samples: Sidecar | None,
                details: list[dict[str, Any]] | None, where: str) -> dict[str, dict[str, Any]]:
     """Per sample id (the split's order): the details row, overlaid by the sidecar row, then the
     results file's untrackable / excluded reasons.  Rows of other videos are refused."""
     rows: dict[str, dict[str, Any]] = {sid: {} for sid in order}
-    for label, got in (("details", details), ("sidecar", (samples or {}).get("samples"))):
+    sources: tuple[tuple[str, Sequence[Mapping[str, Any]] | None], ...] = (
+        ("details", details), ("sidecar", samples["samples"] if samples is not None else None))
+    for label, got in sources:
         if got is None:
             continue
         ids = [r.get("sample_id") if isinstance(r, dict) else None for r in got]
@@ -209,8 +215,8 @@ def merge_rows(order: Sequence[str], results: dict[str, Any], samples: dict[str,
             raise SourceError(f"{where}: its {label} do not name this split's videos", "ids_mismatch")
         for r in got:
             rows[r["sample_id"]].update({k: v for k, v in r.items() if k != "sample_id"})
-    for key in ("untrackable", "excluded"):
-        listed = {e.get("sample_id"): e.get("reason") for e in results.get(key, []) if isinstance(e, dict)}
+    for key, entries in (("untrackable", results.get("untrackable", [])), ("excluded", results.get("excluded", []))):
+        listed = {e.get("sample_id"): e.get("reason") for e in entries if isinstance(e, dict)}
         if details is not None and {s for s in order if rows[s].get(key)} != set(listed):
             raise SourceError(f"{where}: the details' {key} videos are not the results file's: details of another "
                               "score", "details_mismatch")
@@ -221,7 +227,7 @@ def merge_rows(order: Sequence[str], results: dict[str, Any], samples: dict[str,
 
 
 def model_from_results(path: Path, results_path: Path, details: Path | list[dict[str, Any]] | None,
-                       manifest: dict[str, Any], order: Sequence[str]) -> ViewerModel:
+                       manifest: Manifest, order: Sequence[str]) -> ViewerModel:
     """A submission's model read from its results file (+ sidecar, + details: a Parquet's path or its
     rows already in memory): nothing is scored."""
     from ...submission import SubmissionError, submission_hash
@@ -239,7 +245,7 @@ def model_from_results(path: Path, results_path: Path, details: Path | list[dict
 
 
 def score_rows(path: Path, split_dir: Path, metrics: Sequence[str], progress: bool = False) -> tuple[
-        dict[str, Any], list[dict[str, Any]], dict[str, Any] | None]:
+        Results, list[dict[str, Any]], Sidecar | None]:
     """Score `metrics` once, in memory: (results, details rows as the details Parquet holds them, sidecar as written)."""
     import json
 

@@ -53,6 +53,7 @@ import numpy as np
 
 from ..inputs import Sample  # its own module, below this one: no circle with the metric registry
 from .lawfit import poly_fit
+from ...data.documents import Manifest
 
 SPEED_FLOOR = 0.05  # world units / s (~2 px over the generated frames at 128 px): the least speed errors are relative to
 WRONG = 0.05  # a parameter off the truth by more than this (relative; see `judge_law`) is a wrong law
@@ -279,7 +280,7 @@ LAW_FITS: dict[str, LawFit] = {
 }
 
 
-def _family(manifest: Mapping[str, Any]) -> Any:
+def _family(manifest: Manifest) -> Any:
     from ...tasks import family_of, get_task
 
     return family_of(get_task(manifest["task"]))

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 import numpy as np
+from ...data.documents import Manifest
 
 # CPU threads for I3D (and LPIPS) in every pass: features that do not depend on the core count.
 # One thread is also the efficient setting: measured here (2 cores), LPIPS took 0.10 CPU-s per
@@ -70,7 +71,7 @@ def by_sample(arrays: dict[str, np.ndarray]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def reference_cache_path(manifest: dict[str, Any], weights: dict[str, Any], batch_size: int, order: Sequence[str],
+def reference_cache_path(manifest: Manifest, weights: dict[str, Any], batch_size: int, order: Sequence[str],
                      device: str) -> Path | None:
     """Where the split's own I3D features are cached: only the submission's are computed again.
 

@@ -16,9 +16,10 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping, cast
 
 from ... import jsonsafe
+from .documents import Results, Sidecar
 
 RESULTS_SUFFIX = ".json"
 SAMPLES_SUFFIX = ".samples.json"
@@ -63,12 +64,12 @@ def results_of(path: PathLike) -> Path:
     return p
 
 
-def samples_bytes(samples: Any) -> bytes:
-    """The sidecar's bytes: one line of sorted-key JSON."""
+def samples_bytes(samples: Mapping[str, Any]) -> bytes:
+    """The sidecar's bytes (a `Sidecar`, or a document being checked against one): one line of sorted-key JSON."""
     return (json.dumps(samples, sort_keys=True) + "\n").encode()
 
 
-def output_files(path: PathLike, results: dict[str, Any], samples: Any | None) -> list[tuple[Path, bytes]]:
+def output_files(path: PathLike, results: Results, samples: Sidecar | None) -> list[tuple[Path, bytes]]:
     """(path, bytes) of a results file and, when there is one, its sidecar (first), every byte
     made before anything is written (an unencodable string fails here)."""
     from .results import results_bytes
@@ -122,3 +123,26 @@ def results_name(task: str, split: str, model: str, seeds: Any = None) -> str:
     """A results file's name: ``<task>-<split>-<model>.json``, ``<task>-<split>-<model>.seed<k>.json``
     for seed k != 0 (`seeded_path`)."""
     return seeded_path(f"{task}-{split}-{model}{RESULTS_SUFFIX}", seeds).name
+
+
+# The typed doors: what a reader that knows which of the two it holds calls (the keys then
+# checked by mypy, `phybench.scoring.run.documents`).  Their values are as checked as the
+# caller's source: a trusted path here; an untrusted folder's reader checks the structure first.
+def parse_results(data: bytes | str) -> Results:
+    """A results file's document from its bytes."""
+    return cast(Results, parse(data))
+
+
+def parse_sidecar(data: bytes | str) -> Sidecar:
+    """A `.samples.json` sidecar's document from its bytes."""
+    return cast(Sidecar, parse(data))
+
+
+def read_results(path: PathLike) -> Results:
+    """A results file's document, read from a trusted path."""
+    return parse_results(Path(path).read_bytes())
+
+
+def read_sidecar(path: PathLike) -> Sidecar:
+    """A sidecar's document, read from a trusted path."""
+    return parse_sidecar(Path(path).read_bytes())

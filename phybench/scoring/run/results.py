@@ -15,12 +15,14 @@ from __future__ import annotations
 import json
 import math
 import os
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
 from ...stats import bootstrap_mean_ci
 from ..metrics import METRICS, companion_metrics, is_set_metric, is_video_metric
+from ...data.documents import Manifest
+from .documents import Provenance, Results
 
 SCHEMA_VERSION = 1
 BOOTSTRAP_RESAMPLES = 10_000
@@ -96,12 +98,12 @@ def level_details(details: Sequence[dict[str, Any]]) -> dict[str, list[dict[str,
 def build_results(
     *,
     model: dict[str, Any],
-    manifest: dict[str, Any],
-    provenance: dict[str, Any],
+    manifest: Manifest,
+    provenance: Provenance,
     details: Sequence[dict[str, Any]],
     metrics: Sequence[str],
     set_metrics: dict[str, dict[str, Any]] | None = None,
-) -> dict[str, Any]:
+) -> Results:
     """The results document (see docs/results.md)."""
     set_metrics = set_metrics or {}
     overall = summarise(details, metrics) | set_metrics.get(OVERALL, {})
@@ -146,7 +148,8 @@ def json_ready(obj: Any) -> Any:
     return obj
 
 
-def results_bytes(results: dict[str, Any]) -> bytes:
+def results_bytes(results: Mapping[str, Any]) -> bytes:
+    """A results file's bytes (and those of the other documents written the same way: sorted keys, indent 2)."""
     return (json.dumps(json_ready(results), sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode()
 
 
@@ -200,7 +203,7 @@ def _fmt(metric: str, entry: dict[str, Any] | None) -> str:
     return text
 
 
-def markdown_table(results: dict[str, Any]) -> str:
+def markdown_table(results: Results) -> str:
     """A GitHub-flavoured Markdown table of a results document (job summaries, READMEs)."""
     metrics = [m for m in results["metrics"] if m in METRICS]
     extra = [m for m in companion_metrics() if m not in metrics]
@@ -242,7 +245,7 @@ def markdown_table(results: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _law_lines(results: dict[str, Any]) -> list[str]:
+def _law_lines(results: Results) -> list[str]:
     """The learned-law table of the whole split (`phybench.scoring.learned.law`), when the results carry one."""
     if "law" not in results["summary"]["overall"]:
         return []

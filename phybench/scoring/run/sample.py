@@ -20,9 +20,10 @@ from ..metrics import METRICS, reported
 from ..physics.parse import TILE, PixelMapping, parse_video
 from ..physics.photometry import normalise, observed_colours
 from ..physics.velocity import VideoErrors, video_errors
+from ...data.documents import Manifest
 
 
-def pixel_mapping(manifest: dict[str, Any]) -> PixelMapping:
+def pixel_mapping(manifest: Manifest) -> PixelMapping:
     """How the split's world maps to pixels (ours tiles the square; imported splits may use a grid)."""
     kind = manifest.get("pixel_mapping", "tile")
     return TILE if kind == "tile" else PixelMapping(kind, float(manifest.get("world_size", 10.0)))
@@ -44,7 +45,7 @@ def _parse(video: np.ndarray, colours: list[tuple[int, int, int]], condition_fra
 
 
 def scoring_sample(row: dict[str, Any], video: np.ndarray, gt_video: np.ndarray | None,
-                manifest: dict[str, Any]) -> Sample:
+                   manifest: Manifest) -> Sample:
     """The `Sample` every per-video metric and the judge see: the video parsed into balls where the
     family reads discs (its physics errors computed on first use).  `phybench judge` builds the same
     one, so its verdicts are the `abnormal` column's (the lost-ball `vanish` included)."""
@@ -76,7 +77,7 @@ def score_sample(
     row: dict[str, Any],
     video: np.ndarray,
     gt_video: np.ndarray | None,
-    manifest: dict[str, Any],
+    manifest: Manifest,
     metrics: Sequence[str],
 ) -> dict[str, Any]:
     """One detail row: physics errors from parsed pixels, then every registered per-video

@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from shlex import quote
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -23,6 +23,8 @@ from .results import OVERALL, build_results
 from .sample import CONDITION_TOLERANCE, pixel_mapping, score_row, score_sample  # noqa: F401 - re-exported
 from ...data.split import SplitReader, split_hash
 from ...tasks import family_of, get_task
+from ...data.documents import Manifest
+from .documents import Provenance, Results, Sidecar, SidecarRow
 
 
 class ScoreError(Exception):
@@ -49,12 +51,12 @@ def invalid_submission(report: Any, submission: Any, split_dir: Any) -> ScoreErr
 
 @dataclass
 class ScoreOutput:
-    results: dict[str, Any]
+    results: Results
     details: list[dict[str, Any]]
     warnings: list[str] = field(default_factory=list)
 
 
-def samples_sidecar(results: dict[str, Any], details: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+def samples_sidecar(results: Results, details: Sequence[dict[str, Any]]) -> Sidecar | None:
     """Per-sample conditioned vs generated velocity for the leaderboard's figure-5 plot.
 
     Written beside a results file as `<stem>.samples.json` (format in leaderboard/README.md);
@@ -62,9 +64,8 @@ def samples_sidecar(results: dict[str, Any], details: Sequence[dict[str, Any]]) 
     """
     import math
 
-    from ..learned.law import sidecar_law
-
-    if family_of(get_task(results["task"])).plot_dof is None:
+    dof = family_of(get_task(results["task"])).plot_dof
+    if dof is None:
         return None
 
     def num(x: float) -> float | None:
@@ -75,18 +76,20 @@ def samples_sidecar(results: dict[str, Any], details: Sequence[dict[str, Any]]) 
         "schema_version": 1,
         "submission_hash": results["provenance"]["submission_hash"],
         "split_hash": results["provenance"]["split_hash"],
-        "dof": family_of(get_task(results["task"])).plot_dof,
-        "samples": [
-            {
-                "sample_id": d["sample_id"],
-                "level": d["level"],
-                "true_velocity": num(d["true_velocity"]),
-                "generated_velocity": None if d.get("untrackable") else num(d["generated_velocity"]),
-                **({"law": sidecar_law(d["law"])} if d.get("law") else {}),  # phybench.scoring.learned.law
-            }
-            for d in details
-        ],
+        "dof": dof,
+        "samples": [_sidecar_row(d, num) for d in details],
     }
+
+
+def _sidecar_row(d: dict[str, Any], num: Callable[[float], float | None]) -> SidecarRow:
+    """One video's sidecar row from its detail row, numbers rounded by `num`."""
+    from ..learned.law import sidecar_law
+
+    row: SidecarRow = {"sample_id": d["sample_id"], "level": d["level"], "true_velocity": num(d["true_velocity"]),
+                       "generated_velocity": None if d.get("untrackable") else num(d["generated_velocity"])}
+    if d.get("law"):
+        row["law"] = sidecar_law(d["law"])
+    return row
 
 
 def scored_files(path: str | os.PathLike[str], scored: ScoreOutput) -> list[tuple[Path, bytes]]:
@@ -140,7 +143,7 @@ class _Split:
     rows: list[dict[str, Any]]
 
     @property
-    def manifest(self) -> dict[str, Any]:
+    def manifest(self) -> Manifest:
         return self.reader.manifest
 
     @property
@@ -274,7 +277,7 @@ def _check_split(split: _Split, digests: list[str]) -> None:
             f"{recomputed}. Run `phybench verify {quote(str(split.dir))}` to see which shard changed, then regenerate or re-download it.")
 
 
-def _condition_warnings(details: list[dict[str, Any]], manifest: dict[str, Any]) -> list[str]:
+def _condition_warnings(details: list[dict[str, Any]], manifest: Manifest) -> list[str]:
     differ = [d for d in details if "condition_frames_differ" in d]
     if not differ:
         return []
@@ -305,10 +308,11 @@ def _model_meta(meta: dict[str, Any]) -> dict[str, Any]:
     return model_meta
 
 
-def _provenance(split: _Split, metrics: Sequence[str], weights: dict[str, Any], submission_hash: str | None) -> dict[str, Any]:
+def _provenance(split: _Split, metrics: Sequence[str], weights: dict[str, Any], submission_hash: str | None) -> Provenance:
     from ...tasks.protocols import protocol_of
 
     spec, manifest, n = split.reader.spec, split.manifest, len(split.rows)
+    full = manifest.get("full_size")
     # every video is parsed: the tracking conventions (untrackable, excluded) are always stated
     settings = settings_blocks([TRACKING_METRIC, *reported(metrics, family_of(spec).metrics)])
     return {
@@ -318,7 +322,7 @@ def _provenance(split: _Split, metrics: Sequence[str], weights: dict[str, Any], 
         "split_num_samples": n,
         "split_full_size": manifest.get("full_size"),
         # the evaluation protocol those sizes make (full, lite, or "limit N": a debugging subset)
-        "protocol": protocol_of(spec.name, n, manifest["full_size"]) if isinstance(manifest.get("full_size"), int) else None,
+        "protocol": protocol_of(spec.name, n, full) if isinstance(full, int) else None,
         "resolution": manifest["resolution"],
         "pixel_mapping": pixel_mapping(manifest).kind,
         "submission_hash": submission_hash,  # the bytes this pass read and hashed
