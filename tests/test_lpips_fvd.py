@@ -113,3 +113,46 @@ def test_i3d_input_checks():
         i3d_logits(np.zeros((1, 8, 32, 32, 3), np.uint8))
     with pytest.raises(ValueError, match="uint8"):
         i3d_logits(np.zeros((1, 16, 32, 32, 3), np.float32))
+
+
+@pytest.mark.parametrize("shape,kernel,stride", [
+    ((2, 3, 9, 15, 16), (1, 3, 3), (1, 2, 2)),  # MaxPool3d_2a/3a: odd and even sides, 'SAME' (0, 1) pads
+    ((1, 4, 9, 14, 15), (3, 3, 3), (2, 2, 2)),  # MaxPool3d_4a
+    ((1, 5, 5, 7, 8), (2, 2, 2), (2, 2, 2)),  # MaxPool3d_5a: (0, 1) pads where the side is odd
+    ((1, 2, 2, 3, 3), (3, 3, 3), (2, 2, 2)),  # tiny: every window at an edge
+])
+def test_exact_max_pool_equals_torchs_bit_for_bit(shape, kernel, stride):
+    """The separable window maxima that replace F.max_pool3d in I3D (issue 52: 34% of its CPU) give
+    the same bytes, so FVD's shipped values cannot move; ties, negatives and infinities included."""
+    import math
+
+    import torch.nn.functional as F
+
+    g = torch.Generator().manual_seed(sum(shape))
+    x = torch.randn(shape, generator=g).round(decimals=1)  # rounding makes ties
+    x.view(-1)[::7] = -math.inf
+    expected = F.max_pool3d(fvd._pad_same(x, kernel, stride, -math.inf), kernel, stride)
+    assert torch.equal(fvd.max_pool3d_exact(x, kernel, stride), expected)
+    inception = F.max_pool3d(x, 3, 1, padding=1)  # the Inception branches' stride-1 pool
+    assert torch.equal(fvd.max_pool3d_exact(x, (3, 3, 3), (1, 1, 1), (1, 1, 1)), inception)
+
+
+@pytest.mark.slow
+def test_i3d_logits_are_the_bytes_of_torchs_max_pool(fetched, monkeypatch):
+    """Whole network: the logits with the exact pooling equal those with F.max_pool3d (the code
+    before issue 52) at batch sizes 1 and 2 (they take different convolution kernels)."""
+    import math
+
+    import torch.nn.functional as F
+
+    videos = _random_videos(2, 10, 48, seed=3)
+    new = [i3d_logits(videos, batch_size=b) for b in (1, 2)]
+
+    def torch_pool(x, kernel, stride, padding=None):
+        if padding is None:
+            return F.max_pool3d(fvd._pad_same(x, kernel, stride, -math.inf), kernel, stride)
+        return F.max_pool3d(x, kernel, stride, padding=padding)
+
+    monkeypatch.setattr(fvd, "max_pool3d_exact", torch_pool)
+    for b, logits in zip((1, 2), new):
+        np.testing.assert_array_equal(i3d_logits(videos, batch_size=b), logits)

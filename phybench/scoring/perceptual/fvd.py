@@ -56,13 +56,58 @@ def _pad_same(x: torch.Tensor, kernel: tuple[int, ...], stride: tuple[int, ...],
     return F.pad(x, pads, value=value) if any(pads) else x
 
 
+def _window_max(x: torch.Tensor, dim: int, kernel: int, stride: int, pads: tuple[int, int]) -> torch.Tensor:
+    """Max over windows of `kernel` along `dim`, every `stride`-th, with `pads` of -inf before/after.
+
+    A chain of elementwise `torch.maximum` over strided views: a maximum is exact in any order,
+    so this equals `F.max_pool3d` bit for bit, but it streams through memory where max_pool3d on
+    one CPU thread (NCDHW) walks each window and records indices it does not need: 34% of I3D's
+    CPU before (issue 52, docs/performance.md).  The -inf padding is never materialised: a padded
+    element never wins a window that holds a real one, and 'SAME' leaves none without."""
+    size, (before, after) = x.shape[dim], pads
+    out_len = (size + before + after - kernel) // stride + 1
+
+    def span(j: int) -> tuple[int, int]:  # outputs [lo, hi] whose tap j lands inside x
+        return max(0, -((j - before) // stride)), min(out_len - 1, (size - 1 + before - j) // stride)
+
+    def view(j: int, lo: int, hi: int) -> torch.Tensor:
+        index: list[slice] = [slice(None)] * x.ndim
+        index[dim] = slice(lo * stride + j - before, hi * stride + j - before + 1, stride)
+        return x[tuple(index)]
+
+    full = [j for j in range(kernel) if span(j) == (0, out_len - 1)]
+    if not full:
+        raise ValueError(f"no tap covers every window (kernel {kernel}, stride {stride}, pads {pads})")
+    last = out_len - 1
+    out = torch.maximum(view(full[0], 0, last), view(full[1], 0, last)) if len(full) > 1 else \
+        view(full[0], 0, last).clone()
+    for j in range(kernel):
+        lo, hi = span(j)
+        if j not in full[:2] and hi >= lo:
+            part = out.narrow(dim, lo, hi - lo + 1)
+            torch.maximum(part, view(j, lo, hi), out=part)
+    return out
+
+
+def max_pool3d_exact(x: torch.Tensor, kernel: tuple[int, int, int], stride: tuple[int, int, int],
+                     padding: tuple[int, int, int] | None = None) -> torch.Tensor:
+    """`F.max_pool3d` of (N, C, T, H, W) as separable window maxima (T, then H, then W), bit-identical
+    to it: with `padding` None, TF 'SAME' padding with -inf (`_pad_same`'s); else symmetric -inf
+    padding as max_pool3d's own `padding` argument."""
+    for dim, k, s in zip((2, 3, 4), kernel, stride):
+        pads = _same_pads(x.shape[dim], k, s) if padding is None else (padding[dim - 2],) * 2
+        if (k, s) != (1, 1):
+            x = _window_max(x, dim, k, s, pads)
+    return x
+
+
 class _MaxPoolSame(nn.Module):
     def __init__(self, kernel: tuple[int, int, int], stride: tuple[int, int, int]) -> None:
         super().__init__()
         self.kernel, self.stride = kernel, stride
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return F.max_pool3d(_pad_same(x, self.kernel, self.stride, -math.inf), self.kernel, self.stride)
+        return max_pool3d_exact(x, self.kernel, self.stride)
 
 
 # ---------------------------------------------------------------- I3D
@@ -104,7 +149,7 @@ class Unit3D(nn.Module):
         x = self.conv(x)
         if self.bn is not None:
             x = self.bn(x)
-        return F.relu(x) if self.activation else x
+        return F.relu(x, inplace=True) if self.activation else x  # x is this unit's own output: in place is exact
 
 
 class InceptionModule(nn.Module):
@@ -125,7 +170,7 @@ class InceptionModule(nn.Module):
         b0 = self.Branch_0["Conv3d_0a_1x1"](x)  # (N, c0, T, H, W)
         b1 = self.Branch_1["Conv3d_0b_3x3"](self.Branch_1["Conv3d_0a_1x1"](x))  # (N, c2, T, H, W)
         b2 = self.Branch_2["Conv3d_0b_3x3"](self.Branch_2["Conv3d_0a_1x1"](x))  # (N, c4, T, H, W)
-        pooled = F.max_pool3d(x, 3, 1, padding=1)  # stride-1 'SAME' max pool is symmetric
+        pooled = max_pool3d_exact(x, (3, 3, 3), (1, 1, 1), (1, 1, 1))  # stride-1 'SAME' is symmetric
         b3 = self.Branch_3["Conv3d_0b_1x1"](pooled)  # (N, c5, T, H, W)
         return torch.cat([b0, b1, b2, b3], dim=1)
 
