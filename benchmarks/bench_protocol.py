@@ -53,22 +53,7 @@ def run_score(sub: Path, split: Path, metrics: str, out: Path, workers: int = 1,
     env = dict(os.environ, OMP_NUM_THREADS="1", PHYBENCH_FVD_CACHE="0")
     cmd = [sys.executable, "-m", "phybench.cli", "score", str(sub), "--data", str(split), "--metrics", metrics,
            "--workers", str(workers), "--batch-size", str(batch), "--out", str(out), "--quiet"]
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL)
-    ps, peak = psutil.Process(proc.pid), 0
-    while True:
-        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-        if pid:
-            break
-        try:
-            peak = max(peak, sum(p.memory_info().rss for p in [ps, *ps.children(recursive=True)]))
-        except psutil.Error:
-            pass  # a worker ended between the listing and the read
-        time.sleep(0.05)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode:
-        raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}")
-    return Run(usage.ru_utime + usage.ru_stime, time.perf_counter() - t0, peak / 2**20, usage.ru_maxrss / 1024)
+    return run_cmd(cmd, env)
 
 
 def prepare(task: str, n: int, root: Path) -> tuple[Path, Path]:
@@ -129,7 +114,7 @@ def torch_table(tasks: list[str], sizes: tuple[int, int], root: Path, cheap: dic
     for task in tasks:
         lp, _ = slope(task, *sizes, root / "torch", metrics="lpips", batch=4)
         fv, big = slope(task, *sizes, root / "torch", metrics="fvd", batch=4)
-        lp, i3d = lp - cheap[task], (fv - cheap[task]) / 2
+        lp, i3d = lp - cheap.get(task, 0.0), (fv - cheap.get(task, 0.0)) / 2
         full, lite = rows(task)
         print(f"{task} ({get_task(task).resolution} px): LPIPS {lp:.3f} CPU-s per clip, I3D {i3d:.3f} per clip and side; "
               f"peak RSS (fvd run) {big.tree_rss_mib:.0f} MiB; one model, warm reference cache (LPIPS + I3D): "
@@ -141,11 +126,72 @@ def workers_table(tasks: list[str], n: int, root: Path) -> None:
     """--workers 1 vs 2 on n clips (cheap metrics): CPU of all processes, wall, peak memory."""
     print(f"\n--workers 1 vs 2, {n} clips, cheap metrics")
     for task in tasks:
-        split, sub = prepare(task, n, root)
+        split, sub = prepare(task, n, root / "workers")
         one, two = (run_score(sub, split, CHEAP, root / f"w{w}.json", workers=w) for w in (1, 2))
         print(f"{task}: CPU {one.cpu_s:.1f} -> {two.cpu_s:.1f} s ({two.cpu_s / one.cpu_s:.2f}x); wall {one.wall_s:.1f} -> "
               f"{two.wall_s:.1f} s; peak RSS all processes {one.tree_rss_mib:.0f} -> {two.tree_rss_mib:.0f} MiB, "
               f"largest process {one.max_rss_mib:.0f} -> {two.max_rss_mib:.0f} MiB", flush=True)
+
+
+def run_cmd(cmd: list[str], env: dict[str, str]) -> Run:
+    """Any command in a child process: CPU of it and every waited-for descendant, wall, peak memory."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL)
+    ps, peak = psutil.Process(proc.pid), 0
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            break
+        try:
+            peak = max(peak, sum(p.memory_info().rss for p in [ps, *ps.children(recursive=True)]))
+        except psutil.Error:
+            pass  # a process ended between the listing and the read
+        time.sleep(0.05)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode:
+        raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}")
+    return Run(usage.ru_utime + usage.ru_stime, time.perf_counter() - t0, peak / 2**20, usage.ru_maxrss / 1024)
+
+
+def accelerate_table(n: int, root: Path) -> None:
+    """`leaderboard verify` of an LPIPS + FVD score (the passes it shards): one process against
+    `accelerate launch` with 2 CPU processes, `--batch-size 4`, warm reference cache; records compared."""
+    import shutil
+
+    import numpy as np
+
+    from phybench.data.generate import generate
+    from phybench.data.split import SplitReader, make_plan
+    from phybench.submission import submission_meta, write_submission
+
+    task = next(iter(representatives()))  # the first registered family's first task
+    split_name = get_task(task).eval_splits[0]
+    data, subs, res = root / "acc" / "data", root / "acc" / "subs", root / "acc" / "results"
+    split = data / f"{task}-{split_name}"
+    generate(make_plan(get_task(task), split_name, None, n, None), split, progress=False)
+    reader = SplitReader(split)
+    write_submission(subs / "copy-last", submission_meta(reader.manifest, "copy-last"),
+                     ((r["sample_id"], np.repeat(reader.video(r)[2:3], reader.video(r).shape[0], axis=0))
+                      for r in reader.rows()))
+    res.mkdir(parents=True)
+    env = dict(os.environ, OMP_NUM_THREADS="1", PHYBENCH_FVD_CACHE_DIR=str(root / "acc" / "cache"))
+    cli = [sys.executable, "-m", "phybench.cli"]
+    scored = run_cmd([*cli, "score", str(subs / "copy-last"), "--data", str(split), "--metrics",
+                      "velocity_error,ssim,psnr,lpips,fvd", "--batch-size", "4", "--out", str(res / "r.json"),
+                      "--quiet"], env)
+    verify = ["leaderboard", "verify", str(res / "r.json"), "--submissions", str(subs), "--splits", str(data),
+              "--batch-size", "4", "--by", "bench", "--date", "2026-11-29"]
+    one = run_cmd([*cli, *verify], env)
+    shutil.copytree(res, root / "acc" / "one")
+    two = run_cmd([str(Path(sys.executable).parent / "accelerate"), "launch", "--multi_gpu", "--num_processes", "2",
+                   "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no",
+                   "--num_cpu_threads_per_process", "1", "-m", "phybench.cli", *verify], env)
+    same = all((root / "acc" / "one" / f.name).read_bytes() == f.read_bytes() for f in res.iterdir())
+    print(f"\n{task} {split_name}, {n} clips, copy-last, LPIPS + FVD, --batch-size 4: score (cold cache) {scored.cpu_s:.1f} "
+          f"CPU-s, peak {scored.tree_rss_mib:.0f} MiB; verify, 1 process: {one.cpu_s:.1f} CPU-s, {one.wall_s:.1f} s wall, "
+          f"peak {one.tree_rss_mib:.0f} MiB; accelerate launch, 2 processes: {two.cpu_s:.1f} CPU-s "
+          f"({two.cpu_s / one.cpu_s:.2f}x), {two.wall_s:.1f} s wall, peak {two.tree_rss_mib:.0f} MiB all processes; "
+          f"records the same bytes: {same}", flush=True)
 
 
 def main() -> None:
@@ -155,11 +201,16 @@ def main() -> None:
     ap.add_argument("--torch", default="", help="A,B: also LPIPS and FVD slopes between A and B clips")
     ap.add_argument("--torch-tasks", default="uniform,combinatorial")
     ap.add_argument("--workers-tasks", default="", help="tasks to score with --workers 1 and 2 (at --large clips)")
+    ap.add_argument("--accelerate", type=int, default=0, metavar="N",
+                    help="also verify an N-clip LPIPS + FVD score in 1 process and under accelerate launch (2)")
+    ap.add_argument("--skip-cheap", action="store_true", help="only the --torch / --workers / --accelerate parts")
     args = ap.parse_args()
     print(f"load average {os.getloadavg()[0]:.1f} / {os.getloadavg()[1]:.1f} / {os.getloadavg()[2]:.1f} (1/5/15 min), "
           f"{os.cpu_count()} CPUs", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
-        cheap = cheap_table(args.small, args.large, Path(tmp))
+        if args.accelerate:
+            accelerate_table(args.accelerate, Path(tmp))
+        cheap = {} if args.skip_cheap else cheap_table(args.small, args.large, Path(tmp))
         if args.torch:
             a, b = (int(x) for x in args.torch.split(","))
             torch_table(args.torch_tasks.split(","), (a, b), Path(tmp), cheap)

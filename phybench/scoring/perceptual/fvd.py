@@ -75,15 +75,24 @@ def _window_max(x: torch.Tensor, dim: int, kernel: int, stride: int, pads: tuple
         index[dim] = slice(lo * stride + j - before, hi * stride + j - before + 1, stride)
         return x[tuple(index)]
 
-    full = [j for j in range(kernel) if span(j) == (0, out_len - 1)]
-    if not full:
-        raise ValueError(f"no tap covers every window (kernel {kernel}, stride {stride}, pads {pads})")
     last = out_len - 1
-    out = torch.maximum(view(full[0], 0, last), view(full[1], 0, last)) if len(full) > 1 else \
-        view(full[0], 0, last).clone()
+    full = next((j for j in range(kernel) if span(j) == (0, last)), None)
+    if full is None:
+        raise ValueError(f"no tap covers every window (kernel {kernel}, stride {stride}, pads {pads})")
+    # the first pass reads two taps over the widest span the second covers (no copy of a whole tap)
+    second = max((j for j in range(kernel) if j != full), key=lambda j: span(j)[1] - span(j)[0])
+    lo, hi = span(second)
+    shape = list(x.shape)
+    shape[dim] = out_len
+    out = x.new_empty(shape)  # (N, C, ...) with `dim` pooled
+    torch.maximum(view(full, lo, hi), view(second, lo, hi), out=out.narrow(dim, lo, hi - lo + 1))
+    if lo > 0:
+        out.narrow(dim, 0, lo).copy_(view(full, 0, lo - 1))
+    if hi < last:
+        out.narrow(dim, hi + 1, last - hi).copy_(view(full, hi + 1, last))
     for j in range(kernel):
         lo, hi = span(j)
-        if j not in full[:2] and hi >= lo:
+        if j not in (full, second) and hi >= lo:
             part = out.narrow(dim, lo, hi - lo + 1)
             torch.maximum(part, view(j, lo, hi), out=part)
     return out
@@ -243,29 +252,37 @@ def _tf1_bilinear_taps(size_in: int, size_out: int, device: torch.device) -> tup
     return lower.to(device), upper.to(device), frac.to(device)
 
 
+def _lerp(a: torch.Tensor, b: torch.Tensor, frac: torch.Tensor) -> torch.Tensor:
+    """a + (b - a) * frac in float32, in TF's order of operations, into one new buffer."""
+    out = torch.sub(b, a)
+    return out.mul_(frac).add_(a)  # IEEE + and * commute exactly: (b - a) * f + a == a + (b - a) * f
+
+
 def _resize_tf1(frames: torch.Tensor, size: int) -> torch.Tensor:
     """(B, H, W, C) float32 -> (B, size, size, C), exactly as TF1 tf.image.resize_bilinear.
 
     torch's interpolate cannot do this: its align_corners=False samples at half-pixel centres
-    (the TF2 behaviour), which shifts the image by half a source pixel."""
+    (the TF2 behaviour), which shifts the image by half a source pixel.  TF lerps along x in each
+    of the two source rows of an output row, then along y; a row's x-lerp does not depend on the
+    output row that reads it, so it is done once per source row (H rows, not 2 x size) and the
+    rows are gathered after: the same float32 operations on the same operands, bit for bit, at
+    about half the passes over memory (issue 52: the resize was ~15% of I3D's CPU)."""
     _, h, w, _ = frames.shape
     if (h, w) == (size, size):
         return frames  # TF's scale is 1 and every weight 0: the identity
     y0, y1, fy = _tf1_bilinear_taps(h, size, frames.device)
     x0, x1, fx = _tf1_bilinear_taps(w, size, frames.device)
-    top, bottom = frames[:, y0], frames[:, y1]  # (B, size, W, C)
-    fx = fx.view(1, 1, -1, 1)
-    # same order of operations as TF's kernel: lerp along x in each row, then along y
-    top = top[:, :, x0] + (top[:, :, x1] - top[:, :, x0]) * fx  # (B, size, size, C)
-    bottom = bottom[:, :, x0] + (bottom[:, :, x1] - bottom[:, :, x0]) * fx
-    return top + (bottom - top) * fy.view(1, -1, 1, 1)
+    rows = _lerp(frames.index_select(2, x0), frames.index_select(2, x1), fx.view(1, 1, -1, 1))  # (B, H, size, C)
+    return _lerp(rows.index_select(1, y0), rows.index_select(1, y1), fy.view(1, -1, 1, 1))  # (B, size, size, C)
 
 
 def preprocess(videos: torch.Tensor) -> torch.Tensor:
     """(N, T, H, W, 3) uint8 (or 0..255 floats) -> (N, 3, T, 224, 224) float32 in [-1, 1]."""
     n, t, h, w, c = videos.shape
     frames = _resize_tf1(videos.reshape(n * t, h, w, c).float(), RESOLUTION)  # (N*T, 224, 224, 3)
-    scaled = 2.0 * frames / 255.0 - 1.0  # the TF code's formula, kept for float32 rounding
+    if frames.data_ptr() == videos.data_ptr():
+        frames = frames.clone()  # already float32 at 224 px: scale a copy, not the caller's tensor
+    scaled = frames.mul_(2.0).div_(255.0).sub_(1.0)  # the TF code's 2 * x / 255 - 1, in its float32 rounding
     return scaled.reshape(n, t, RESOLUTION, RESOLUTION, c).permute(0, 4, 1, 2, 3).contiguous()
 
 
