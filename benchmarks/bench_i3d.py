@@ -12,6 +12,8 @@ torch's im2col path, a larger one to oneDNN), times the real side (CPU seconds, 
 
 - CPU-s per clip, GFLOP per CPU-second (FLOPs counted by `torch.utils.flop_counter`: 111 per
   clip) and that as a share of the fp32 conv limit of the same run (`limits.py`);
+- CPU seconds are user + system: `fp32 no mmap` (glibc told not to return freed buffers to the
+  kernel, `mallopt`) shows what the page faults of I3D's large per-layer buffers cost;
 - the largest logit change relative to the largest logit, and the FVD (n real vs n fake) change,
   against "before" (the code before issue 52: `F.max_pool3d`): "identical" means equal bytes.
 
@@ -72,6 +74,12 @@ def _variant(name: str) -> Iterator[None]:
         with contextlib.ExitStack() as stack:
             if "mkldnn off" in name:
                 stack.enter_context(torch.backends.mkldnn.flags(enabled=False))
+            if "no mmap" in name:  # glibc keeps freed buffers (no page faults per op); process-wide from here on
+                import ctypes
+
+                libc = ctypes.CDLL("libc.so.6")
+                libc.mallopt(-4, 0)  # M_MMAP_MAX: never mmap
+                libc.mallopt(-1, 2**30)  # M_TRIM_THRESHOLD: keep up to 1 GiB of freed heap
             if "bf16" in name:
                 stack.enter_context(torch.autocast("cpu", dtype=torch.bfloat16))
             yield
@@ -80,7 +88,7 @@ def _variant(name: str) -> Iterator[None]:
 
 
 VARIANTS = ("before", "fp32 (default)", "fp32 channels-last", "fp32 mkldnn off", "bf16 autocast",
-            "bf16 channels-last")
+            "bf16 channels-last", "fp32 no mmap")  # "no mmap" is process-wide once set: keep it last
 
 
 def _logits(model: torch.nn.Module, clips: torch.Tensor, batch: int, channels_last: bool) -> torch.Tensor:
@@ -125,17 +133,16 @@ def main() -> None:
           f"bf16 peak {lim.bf16_gflops:.0f} GFLOP per CPU-s")
     print(f"{'variant':<22} {'batch':>5} {'CPU-s/clip':>10} {'GFLOP/CPU-s':>11} {'of conv':>7} {'max dlogit rel':>14} "
           f"{'FVD':>12} {'dFVD rel':>9}", flush=True)
-    for batch in (int(b) for b in args.batches.split(",")):
-        ref: tuple[torch.Tensor, torch.Tensor, float] | None = None
-        for name in args.variants.split(","):
+    refs: dict[int, tuple[torch.Tensor, torch.Tensor, float]] = {}  # batch -> the first variant's (real, fake, FVD)
+    for name in args.variants.split(","):  # variants outside, batches inside: "no mmap" stays last for every batch
+        for batch in (int(b) for b in args.batches.split(",")):
             cl = "channels-last" in name
             m = fvd.I3D().to(memory_format=torch.channels_last_3d) if cl else model
             with _variant(name):
                 lr, lf = _logits(m, real, batch, cl), _logits(m, fake, batch, cl)  # also the warm-up
                 cpu = _best(lambda: _logits(m, real, batch, cl), args.repeats) / args.n
             value = fvd.frechet_distance(lr.numpy(), lf.numpy())
-            if ref is None:
-                ref = (lr, lf, value)
+            ref = refs.setdefault(batch, (lr, lf, value))
             same = torch.equal(lr, ref[0]) and torch.equal(lf, ref[1])
             dl = float(max((lr - ref[0]).abs().max(), (lf - ref[1]).abs().max()) / ref[0].abs().max())
             rate = gflop / cpu
