@@ -112,8 +112,8 @@ def torch_table(tasks: list[str], sizes: tuple[int, int], root: Path, cheap: dic
     """LPIPS and I3D slopes per clip (cheap companions subtracted), at each task's resolution."""
     print(f"\nLPIPS / FVD alone (--batch-size 4, FVD cache off: I3D on both sides), slope between {sizes} clips")
     for task in tasks:
-        lp, _ = slope(task, *sizes, root / "torch", metrics="lpips", batch=4)
-        fv, big = slope(task, *sizes, root / "torch", metrics="fvd", batch=4)
+        lp, _ = slope(task, *sizes, root / "torch-lpips", metrics="lpips", batch=4)
+        fv, big = slope(task, *sizes, root / "torch-fvd", metrics="fvd", batch=4)
         lp, i3d = lp - cheap.get(task, 0.0), (fv - cheap.get(task, 0.0)) / 2
         full, lite = rows(task)
         print(f"{task} ({get_task(task).resolution} px): LPIPS {lp:.3f} CPU-s per clip, I3D {i3d:.3f} per clip and side; "
