@@ -5,17 +5,18 @@ convolution rate measured in the same run, with each variant's FVD deviation fro
 
 Clips: the first 2n clips of the uniform id-eval split (32 frames, 128 px), generated here; the
 first n are the "real" side, the next n blurred (Gaussian sigma 0.7 px, as `bench_score.py`) are
-the "fake" side.  Each variant computes the logits of both sides in batches of `--batches` (the
+the "fake" side.  "before" is the code before issue 52 (torch's max pool, the old resize, glibc's
+default allocation).  Each variant computes the logits of both sides in batches of `--batches` (the
 score's `--batch-size`; today's kernels depend on it: a batch of 1 sends most 3-D convolutions to
 torch's im2col path, a larger one to oneDNN), times the real side (CPU seconds, best of
 `--repeats`), and reports:
 
 - CPU-s per clip, GFLOP per CPU-second (FLOPs counted by `torch.utils.flop_counter`: 111 per
   clip) and that as a share of the fp32 conv limit of the same run (`limits.py`);
-- CPU seconds are user + system: `fp32 no mmap` (glibc told not to return freed buffers to the
-  kernel, `mallopt`) shows what the page faults of I3D's large per-layer buffers cost;
+- CPU seconds are user + system: `fp32 mmap` is the default without `fvd._keep_freed_buffers`
+  (glibc then unmaps every large freed buffer), what the page faults of I3D's per-layer buffers cost;
 - the largest logit change relative to the largest logit, and the FVD (n real vs n fake) change,
-  against "before" (the code before issue 52: `F.max_pool3d`): "identical" means equal bytes.
+  against "before": "identical" means equal bytes.
 
 A variant that changes a logit's bytes changes shipped FVD values, so only identical ones may be
 the default (`score` uses `fvd.I3D` as it is); the others are measured for the record.
@@ -64,31 +65,41 @@ def _old_pool(x: torch.Tensor, kernel: tuple[int, int, int], stride: tuple[int, 
     return F.max_pool3d(x, kernel, stride, padding=padding)
 
 
+def _old_preprocess(videos: torch.Tensor) -> torch.Tensor:
+    """fvd.preprocess before issue 52: both gathered rows lerped along x, out of place."""
+    n, t, h, w, c = videos.shape
+    frames = videos.reshape(n * t, h, w, c).float()
+    y0, y1, fy = fvd._tf1_bilinear_taps(h, fvd.RESOLUTION, frames.device)
+    x0, x1, fx = fvd._tf1_bilinear_taps(w, fvd.RESOLUTION, frames.device)
+    top, bottom = frames[:, y0], frames[:, y1]
+    fx = fx.view(1, 1, -1, 1)
+    top = top[:, :, x0] + (top[:, :, x1] - top[:, :, x0]) * fx
+    bottom = bottom[:, :, x0] + (bottom[:, :, x1] - bottom[:, :, x0]) * fx
+    scaled = 2.0 * (top + (bottom - top) * fy.view(1, -1, 1, 1)) / 255.0 - 1.0
+    return scaled.reshape(n, t, fvd.RESOLUTION, fvd.RESOLUTION, c).permute(0, 4, 1, 2, 3).contiguous()
+
+
 @contextlib.contextmanager
 def _variant(name: str) -> Iterator[None]:
-    """Patch the module for one variant; restore it after."""
-    pool = fvd.max_pool3d_exact
+    """Patch the module for one variant (pools, resize, kept buffers, autocast); restore it after."""
+    saved = fvd.max_pool3d_exact, fvd.preprocess
     if name == "before":
-        fvd.max_pool3d_exact = _old_pool  # type: ignore[assignment]
+        fvd.max_pool3d_exact, fvd.preprocess = _old_pool, _old_preprocess  # type: ignore[assignment]
     try:
         with contextlib.ExitStack() as stack:
+            if name != "before" and "mmap" not in name:  # what fvd._logits does on the CPU
+                stack.enter_context(fvd._keep_freed_buffers())
             if "mkldnn off" in name:
                 stack.enter_context(torch.backends.mkldnn.flags(enabled=False))
-            if "no mmap" in name:  # glibc keeps freed buffers (no page faults per op); process-wide from here on
-                import ctypes
-
-                libc = ctypes.CDLL("libc.so.6")
-                libc.mallopt(-4, 0)  # M_MMAP_MAX: never mmap
-                libc.mallopt(-1, 2**30)  # M_TRIM_THRESHOLD: keep up to 1 GiB of freed heap
             if "bf16" in name:
                 stack.enter_context(torch.autocast("cpu", dtype=torch.bfloat16))
             yield
     finally:
-        fvd.max_pool3d_exact = pool  # type: ignore[assignment]
+        fvd.max_pool3d_exact, fvd.preprocess = saved  # type: ignore[assignment]
 
 
-VARIANTS = ("before", "fp32 (default)", "fp32 channels-last", "fp32 mkldnn off", "bf16 autocast",
-            "bf16 channels-last", "fp32 no mmap")  # "no mmap" is process-wide once set: keep it last
+VARIANTS = ("before", "fp32 (default)", "fp32 mmap", "fp32 channels-last", "fp32 mkldnn off", "bf16 autocast",
+            "bf16 channels-last")
 
 
 def _logits(model: torch.nn.Module, clips: torch.Tensor, batch: int, channels_last: bool) -> torch.Tensor:
@@ -134,7 +145,7 @@ def main() -> None:
     print(f"{'variant':<22} {'batch':>5} {'CPU-s/clip':>10} {'GFLOP/CPU-s':>11} {'of conv':>7} {'max dlogit rel':>14} "
           f"{'FVD':>12} {'dFVD rel':>9}", flush=True)
     refs: dict[int, tuple[torch.Tensor, torch.Tensor, float]] = {}  # batch -> the first variant's (real, fake, FVD)
-    for name in args.variants.split(","):  # variants outside, batches inside: "no mmap" stays last for every batch
+    for name in args.variants.split(","):
         for batch in (int(b) for b in args.batches.split(",")):
             cl = "channels-last" in name
             m = fvd.I3D().to(memory_format=torch.channels_last_3d) if cl else model

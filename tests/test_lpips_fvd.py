@@ -138,9 +138,11 @@ def test_exact_max_pool_equals_torchs_bit_for_bit(shape, kernel, stride):
 
 
 @pytest.mark.slow
-def test_i3d_logits_are_the_bytes_of_torchs_max_pool(fetched, monkeypatch):
-    """Whole network: the logits with the exact pooling equal those with F.max_pool3d (the code
-    before issue 52) at batch sizes 1 and 2 (they take different convolution kernels)."""
+def test_i3d_logits_are_the_bytes_of_the_code_before_issue_52(fetched, monkeypatch):
+    """Whole network: the logits with the exact pooling, the new resize and the kept buffers equal
+    those of F.max_pool3d, the old resize and glibc's default allocation at batch sizes 1 and 2
+    (they take different convolution kernels)."""
+    import contextlib
     import math
 
     import torch.nn.functional as F
@@ -154,6 +156,8 @@ def test_i3d_logits_are_the_bytes_of_torchs_max_pool(fetched, monkeypatch):
         return F.max_pool3d(x, kernel, stride, padding=padding)
 
     monkeypatch.setattr(fvd, "max_pool3d_exact", torch_pool)
+    monkeypatch.setattr(fvd, "preprocess", _preprocess_before_issue_52)
+    monkeypatch.setattr(fvd, "_keep_freed_buffers", contextlib.nullcontext)
     for b, logits in zip((1, 2), new):
         np.testing.assert_array_equal(i3d_logits(videos, batch_size=b), logits)
 

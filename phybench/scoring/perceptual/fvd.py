@@ -13,9 +13,12 @@ the checkpoint. Weights: ``phybench.scoring.perceptual.weights.load("i3d")``.
 """
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import functools
 import math
 import warnings
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -302,10 +305,40 @@ def _as_videos(videos: Any) -> torch.Tensor:
     return t
 
 
+@contextlib.contextmanager
+def _keep_freed_buffers() -> Iterator[None]:
+    """While I3D runs on the CPU, glibc keeps the buffers it frees instead of unmapping them.
+
+    Each layer allocates its output afresh (51 MB per clip for the stem's) and glibc serves
+    blocks that large with mmap, so every layer page-faults its whole output in again: about a
+    quarter of I3D's CPU was system time (issue 52, docs/performance.md).  Where the heap is
+    used instead (`M_MMAP_MAX` 0, trimmed above 1 GiB only) the next batch reuses the pages.
+    Where it is placed changes no value (torch aligns every buffer to 64 bytes either way; the
+    logits are compared byte for byte in `tests/test_lpips_fvd.py`).  Afterwards glibc's defaults
+    come back and the kept memory is returned (`malloc_trim`).  Not glibc: does nothing."""
+    try:
+        libc = ctypes.CDLL(None)
+        mallopt, trim = libc.mallopt, libc.malloc_trim
+    except (OSError, AttributeError):
+        yield
+        return
+    mallopt(_M_MMAP_MAX, 0)
+    mallopt(_M_TRIM_THRESHOLD, 2**30)
+    try:
+        yield
+    finally:
+        mallopt(_M_MMAP_MAX, 65536)  # glibc's defaults (DEFAULT_MMAP_MAX, DEFAULT_TRIM_THRESHOLD)
+        mallopt(_M_TRIM_THRESHOLD, 128 * 1024)
+        trim(0)
+
+
+_M_TRIM_THRESHOLD, _M_MMAP_MAX = -1, -4  # mallopt parameters (malloc.h)
+
+
 def _logits(model: I3D, videos: torch.Tensor, batch_size: int) -> torch.Tensor:
     device = next(model.parameters()).device
     out = []
-    with torch.inference_mode():
+    with torch.inference_mode(), _keep_freed_buffers() if device.type == "cpu" else contextlib.nullcontext():
         for start in range(0, videos.shape[0], batch_size):
             batch = preprocess(videos[start:start + batch_size].to(device))  # (B, 3, T, 224, 224)
             out.append(model(batch).double().cpu())  # (B, 400)
