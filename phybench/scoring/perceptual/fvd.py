@@ -319,7 +319,7 @@ def _keep_freed_buffers() -> Iterator[None]:
     try:
         libc = ctypes.CDLL(None)
         mallopt, trim = libc.mallopt, libc.malloc_trim
-    except (OSError, AttributeError):
+    except (OSError, AttributeError, TypeError):  # no C library by that name (Windows), or not glibc
         yield
         return
     mallopt(_M_MMAP_MAX, 0)
