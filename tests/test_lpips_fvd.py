@@ -113,3 +113,75 @@ def test_i3d_input_checks():
         i3d_logits(np.zeros((1, 8, 32, 32, 3), np.uint8))
     with pytest.raises(ValueError, match="uint8"):
         i3d_logits(np.zeros((1, 16, 32, 32, 3), np.float32))
+
+
+@pytest.mark.parametrize("shape,kernel,stride", [
+    ((2, 3, 9, 15, 16), (1, 3, 3), (1, 2, 2)),  # MaxPool3d_2a/3a: odd and even sides, 'SAME' (0, 1) pads
+    ((1, 4, 9, 14, 15), (3, 3, 3), (2, 2, 2)),  # MaxPool3d_4a
+    ((1, 5, 5, 7, 8), (2, 2, 2), (2, 2, 2)),  # MaxPool3d_5a: (0, 1) pads where the side is odd
+    ((1, 2, 2, 3, 3), (3, 3, 3), (2, 2, 2)),  # tiny: every window at an edge
+])
+def test_exact_max_pool_equals_torchs_bit_for_bit(shape, kernel, stride):
+    """The separable window maxima that replace F.max_pool3d in I3D (issue 52: 34% of its CPU) give
+    the same bytes, so FVD's shipped values cannot move; ties, negatives and infinities included."""
+    import math
+
+    import torch.nn.functional as F
+
+    g = torch.Generator().manual_seed(sum(shape))
+    x = torch.randn(shape, generator=g).round(decimals=1)  # rounding makes ties
+    x.view(-1)[::7] = -math.inf
+    expected = F.max_pool3d(fvd._pad_same(x, kernel, stride, -math.inf), kernel, stride)
+    assert torch.equal(fvd.max_pool3d_exact(x, kernel, stride), expected)
+    inception = F.max_pool3d(x, 3, 1, padding=1)  # the Inception branches' stride-1 pool
+    assert torch.equal(fvd.max_pool3d_exact(x, (3, 3, 3), (1, 1, 1), (1, 1, 1)), inception)
+
+
+@pytest.mark.slow
+def test_i3d_logits_are_the_bytes_of_the_code_before_issue_52(fetched, monkeypatch):
+    """Whole network: the logits with the exact pooling, the new resize and the kept buffers equal
+    those of F.max_pool3d, the old resize and glibc's default allocation at batch sizes 1 and 2
+    (they take different convolution kernels)."""
+    import contextlib
+    import math
+
+    import torch.nn.functional as F
+
+    videos = _random_videos(2, 10, 48, seed=3)
+    new = [i3d_logits(videos, batch_size=b) for b in (1, 2)]
+
+    def torch_pool(x, kernel, stride, padding=None):
+        if padding is None:
+            return F.max_pool3d(fvd._pad_same(x, kernel, stride, -math.inf), kernel, stride)
+        return F.max_pool3d(x, kernel, stride, padding=padding)
+
+    monkeypatch.setattr(fvd, "max_pool3d_exact", torch_pool)
+    monkeypatch.setattr(fvd, "preprocess", _preprocess_before_issue_52)
+    monkeypatch.setattr(fvd, "_keep_freed_buffers", contextlib.nullcontext)
+    for b, logits in zip((1, 2), new):
+        np.testing.assert_array_equal(i3d_logits(videos, batch_size=b), logits)
+
+
+def _preprocess_before_issue_52(videos: torch.Tensor) -> torch.Tensor:
+    """fvd.preprocess as it was: lerp the two gathered rows along x, then along y, out of place."""
+    n, t, h, w, c = videos.shape
+    frames = videos.reshape(n * t, h, w, c).float()
+    y0, y1, fy = fvd._tf1_bilinear_taps(h, fvd.RESOLUTION, frames.device)
+    x0, x1, fx = fvd._tf1_bilinear_taps(w, fvd.RESOLUTION, frames.device)
+    top, bottom = frames[:, y0], frames[:, y1]
+    fx = fx.view(1, 1, -1, 1)
+    top = top[:, :, x0] + (top[:, :, x1] - top[:, :, x0]) * fx
+    bottom = bottom[:, :, x0] + (bottom[:, :, x1] - bottom[:, :, x0]) * fx
+    frames = top + (bottom - top) * fy.view(1, -1, 1, 1)
+    scaled = 2.0 * frames / 255.0 - 1.0
+    return scaled.reshape(n, t, fvd.RESOLUTION, fvd.RESOLUTION, c).permute(0, 4, 1, 2, 3).contiguous()
+
+
+@pytest.mark.parametrize("shape", [(2, 9, 128, 128, 3), (1, 9, 37, 256, 3), (1, 9, 224, 224, 3)])
+def test_preprocess_gives_the_bytes_it_gave_before(shape):
+    """The resize lerps each source row once and scales in place (issue 52): same float32 bytes."""
+    videos = torch.as_tensor(np.random.default_rng(sum(shape)).integers(0, 256, shape, dtype=np.uint8))
+    assert torch.equal(fvd.preprocess(videos), _preprocess_before_issue_52(videos))
+    as_float = videos.float()
+    assert torch.equal(fvd.preprocess(as_float), _preprocess_before_issue_52(videos))
+    assert torch.equal(as_float, videos.float())  # the caller's float tensor is left as it was

@@ -13,9 +13,12 @@ the checkpoint. Weights: ``phybench.scoring.perceptual.weights.load("i3d")``.
 """
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import functools
 import math
 import warnings
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -56,13 +59,67 @@ def _pad_same(x: torch.Tensor, kernel: tuple[int, ...], stride: tuple[int, ...],
     return F.pad(x, pads, value=value) if any(pads) else x
 
 
+def _window_max(x: torch.Tensor, dim: int, kernel: int, stride: int, pads: tuple[int, int]) -> torch.Tensor:
+    """Max over windows of `kernel` along `dim`, every `stride`-th, with `pads` of -inf before/after.
+
+    A chain of elementwise `torch.maximum` over strided views: a maximum is exact in any order,
+    so this equals `F.max_pool3d` bit for bit, but it streams through memory where max_pool3d on
+    one CPU thread (NCDHW) walks each window and records indices it does not need: 34% of I3D's
+    CPU before (issue 52, docs/performance.md).  The -inf padding is never materialised: a padded
+    element never wins a window that holds a real one, and 'SAME' leaves none without."""
+    size, (before, after) = x.shape[dim], pads
+    out_len = (size + before + after - kernel) // stride + 1
+
+    def span(j: int) -> tuple[int, int]:  # outputs [lo, hi] whose tap j lands inside x
+        return max(0, -((j - before) // stride)), min(out_len - 1, (size - 1 + before - j) // stride)
+
+    def view(j: int, lo: int, hi: int) -> torch.Tensor:
+        index: list[slice] = [slice(None)] * x.ndim
+        index[dim] = slice(lo * stride + j - before, hi * stride + j - before + 1, stride)
+        return x[tuple(index)]
+
+    last = out_len - 1
+    full = next((j for j in range(kernel) if span(j) == (0, last)), None)
+    if full is None:
+        raise ValueError(f"no tap covers every window (kernel {kernel}, stride {stride}, pads {pads})")
+    # the first pass reads two taps over the widest span the second covers (no copy of a whole tap)
+    second = max((j for j in range(kernel) if j != full), key=lambda j: span(j)[1] - span(j)[0])
+    lo, hi = span(second)
+    shape = list(x.shape)
+    shape[dim] = out_len
+    out = x.new_empty(shape)  # (N, C, ...) with `dim` pooled
+    torch.maximum(view(full, lo, hi), view(second, lo, hi), out=out.narrow(dim, lo, hi - lo + 1))
+    if lo > 0:
+        out.narrow(dim, 0, lo).copy_(view(full, 0, lo - 1))
+    if hi < last:
+        out.narrow(dim, hi + 1, last - hi).copy_(view(full, hi + 1, last))
+    for j in range(kernel):
+        lo, hi = span(j)
+        if j not in (full, second) and hi >= lo:
+            part = out.narrow(dim, lo, hi - lo + 1)
+            torch.maximum(part, view(j, lo, hi), out=part)
+    return out
+
+
+def max_pool3d_exact(x: torch.Tensor, kernel: tuple[int, int, int], stride: tuple[int, int, int],
+                     padding: tuple[int, int, int] | None = None) -> torch.Tensor:
+    """`F.max_pool3d` of (N, C, T, H, W) as separable window maxima (T, then H, then W), bit-identical
+    to it: with `padding` None, TF 'SAME' padding with -inf (`_pad_same`'s); else symmetric -inf
+    padding as max_pool3d's own `padding` argument."""
+    for dim, k, s in zip((2, 3, 4), kernel, stride):
+        pads = _same_pads(x.shape[dim], k, s) if padding is None else (padding[dim - 2],) * 2
+        if (k, s) != (1, 1):
+            x = _window_max(x, dim, k, s, pads)
+    return x
+
+
 class _MaxPoolSame(nn.Module):
     def __init__(self, kernel: tuple[int, int, int], stride: tuple[int, int, int]) -> None:
         super().__init__()
         self.kernel, self.stride = kernel, stride
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return F.max_pool3d(_pad_same(x, self.kernel, self.stride, -math.inf), self.kernel, self.stride)
+        return max_pool3d_exact(x, self.kernel, self.stride)
 
 
 # ---------------------------------------------------------------- I3D
@@ -104,7 +161,7 @@ class Unit3D(nn.Module):
         x = self.conv(x)
         if self.bn is not None:
             x = self.bn(x)
-        return F.relu(x) if self.activation else x
+        return F.relu(x, inplace=True) if self.activation else x  # x is this unit's own output: in place is exact
 
 
 class InceptionModule(nn.Module):
@@ -125,7 +182,7 @@ class InceptionModule(nn.Module):
         b0 = self.Branch_0["Conv3d_0a_1x1"](x)  # (N, c0, T, H, W)
         b1 = self.Branch_1["Conv3d_0b_3x3"](self.Branch_1["Conv3d_0a_1x1"](x))  # (N, c2, T, H, W)
         b2 = self.Branch_2["Conv3d_0b_3x3"](self.Branch_2["Conv3d_0a_1x1"](x))  # (N, c4, T, H, W)
-        pooled = F.max_pool3d(x, 3, 1, padding=1)  # stride-1 'SAME' max pool is symmetric
+        pooled = max_pool3d_exact(x, (3, 3, 3), (1, 1, 1), (1, 1, 1))  # stride-1 'SAME' is symmetric
         b3 = self.Branch_3["Conv3d_0b_1x1"](pooled)  # (N, c5, T, H, W)
         return torch.cat([b0, b1, b2, b3], dim=1)
 
@@ -198,29 +255,37 @@ def _tf1_bilinear_taps(size_in: int, size_out: int, device: torch.device) -> tup
     return lower.to(device), upper.to(device), frac.to(device)
 
 
+def _lerp(a: torch.Tensor, b: torch.Tensor, frac: torch.Tensor) -> torch.Tensor:
+    """a + (b - a) * frac in float32, in TF's order of operations, into one new buffer."""
+    out = torch.sub(b, a)
+    return out.mul_(frac).add_(a)  # IEEE + and * commute exactly: (b - a) * f + a == a + (b - a) * f
+
+
 def _resize_tf1(frames: torch.Tensor, size: int) -> torch.Tensor:
     """(B, H, W, C) float32 -> (B, size, size, C), exactly as TF1 tf.image.resize_bilinear.
 
     torch's interpolate cannot do this: its align_corners=False samples at half-pixel centres
-    (the TF2 behaviour), which shifts the image by half a source pixel."""
+    (the TF2 behaviour), which shifts the image by half a source pixel.  TF lerps along x in each
+    of the two source rows of an output row, then along y; a row's x-lerp does not depend on the
+    output row that reads it, so it is done once per source row (H rows, not 2 x size) and the
+    rows are gathered after: the same float32 operations on the same operands, bit for bit, at
+    about half the passes over memory (issue 52: the resize was ~15% of I3D's CPU)."""
     _, h, w, _ = frames.shape
     if (h, w) == (size, size):
         return frames  # TF's scale is 1 and every weight 0: the identity
     y0, y1, fy = _tf1_bilinear_taps(h, size, frames.device)
     x0, x1, fx = _tf1_bilinear_taps(w, size, frames.device)
-    top, bottom = frames[:, y0], frames[:, y1]  # (B, size, W, C)
-    fx = fx.view(1, 1, -1, 1)
-    # same order of operations as TF's kernel: lerp along x in each row, then along y
-    top = top[:, :, x0] + (top[:, :, x1] - top[:, :, x0]) * fx  # (B, size, size, C)
-    bottom = bottom[:, :, x0] + (bottom[:, :, x1] - bottom[:, :, x0]) * fx
-    return top + (bottom - top) * fy.view(1, -1, 1, 1)
+    rows = _lerp(frames.index_select(2, x0), frames.index_select(2, x1), fx.view(1, 1, -1, 1))  # (B, H, size, C)
+    return _lerp(rows.index_select(1, y0), rows.index_select(1, y1), fy.view(1, -1, 1, 1))  # (B, size, size, C)
 
 
 def preprocess(videos: torch.Tensor) -> torch.Tensor:
     """(N, T, H, W, 3) uint8 (or 0..255 floats) -> (N, 3, T, 224, 224) float32 in [-1, 1]."""
     n, t, h, w, c = videos.shape
     frames = _resize_tf1(videos.reshape(n * t, h, w, c).float(), RESOLUTION)  # (N*T, 224, 224, 3)
-    scaled = 2.0 * frames / 255.0 - 1.0  # the TF code's formula, kept for float32 rounding
+    if frames.data_ptr() == videos.data_ptr():
+        frames = frames.clone()  # already float32 at 224 px: scale a copy, not the caller's tensor
+    scaled = frames.mul_(2.0).div_(255.0).sub_(1.0)  # the TF code's 2 * x / 255 - 1, in its float32 rounding
     return scaled.reshape(n, t, RESOLUTION, RESOLUTION, c).permute(0, 4, 1, 2, 3).contiguous()
 
 
@@ -240,10 +305,40 @@ def _as_videos(videos: Any) -> torch.Tensor:
     return t
 
 
+@contextlib.contextmanager
+def _keep_freed_buffers() -> Iterator[None]:
+    """While I3D runs on the CPU, glibc keeps the buffers it frees instead of unmapping them.
+
+    Each layer allocates its output afresh (51 MB per clip for the stem's) and glibc serves
+    blocks that large with mmap, so every layer page-faults its whole output in again: about a
+    quarter of I3D's CPU was system time (issue 52, docs/performance.md).  Where the heap is
+    used instead (`M_MMAP_MAX` 0, trimmed above 1 GiB only) the next batch reuses the pages.
+    Where it is placed changes no value (torch aligns every buffer to 64 bytes either way; the
+    logits are compared byte for byte in `tests/test_lpips_fvd.py`).  Afterwards glibc's defaults
+    come back and the kept memory is returned (`malloc_trim`).  Not glibc: does nothing."""
+    try:
+        libc = ctypes.CDLL(None)
+        mallopt, trim = libc.mallopt, libc.malloc_trim
+    except (OSError, AttributeError, TypeError):  # no C library by that name (Windows), or not glibc
+        yield
+        return
+    mallopt(_M_MMAP_MAX, 0)
+    mallopt(_M_TRIM_THRESHOLD, 2**30)
+    try:
+        yield
+    finally:
+        mallopt(_M_MMAP_MAX, 65536)  # glibc's defaults (DEFAULT_MMAP_MAX, DEFAULT_TRIM_THRESHOLD)
+        mallopt(_M_TRIM_THRESHOLD, 128 * 1024)
+        trim(0)
+
+
+_M_TRIM_THRESHOLD, _M_MMAP_MAX = -1, -4  # mallopt parameters (malloc.h)
+
+
 def _logits(model: I3D, videos: torch.Tensor, batch_size: int) -> torch.Tensor:
     device = next(model.parameters()).device
     out = []
-    with torch.inference_mode():
+    with torch.inference_mode(), _keep_freed_buffers() if device.type == "cpu" else contextlib.nullcontext():
         for start in range(0, videos.shape[0], batch_size):
             batch = preprocess(videos[start:start + batch_size].to(device))  # (B, 3, T, 224, 224)
             out.append(model(batch).double().cpu())  # (B, 400)
