@@ -1,9 +1,9 @@
-"""The split's document as types: the manifest (``manifest.json``) and its shard list.
+"""The split's documents as types: the manifest (``manifest.json``), its shard list and a row.
 
 `TypedDict`s, not classes: on disk and at runtime they are the same JSON objects and dicts as
 before (no byte moves, no conversion), but mypy now knows their keys, so a misspelt
 ``manifest["resolutoin"]`` is a type error instead of a `KeyError` at run time
-(`tests/test_documents.py` shows the gate catching one).  It has one writer and one reader:
+(`tests/test_documents.py` shows the gate catching one).  Each has one writer and one reader:
 
 * `Manifest`: written by `phybench.data.split.build_manifest` (and the importer, which adds
   the three keys marked "imported"), read by `phybench.data.split.read_manifest`, which checks
@@ -17,7 +17,12 @@ before (no byte moves, no conversion), but mypy now knows their keys, so a missp
   columns (`Family.extra_columns`), which a closed `TypedDict` cannot list: they are read by
   name through ONE accessor, `dof_value(row, name)`, so a misspelt fixed key still fails mypy
   while a parameter name (known only at run time, from the task spec) stays a runtime lookup.
-  ``rows(columns=[...])`` reads a projection: only the asked-for columns are present then.
+  A writer's dict becomes a row through `split_row` (a cast: the Parquet bytes are unchanged).
+  ``rows(columns=[...])`` reads a projection: only the asked-for columns are present then (the
+  type still says the fixed ones are; a reader that projects reads only what it asked for).
+  Code below the data layer (`phybench.tasks`) takes rows as ``Mapping[str, Any]``, which a
+  `SplitRow` is; `row_scene` / `render_row` take `RowStates` (or any mapping of state columns:
+  `datasets` batches, the viewer's slices).
 
 Keys are listed in the order the writers write them (the manifest is written without sorting).
 """
