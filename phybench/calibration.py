@@ -16,6 +16,7 @@ from typing import Any, Iterator, Sequence
 from .benign import BENIGN, degrade
 from .scoring.run.results import wilson
 from .violations import KINDS, ViolationError, plant
+from .data.documents import SplitRow
 
 EXACT = "exact"
 
@@ -30,7 +31,7 @@ def calibration_kinds() -> list[str]:
     return claimed + [k for k in KINDS if k not in claimed]
 
 
-_READERS: dict[str, tuple[Any, list[dict[str, Any]]]] = {}
+_READERS: dict[str, tuple[Any, list[SplitRow]]] = {}
 
 
 def _judge_row(job: tuple[str, int, tuple[str, ...], tuple[str, ...]]) -> dict[str, Any]:

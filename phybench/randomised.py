@@ -39,6 +39,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from . import benign as _b
+from .data.documents import SplitRow
 
 Params = dict[str, float]
 Apply = Callable[[np.ndarray, int, str, Params], np.ndarray]  # (video, condition frames, sample id, params)
@@ -173,7 +174,7 @@ def in_bounds(composition: Sequence[tuple[str, Params]]) -> bool:
                for n, p in composition)
 
 
-_READERS: dict[str, tuple[Any, list[dict[str, Any]]]] = {}
+_READERS: dict[str, tuple[Any, list[SplitRow]]] = {}
 
 
 def judge_kinds() -> list[str]:

@@ -45,6 +45,7 @@ from .submission import submission_meta, write_submission
 from .tasks.spec import TaskSpec
 from .violations_law import equal_mass as _equal_mass, momentum_scaled as _momentum_scaled
 from .world.render import render
+from .data.documents import SplitRow
 from .world.scene import BLUE, RED, Disc, Jar, Polygon, Rect, Scene, bounding_radius
 
 
@@ -512,7 +513,7 @@ _ONSET_AT_CONDITION = {"speed-1.2", "speed-0.8", "gravity-1.2", "restitution-0.8
                        "equal-mass"}
 
 
-def plant(kind: str, row: dict[str, Any], spec: TaskSpec, resolution: int, gt_video: np.ndarray
+def plant(kind: str, row: SplitRow, spec: TaskSpec, resolution: int, gt_video: np.ndarray
           ) -> tuple[np.ndarray | None, dict[str, Any]]:
     """(video or None, label) of one sample with one planted violation."""
     if kind not in KINDS:

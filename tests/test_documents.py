@@ -1,9 +1,10 @@
-"""The typed documents (issue 50): the manifest, a results file and its sidecar are `TypedDict`s
-(`phybench.data.documents`, `phybench.scoring.run.documents`), so mypy catches a misspelt key.
+"""The typed documents (issue 50): the manifest, a split row, a results file and its sidecar are
+`TypedDict`s (`phybench.data.documents`, `phybench.scoring.run.documents`), so mypy catches a
+misspelt key (a split row's family columns are read through `dof_value`).
 
 Two kinds of test: the gate works (a snippet with a misspelt key fails `mypy`, the same snippet
 spelt right passes), and the types describe the real documents (the keys a fresh split's
-manifest and the shipped results files and sidecars hold are the types' keys, required ones
+manifest and rows and the shipped results files and sidecars hold are the types' keys, required ones
 always present), so the gate checks against what is on disk.
 """
 from __future__ import annotations
@@ -13,14 +14,16 @@ from pathlib import Path
 
 import pytest
 
-from phybench.data.documents import Manifest, ShardEntry
+from phybench.data.documents import Manifest, ShardEntry, SplitRow
 from phybench.scoring.run.documents import Provenance, Results, Sidecar, SidecarRow
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = ROOT / "leaderboard" / "results"
 
 SNIPPET = '''
-from phybench.data.documents import Manifest
+from typing import Any
+
+from phybench.data.documents import Manifest, SplitRow, dof_value
 from phybench.scoring.run.documents import Results, Sidecar
 
 
@@ -34,9 +37,19 @@ def split_hash(results: Results) -> str:
 
 def first_generated(sidecar: Sidecar) -> float | None:
     return sidecar["samples"][0]["{row_key}"]
+
+
+def sample_id(row: SplitRow) -> str:
+    return row["{split_row_key}"]
+
+
+def velocity(row: SplitRow) -> Any:  # a family's own column: by name, through the one accessor
+    return dof_value(row, "velocity")
 '''
-RIGHT = {"manifest_key": "resolution", "provenance_key": "split_hash", "row_key": "generated_velocity"}
-MISSPELT = {"manifest_key": "resolutoin", "provenance_key": "split_hsah", "row_key": "generated_velocty"}
+RIGHT = {"manifest_key": "resolution", "provenance_key": "split_hash", "row_key": "generated_velocity",
+         "split_row_key": "sample_id"}
+MISSPELT = {"manifest_key": "resolutoin", "provenance_key": "split_hsah", "row_key": "generated_velocty",
+            "split_row_key": "sampel_id"}
 
 
 def _mypy(folder: Path, cache: Path, keys: dict[str, str], untyped: bool = False) -> tuple[str, int]:
@@ -44,8 +57,8 @@ def _mypy(folder: Path, cache: Path, keys: dict[str, str], untyped: bool = False
 
     text = SNIPPET.format(**keys)
     if untyped:  # the documents as they were before issue 50: dicts of anything
-        text = "from typing import Any\n" + text.replace(": Manifest)", ": dict[str, Any])").replace(
-            ": Results)", ": dict[str, Any])").replace(": Sidecar)", ": dict[str, Any])")
+        text = text.replace(": Manifest)", ": dict[str, Any])").replace(
+            ": Results)", ": dict[str, Any])").replace(": Sidecar)", ": dict[str, Any])").replace(": SplitRow)", ": dict[str, Any])")
     module = folder / "snippet.py"
     module.write_text(text)
     out, err, status = api.run([str(module), "--follow-imports=silent", "--no-error-summary", "--show-error-codes",
@@ -60,7 +73,8 @@ def test_mypy_catches_a_misspelt_document_key(tmp_path, request):
     assert status == 0, f"the right keys must type-check:\n{out}"
     out, status = _mypy(tmp_path, cache, MISSPELT)
     assert status == 1, out
-    for doc, key in (("Manifest", "resolutoin"), ("Provenance", "split_hsah"), ("SidecarRow", "generated_velocty")):
+    for doc, key in (("Manifest", "resolutoin"), ("Provenance", "split_hsah"), ("SidecarRow", "generated_velocty"),
+                     ("SplitRow", "sampel_id")):
         assert f'TypedDict "{doc}" has no key "{key}"' in out, out
     # the same misspellings on untyped documents (dict[str, Any], as before): mypy cannot see them
     out, status = _mypy(tmp_path, cache, MISSPELT, untyped=True)
@@ -91,6 +105,33 @@ def test_a_fresh_manifest_is_a_manifest(tmp_path):
         _fits(dict(shard), ShardEntry, "manifest.json shards[]")
     # the identity keys come first, in the order the writer writes them (the file is not sorted)
     assert list(manifest)[:3] == ["format_version", "task", "task_version"]
+
+
+@pytest.mark.slow  # two 3-sample splits generated and read back: ~4 s on two shared cores
+@pytest.mark.parametrize("task", ["uniform", "collision"])
+def test_a_fresh_split_rows_are_split_rows(tmp_path, task):
+    """Every row `SplitReader.rows` gives holds the fixed keys of `SplitRow`; the rest are the
+    family's own columns (its DoFs, categoricals and extra columns: what `dof_value` reads)."""
+    from phybench.data.documents import dof_value
+    from phybench.data.generate import generate
+    from phybench.data.split import SplitReader, make_plan
+    from phybench.tasks import family_of, get_task
+
+    spec = get_task(task)
+    generate(make_plan(spec, "id-eval", None, 3, 2), tmp_path / "s", progress=False)
+    family = {d.name for d in spec.dofs} | {c.name for c in spec.categorical} | set(family_of(spec).extra_columns)
+    assert family, "a family without parameter columns?"
+    required, allowed = _keys(SplitRow)
+    rows = list(SplitReader(tmp_path / "s").rows())
+    assert len(rows) == 3
+    for row in rows:
+        assert required <= set(row), f"SplitRow keys missing: {sorted(required - set(row))}"
+        assert set(row) - allowed == family, f"columns neither typed nor the family's: {sorted(set(row) - allowed - family)}"
+        assert {"positions", "velocities", "radii", "colours", "video"} <= set(row)  # an evaluation split
+        for name in family:
+            assert dof_value(row, name) is not None
+    assert [row["index"] for row in rows] == [0, 1, 2]
+    assert all(row["sample_id"].startswith(f"{task}/id-eval/") for row in rows)
 
 
 def _shipped(suffix: str) -> list[Path]:

@@ -18,6 +18,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from phybench.data.documents import SplitRow
 from phybench.data.split import SplitReader
 from phybench.io import file_sha256
 from phybench.submission import submission_meta, write_submission
@@ -85,7 +86,7 @@ def rollout_videos(model, codec: PixelCodec, cfg: TrainConfig, first: torch.Tens
                                   y=None if y is None else y[i:i + 1]) for i in range(first.shape[0])])
 
 
-def complete_clips(model, codec: PixelCodec, cfg: TrainConfig, reader: SplitReader, rows: list[dict],
+def complete_clips(model, codec: PixelCodec, cfg: TrainConfig, reader: SplitReader, rows: list[SplitRow],
                    steps: int, seed: int, device, bf16: bool = True) -> list[np.ndarray]:
     """uint8 (T, R, R, 3) videos of `rows`: each row's condition frames, as given, then the model's.
 
@@ -107,7 +108,7 @@ def complete_clips(model, codec: PixelCodec, cfg: TrainConfig, reader: SplitRead
     return videos
 
 
-def row_conditions(cfg: TrainConfig, reader: SplitReader, rows: list[dict]) -> torch.Tensor | None:
+def row_conditions(cfg: TrainConfig, reader: SplitReader, rows: list[SplitRow]) -> torch.Tensor | None:
     """A conditioned model's input for split rows (their state or prompt); None for frames only."""
     if cfg.condition is None:
         return None

@@ -10,6 +10,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from phybench.data.documents import SplitRow
 from phybench.data.split import render_row
 
 
@@ -28,7 +29,7 @@ def upsample(frames: torch.Tensor, size: int) -> np.ndarray:
     return ((frames.clamp(-1, 1) + 1) * 127.5).round().to(torch.uint8).permute(0, 2, 3, 1).numpy()
 
 
-def render_clips(rows: list[dict], resolution: int) -> torch.Tensor:
+def render_clips(rows: list[SplitRow], resolution: int) -> torch.Tensor:
     """uint8 (N, T, 3, r, r): each row rendered at 128 px by the split's renderer, area-downsampled, rounded."""
     out = []
     for row in rows:
@@ -44,7 +45,7 @@ class LazyClips:
     Why: 30K rows at 48 px are 6.6 GB of uint8; a run of S steps reads at most 32 S of them.  The
     pixels are the eager ones (a frame slice renders as the same frames of the whole clip; tested)."""
 
-    def __init__(self, rows: list[dict], resolution: int, frames: int) -> None:
+    def __init__(self, rows: list[SplitRow], resolution: int, frames: int) -> None:
         self.rows, self.resolution = rows, resolution
         self.shape = (len(rows), frames, 3, resolution, resolution)
 

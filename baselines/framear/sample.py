@@ -30,7 +30,7 @@ from .model import FrameNet
 from .config import FrameConfig, make_model
 from .frames import downsample, upsample
 from phybench.data.split import SplitReader, render_row
-from phybench.data.documents import Manifest
+from phybench.data.documents import Manifest, SplitRow
 
 
 def load_run(run: Path, device: str = "cpu") -> tuple[FrameConfig, FrameNet]:
@@ -88,7 +88,7 @@ def generate_videos(model, cfg: FrameConfig, condition: np.ndarray, num_frames: 
     return np.ascontiguousarray(out)
 
 
-def validate_rows(model, cfg: FrameConfig, rows: list[dict], manifest: Manifest, seed: int = 0,
+def validate_rows(model, cfg: FrameConfig, rows: list[SplitRow], manifest: Manifest, seed: int = 0,
                   batch: int = 64) -> dict[str, float]:
     """Velocity error, untrackable share and learned-law fit on held-out training rows (pixels parsed as the scorer does)."""
     from phybench.scoring.run.score import score_sample

@@ -31,7 +31,7 @@ from .config import PRESETS, FrameConfig, config_help, make_config, make_model  
 from .frames import LazyClips, downsample, render_clips, upsample  # noqa: F401  re-exported
 from .model import FrameNet
 from phybench.data.split import SplitReader
-from phybench.data.documents import Manifest
+from phybench.data.documents import Manifest, SplitRow
 
 
 def split_rows(n: int, train: int, val: int) -> tuple[list[int], list[int]]:
@@ -137,7 +137,7 @@ def log(out: Path, history: list[dict], entry: dict) -> None:
     append_log(out / "log.jsonl", entry)
 
 
-def _training_clips(cfg: FrameConfig, rows: list[dict], frames: int, say: bool) -> tuple[torch.Tensor | LazyClips, float]:
+def _training_clips(cfg: FrameConfig, rows: list[SplitRow], frames: int, say: bool) -> tuple[torch.Tensor | LazyClips, float]:
     """(the training clips, rendered now or lazily per batch; the seconds it took), saying so:
     rendering a large training set takes a while and a run should never sit silent."""
     t0 = time.perf_counter()

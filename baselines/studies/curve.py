@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from ..framear.sample import fitted_speed, generate_videos, law_within, load_run
+from phybench.data.documents import dof_value
 from phybench.data.split import SplitReader
 from phybench.stats import bootstrap_mean_ci
 
@@ -42,7 +43,7 @@ def score_split(model, cfg, split: str, limit: int | None, steps: int | None = N
                 continue
             scored += 1
             law = d.get("law") or {}
-            fits.append([float(row["velocity"]), fitted_speed(law.get("fit"))])
+            fits.append([float(dof_value(row, "velocity")), fitted_speed(law.get("fit"))])
             ids.append(str(row["sample_id"]))
             within.append(law_within(law, 0.1))
             if d["untrackable"]:

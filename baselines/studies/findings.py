@@ -169,9 +169,10 @@ def _steps(steps: Sequence[int]) -> str:
 # ------------------------------------------------------------------ (b) where OOD fits land
 def train_velocities(train_split: str) -> np.ndarray:
     """The sorted distinct speeds of a training split (its rows' velocity column; no video is decoded)."""
+    from phybench.data.documents import dof_value
     from phybench.data.split import SplitReader
 
-    v = np.unique(np.asarray([float(r["velocity"]) for r in SplitReader(train_split).rows(columns=["velocity"])]))
+    v = np.unique(np.asarray([float(dof_value(r, "velocity")) for r in SplitReader(train_split).rows(columns=["velocity"])]))
     if not len(v):
         raise ValueError(f"{train_split} has no rows")
     return v

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any, Iterator
 import numpy as np
 from ..tasks import family_of
+from .documents import SplitRow, dof_value, split_row
 from ..tasks.spec import TaskSpec
 
 
@@ -85,7 +86,7 @@ def _unnest(col, n: int) -> np.ndarray | list[np.ndarray]:
     return [_unnest(col.slice(i, 1), 1)[0] for i in range(n)]
 
 
-def rows_to_table(spec: TaskSpec, rows: list[dict[str, Any]], pngs: list[list[bytes]] | None, with_states: bool = True):
+def rows_to_table(spec: TaskSpec, rows: list[SplitRow], pngs: list[list[bytes]] | None, with_states: bool = True):
     import pyarrow as pa
 
     feats = features(spec, pngs is not None, with_states)
@@ -94,10 +95,10 @@ def rows_to_table(spec: TaskSpec, rows: list[dict[str, Any]], pngs: list[list[by
     for name in schema.names:
         if name in ("video", "bodies") or name in STATE_COLUMNS or name == "angles":
             continue
-        cols[name] = pa.array([r[name] for r in rows], type=schema.field(name).type)
+        cols[name] = pa.array([dof_value(r, name) for r in rows], type=schema.field(name).type)
     for name in STATE_COLUMNS + ("angles",):
         if name in schema.names:
-            cols[name] = _nested(_stack([np.asarray(r[name]) for r in rows]))
+            cols[name] = _nested(_stack([np.asarray(dof_value(r, name)) for r in rows]))
     if "bodies" in schema.names:
         cols["bodies"] = pa.array([r["bodies"] for r in rows], type=pa.string())
     if pngs is not None:
@@ -111,7 +112,7 @@ def rows_to_table(spec: TaskSpec, rows: list[dict[str, Any]], pngs: list[list[by
     return pa.Table.from_arrays([cols[f.name] for f in schema], schema=schema)
 
 
-def table_rows(table) -> Iterator[dict[str, Any]]:
+def table_rows(table) -> Iterator[SplitRow]:
     """Arrow table -> rows with numpy arrays (videos as PNG lists)."""
     n = table.num_rows
     out: dict[str, Any] = {}
@@ -124,4 +125,4 @@ def table_rows(table) -> Iterator[dict[str, Any]]:
         else:
             out[name] = col.to_pylist()
     for i in range(n):
-        yield {k: v[i] for k, v in out.items()}
+        yield split_row({k: v[i] for k, v in out.items()})

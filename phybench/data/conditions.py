@@ -33,24 +33,25 @@ from ..tasks.conditions import (
 from ..tasks.family import family_text
 from ..tasks.spec import TaskSpec
 from ..world.scene import Scene
+from .documents import SplitRow
 
 # Row columns a scene is built from (`phybench.data.split.row_scene`); nothing else is read.
 _SCENE_COLUMNS = ("sample_id", "positions", "velocities", "radii", "colours", "angles", "bodies")
 
 
-def condition_scene(spec: TaskSpec, row: dict[str, Any]) -> Scene:
+def condition_scene(spec: TaskSpec, row: SplitRow) -> Scene:
     """The row's scene cut to its condition frames: all that the conditions may read."""
     from .split import row_scene
 
     return row_scene(row).frames(slice(0, spec.condition_frames))
 
 
-def condition_state(spec: TaskSpec, row: dict[str, Any]) -> dict[str, Any]:
+def condition_state(spec: TaskSpec, row: SplitRow) -> dict[str, Any]:
     """The numeric state of a sample at its last condition frame (see the module docstring)."""
     return scene_state(spec, condition_scene(spec, row))
 
 
-def condition_text(spec: TaskSpec, row: dict[str, Any]) -> str:
+def condition_text(spec: TaskSpec, row: SplitRow) -> str:
     """The plain-words description of a sample, worded by its family from the state alone."""
     return family_text(spec, condition_state(spec, row))
 

@@ -47,6 +47,7 @@ import numpy as np
 
 from .._version import __version__
 from .frames import encode_video
+from .documents import SplitRow, split_row
 from ..world.laws import fully_in_view
 from ..tasks import family_of
 from ..tasks.sampling import make_sample
@@ -226,7 +227,7 @@ def _velocities(positions: np.ndarray, frame_interval: float) -> np.ndarray:
     return np.gradient(positions, frame_interval, axis=0)
 
 
-def build_row(spec: TaskSpec, split: str, index: int, positions: np.ndarray, init: np.ndarray) -> dict[str, Any]:
+def build_row(spec: TaskSpec, split: str, index: int, positions: np.ndarray, init: np.ndarray) -> SplitRow:
     """One split row (numpy values) from a phyworld row's positions and init values."""
     pos = np.asarray(positions, dtype=np.float64)
     if pos.ndim == 2:
@@ -245,7 +246,7 @@ def build_row(spec: TaskSpec, split: str, index: int, positions: np.ndarray, ini
     if len(colours) == 2:  # two balls approaching on one line: their first contact
         tc = contact_time_at_frame0(pos, radii, params["velocity_1"], params["velocity_2"])
     view = fully_in_view(pos, radii, spec.world_size).all(axis=1)  # (T,) every ball wholly inside
-    return {
+    return split_row({
         "sample_id": f"{spec.name}/{split}/{index:07d}",
         "index": index,
         "level": classify_level(spec, params),
@@ -256,11 +257,11 @@ def build_row(spec: TaskSpec, split: str, index: int, positions: np.ndarray, ini
         "velocities": _velocities(pos, spec.frame_interval).astype(np.float32),
         "radii": radii.astype(np.float32),
         "colours": colours,
-    }
+    })
 
 
 def iter_phyworld(path: str | os.PathLike[str], spec: TaskSpec, split: str = DEFAULT_SPLIT,
-                  limit: int | None = None) -> Iterator[tuple[dict[str, Any], np.ndarray]]:
+                  limit: int | None = None) -> Iterator[tuple[SplitRow, np.ndarray]]:
     """(row, decoded video) for each row of a phyworld file, chunks in id order."""
     index = 0
     with _open(path) as f:
@@ -289,7 +290,7 @@ def count_rows(path: str | os.PathLike[str]) -> int:
 
 
 # ------------------------------------------------------------------ write
-def _write_shard(spec: TaskSpec, folder: Path, name: str, rows: list[dict[str, Any]],
+def _write_shard(spec: TaskSpec, folder: Path, name: str, rows: list[SplitRow],
                  pngs: list[list[bytes]]) -> str:
     import pyarrow.parquet as pq
 
@@ -311,7 +312,7 @@ def _write_rows(spec: TaskSpec, task: str, tmp: Path, src: Path, split: str, n: 
     shards: list[ShardEntry] = []
     digests: list[str] = []
     levels: dict[str, int] = {}
-    rows: list[dict[str, Any]] = []
+    rows: list[SplitRow] = []
     pngs: list[list[bytes]] = []
     shard_digests: list[bytes] = []
     bar = tqdm(total=n, desc=f"import {task}", unit="video", disable=not progress)

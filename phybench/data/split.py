@@ -46,7 +46,7 @@ from ..tasks.sampling import make_sample, simulate_sample
 from ..tasks.spec import TaskSpec
 from ..world.scene import Body, Scene
 from .arrow import BODY_COLUMNS, STATE_COLUMNS, rows_to_table, table_rows
-from .documents import Manifest, PlanIdentity
+from .documents import Manifest, PlanIdentity, RowStates, SplitRow, dof_value, split_row
 
 
 FORMAT_VERSION = 1
@@ -152,7 +152,7 @@ def make_plan(
 _STATE_DTYPES = (("positions", "<f4"), ("velocities", "<f4"), ("radii", "<f4"), ("colours", "u1"))
 
 
-def row_scene(row: dict[str, Any]) -> Scene:
+def row_scene(row: RowStates | Mapping[str, Any]) -> Scene:
     """The trajectory of a stored row, exactly as the renderer must see it."""
     positions = np.asarray(row["positions"], dtype=np.float64)  # (T, B, 2)
     velocities = np.asarray(row["velocities"], dtype=np.float64)
@@ -164,7 +164,7 @@ def row_scene(row: dict[str, Any]) -> Scene:
                        np.asarray(row["colours"], dtype=np.uint8))
 
 
-def render_row(row: dict[str, Any], resolution: int, frames: slice | None = None) -> np.ndarray:
+def render_row(row: RowStates | Mapping[str, Any], resolution: int, frames: slice | None = None) -> np.ndarray:
     """uint8 (T, H, W, 3): the one way phybench turns a stored row into a video."""
     scene = row_scene(row)
     return render(scene if frames is None else scene.frames(frames), resolution)
@@ -176,7 +176,7 @@ def _digest_update(h: "hashlib._Hash", name: str, data: bytes | memoryview) -> N
 
 
 def sample_digest(
-    row: dict[str, Any],
+    row: SplitRow,
     dof_names: tuple[str, ...],
     video: np.ndarray | None,
     extra_columns: tuple[str, ...] = (),
@@ -190,14 +190,15 @@ def sample_digest(
     h = hashlib.sha256()
     _digest_update(h, "sample_id", row["sample_id"].encode())
     _digest_update(h, "level", row["level"].encode())
-    params = np.array([row[n] for n in dof_names] + [row["contact_time"]] + [row[n] for n in extra_columns], dtype="<f8")
+    params = np.array([dof_value(row, n) for n in dof_names] + [row["contact_time"]]
+                      + [dof_value(row, n) for n in extra_columns], dtype="<f8")
     _digest_update(h, "params", params.tobytes())
     if categorical:
-        _digest_update(h, "categorical", json.dumps([row[n] for n in categorical]).encode())
+        _digest_update(h, "categorical", json.dumps([dof_value(row, n) for n in categorical]).encode())
     _digest_update(h, "frames_in_view", int(row["frames_in_view"]).to_bytes(4, "little"))
     for key, dtype in _STATE_DTYPES:
         if row.get(key) is not None:  # parameter-only training rows have no states
-            _digest_update(h, key, np.ascontiguousarray(row[key], dtype=dtype).tobytes())
+            _digest_update(h, key, np.ascontiguousarray(dof_value(row, key), dtype=dtype).tobytes())
     if row.get("bodies") is not None:
         _digest_update(h, "angles", np.ascontiguousarray(row["angles"], dtype="<f4").tobytes())
         _digest_update(h, "bodies", row["bodies"].encode())
@@ -215,13 +216,13 @@ def digest_fields(spec: TaskSpec) -> dict[str, tuple[str, ...]]:
     }
 
 
-def row_digest(spec: TaskSpec, row: dict[str, Any], video: np.ndarray | None) -> bytes:
+def row_digest(spec: TaskSpec, row: SplitRow, video: np.ndarray | None) -> bytes:
     return sample_digest(row, video=video, **digest_fields(spec))
 
 
-def scene_row(spec: TaskSpec, scene: Scene) -> dict[str, Any]:
+def scene_row(spec: TaskSpec, scene: Scene) -> RowStates:
     """The trajectory columns of a row (float32 as stored)."""
-    row: dict[str, Any] = {
+    row: RowStates = {
         "positions": scene.positions.astype(np.float32),
         "velocities": np.asarray(scene.velocities).astype(np.float32),
         "radii": scene.radii.astype(np.float32),
@@ -233,23 +234,14 @@ def scene_row(spec: TaskSpec, scene: Scene) -> dict[str, Any]:
     return row
 
 
-def generate_sample(plan: SplitPlan, index: int) -> tuple[dict[str, Any], np.ndarray | None]:
+def generate_sample(plan: SplitPlan, index: int) -> tuple[SplitRow, np.ndarray | None]:
     """One row (numpy values) and its rendered video (None for training splits)."""
     spec = plan.spec
     sample = make_sample(spec, plan.split, index)
     if not plan.with_states:
         return _identity_row(spec, index, sample), None
     scene = simulate_sample(spec, sample)
-    row: dict[str, Any] = {
-        "sample_id": sample.sample_id,
-        "index": index,
-        "level": sample.level,
-        **sample.params,
-        "contact_time": sample.contact_time,
-        **{name: sample.extra[name] for name in family_of(spec).extra_columns},
-        "frames_in_view": sample.frames_in_view,
-        **scene_row(spec, scene),
-    }
+    row = split_row({**_identity_row(spec, index, sample), **scene_row(spec, scene)})
     video = None
     if plan.with_video:
         # Render from the float32 states we store, so that re-rendering a stored row
@@ -258,8 +250,8 @@ def generate_sample(plan: SplitPlan, index: int) -> tuple[dict[str, Any], np.nda
     return row, video
 
 
-def _identity_row(spec: TaskSpec, index: int, sample: Any) -> dict[str, Any]:
-    return {
+def _identity_row(spec: TaskSpec, index: int, sample: Any) -> SplitRow:
+    return split_row({
         "sample_id": sample.sample_id,
         "index": index,
         "level": sample.level,
@@ -267,7 +259,7 @@ def _identity_row(spec: TaskSpec, index: int, sample: Any) -> dict[str, Any]:
         "contact_time": sample.contact_time,
         **{name: sample.extra[name] for name in family_of(spec).extra_columns},
         "frames_in_view": sample.frames_in_view,
-    }
+    })
 
 
 def sample_video(plan: SplitPlan, index: int, frames: slice | None = None, resolution: int | None = None) -> np.ndarray:
@@ -280,7 +272,7 @@ def sample_video(plan: SplitPlan, index: int, frames: slice | None = None, resol
     return render_row(scene_row(spec, simulate_sample(spec, sample)), resolution or plan.resolution, frames)
 
 
-def row_findings(spec: TaskSpec, row: dict[str, Any], closed_form: bool = True) -> list[FamilyFinding]:
+def row_findings(spec: TaskSpec, row: SplitRow, closed_form: bool = True) -> list[FamilyFinding]:
     """The family checker's row-level checks on a stored row (`phybench.tasks.check`).
 
     Rows without states (parameter-only training rows) have no trajectory to check."""
@@ -293,7 +285,7 @@ def row_findings(spec: TaskSpec, row: dict[str, Any], closed_form: bool = True) 
 CLOSED_FORM_EVERY = 16  # generate and verify compare 1 row in 16 with the family's closed form
 
 
-def shard_findings(spec: TaskSpec, rows: list[dict[str, Any]], closed_form: bool = True) -> list[FamilyFinding]:
+def shard_findings(spec: TaskSpec, rows: list[SplitRow], closed_form: bool = True) -> list[FamilyFinding]:
     """The row checks `generate` and `verify` run on a shard, at a cost they do not notice.
 
     Every row's ``frames_in_view`` claim is checked (rows of plain discs all at once, others
@@ -312,7 +304,7 @@ def shard_findings(spec: TaskSpec, rows: list[dict[str, Any]], closed_form: bool
                        for f in row_findings(spec, r) if f.check == "closed_form"]
 
 
-def refuse_failing_rows(plan: SplitPlan, rows: list[dict[str, Any]], start: int) -> None:
+def refuse_failing_rows(plan: SplitPlan, rows: list[SplitRow], start: int) -> None:
     """Raise `SplitError` (code ``family_check``) before a shard whose rows break the family's promises is written.
 
     `shard_findings` checks the rows, and the shard's first sample is made twice (determinism)."""
@@ -333,7 +325,7 @@ def write_shard(plan: SplitPlan, out: Path, shard: int, tick: Callable[[], Any] 
     import pyarrow.parquet as pq
 
     start, stop = plan.shard_range(shard)
-    rows: list[dict[str, Any]] = []
+    rows: list[SplitRow] = []
     pngs: list[list[bytes]] | None = [] if plan.with_video else None
     digests: list[bytes] = []
     for index in range(start, stop):
@@ -526,13 +518,13 @@ class SplitReader:
     def spec(self) -> TaskSpec:
         return self.plan.spec
 
-    def rows(self, columns: list[str] | None = None) -> Iterator[dict[str, Any]]:
+    def rows(self, columns: list[str] | None = None) -> Iterator[SplitRow]:
         import pyarrow.parquet as pq
 
         for entry in self.manifest["shards"]:
             yield from table_rows(pq.read_table(self.folder / entry["file"], columns=columns))
 
-    def video(self, row: dict[str, Any]) -> np.ndarray:
+    def video(self, row: SplitRow) -> np.ndarray:
         """uint8 (T, H, W, 3): decoded if stored, else rendered from the row's states."""
         if "video" in row:
             return decode_video(row["video"])

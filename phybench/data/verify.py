@@ -18,7 +18,7 @@ from ..problems import Problem, error
 from .frames import decode_video
 from .arrow import table_rows
 from .split import generate_sample, plan_from_manifest, read_manifest, row_digest, shard_findings, split_hash
-from .documents import Manifest, ShardEntry
+from .documents import Manifest, ShardEntry, SplitRow
 
 
 # ------------------------------------------------------------------ verify
@@ -34,18 +34,18 @@ class VerifyReport:
     @property
     def ok(self) -> bool:
         return not self.problems
-def _decode_row_video(row: dict[str, Any]) -> np.ndarray | None:
+def _decode_row_video(row: SplitRow) -> np.ndarray | None:
     return decode_video(row["video"]) if "video" in row else None
 
 
 def _row_digests(plan: Any, table: Any, entry: ShardEntry, regen_at: set[int], problems: list[Problem],
-                 bar: Any) -> tuple[list[str], list[dict[str, Any]], int]:
+                 bar: Any) -> tuple[list[str], list[SplitRow], int]:
     """Each row's digest in one shard (its video decoded), re-simulating those in `regen_at`.
 
     Returns (digests, rows, how many were regenerated); problems found are appended to `problems`."""
     spec = plan.spec
     shard_digests: list[str] = []
-    shard_rows: list[dict[str, Any]] = []
+    shard_rows: list[SplitRow] = []
     regenerated = 0
     for row in table_rows(table):
         try:

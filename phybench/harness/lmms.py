@@ -40,6 +40,7 @@ import numpy as np
 
 from .._version import __version__
 from ..data.documents import Manifest
+from ..data.documents import SplitRow
 
 UTILS_MODULE = "phybench_lmms_utils"
 METRICS = ("velocity_error_ranked", "velocity_error", "untrackable", "abnormal", "ssim", "psnr")
@@ -105,7 +106,7 @@ def write_task(split_dir: str | os.PathLike[str], out_dir: str | os.PathLike[str
 
 
 @lru_cache(maxsize=8)
-def _split(split_dir: str, split_hash: str) -> tuple[Any, dict[str, dict[str, Any]]]:
+def _split(split_dir: str, split_hash: str) -> tuple[Any, dict[str, SplitRow]]:
     """(reader, rows by sample id) of a split whose manifest has `split_hash`, read once per process."""
     from ..data.split import SplitReader
 
@@ -116,7 +117,7 @@ def _split(split_dir: str, split_hash: str) -> tuple[Any, dict[str, dict[str, An
     return reader, {row["sample_id"]: row for row in reader.rows()}
 
 
-def _row(doc: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+def _row(doc: dict[str, Any]) -> tuple[Any, SplitRow]:
     reader, rows = _split(str(doc["split_dir"]), str(doc["split_hash"]))
     if doc["sample_id"] not in rows:
         raise HarnessError("harness_sample", f"sample {str(doc['sample_id'])[:80]!r} is not in {doc['split_dir']}")

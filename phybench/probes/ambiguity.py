@@ -45,7 +45,7 @@ from ..tasks.spec import TaskSpec
 from .page import esc, pct, rows_section
 from .reading import INK_FLOOR, pct_text, share, split_videos
 from .registry import Probe, register_probe
-from ..data.documents import Manifest
+from ..data.documents import Manifest, SplitRow, dof_value
 
 AMBIGUITY_VERDICTS = ("plausible-correct", "plausible-wrong", "abnormal-correct", "abnormal-wrong")
 # |margin| bins in pixels at the split's resolution; the last is closed
@@ -70,20 +70,20 @@ def ball_coverage(frame: np.ndarray, colour: tuple[int, int, int]) -> np.ndarray
     return c
 
 
-def read_outcome(video: np.ndarray, row: dict[str, Any], world_size: float) -> tuple[str, float]:
+def read_outcome(video: np.ndarray, row: SplitRow, world_size: float) -> tuple[str, float]:
     """("below" | "above" | "lost", the ball's centroid y in world units) of the video's last frame."""
     video = np.asarray(video)
     _, H, W, _ = video.shape
     s = world_size / W
     colours = np.asarray(row["colours"]).reshape(-1, 3)
     c = ball_coverage(video[-1], (int(colours[-1, 0]), int(colours[-1, 1]), int(colours[-1, 2])))
-    r = float(row["radius"])
+    r = float(dof_value(row, "radius"))
     total = float(c.sum())
     if total * s * s < LOST_AREA * math.pi * r * r:
         return "lost", float("nan")
     ys = world_size - (np.arange(H) + 0.5) * s  # image row 0 is the top of the world
     y = float((c.sum(axis=1) * ys).sum() / total)
-    bottom = float(row["barrier_top"]) - THICKNESS
+    bottom = float(dof_value(row, "barrier_top")) - THICKNESS
     return ("below" if y < bottom else "above"), y
 
 
@@ -103,7 +103,7 @@ def ambiguity_verdict(outcome: str, read: str, abnormal: bool) -> str:
     return f"{'abnormal' if abnormal else 'plausible'}-{'correct' if correct else 'wrong'}"
 
 
-def judged(row: dict[str, Any], video: np.ndarray, gt_video: np.ndarray,
+def judged(row: SplitRow, video: np.ndarray, gt_video: np.ndarray,
            manifest: Manifest) -> tuple[bool, list[str]]:
     """(abnormal, the rules it broke): the judge exactly as the scorer's ``abnormal`` column runs it."""
     from ..scoring.judge.abnormal import judge_sample
@@ -113,15 +113,15 @@ def judged(row: dict[str, Any], video: np.ndarray, gt_video: np.ndarray,
     return bool(verdict.abnormal), sorted({f.rule for f in verdict.findings})
 
 
-def video_record(row: dict[str, Any], video: np.ndarray, gt_video: np.ndarray, manifest: Manifest,
+def video_record(row: SplitRow, video: np.ndarray, gt_video: np.ndarray, manifest: Manifest,
                  world_size: float) -> dict[str, Any]:
     """Everything the analysis keeps of one video."""
-    outcome = "below" if float(row["outcome"]) > 0.5 else "above"
+    outcome = "below" if float(dof_value(row, "outcome")) > 0.5 else "above"
     read, y = read_outcome(video, row, world_size)
     abnormal, rules = judged(row, video, gt_video, manifest)
     blind = any(rule not in OUTCOME_RULES for rule in rules)
-    return {"sample_id": row["sample_id"], "kind": row["kind"], "margin_px": float(row["margin_px"]),
-            "margin_bin": margin_bin(row["margin_px"]), "outcome": outcome, "read": read, "ball_y": y,
+    return {"sample_id": row["sample_id"], "kind": dof_value(row, "kind"), "margin_px": float(dof_value(row, "margin_px")),
+            "margin_bin": margin_bin(dof_value(row, "margin_px")), "outcome": outcome, "read": read, "ball_y": y,
             "judge": "abnormal" if abnormal else "normal", "judge_blind": "abnormal" if blind else "normal",
             "rules": rules, "verdict": ambiguity_verdict(outcome, read, abnormal),
             "verdict_blind": ambiguity_verdict(outcome, read, blind)}

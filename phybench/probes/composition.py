@@ -25,6 +25,7 @@ from ..tasks.probe_families.composition import (  # noqa: F401  re-exported: the
     CompositionFamily,
     half_side,
 )
+from ..data.documents import SplitRow, dof_value
 from ..tasks.spec import TaskSpec
 from .page import esc, pct, rows_section
 from .reading import INK_FLOOR, pct_text, share, split_videos
@@ -86,7 +87,7 @@ def _sub_event(areas: np.ndarray, centres: np.ndarray, truth: np.ndarray, area: 
     return present >= PRESENT_SHARE and err <= POSITION_TOLERANCE, present, err
 
 
-def composition_verdict(row: dict[str, Any], video: np.ndarray, condition_frames: int, world_size: float,
+def composition_verdict(row: SplitRow, video: np.ndarray, condition_frames: int, world_size: float,
                         frame_interval: float) -> dict[str, Any]:
     """Read the square and the ball of one video and judge each sub-event against the row's trajectory.
 
@@ -98,13 +99,13 @@ def composition_verdict(row: dict[str, Any], video: np.ndarray, condition_frames
     pos = np.asarray(row["positions"], dtype=np.float64)  # (T, 3, 2): wall, square, ball
     T = pos.shape[0]
     tracks = read_tracks(video, world_size)
-    r = float(row["radius"])
+    r = float(dof_value(row, "radius"))
     area = math.pi * r * r  # the square has the ball's area
     gen = np.arange(condition_frames, T)
     t = np.arange(T) * frame_interval
     square_ok, square_found, square_err = _sub_event(*tracks["blue"], pos[:, 1], area, gen)
     ball_ok, ball_found, ball_err = _sub_event(*tracks["red"], pos[:, 2], area, gen)
-    bounce = row.get("bounce_time")
+    bounce = dof_value(row, "bounce_time", None)
     away = None
     if bounce is not None and math.isfinite(float(bounce)):
         after = gen[t[gen] > float(bounce) + 1e-9]
@@ -117,7 +118,7 @@ def composition_verdict(row: dict[str, Any], video: np.ndarray, condition_frames
         else:
             away = False
         ball_ok = ball_ok and away
-    contact = row.get("ball_contact")
+    contact = dof_value(row, "ball_contact", None)
     vanished = False
     if contact is not None and math.isfinite(float(contact)):
         after = gen[t[gen] > float(contact) + 1e-9]
@@ -132,7 +133,7 @@ def composition_verdict(row: dict[str, Any], video: np.ndarray, condition_frames
 
 def _composition_analyse(reader: Any, sub: Any, progress: bool, options: dict[str, Any]) -> dict[str, Any]:
     spec: TaskSpec = reader.spec
-    videos = []
+    videos: list[dict[str, Any]] = []
     columns = ["sample_id", "level", "radius", "velocity", "ball_contact", "bounce_time", "positions"]
     for row, video in split_videos(reader, sub, columns, "composition", progress):
         sample_id = row["sample_id"]

@@ -17,6 +17,7 @@ from ..tasks.probe_families.flip import (  # noqa: F401  re-exported: the probe'
     TRAIN_VELOCITY,
     FlipFamily,
 )
+from ..data.documents import dof_value
 from ..tasks.spec import TaskSpec
 from .page import esc, pct, rows_section, scatter
 from .reading import MIN_FRAMES, BodyReading, pct_text, read_body, share, split_videos
@@ -39,11 +40,11 @@ def flip_verdict(conditioned_velocity: float, reading: BodyReading) -> str:
 
 def _flip_analyse(reader: Any, sub: Any, progress: bool, options: dict[str, Any]) -> dict[str, Any]:
     spec: TaskSpec = reader.spec
-    videos = []
+    videos: list[dict[str, Any]] = []
     columns = ["sample_id", "level", "velocity", "direction"]
     for row, video in split_videos(reader, sub, columns, "flip", progress):
         sample_id = row["sample_id"]
-        v0 = float(row["velocity"]) * (-1.0 if row["direction"] == "left" else 1.0)
+        v0 = float(dof_value(row, "velocity")) * (-1.0 if dof_value(row, "direction") == "left" else 1.0)
         reading = read_body(video, spec.condition_frames, spec.world_size, spec.frame_interval)
         videos.append({"sample_id": sample_id, "conditioned_velocity": v0, "velocity": reading.velocity,
                        "frames": reading.frames, "verdict": flip_verdict(v0, reading)})

@@ -19,6 +19,7 @@ from ..tasks.probe_families.gaps import (  # noqa: F401  re-exported: the probe'
     VELOCITY,
     GapsFamily,
 )
+from ..data.documents import dof_value
 from ..tasks.spec import TaskSpec
 from .page import esc, num, pct, rows_section, scatter
 from .reading import MIN_FRAMES, BodyReading, pct_text, read_body, share, split_videos
@@ -58,11 +59,11 @@ def _gaps_analyse(reader: Any, sub: Any, progress: bool, options: dict[str, Any]
         raise ProbeError(f"say which training set the model learnt from: --train-split one of {', '.join(sets)} "
                          f"(the submission names {train!r})")
     ranges = [list(r) for r in sets[train]]
-    videos = []
+    videos: list[dict[str, Any]] = []
     columns = ["sample_id", "velocity"]
     for row, video in split_videos(reader, sub, columns, "gaps", progress):
         sample_id = row["sample_id"]
-        v0 = float(row["velocity"])
+        v0 = float(dof_value(row, "velocity"))
         reading = read_body(video, spec.condition_frames, spec.world_size, spec.frame_interval)
         videos.append({"sample_id": sample_id, "conditioned_velocity": v0, "velocity": reading.velocity,
                        "in_gap": distance_to(ranges, v0) > 0.0, "verdict": gap_verdict(ranges, v0, reading)})

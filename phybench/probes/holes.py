@@ -20,6 +20,7 @@ from ..tasks.probe_families.holes import (  # noqa: F401  re-exported: the probe
     HolesFamily,
     hull_class,
 )
+from ..data.documents import dof_value
 from ..tasks.spec import TaskSpec
 from ..world.scene import rgb
 from .page import esc, mean_text, rows_section
@@ -47,7 +48,7 @@ def _holes_analyse(reader: Any, sub: Any, progress: bool, options: dict[str, Any
                          f"(the submission names {train!r})")
     classes = family.square_classes(spec, train)
     manifest = reader.manifest
-    videos = []
+    videos: list[dict[str, Any]] = []
     columns = ["sample_id", "level", "velocity_1", "velocity_2", "contact_time", "positions", "radii", "colours"]
     for row, video in split_videos(reader, sub, columns, "holes", progress):
         sample_id = row["sample_id"]
@@ -58,7 +59,7 @@ def _holes_analyse(reader: Any, sub: Any, progress: bool, options: dict[str, Any
                            contact_time=family.contact_time(row), colour_names=("red ball", "blue ball"))
         verdict = "excluded" if err.excluded else "untrackable" if err.untrackable else "scored"
         videos.append({"sample_id": sample_id, "square": row["level"], "hull": classes[row["level"]],
-                       "velocity_1": float(row["velocity_1"]), "velocity_2": float(row["velocity_2"]),
+                       "velocity_1": float(dof_value(row, "velocity_1")), "velocity_2": float(dof_value(row, "velocity_2")),
                        "velocity_error": err.velocity_error if verdict == "scored" else None,
                        "reason": err.excluded or err.untrackable, "verdict": verdict})
     videos.sort(key=lambda v: v["sample_id"])

@@ -25,6 +25,7 @@ from ..tasks.probe_families.priority import (  # noqa: F401  re-exported: the pr
     attribute_of,
     body_shape,
 )
+from ..data.documents import SplitRow, dof_value
 from ..tasks.spec import TaskSpec
 from .page import esc, pct
 from .reading import MIN_FRAMES, BodyReading, pct_text, read_body, share, split_videos
@@ -50,11 +51,11 @@ def reading_classes(reading: BodyReading) -> dict[str, str | None]:
             "velocity": _threshold_class(reading.velocity, VELOCITY_CLASSES, "fast")}
 
 
-def conditioned_classes(row: dict[str, Any]) -> dict[str, str]:
+def conditioned_classes(row: SplitRow) -> dict[str, str]:
     """The value set of each attribute a split row conditions on."""
-    return {"colour": str(row["colour"]), "shape": str(row["shape"]),
-            "size": _threshold_class(float(row["radius"]), SIZE_CLASSES, "large"),
-            "velocity": _threshold_class(float(row["velocity"]), VELOCITY_CLASSES, "fast")}
+    return {"colour": str(dof_value(row, "colour")), "shape": str(dof_value(row, "shape")),
+            "size": _threshold_class(float(dof_value(row, "radius")), SIZE_CLASSES, "large"),
+            "velocity": _threshold_class(float(dof_value(row, "velocity")), VELOCITY_CLASSES, "fast")}
 
 
 def verdict(pair: Sequence[str], conditioned: dict[str, str], read: dict[str, str | None]) -> str:
@@ -67,7 +68,7 @@ def verdict(pair: Sequence[str], conditioned: dict[str, str], read: dict[str, st
 def _priority_analyse(reader: Any, sub: Any, progress: bool, options: dict[str, Any]) -> dict[str, Any]:
     spec: TaskSpec = reader.spec
     pair = tuple(spec.param("pair"))
-    videos = []
+    videos: list[dict[str, Any]] = []
     columns = ["sample_id", "level", "radius", "velocity", "colour", "shape"]
     for row, video in split_videos(reader, sub, columns, "priority", progress):
         sample_id = row["sample_id"]
@@ -77,8 +78,8 @@ def _priority_analyse(reader: Any, sub: Any, progress: bool, options: dict[str, 
             "sample_id": sample_id, "level": row["level"],
             "conditioned": {p: cond[p] for p in pair}, "read": {p: read[p] for p in pair},
             "frames": reading.frames, "fill": reading.fill, "radius": reading.radius,
-            "velocity": reading.velocity, "conditioned_radius": float(row["radius"]),
-            "conditioned_velocity": float(row["velocity"]), "verdict": verdict(pair, cond, read),
+            "velocity": reading.velocity, "conditioned_radius": float(dof_value(row, "radius")),
+            "conditioned_velocity": float(dof_value(row, "velocity")), "verdict": verdict(pair, cond, read),
         })
     videos.sort(key=lambda v: v["sample_id"])
     n = len(videos)

@@ -29,6 +29,7 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
+from ..data.documents import SplitRow
 from ..scoring.run.results import Z95, wilson
 from .registry import ProbeError
 
@@ -119,7 +120,7 @@ def share(k: int, n: int) -> dict[str, Any]:
 
 
 def split_videos(reader: Any, sub: Any, columns: Sequence[str], what: str,
-                  progress: bool) -> Iterator[tuple[dict[str, Any], Any]]:
+                  progress: bool) -> Iterator[tuple[SplitRow, Any]]:
     """(row, video) for every sample of the split, read in the submission's storage order.
 
     Refuses, before reading any video, a submission that lacks some of the split's samples:
@@ -134,7 +135,7 @@ def split_videos(reader: Any, sub: Any, columns: Sequence[str], what: str,
         raise ProbeError(f"the submission lacks {len(missing)} of the split's {len(ids)} videos "
                          f"(first: {missing[0]}); analyse a complete submission")
 
-    def videos() -> Iterator[tuple[dict[str, Any], Any]]:
+    def videos() -> Iterator[tuple[SplitRow, Any]]:
         for sample_id, video in tqdm(sub.iter_videos(sub.storage_order(ids)), total=len(ids),
                                      desc=f"analyse {what} {reader.spec.name}", unit="video", disable=not progress):
             yield rows[sample_id], video

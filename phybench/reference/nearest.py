@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 import numpy as np
 from ..io import atomic_save_npy
 from ..data.split import SplitReader, render_row, sample_video
 from .errors import BaselineError
+from ..data.documents import SplitRow
 
 
 NN_SIZE = 32  # pixels per side of the nearest-neighbour features
@@ -154,7 +154,7 @@ class NearestNeighbourIndex:
         distance = np.take_along_axis(exact, o, axis=1)[:, 0]
         return winner, distance
 
-    def _render(self, row: dict[str, Any], resolution: int, frames: slice | None = None) -> np.ndarray:
+    def _render(self, row: SplitRow, resolution: int, frames: slice | None = None) -> np.ndarray:
         if row.get("positions") is None:  # a parameter-only training row: simulate it
             return sample_video(self.reader.plan, int(row["index"]), frames)
         return render_row(row, resolution, frames)

@@ -9,14 +9,15 @@ from ..world.scene import Scene, rgb
 from ..tasks.spec import TaskSpec
 from ..data.split import row_scene
 from .estimate import Estimate, estimate_initial
+from ..data.documents import SplitRow
 
 
 # ------------------------------------------------------------------ one video each
-def row_colours(row: dict[str, Any]) -> list[tuple[int, int, int]]:
+def row_colours(row: SplitRow) -> list[tuple[int, int, int]]:
     return [rgb(c) for c in np.asarray(row["colours"])]
 
 
-def row_condition(row: dict[str, Any], spec: TaskSpec) -> np.ndarray:
+def row_condition(row: SplitRow, spec: TaskSpec) -> np.ndarray:
     """uint8 (condition_frames, H, W, 3): only those PNGs are decoded."""
     return decode_video(row["video"][: spec.condition_frames])
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Callable
-from ..data.documents import Manifest
+from ..data.documents import Manifest, SplitRow
 
 
 @dataclass
@@ -20,7 +20,7 @@ class Sample:
     stores none), the manifest, and the physics errors of the parsed video (computed once,
     on first use)."""
 
-    row: dict[str, Any]
+    row: SplitRow
     video: Any
     gt_video: Any
     manifest: Manifest

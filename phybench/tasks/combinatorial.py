@@ -41,7 +41,7 @@ import math
 import zlib
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
@@ -299,7 +299,7 @@ class CombinatorialFamily(TaskFamily):
             return Placement(initial, frames_in_view, first, {"draw": float(draw), "redraws": float(attempt)}, scene)
         raise RuntimeError(f"{spec.name}: no valid scene for template {template} draw {draw} in {MAX_ATTEMPTS} attempts")
 
-    def contact_time(self, row: dict[str, Any]) -> float:
+    def contact_time(self, row: Mapping[str, Any]) -> float:
         return float("nan")  # every generated frame is scored
 
     def describe(self, spec: TaskSpec) -> list[str]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import math
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Iterator
+from typing import Any, ClassVar, Iterator, Mapping
 
 import numpy as np
 
@@ -138,12 +138,12 @@ class TaskFamily:
         return describe_state(state)
 
     # ----------------------------------------------------------------- scoring
-    def contact_time(self, row: dict[str, Any]) -> float:
+    def contact_time(self, row: Mapping[str, Any]) -> float:
         """Seconds after which a pair of frames is scored (NaN: from the condition frames on)."""
         value = row.get("contact_time", float("nan"))
         return float(value) if value is not None else float("nan")
 
-    def conditioned_value(self, row: dict[str, Any]) -> float:
+    def conditioned_value(self, row: Mapping[str, Any]) -> float:
         """The `plot_dof` value of a row (NaN without a plot DoF)."""
         if self.plot_dof is None or row.get(self.plot_dof) is None:
             return float("nan")

@@ -15,6 +15,7 @@ import time
 from typing import Any, Sequence
 
 import numpy as np
+from ...data.documents import SplitRow
 
 
 def _duration(seconds: float) -> str:
@@ -26,7 +27,7 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
-def _time_cheap(reader: Any, row: dict[str, Any], video: np.ndarray, cheap: Sequence[str]) -> float:
+def _time_cheap(reader: Any, row: SplitRow, video: np.ndarray, cheap: Sequence[str]) -> float:
     """One row as the pass scores it (ground truth decoded and hashed, then scored), plus one more
     decode for the submission's own video."""
     from .sample import score_row
@@ -37,7 +38,7 @@ def _time_cheap(reader: Any, row: dict[str, Any], video: np.ndarray, cheap: Sequ
     return time.perf_counter() - t0
 
 
-def estimate_line(reader: Any, row: dict[str, Any], n: int, metrics: Sequence[str], torch_metrics: Sequence[str],
+def estimate_line(reader: Any, row: SplitRow, n: int, metrics: Sequence[str], torch_metrics: Sequence[str],
                   *, cached: bool, batch_size: int = 16, device: str = "cpu", workers: int = 1) -> str:
     """One line for stderr: the run's cost with and without the network metrics, from one measured video.
 

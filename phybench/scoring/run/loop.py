@@ -28,6 +28,7 @@ from ...data.split import SplitReader
 from ..perceptual.features import share_bounds
 from .batches import FeaturePass, from_features
 from .sample import score_row
+from ...data.documents import SplitRow
 
 _BLAS_ENV = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
@@ -61,7 +62,7 @@ class PassSettings:
     real_cached: bool = False  # the split's I3D features are cached
 
 
-def score_share(sub: Any, reader: SplitReader, rows: Mapping[str, dict[str, Any]], ids: Sequence[str],
+def score_share(sub: Any, reader: SplitReader, rows: Mapping[str, SplitRow], ids: Sequence[str],
                 settings: PassSettings, features: Mapping[str, Mapping[str, Any]] | None = None,
                 tick: Callable[[int], Any] = lambda n: None) -> PassResult:
     """Decode, check and score the videos `ids` (storage order) of an open submission.
@@ -106,7 +107,7 @@ def _context() -> multiprocessing.context.BaseContext:
     return multiprocessing.get_context("spawn")
 
 
-def run_pass(sub: Any, reader: SplitReader, rows: Sequence[dict[str, Any]], order: Sequence[str],
+def run_pass(sub: Any, reader: SplitReader, rows: Sequence[SplitRow], order: Sequence[str],
              settings: PassSettings, *, workers: int = 1, features: Mapping[str, Mapping[str, Any]] | None = None,
              tick: Callable[[int], Any] = lambda n: None) -> PassResult:
     """The whole pass over `order` (the submission's storage order of the split's ids)."""

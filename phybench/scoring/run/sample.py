@@ -21,6 +21,7 @@ from ..physics.parse import TILE, PixelMapping, parse_video
 from ..physics.photometry import normalise, observed_colours
 from ..physics.velocity import VideoErrors, video_errors
 from ...data.documents import Manifest
+from ...data.documents import SplitRow
 
 
 def pixel_mapping(manifest: Manifest) -> PixelMapping:
@@ -44,7 +45,7 @@ def _parse(video: np.ndarray, colours: list[tuple[int, int, int]], condition_fra
     return parse_video(video, colours, mapping, refine=refine)
 
 
-def scoring_sample(row: dict[str, Any], video: np.ndarray, gt_video: np.ndarray | None,
+def scoring_sample(row: SplitRow, video: np.ndarray, gt_video: np.ndarray | None,
                    manifest: Manifest) -> Sample:
     """The `Sample` every per-video metric and the judge see: the video parsed into balls where the
     family reads discs (its physics errors computed on first use).  `phybench judge` builds the same
@@ -74,7 +75,7 @@ def scoring_sample(row: dict[str, Any], video: np.ndarray, gt_video: np.ndarray 
 
 
 def score_sample(
-    row: dict[str, Any],
+    row: SplitRow,
     video: np.ndarray,
     gt_video: np.ndarray | None,
     manifest: Manifest,
@@ -118,7 +119,7 @@ def score_sample(
 
 
 def score_row(
-    reader: SplitReader, row: dict[str, Any], video: np.ndarray, metrics: Sequence[str]
+    reader: SplitReader, row: SplitRow, video: np.ndarray, metrics: Sequence[str]
 ) -> tuple[dict[str, Any], str, np.ndarray | None]:
     """(detail, sample digest, ground-truth video) of one row: re-hash the row as it is used."""
     manifest = reader.manifest

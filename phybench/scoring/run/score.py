@@ -25,6 +25,7 @@ from ...data.split import SplitReader, split_hash
 from ...tasks import family_of, get_task
 from ...data.documents import Manifest
 from .documents import Provenance, Results, Sidecar, SidecarRow
+from ...data.documents import SplitRow
 
 
 class ScoreError(Exception):
@@ -140,7 +141,7 @@ class _Split:
 
     dir: Path
     reader: SplitReader
-    rows: list[dict[str, Any]]
+    rows: list[SplitRow]
 
     @property
     def manifest(self) -> Manifest:

@@ -35,7 +35,7 @@ share of visually plausible but physically wrong videos by |margin| in pixels.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 
@@ -137,7 +137,7 @@ class AmbiguityFamily(TaskFamily):
         outcome = 1.0 if fell_below(spec, params, trajectory) else 0.0
         return Placement(initial, int(inside.sum()), extra={"outcome": outcome}, trajectory=trajectory)
 
-    def contact_time(self, row: dict[str, Any]) -> float:
+    def contact_time(self, row: Mapping[str, Any]) -> float:
         return float("nan")  # every generated frame is scored
 
     def describe(self, spec: TaskSpec) -> list[str]:
