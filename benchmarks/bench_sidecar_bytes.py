@@ -21,7 +21,7 @@ import tempfile
 from collections import defaultdict
 from pathlib import Path
 
-from phybench.leaderboard.common.samples_parquet import canonical_json, from_parquet, read_sidecar, to_parquet
+from phybench.leaderboard.common.samples_parquet import canonical_json, from_parquet, read_any_sidecar, to_parquet
 from phybench.scoring.run.layout import RECORD_SUFFIX, SAMPLES_SUFFIX
 
 MODELS = ("copy-last", "ground-truth", "linear-extrapolation", "nearest-neighbour", "physics-oracle")
@@ -57,7 +57,7 @@ def measure(folder: Path) -> list[dict[str, int | str]]:
         parquet = {}
         for name, data in json_files.items():
             if name.endswith(SAMPLES_SUFFIX):
-                pq = to_parquet(read_sidecar(paths[name]))
+                pq = to_parquet(read_any_sidecar(paths[name]))
                 assert canonical_json(from_parquet(pq)) == data, name  # lossless, byte for byte
                 parquet[name.replace(SAMPLES_SUFFIX, ".samples.parquet")] = pq
         sidecars = {n: d for n, d in json_files.items() if n.endswith(SAMPLES_SUFFIX)}

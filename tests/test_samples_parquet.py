@@ -19,7 +19,7 @@ from phybench.leaderboard.common.samples_parquet import (
     decode_number,
     encode_number,
     from_parquet,
-    read_sidecar,
+    read_any_sidecar,
     to_parquet,
 )
 from phybench.leaderboard.verify.signing import load_keyring
@@ -41,10 +41,10 @@ def test_there_are_shipped_sidecars_of_both_shapes():
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.relative_to(ROOT / "leaderboard" / "results").as_posix())
 def test_every_shipped_sidecar_round_trips_exactly(path, tmp_path):
     raw = path.read_bytes()
-    as_json = read_sidecar(path)
+    as_json = read_any_sidecar(path)
     parquet = tmp_path / sp.parquet_path(path).name
     parquet.write_bytes(to_parquet(as_json))
-    as_parquet = read_sidecar(parquet)
+    as_parquet = read_any_sidecar(parquet)
     assert as_parquet == as_json  # the same in-memory values
     assert canonical_json(as_parquet) == raw  # and the same bytes, so the signed record still verifies
     results = path.with_name(path.name.replace(".samples.json", ".json"))
@@ -121,15 +121,15 @@ def test_a_hostile_parquet_is_refused_with_a_code(tmp_path, monkeypatch):
     monkeypatch.setattr(sp, "MAX_PARQUET_BYTES", 100)
     (tmp_path / "big.samples.parquet").write_bytes(good)
     with pytest.raises(SidecarError) as info:
-        read_sidecar(tmp_path / "big.samples.parquet")
+        read_any_sidecar(tmp_path / "big.samples.parquet")
     assert info.value.code == "results_too_large"  # never opened: lstat said so
     (tmp_path / "zero.samples.parquet").symlink_to("/dev/zero")
     with pytest.raises(SidecarError) as info:
-        read_sidecar(tmp_path / "zero.samples.parquet")
+        read_any_sidecar(tmp_path / "zero.samples.parquet")
     assert info.value.code == "results_link"
     os.mkfifo(tmp_path / "fifo.samples.parquet")
     with pytest.raises(SidecarError) as info:
-        read_sidecar(tmp_path / "fifo.samples.parquet")
+        read_any_sidecar(tmp_path / "fifo.samples.parquet")
     assert info.value.code == "results_not_regular"
 
 

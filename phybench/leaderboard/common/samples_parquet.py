@@ -4,7 +4,7 @@ The package repository keeps its ``NAME.samples.json`` sidecars (one sorted-key 
 `phybench.scoring.run.layout.samples_bytes`) and the signed records that pin their sha256; the
 Hub dataset repository holds ``NAME.samples.parquet`` instead (about a twelfth of the bytes,
 `benchmarks/sidecar_bytes.py` measures it).  Both read to the same in-memory document
-(`read_sidecar`), and the Parquet converts back to the *exact* canonical JSON bytes
+(`read_any_sidecar`), and the Parquet converts back to the *exact* canonical JSON bytes
 (`canonical_json`): so a record signed over the JSON sidecar's sha256 verifies against a
 sidecar rebuilt from the Parquet, and a Parquet changed by one bit fails that check.  That is
 why `to_parquet` refuses a document whose round trip is not byte-exact (`samples_not_canonical`).
@@ -267,7 +267,7 @@ def from_parquet(data: bytes) -> Sidecar:
     return cast(Sidecar, {**header, "samples": [_row(cols, i) for i in range(len(cols["sample_id"]))]})
 
 
-def read_sidecar(path: str | Path) -> Sidecar:
+def read_any_sidecar(path: str | Path) -> Sidecar:
     """A sidecar, JSON or Parquet by its name, read as a size-capped regular file."""
     from .files import MAX_FILE_BYTES, UnsafeFile, read_regular
 

@@ -81,7 +81,7 @@ def board_files(results_dir: str | Path) -> dict[str, bytes]:
     record file as it is, each sidecar as Parquet, and the eval.yaml."""
     from ..common.files import read_regular, scan
     from .eval_results import EVAL_YAML, dump_yaml, eval_yaml
-    from ..common.samples_parquet import canonical_json, read_sidecar, to_parquet
+    from ..common.samples_parquet import canonical_json, read_any_sidecar, to_parquet
 
     root = Path(results_dir)
     found, refused = scan(root)
@@ -93,7 +93,7 @@ def board_files(results_dir: str | Path) -> dict[str, bytes]:
         rel = path.relative_to(root).as_posix()
         data = read_regular(path)
         if is_samples(path):
-            doc = read_sidecar(path)
+            doc = read_any_sidecar(path)
             if canonical_json(doc) != data:  # then the Parquet could not give the pinned bytes back
                 raise HubBoardError("samples_not_canonical", f"{rel} is not in canonical form (phybench score's bytes)")
             rel = rel[: -len(SAMPLES_SUFFIX)] + PARQUET_SUFFIX

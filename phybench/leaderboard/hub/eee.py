@@ -39,7 +39,7 @@ from typing import Any, Iterable
 
 from ..._version import __version__
 from ...scoring.run.layout import record_path
-from .eval_results import HubFormatError, metric_values, packaged_schema, publishable_files, read_results
+from .eval_results import HubFormatError, metric_values, packaged_schema, publishable_files, read_hub_results
 
 SCHEMA_NAME = "every_eval_ever"
 SCHEMA_VERSION = "0.3.0"
@@ -161,7 +161,7 @@ def _results(doc: dict[str, Any], source: dict[str, Any]) -> list[dict[str, Any]
 
 def record(path: Path, *, timestamp: str | None = None) -> tuple[str, dict[str, Any]]:
     """(datastore path, record) of one results file."""
-    doc = read_results(path)
+    doc = read_hub_results(path)
     model, prov = _dict(doc.get("model")), _dict(doc.get("provenance"))
     verified, date = _record_info(path)
     stamp = timestamp or (_epoch(date) if date else None)

@@ -118,7 +118,7 @@ def dump_yaml(doc: Any) -> bytes:
 
 
 # ---------------------------------------------------------------- reading results files
-def read_results(path: Path) -> dict[str, Any]:
+def read_hub_results(path: Path) -> dict[str, Any]:
     """A phybench results file, read as a size-capped regular file; `HubFormatError` otherwise."""
     from ..common.files import UnsafeFile, read_regular
 
@@ -236,7 +236,7 @@ def eval_results_files(paths: Sequence[str | Path], benchmark: str, *, revision:
     out: dict[str, bytes] = {}
     models: set[str] = set()
     for path in publishable_files(paths):
-        doc = read_results(path)
+        doc = read_hub_results(path)
         models.add(str((doc.get("model") or {}).get("name")))
         name = f"{EVAL_RESULTS_DIR}/phybench-{doc['task']}-{doc['split']}.yaml"
         if name in out:
@@ -272,7 +272,7 @@ def eval_yaml(results_dir: str | Path, *, name: str = "phybench") -> dict[str, A
     metrics: dict[str, bool] = {}
     for path in publishable_files([results_dir]):
         try:
-            doc = read_results(path)
+            doc = read_hub_results(path)
         except HubFormatError as exc:
             if exc.code == "not_results":  # a probe's file: not a leaderboard of its own
                 continue

@@ -101,13 +101,13 @@ def check_belongs(doc: Results, path: Path, split_hash: str, submission_hash: st
 def read_samples(results_path: Path, doc: Results) -> Sidecar | None:
     """The sidecar beside a results file (JSON, else Parquet), its hashes checked; None when there is none."""
     from ...scoring.run.layout import samples_path
-    from ..common.samples_parquet import SidecarError, parquet_path, read_sidecar
+    from ..common.samples_parquet import SidecarError, parquet_path, read_any_sidecar
 
     found = [p for p in (samples_path(results_path), parquet_path(samples_path(results_path))) if p.is_file()]
     if not found:
         return None
     try:
-        side = read_sidecar(found[0])
+        side = read_any_sidecar(found[0])
     except SidecarError as exc:
         raise SourceError(f"{found[0]}: {exc}", "samples_unreadable") from None
     prov = doc["provenance"]
