@@ -202,6 +202,6 @@ def test_framear_through_run_is_its_own_sampler(splits, tmp_path):
     assert b["sampler"] == a["sampler"] and b["sampler"]["threads"] == 1 and b["seeds"] == [1]
     assert len(a["model"]["checkpoint_sha256"]) == 64
     assert videos_hash(via) == videos_hash(own)
-    assert (out / "results" / "uniform-id-eval-framear-flow.json").is_file()
+    assert (out / "results" / "uniform-id-eval-framear-flow.seed1.json").is_file()  # seed 1: its own name (layout.seeded_path)
     seed0 = fa_sample.main(["--checkpoint", str(run), "--data", str(eval_dir), "--out", str(tmp_path / "s0")])
     assert videos_hash(seed0) != videos_hash(own)
