@@ -3,7 +3,7 @@ convolution rate measured in the same run, with each variant's FVD deviation fro
 
     OMP_NUM_THREADS=1 python benchmarks/bench_i3d.py [--n 4] [--batches 1,4] [--repeats 1]
 
-Clips: the first 2n clips of the uniform id-eval split (32 frames, 128 px), generated here; the
+Clips: the first 2n clips of `--task`'s id-eval split (default uniform: 32 frames, 128 px), generated here; the
 first n are the "real" side, the next n blurred (Gaussian sigma 0.7 px, as `bench_score.py`) are
 the "fake" side.  "before" is the code before issue 52 (torch's max pool, the old resize, glibc's
 default allocation).  Each variant computes the logits of both sides in batches of `--batches` (the
@@ -34,16 +34,16 @@ from pathlib import Path
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 
 from phybench.scoring.perceptual import fvd
+from phybench.scoring.perceptual.fvd_reference import max_pool3d_torch, preprocess_before_issue_52
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import limits  # noqa: E402
 
 
-def _clips(n: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """(real, fake): n uniform id-eval clips and n others blurred, (n, 32, 128, 128, 3) uint8."""
+def _clips(n: int, task: str) -> tuple[torch.Tensor, torch.Tensor]:
+    """(real, fake): n id-eval clips of `task` and n others blurred, (n, T, H, W, 3) uint8."""
     from scipy.ndimage import gaussian_filter
 
     from phybench.data.generate import generate
@@ -51,32 +51,10 @@ def _clips(n: int) -> tuple[torch.Tensor, torch.Tensor]:
     from phybench.tasks import get_task
 
     with tempfile.TemporaryDirectory() as tmp:
-        generate(make_plan(get_task("uniform"), "id-eval", None, 2 * n, None), Path(tmp), progress=False)
+        generate(make_plan(get_task(task), "id-eval", None, 2 * n, None), Path(tmp), progress=False)
         videos = np.stack([SplitReader(Path(tmp)).video(r) for r in SplitReader(Path(tmp)).rows()])
     fake = np.clip(gaussian_filter(videos[n:].astype(np.float32), (0, 0, 0.7, 0.7, 0)).round(), 0, 255)
     return torch.as_tensor(videos[:n]), torch.as_tensor(fake.astype(np.uint8))
-
-
-def _old_pool(x: torch.Tensor, kernel: tuple[int, int, int], stride: tuple[int, int, int],
-              padding: tuple[int, int, int] | None = None) -> torch.Tensor:
-    """The pooling before issue 52: torch's max_pool3d (SAME padding with -inf, or symmetric)."""
-    if padding is None:
-        return F.max_pool3d(fvd._pad_same(x, kernel, stride, -math.inf), kernel, stride)
-    return F.max_pool3d(x, kernel, stride, padding=padding)
-
-
-def _old_preprocess(videos: torch.Tensor) -> torch.Tensor:
-    """fvd.preprocess before issue 52: both gathered rows lerped along x, out of place."""
-    n, t, h, w, c = videos.shape
-    frames = videos.reshape(n * t, h, w, c).float()
-    y0, y1, fy = fvd._tf1_bilinear_taps(h, fvd.RESOLUTION, frames.device)
-    x0, x1, fx = fvd._tf1_bilinear_taps(w, fvd.RESOLUTION, frames.device)
-    top, bottom = frames[:, y0], frames[:, y1]
-    fx = fx.view(1, 1, -1, 1)
-    top = top[:, :, x0] + (top[:, :, x1] - top[:, :, x0]) * fx
-    bottom = bottom[:, :, x0] + (bottom[:, :, x1] - bottom[:, :, x0]) * fx
-    scaled = 2.0 * (top + (bottom - top) * fy.view(1, -1, 1, 1)) / 255.0 - 1.0
-    return scaled.reshape(n, t, fvd.RESOLUTION, fvd.RESOLUTION, c).permute(0, 4, 1, 2, 3).contiguous()
 
 
 @contextlib.contextmanager
@@ -84,7 +62,7 @@ def _variant(name: str) -> Iterator[None]:
     """Patch the module for one variant (pools, resize, kept buffers, autocast); restore it after."""
     saved = fvd.max_pool3d_exact, fvd.preprocess
     if name == "before":
-        fvd.max_pool3d_exact, fvd.preprocess = _old_pool, _old_preprocess  # type: ignore[assignment]
+        fvd.max_pool3d_exact, fvd.preprocess = max_pool3d_torch, preprocess_before_issue_52  # type: ignore[assignment]
     try:
         with contextlib.ExitStack() as stack:
             if name != "before" and "mmap" not in name:  # what fvd._logits does on the CPU
@@ -125,6 +103,7 @@ def _best(fn: Callable[[], object], repeats: int) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=4, help="clips per side (default 4)")
+    ap.add_argument("--task", default="uniform", help="the task whose id-eval clips are timed (default uniform: 32 frames, 128 px)")
     ap.add_argument("--batches", default="1,4", help="I3D batch sizes to measure (default 1,4)")
     ap.add_argument("--repeats", type=int, default=1, help="timed runs of the real side; best kept")
     ap.add_argument("--variants", default=",".join(VARIANTS))
@@ -132,7 +111,7 @@ def main() -> None:
     torch.set_num_threads(1)
     lim = limits.measure()
     print(lim.line(), flush=True)
-    real, fake = _clips(args.n)
+    real, fake = _clips(args.n, args.task)
     model = fvd.cached_model("cpu")
     from torch.utils.flop_counter import FlopCounterMode
 

@@ -7,6 +7,7 @@ import torch
 
 from phybench.scoring.perceptual import fvd
 from phybench.scoring.perceptual.fvd import FVD, frechet_distance, i3d_logits
+from phybench.scoring.perceptual.fvd_reference import max_pool3d_torch, preprocess_before_issue_52
 from phybench.scoring.perceptual.lpips import LPIPS, LPIPSVideo, lpips_frames
 
 
@@ -143,45 +144,22 @@ def test_i3d_logits_are_the_bytes_of_the_code_before_issue_52(fetched, monkeypat
     those of F.max_pool3d, the old resize and glibc's default allocation at batch sizes 1 and 2
     (they take different convolution kernels)."""
     import contextlib
-    import math
-
-    import torch.nn.functional as F
 
     videos = _random_videos(2, 10, 48, seed=3)
     new = [i3d_logits(videos, batch_size=b) for b in (1, 2)]
 
-    def torch_pool(x, kernel, stride, padding=None):
-        if padding is None:
-            return F.max_pool3d(fvd._pad_same(x, kernel, stride, -math.inf), kernel, stride)
-        return F.max_pool3d(x, kernel, stride, padding=padding)
-
-    monkeypatch.setattr(fvd, "max_pool3d_exact", torch_pool)
-    monkeypatch.setattr(fvd, "preprocess", _preprocess_before_issue_52)
+    monkeypatch.setattr(fvd, "max_pool3d_exact", max_pool3d_torch)
+    monkeypatch.setattr(fvd, "preprocess", preprocess_before_issue_52)
     monkeypatch.setattr(fvd, "_keep_freed_buffers", contextlib.nullcontext)
     for b, logits in zip((1, 2), new):
         np.testing.assert_array_equal(i3d_logits(videos, batch_size=b), logits)
-
-
-def _preprocess_before_issue_52(videos: torch.Tensor) -> torch.Tensor:
-    """fvd.preprocess as it was: lerp the two gathered rows along x, then along y, out of place."""
-    n, t, h, w, c = videos.shape
-    frames = videos.reshape(n * t, h, w, c).float()
-    y0, y1, fy = fvd._tf1_bilinear_taps(h, fvd.RESOLUTION, frames.device)
-    x0, x1, fx = fvd._tf1_bilinear_taps(w, fvd.RESOLUTION, frames.device)
-    top, bottom = frames[:, y0], frames[:, y1]
-    fx = fx.view(1, 1, -1, 1)
-    top = top[:, :, x0] + (top[:, :, x1] - top[:, :, x0]) * fx
-    bottom = bottom[:, :, x0] + (bottom[:, :, x1] - bottom[:, :, x0]) * fx
-    frames = top + (bottom - top) * fy.view(1, -1, 1, 1)
-    scaled = 2.0 * frames / 255.0 - 1.0
-    return scaled.reshape(n, t, fvd.RESOLUTION, fvd.RESOLUTION, c).permute(0, 4, 1, 2, 3).contiguous()
 
 
 @pytest.mark.parametrize("shape", [(2, 9, 128, 128, 3), (1, 9, 37, 256, 3), (1, 9, 224, 224, 3)])
 def test_preprocess_gives_the_bytes_it_gave_before(shape):
     """The resize lerps each source row once and scales in place (issue 52): same float32 bytes."""
     videos = torch.as_tensor(np.random.default_rng(sum(shape)).integers(0, 256, shape, dtype=np.uint8))
-    assert torch.equal(fvd.preprocess(videos), _preprocess_before_issue_52(videos))
+    assert torch.equal(fvd.preprocess(videos), preprocess_before_issue_52(videos))
     as_float = videos.float()
-    assert torch.equal(fvd.preprocess(as_float), _preprocess_before_issue_52(videos))
+    assert torch.equal(fvd.preprocess(as_float), preprocess_before_issue_52(videos))
     assert torch.equal(as_float, videos.float())  # the caller's float tensor is left as it was
