@@ -205,3 +205,28 @@ def test_framear_through_run_is_its_own_sampler(splits, tmp_path):
     assert (out / "results" / "uniform-id-eval-framear-flow.seed1.json").is_file()  # seed 1: its own name (layout.seeded_path)
     seed0 = fa_sample.main(["--checkpoint", str(run), "--data", str(eval_dir), "--out", str(tmp_path / "s0")])
     assert videos_hash(seed0) != videos_hash(own)
+
+
+@pytest.mark.slow
+def test_a_snapshot_validated_after_the_run_logs_what_the_trainer_logged(splits, tmp_path):
+    """`framear.validate` re-computes a snapshot's validation entry exactly as the training loop
+    did (same rows, same numbers, same training seconds), for runs stopped between a snapshot and
+    its validation; it refuses a step that is validated already and a split the run did not train on."""
+    from phybench_baselines.framear import validate as fa_validate
+
+    train, eval_dir = splits
+    run = tmp_path / "run"
+    fa_train.main(["--train-data", str(train), "--out", str(run), "--set", *TINY])
+    log = run / "log.jsonl"
+    lines = log.read_text().splitlines()
+    logged = next(json.loads(x) for x in lines if '"step": 2,' in x and "val/velocity_error" in x)
+    with pytest.raises(SystemExit, match="validated already"):
+        fa_validate.main([str(run), "--train-data", str(train), "--step", "2"])
+    log.write_text("".join(x + "\n" for x in lines if not ('"step": 2,' in x and "val/velocity_error" in x)))
+    entry = fa_validate.main([str(run), "--train-data", str(train), "--step", "2"])
+    for key in ("val/velocity_error", "val/untrackable", "val/law_within_10pct", "train_s", "params", "hardware"):
+        same_nan = isinstance(logged[key], float) and np.isnan(logged[key]) and np.isnan(entry[key])
+        assert entry[key] == logged[key] or same_nan, key
+    assert json.loads(log.read_text().splitlines()[-1])["step"] == 2 and entry["validated_after"]
+    with pytest.raises(SystemExit, match="is not the split"):
+        fa_validate.main([str(run), "--train-data", str(eval_dir), "--step", "4"])
