@@ -128,7 +128,7 @@ def bench_ssim_floor(lim: limits.Limits, res: int) -> None:
     b = rng.integers(0, 256, a.shape, dtype=np.uint8)
     cpu = limits._best_cpu_seconds(lambda: ssim_frames(a, b), repeats=3)
     px = a.size
-    floor_bytes = px * (2 + 4 * 8 * 2 * 2)  # inputs; 4 float64 maps written + read, 2 passes
+    floor_bytes = px * (2 + 4 * 4 * 2 * 2)  # inputs; 4 float32 maps written + read, 2 passes (float64 before issue 52)
     floor = floor_bytes / (lim.memcpy_gbs * 1e9)
     print(f"SSIM worst case, {res} px, {t} frames differing everywhere: {1000 * cpu:.1f} CPU-ms per clip; "
           f"memory floor {1000 * floor:.1f} ms ({cpu / floor:.1f}x the floor)")
