@@ -26,7 +26,8 @@ import threading
 from typing import Any
 
 import numpy as np
-from scipy.ndimage import correlate1d
+
+from phybench.scoring.perceptual import ssim_fused
 
 WINDOW = 11  # Gaussian window taps
 SIGMA = 1.5  # Gaussian window sigma, pixels
@@ -57,6 +58,9 @@ def _gaussian_taps() -> np.ndarray:
 
 
 _TAPS = _gaussian_taps()
+_TAPS32 = ssim_fused.float32_taps(_TAPS)
+
+
 def _check_pair(reference: np.ndarray, generated: np.ndarray) -> None:
     if reference.shape != generated.shape or reference.ndim != 4 or reference.shape[-1] != 3:
         raise ValueError(
@@ -78,63 +82,39 @@ def psnr_frames(reference: np.ndarray, generated: np.ndarray) -> np.ndarray:
     return 10.0 * np.log10(1.0 / np.maximum(mse, PSNR_MSE_FLOOR))
 
 
-class _Buffers:
-    """One frame's float32 working set: the four moment maps and the two filter passes, each
-    (4, 3, h, w).  At 256 px that is 3 MB an array, about what a core's L2 holds, where a batch
-    of frames spilled to memory; kept per thread and shape so that a run of clips allocates
-    them once instead of faulting fresh pages in for every batch (issue 52)."""
-
-    def __init__(self, shape: tuple[int, int, int]) -> None:
-        self.maps = np.empty((4, *shape), np.float32)
-        self.rows = np.empty_like(self.maps)  # after the horizontal pass
-        self.cols = np.empty_like(self.maps)  # after the vertical pass
-
-
 _LOCAL = threading.local()
 
 
-def _buffers(shape: tuple[int, int, int]) -> _Buffers:
-    cache: dict[tuple[int, int, int], _Buffers] = _LOCAL.__dict__.setdefault("buffers", {})
-    if shape not in cache:
-        if len(cache) >= 4:  # crops come in many shapes: keep the few full-frame ones
+def _band(cols: int) -> ssim_fused._Band:
+    """This thread's band buffers for frames of `cols` = 3 w values a row, kept across calls so a
+    run of clips allocates them once instead of faulting fresh pages in for every batch."""
+    cache: dict[int, ssim_fused._Band] = _LOCAL.__dict__.setdefault("bands", {})
+    if cols not in cache:
+        if len(cache) >= 8:  # crops come in many widths: keep the few full-frame ones
             cache.clear()
-        cache[shape] = _Buffers(shape)
-    return cache[shape]
+        cache[cols] = ssim_fused._Band(cols)
+    return cache[cols]
 
 
 def _ssim_sums(reference: np.ndarray, generated: np.ndarray) -> np.ndarray:
     """float64 (k,): each frame pair's SSIM map summed over its valid windows and channels.
 
-    reference, generated: uint8 (k, h, w, 3) blocks, h, w >= WINDOW.  One frame at a time in
-    float32 (the working set stays in cache).  Against scikit-image's float64 SSIM: 3e-9 where
-    every pixel differs, up to 1.1e-7 a frame on blurred ground truth (near-white windows, where
-    the second moments cancel most); the required bound is 1e-6 (tests/test_image_metrics.py).  The Gaussian window is separable: two 11-tap 1-D
-    correlations per moment map (scipy.ndimage.correlate1d, a single-threaded C loop that sums
-    the taps in double in one fixed order), so the cost is linear in pixels and the bytes do
-    not depend on BLAS or OpenMP threads, on how many workers score, nor on how frames are
-    batched.  Values are centred on 0.5 before the second moments so flat regions lose nothing
-    to cancellation; the map is summed in float64.
+    reference, generated: uint8 (k, h, w, 3) blocks, h, w >= WINDOW.  One frame at a time, in
+    float32 bands of rows that stay in cache (`ssim_fused`: a fused, tiled separable filter in
+    one fixed operation order, so the bytes depend on neither threads, workers, batching nor
+    whether numba is installed).  Values are centred on 0.5 before the second moments so flat
+    regions lose less to cancellation; the map is summed in float64.  Against scikit-image's
+    float64 SSIM: within 1e-6 (tests/test_image_metrics.py; measured in docs/performance.md).
     """
     k, h, w, _ = reference.shape
-    buf, r = _buffers((3, h, w)), WINDOW // 2
-    m = buf.maps
-    c1, c2 = np.float32(K1**2), np.float32(K2**2)
+    band = _band(3 * w)
+    frame_sum = ssim_fused.compiled_frame_sum() or ssim_fused.frame_sum_numpy
+    c = (np.float32((K1 * 255) ** 2), np.float32((K2 * 255) ** 2))  # pixel units: moments are about a pixel colour
     out = np.empty(k, dtype=np.float64)
     for t in range(k):
-        np.multiply(reference[t].transpose(2, 0, 1), np.float32(1 / 255), out=m[0])  # (3, h, w)
-        np.multiply(generated[t].transpose(2, 0, 1), np.float32(1 / 255), out=m[1])
-        m[:2] -= np.float32(0.5)
-        np.multiply(m[0], m[0], out=m[2])
-        np.multiply(m[1], m[1], out=m[3])
-        m[2] += m[3]  # xc^2 + yc^2
-        np.multiply(m[0], m[1], out=m[3])  # xc * yc
-        correlate1d(m, _TAPS, axis=-1, output=buf.rows, mode="constant")
-        correlate1d(buf.rows[..., r:-r], _TAPS, axis=-2, output=buf.cols[..., r:-r], mode="constant")
-        mxc, myc, sq, xy = buf.cols[..., r:-r, r:-r]  # (3, h-10, w-10) each
-        mx, my = mxc + np.float32(0.5), myc + np.float32(0.5)
-        num = (2 * mx * my + c1) * (2 * (xy - mxc * myc) + c2)
-        den = (mx * mx + my * my + c1) * ((sq - mxc * mxc - myc * myc) + c2)  # var_x + var_y
-        out[t] = (num / den).sum(dtype=np.float64)
+        x = np.ascontiguousarray(reference[t]).reshape(h, 3 * w)  # (h, 3w) interleaved RGB rows
+        y = np.ascontiguousarray(generated[t]).reshape(h, 3 * w)
+        out[t] = frame_sum(x, y, _TAPS32, c, band)
     return out
 
 

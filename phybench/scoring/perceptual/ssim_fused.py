@@ -1,0 +1,148 @@
+"""SSIM's separable Gaussian filter, fused and tiled, in float32 with one fixed operation order.
+
+Why a module of its own: the filter is where SSIM's cost is (issue 52).  A frame is filtered a
+band of `ROWS` output rows at a time, straight from the interleaved uint8 (h, w, 3) layout: the
+four moment maps of the band's rows + 10 are made, filtered down the rows (slices of whole rows,
+contiguous), then along the row with a stride of 3 values (the channels stay interleaved, no
+transpose), turned into the SSIM map and summed.  A band's working set is a few hundred KB, so it
+stays in the core's L2 where a frame at a time spilled to memory; scipy's `correlate1d` ran a
+scalar double loop per line and a strided gather for the vertical pass.
+
+Exactness: every step is an IEEE float32 add, multiply or divide (each exactly rounded) in an
+order this module fixes, and the sums are float64 in a fixed order: per column down the rows,
+then along the columns.  So the bytes depend on neither the CPU's vector width, nor BLAS or
+OpenMP threads, nor --workers, nor how frames are batched.  The Gaussian is symmetric, so each
+pass adds the two pixels that share a tap before multiplying: 11 taps in 16 operations.
+
+Two implementations of that one order: NumPy (always), and the same loops compiled by numba
+when it is installed (optional, `pip install numba`; about 3x faster, 1 CPU-s to compile once,
+cached on disk).  numba compiles without `fastmath`, so LLVM neither reorders the sums nor fuses
+a multiply and an add into an FMA: its bits equal NumPy's (a test checks it where numba is
+installed).  `PHYBENCH_NUMBA=0` turns the compiled path off.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Callable
+
+import numpy as np
+
+ROWS = 16  # output rows per band: (4 maps x 26 rows x 768 floats) = 320 KB at 256 px
+TAPS = 11
+HALF = TAPS // 2
+
+
+def float32_taps(taps: np.ndarray) -> np.ndarray:
+    """The float64 Gaussian taps rounded to float32 (sum 1 within 1 ulp)."""
+    assert taps.shape == (TAPS,) and np.allclose(taps, taps[::-1])  # symmetric
+    return taps.astype(np.float32)
+
+
+class _Band:
+    """A band's float32 buffers for a frame width of `cols` = 3 w values, kept per thread/shape."""
+
+    def __init__(self, cols: int) -> None:
+        valid = cols - 3 * (TAPS - 1)
+        self.maps = np.empty((4, ROWS + TAPS - 1, cols), np.float32)  # xc, yc, xc^2 + yc^2, xc yc
+        self.vert = np.empty((4, ROWS, cols), np.float32)  # after the pass down the rows
+        self.vtmp = np.empty_like(self.vert)
+        self.filt = np.empty((4, ROWS, valid), np.float32)  # after the pass along the rows
+        self.ftmp = np.empty_like(self.filt)
+        self.colsum = np.empty(valid, np.float64)
+
+
+def _moments(x: np.ndarray, y: np.ndarray, centre: np.ndarray, m: np.ndarray) -> None:
+    """uint8 rows (n, 3w) -> m[0..3] = xc, yc, xc^2 + yc^2, xc yc with xc = x - centre, in pixel
+    units (float32).  All four are exact: integers below 2^17."""
+    np.subtract(x, centre, out=m[0])
+    np.subtract(y, centre, out=m[1])
+    np.multiply(m[0], m[0], out=m[2])
+    np.multiply(m[1], m[1], out=m[3])
+    m[2] += m[3]
+    np.multiply(m[0], m[1], out=m[3])
+
+
+def _pass(src: Callable[[int], np.ndarray], t: np.ndarray, out: np.ndarray, tmp: np.ndarray) -> None:
+    """out = t[5] src(5) + sum_k t[k] (src(k) + src(10 - k)), k = 0..4, in that order."""
+    np.multiply(src(HALF), t[HALF], out=out)
+    for k in range(HALF):
+        np.add(src(k), src(TAPS - 1 - k), out=tmp)
+        tmp *= t[k]
+        out += tmp
+
+
+def _ssim_map(f: np.ndarray, centre: np.ndarray, g: np.ndarray, tmp: np.ndarray, c1: np.float32, c2: np.float32) -> None:
+    """g = the SSIM of each window from its filtered moments f = (mxc, myc, sq, xy) and the
+    centre of its column, float32; tmp (4, ...) is scratch.  Same order as `ssim_numba`."""
+    mxc, myc, sq, xy = f
+    mx, my, a, b = tmp
+    np.add(mxc, centre, out=mx)
+    np.add(myc, centre, out=my)
+    np.multiply(mx, np.float32(2), out=a)
+    a *= my
+    a += c1  # 2 mx my + c1
+    np.multiply(mxc, myc, out=b)
+    np.subtract(xy, b, out=b)
+    b *= np.float32(2)
+    b += c2  # 2 cov + c2
+    a *= b  # numerator
+    np.multiply(mx, mx, out=mx)
+    np.multiply(my, my, out=my)
+    mx += my
+    mx += c1  # mx^2 + my^2 + c1
+    np.multiply(mxc, mxc, out=b)
+    np.multiply(myc, myc, out=my)
+    b += my
+    np.subtract(sq, b, out=b)  # var_x + var_y = sq - (mxc^2 + myc^2): = 2 cov bit for bit where x == y
+    b += c2
+    mx *= b  # denominator
+    np.divide(a, mx, out=g)
+
+
+def centre_row(x: np.ndarray) -> np.ndarray:
+    """float32 (3w,): the first pixel's colour, repeated along the row.  Moments are taken about
+    it: a window of that colour is then exactly 0, so a flat background (phybench's white) loses
+    nothing to float32 cancellation in var = E[x^2] - E[x]^2 (about 0.5 centred it gave 1.6e-6
+    off scikit-image on noise over white; see tests/test_image_metrics.py)."""
+    return np.tile(x[0, :3].astype(np.float32), x.shape[1] // 3)
+
+
+def frame_sum_numpy(x: np.ndarray, y: np.ndarray, t: np.ndarray, c: tuple[np.float32, np.float32], band: _Band) -> float:
+    """float64 sum of one frame pair's SSIM map over its valid windows and channels.
+
+    x, y: uint8 (h, 3 w) rows of interleaved RGB, h, w >= 11.  t: float32 taps."""
+    h, cols = x.shape
+    valid = cols - 3 * (TAPS - 1)
+    centre, colsum = centre_row(x), band.colsum
+    colsum[:] = 0.0
+    for i0 in range(0, h - TAPS + 1, ROWS):
+        r = min(ROWS, h - TAPS + 1 - i0)
+        m, v, vt = band.maps[:, : r + TAPS - 1], band.vert[:, :r], band.vtmp[:, :r]
+        _moments(x[i0 : i0 + r + TAPS - 1], y[i0 : i0 + r + TAPS - 1], centre, m)
+        _pass(lambda k: m[:, k : k + r], t, v, vt)  # down the rows: (4, r, 3w)
+        f, ft = band.filt[:, :r], band.ftmp[:, :r]
+        _pass(lambda k: v[..., 3 * k : 3 * k + valid], t, f, ft)  # along the rows: (4, r, 3(w-10))
+        g = vt[0, :, :valid]
+        _ssim_map(f, centre[3 * HALF : 3 * HALF + valid], g, ft, *c)
+        for row in g:  # float64, down each column in row order
+            colsum += row
+    return float(np.cumsum(colsum)[-1])  # along the columns, in order
+
+
+_COMPILED: dict[str, Any] = {}
+
+
+def compiled_frame_sum() -> Callable[..., float] | None:
+    """The numba-compiled `frame_sum`, or None without numba (or with PHYBENCH_NUMBA=0).
+    Imported and compiled on first use only: `import phybench` stays free of numba."""
+    if os.environ.get("PHYBENCH_NUMBA", "1") == "0":
+        return None
+    if "fn" not in _COMPILED:
+        try:
+            from phybench.scoring.perceptual import ssim_numba
+        except ImportError:
+            _COMPILED["fn"] = None
+        else:
+            _COMPILED["fn"] = ssim_numba.frame_sum
+    return _COMPILED["fn"]
