@@ -75,9 +75,12 @@ def _check_pair(reference: np.ndarray, generated: np.ndarray) -> None:
 def psnr_frames(reference: np.ndarray, generated: np.ndarray) -> np.ndarray:
     """float64 (T,) PSNR in dB of each frame pair of two uint8 (T, H, W, 3) videos."""
     _check_pair(reference, generated)
-    d = reference.astype(np.int16) - generated.astype(np.int16)  # exact
-    d = d.reshape(d.shape[0], -1).astype(np.int64)  # int32 sums of squares overflow
-    sse = np.einsum("ij,ij->i", d, d).astype(np.float64)  # integer-exact sum of squares
+    # |difference| in uint8, squared in uint16 (<= 65025), summed in int64: integer-exact, so any
+    # order gives the same bits; 5x less CPU than int64 products (issue 52: 26 CPU-ms a 256 px clip)
+    d = (np.maximum(reference, generated) - np.minimum(reference, generated)).reshape(len(reference), -1)
+    d = d.astype(np.uint16)
+    np.multiply(d, d, out=d)
+    sse = np.add.reduce(d, axis=1, dtype=np.int64).astype(np.float64)
     mse = sse / (d.shape[1] * 255.0**2)
     return 10.0 * np.log10(1.0 / np.maximum(mse, PSNR_MSE_FLOOR))
 
