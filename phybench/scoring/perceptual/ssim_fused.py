@@ -144,5 +144,9 @@ def compiled_frame_sum() -> Callable[..., float] | None:
         except ImportError:
             _COMPILED["fn"] = None
         else:
-            _COMPILED["fn"] = ssim_numba.frame_sum
+            def frame_sum(x: np.ndarray, y: np.ndarray, t: np.ndarray, c: tuple[np.float32, np.float32],
+                          band: _Band) -> float:
+                return ssim_numba.frame_sum(x, y, centre_row(x), t, c, band)
+
+            _COMPILED["fn"] = frame_sum
     return _COMPILED["fn"]

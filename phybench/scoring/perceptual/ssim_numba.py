@@ -15,8 +15,6 @@ from typing import Any
 import numba
 import numpy as np
 
-from phybench.scoring.perceptual import ssim_fused
-
 _JIT: dict[str, Any] = {"cache": True, "nogil": True, "boundscheck": False}
 
 
@@ -80,7 +78,8 @@ def _frame_sum(x: np.ndarray, y: np.ndarray, centre: np.ndarray, t: np.ndarray, 
     return total
 
 
-def frame_sum(x: np.ndarray, y: np.ndarray, t: np.ndarray, c: tuple[np.float32, np.float32], band: Any) -> float:
-    """`ssim_fused.frame_sum_numpy`, compiled: same arguments, same bits."""
-    centre = ssim_fused.centre_row(x)
-    return float(_frame_sum(x, y, centre, t, c[0], c[1], band.maps.shape[1] - 10, band.maps, band.vert, band.filt, band.colsum))
+def frame_sum(x: np.ndarray, y: np.ndarray, centre: np.ndarray, t: np.ndarray, c: tuple[np.float32, np.float32],
+              band: Any) -> float:
+    """`ssim_fused.frame_sum_numpy` compiled, with its centre row given: same bits."""
+    return float(_frame_sum(x, y, centre, t, c[0], c[1], band.maps.shape[1] - 10, band.maps, band.vert, band.filt,
+                            band.colsum))
