@@ -32,21 +32,30 @@ def _moments(x: np.ndarray, y: np.ndarray, centre: np.ndarray, i0: int, n: int, 
 
 @numba.njit(**_JIT)
 def _filter(m: np.ndarray, r: int, t: np.ndarray, v: np.ndarray, f: np.ndarray) -> None:  # pragma: no cover
+    # Each output's taps in registers, in NumPy's order: t5 x5, then + t_k (x_k + x_10-k), k = 0..4.
     cols, valid = m.shape[2], f.shape[2]
+    t0, t1, t2, t3, t4, t5 = t[0], t[1], t[2], t[3], t[4], t[5]
     for q in range(4):
         for i in range(r):
+            a = m[q, i:i + 11]  # (11, cols): the rows of output row i
+            w = v[q, i]
             for c in range(cols):
-                v[q, i, c] = m[q, i + 5, c] * t[5]
-            for k in range(5):
-                tk = t[k]
-                for c in range(cols):
-                    v[q, i, c] += (m[q, i + k, c] + m[q, i + 10 - k, c]) * tk
+                s = a[5, c] * t5
+                s += (a[0, c] + a[10, c]) * t0
+                s += (a[1, c] + a[9, c]) * t1
+                s += (a[2, c] + a[8, c]) * t2
+                s += (a[3, c] + a[7, c]) * t3
+                s += (a[4, c] + a[6, c]) * t4
+                w[c] = s
+            g = f[q, i]
             for j in range(valid):
-                f[q, i, j] = v[q, i, j + 15] * t[5]
-            for k in range(5):
-                tk = t[k]
-                for j in range(valid):
-                    f[q, i, j] += (v[q, i, j + 3 * k] + v[q, i, j + 30 - 3 * k]) * tk
+                s = w[j + 15] * t5
+                s += (w[j] + w[j + 30]) * t0
+                s += (w[j + 3] + w[j + 27]) * t1
+                s += (w[j + 6] + w[j + 24]) * t2
+                s += (w[j + 9] + w[j + 21]) * t3
+                s += (w[j + 12] + w[j + 18]) * t4
+                g[j] = s
 
 
 @numba.njit(**_JIT)
