@@ -14,11 +14,12 @@ then along the columns.  So the bytes depend on neither the CPU's vector width, 
 OpenMP threads, nor --workers, nor how frames are batched.  The Gaussian is symmetric, so each
 pass adds the two pixels that share a tap before multiplying: 11 taps in 16 operations.
 
-Two implementations of that one order: NumPy (always), and the same loops compiled by numba
-when it is installed (optional, `pip install numba`; about 3x faster, 1 CPU-s to compile once,
-cached on disk).  numba compiles without `fastmath`, so LLVM neither reorders the sums nor fuses
+Two implementations of that one order: NumPy (always there), and the same loops compiled by
+numba (a dependency since issue 52; 3-4x less CPU; about 1 CPU-s to compile once, cached on disk,
+then 0.2 s to import numba and 0.4 s to load the cached code, once per process).  Where numba does
+not import (no wheel, a NumPy it does not support) the NumPy path runs.  numba compiles without `fastmath`, so LLVM neither reorders the sums nor fuses
 a multiply and an add into an FMA: its bits equal NumPy's (a test checks it where numba is
-installed).  `PHYBENCH_NUMBA=0` turns the compiled path off.
+installed), so a results file does not depend on which path scored it.  `PHYBENCH_NUMBA=0` turns the compiled path off.
 """
 
 from __future__ import annotations

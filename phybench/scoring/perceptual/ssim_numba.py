@@ -1,6 +1,6 @@
 """`ssim_fused.frame_sum_numpy`'s loops compiled by numba: the same float32 operations in the same
-order, about 3x faster (issue 52).  Imported only by `ssim_fused.compiled_frame_sum`, and only
-where numba is installed (an optional dependency: ImportError here means the NumPy path runs).
+order, 3-4x less CPU (issue 52).  Imported only by `ssim_fused.compiled_frame_sum`, on first use
+(ImportError here, e.g. numba missing or too old for this NumPy, means the NumPy path runs).
 
 No `fastmath`: LLVM must not reassociate the sums nor contract a multiply and an add into an
 FMA, or the bits would differ from NumPy's and between CPUs.  The loops over a row's columns
