@@ -1,7 +1,7 @@
 """SSIM's separable Gaussian filter, fused and tiled, in float32 with one fixed operation order.
 
 Why a module of its own: the filter is where SSIM's cost is (issue 52).  A frame is filtered a
-band of `ROWS` output rows at a time, straight from the interleaved uint8 (h, w, 3) layout: the
+band of output rows at a time, straight from the interleaved uint8 (h, w, 3) layout: the
 four moment maps of the band's rows + 10 are made, filtered down the rows (slices of whole rows,
 contiguous), then along the row with a stride of 3 values (the channels stay interleaved, no
 transpose), turned into the SSIM map and summed.  A band's working set is a few hundred KB, so it
@@ -29,7 +29,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-ROWS = 16  # output rows per band: (4 maps x 26 rows x 768 floats) = 320 KB at 256 px
+BAND_FLOATS = 4 * 26 * 768  # a band's moment maps, 320 KB: 16 output rows of a 256 px frame, more of narrower ones
 TAPS = 11
 HALF = TAPS // 2
 
@@ -45,10 +45,11 @@ class _Band:
 
     def __init__(self, cols: int) -> None:
         valid = cols - 3 * (TAPS - 1)
-        self.maps = np.empty((4, ROWS + TAPS - 1, cols), np.float32)  # xc, yc, xc^2 + yc^2, xc yc
-        self.vert = np.empty((4, ROWS, cols), np.float32)  # after the pass down the rows
+        self.rows = rows = max(16, BAND_FLOATS // (4 * cols) - (TAPS - 1))  # fewer NumPy calls on small crops
+        self.maps = np.empty((4, rows + TAPS - 1, cols), np.float32)  # xc, yc, xc^2 + yc^2, xc yc
+        self.vert = np.empty((4, rows, cols), np.float32)  # after the pass down the rows
         self.vtmp = np.empty_like(self.vert)
-        self.filt = np.empty((4, ROWS, valid), np.float32)  # after the pass along the rows
+        self.filt = np.empty((4, rows, valid), np.float32)  # after the pass along the rows
         self.ftmp = np.empty_like(self.filt)
         self.colsum = np.empty(valid, np.float64)
 
@@ -117,8 +118,8 @@ def frame_sum_numpy(x: np.ndarray, y: np.ndarray, t: np.ndarray, c: tuple[np.flo
     valid = cols - 3 * (TAPS - 1)
     centre, colsum = centre_row(x), band.colsum
     colsum[:] = 0.0
-    for i0 in range(0, h - TAPS + 1, ROWS):
-        r = min(ROWS, h - TAPS + 1 - i0)
+    for i0 in range(0, h - TAPS + 1, band.rows):  # the bits do not depend on the band's height
+        r = min(band.rows, h - TAPS + 1 - i0)
         m, v, vt = band.maps[:, : r + TAPS - 1], band.vert[:, :r], band.vtmp[:, :r]
         _moments(x[i0 : i0 + r + TAPS - 1], y[i0 : i0 + r + TAPS - 1], centre, m)
         _pass(lambda k: m[:, k : k + r], t, v, vt)  # down the rows: (4, r, 3w)
