@@ -193,3 +193,16 @@ def test_identical_windows_are_exactly_one_and_flat_white_loses_nothing(monkeypa
     monkeypatch.setenv("PHYBENCH_NUMBA", "0")
     _, a, noisy = next(p for p in _pairs(gt_videos) if p[0] == "noise everywhere")
     assert np.abs(ssim_frames(a, noisy) - _skimage_ssim(a, noisy)).max() < 2e-7  # measured 5.2e-8
+
+
+def test_ssim_bits_do_not_depend_on_the_band_height(monkeypatch, gt_videos):
+    """The fused filter works a band of rows at a time, its height chosen for the cache; each
+    column is still summed down the rows in order, so the height cannot move a bit."""
+    from phybench.scoring.perceptual import image_metrics, ssim_fused
+
+    _, a, b = next(p for p in _pairs(gt_videos) if p[0] == "other sample")
+    want = ssim_frames(a, b)
+    monkeypatch.setattr(ssim_fused, "BAND_FLOATS", 4 * 3 * 128 * 20)  # bands of 16 rows, not 42
+    monkeypatch.setattr(image_metrics, "_LOCAL", __import__("threading").local())
+    assert image_metrics._band(3 * 128).rows == 16
+    assert ssim_frames(a, b).tobytes() == want.tobytes()
