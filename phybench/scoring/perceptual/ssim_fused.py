@@ -137,18 +137,31 @@ _COMPILED: dict[str, Any] = {}
 
 def compiled_frame_sum() -> Callable[..., float] | None:
     """The numba-compiled `frame_sum`, or None without numba (or with PHYBENCH_NUMBA=0).
-    Imported and compiled on first use only: `import phybench` stays free of numba."""
+    Imported and compiled on first use only: `import phybench` stays free of numba.  It is used
+    only if it imports, compiles and gives NumPy's bits on a random frame pair here (a numba that
+    cannot cache, fails to compile or fused an FMA falls back to NumPy: the bytes never depend on
+    which path ran)."""
     if os.environ.get("PHYBENCH_NUMBA", "1") == "0":
         return None
     if "fn" not in _COMPILED:
-        try:
-            from phybench.scoring.perceptual import ssim_numba
-        except ImportError:
-            _COMPILED["fn"] = None
-        else:
-            def frame_sum(x: np.ndarray, y: np.ndarray, t: np.ndarray, c: tuple[np.float32, np.float32],
-                          band: _Band) -> float:
-                return ssim_numba.frame_sum(x, y, centre_row(x), t, c, band)
-
-            _COMPILED["fn"] = frame_sum
+        _COMPILED["fn"] = _load_compiled()
     return _COMPILED["fn"]
+
+
+def _load_compiled() -> Callable[..., float] | None:
+    try:
+        from phybench.scoring.perceptual import ssim_numba
+
+        def frame_sum(x: np.ndarray, y: np.ndarray, t: np.ndarray, c: tuple[np.float32, np.float32],
+                      band: _Band) -> float:
+            return ssim_numba.frame_sum(x, y, centre_row(x), t, c, band)
+
+        rng = np.random.default_rng(52)
+        x = rng.integers(0, 256, (40, 3 * 23), dtype=np.uint8)
+        y = np.clip(x.astype(np.int16) + rng.integers(-40, 41, x.shape), 0, 255).astype(np.uint8)
+        t = np.array([1, 2, 4, 7, 9, 10, 9, 7, 4, 2, 1], np.float32) / np.float32(56)
+        c = (np.float32(6.5025), np.float32(58.5225))
+        same = frame_sum(x, y, t, c, _Band(x.shape[1])) == frame_sum_numpy(x, y, t, c, _Band(x.shape[1]))
+    except Exception:  # noqa: BLE001 - any failure of the optional compiled path means the NumPy one
+        return None
+    return frame_sum if same else None
