@@ -15,9 +15,11 @@ metrics (`velocity_error,ssim,psnr` and the companions every run adds, the judge
   to one worker's: what a second worker costs;
 - a cProfile of the one-process run split into stages (cumulative time of the stage's entry
   function, scaled to the unprofiled total; stages may nest a little, "rest" is the remainder);
-- SSIM's worst case (every pixel differs, whole frames filtered) against its memory floor: the
-  bytes a separable float64 filter must move at least (the two uint8 inputs read, the four
-  moment maps written and read once per pass) at this machine's measured memcpy rate.
+- SSIM's worst case (every pixel differs, whole frames filtered) against two floors: memory, the
+  bytes an unfused separable float32 filter moves at least (the two uint8 inputs read, the four
+  moment maps written and read once per pass) at this machine's measured memcpy rate; compute,
+  the fused filter's float32 operations (16 a tap pass, 6 for the moments, 21 for the formula) at half the measured FMA peak (it
+  may not fuse a multiply and an add: the bits must not depend on the CPU).
 
 The limits (fp32 matmul and oneDNN conv GFLOP/s, memcpy GB/s) are measured in the same run
 (`benchmarks/limits.py`).
@@ -128,10 +130,13 @@ def bench_ssim_floor(lim: limits.Limits, res: int) -> None:
     b = rng.integers(0, 256, a.shape, dtype=np.uint8)
     cpu = limits._best_cpu_seconds(lambda: ssim_frames(a, b), repeats=3)
     px = a.size
-    floor_bytes = px * (2 + 4 * 8 * 2 * 2)  # inputs; 4 float64 maps written + read, 2 passes
+    floor_bytes = px * (2 + 4 * 4 * 2 * 2)  # inputs; 4 float32 maps written + read, 2 passes (float64 before issue 52)
     floor = floor_bytes / (lim.memcpy_gbs * 1e9)
+    flops = t * 3 * ((res - 10) * res * 4 * 16 + (res - 10) ** 2 * (4 * 16 + 21) + res * res * 6)  # moments once
+    compute = flops / (lim.fp32_gflops / 2 * 1e9)
     print(f"SSIM worst case, {res} px, {t} frames differing everywhere: {1000 * cpu:.1f} CPU-ms per clip; "
-          f"memory floor {1000 * floor:.1f} ms ({cpu / floor:.1f}x the floor)")
+          f"memory floor {1000 * floor:.1f} ms ({cpu / floor:.1f}x), compute floor {1000 * compute:.1f} ms "
+          f"({flops / 1e6:.0f} MFLOP at {lim.fp32_gflops / 2:.0f} GFLOP/s: {cpu / compute:.1f}x)")
 
 
 def bench_torch(n: int, root: Path) -> None:
