@@ -211,3 +211,39 @@ def test_unknown_condition_is_explained(tmp_path, capsys):
     assert main(["study", "modality", "--task", "uniform", "--conditions", "frames,audio",
                  "--out", str(tmp_path / "s"), "--quiet"]) == 2
     assert "unknown condition(s) audio" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_sample_seeds_give_seeded_names_and_different_videos(tmp_path):
+    """`--sample-seeds 0,1`: one trained model sampled twice, seed 1's results under `.seed1` with other
+    videos; the default (no --sample-seeds) writes the names (and seed-0 videos) the study always wrote."""
+    import shutil
+
+    from phybench.submission.identity import videos_hash
+
+    tiny = ARGS + ["--conditions", "frames"]
+    plain = tmp_path / "default"
+    assert main(tiny + ["--out", str(plain)]) == 0
+    base = {f"uniform-{s}-eval-dit-XS-frames.json" for s in ("id", "ood")}
+    assert {p.name for p in (plain / "results").glob("*.json") if not p.name.endswith(".samples.json")} == base
+    assert json.loads((plain / "results" / "uniform-id-eval-dit-XS-frames.json").read_text())["model"]["seeds"] == [0]
+    seeded = tmp_path / "seeds"
+    for part in ("data", "runs"):  # the same trained model: only sampling differs
+        shutil.copytree(plain / part, seeded / part)
+    metrics = "velocity_error,velocity_error_paper,velocity_error_paper_y"
+    assert main(tiny + ["--out", str(seeded), "--sample-seeds", "0,1", "--metrics", metrics]) == 0
+    names = {p.name for p in (seeded / "results").glob("*.json") if not p.name.endswith(".samples.json")}
+    assert names == base | {f"uniform-{s}-eval-dit-XS-frames.seed1.json" for s in ("id", "ood")}
+    docs = {n: json.loads((seeded / "results" / n).read_text()) for n in names}
+    assert docs["uniform-id-eval-dit-XS-frames.seed1.json"]["model"]["seeds"] == [1]
+    assert docs["uniform-id-eval-dit-XS-frames.json"]["model"]["seeds"] == [0]
+    assert all({"velocity_error_paper", "velocity_error_paper_y"} <= set(d["metrics"]) for d in docs.values())
+
+    def videos(out, folder):
+        return videos_hash(out / "sampled" / folder / "uniform-id-eval" / "submission")
+
+    assert videos(seeded, "dit-XS-frames") == videos(plain, "dit-XS-frames")  # seed 0: the default's videos
+    assert videos(seeded, "dit-XS-frames.seed1") != videos(seeded, "dit-XS-frames")
+    sub_hash = {n: d["provenance"]["submission_hash"] for n, d in docs.items()}
+    assert sub_hash["uniform-id-eval-dit-XS-frames.seed1.json"] != sub_hash["uniform-id-eval-dit-XS-frames.json"]
+    assert main(tiny + ["--out", str(seeded), "--sample-seeds", "1,x"]) == 2
