@@ -237,6 +237,11 @@ def test_rescore_recomputes_the_judge_and_keeps_the_rest(splits, tmp_path, capsy
     doc = rescore(path, tmp_path / "cl", folder, ["abnormal"], progress=False)
     assert doc["provenance"].pop("rescored")["metrics"] == ["abnormal"]
     assert results_bytes(doc) == results_bytes(fresh)
+    noted = {**doc, "provenance": {**doc["provenance"], "rescored": {"metrics": ["abnormal"], "phybench_version": "0"}}}
+    path.write_bytes(results_bytes(noted))
+    again = rescore(path, tmp_path / "cl", folder, ["ssim"], progress=False)
+    assert again["provenance"]["rescored"]["metrics"] == ["abnormal", "ssim"]  # a second rescore keeps the first named
+    path.write_bytes(results_bytes(stale))
     with pytest.raises(ScoreError, match="is not the submission"):
         rescore(path, tmp_path / "v" / "vanish", folder, ["abnormal"], progress=False)
     with pytest.raises(ScoreError, match="only per-video metrics without weights"):

@@ -94,7 +94,10 @@ def rescore(results_path: str | os.PathLike[str], submission: str | os.PathLike[
     _update_summaries(doc, [done.found[i][0] for i in ids], metrics)
     for k in keys:
         prov["metric_settings"][k] = current[k]
-    prov["rescored"] = {"metrics": sorted(metrics), "phybench_version": __version__}
+    before = prov.get("rescored") or {}
+    # every metric ever recomputed stays named: a second rescore must not hide the first
+    earlier = [m for m in before.get("metrics", []) if isinstance(m, str)] if isinstance(before, dict) else []
+    prov["rescored"] = {"metrics": sorted({*earlier, *metrics}), "phybench_version": __version__}
     return doc
 
 
