@@ -65,6 +65,12 @@ def test_probes_page_in_headless_chromium(probe_site, tmp_path):
             assert all(a in row[1] for a in ("colour", "size", "velocity", "shape")), row
             assert row[2] == "6 of 6", row
 
+        # the ambiguity table: the reference baselines and the learned model (framear-amb-1t), gap and edge each
+        amb = js("""[...document.querySelectorAll('#probe-ambiguity table.probe-ranking tbody tr')].map(
+            r => r.children[0].innerText + ' ' + r.children[1].innerText)""")
+        for model in ("nearest-neighbour", "framear-amb-1t"):
+            assert {f"{model} ambiguity-128/eval-{k}" for k in ("gap", "edge")} <= set(amb), amb
+
         # no console errors, no uncaught exceptions, no failed loads
         problems = [e for e in browser.events
                     if e.get("method") == "Runtime.exceptionThrown"

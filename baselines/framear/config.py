@@ -18,6 +18,7 @@ class FrameConfig:
 
     resolution: int = 48  # model frames; 32 px loses the law fit on 9% of exact ID renders, 48 px on none
     context: int = 3  # frames the model sees (the task's 3 condition frames at the first step)
+    pad_context: bool = False  # for a task with fewer condition frames than `context` (the ambiguity probe's 1): a context reaching before frame 0 repeats frame 0, in training (targets from frame 1 on) and sampling
     width: int = 32  # channels of every layer
     dilations: list[int] = field(default_factory=lambda: [1, 1, 2, 4, 2, 1, 1])  # receptive field 1 + 2 (2 + sum)
     train_rows: int = 1500  # rows of the training split, evenly spread over it, rendered into memory (uint8)

@@ -49,6 +49,12 @@ def load_run(run: Path, device: str = "cpu") -> tuple[FrameConfig, FrameNet]:
     return cfg, model.to(device).eval()
 
 
+def padded_context(frames: list[torch.Tensor], context: int) -> list[torch.Tensor]:
+    """The last `context` frames, the first repeated in front where fewer exist (`pad_context`: as trained)."""
+    last = frames[-context:]
+    return [last[0]] * (context - len(last)) + last
+
+
 @torch.inference_mode()
 def rollout(model: FrameNet, cfg: FrameConfig, first: torch.Tensor, total: int,
             generator: torch.Generator | Sequence[torch.Generator], steps: int | None = None) -> torch.Tensor:
@@ -60,8 +66,10 @@ def rollout(model: FrameNet, cfg: FrameConfig, first: torch.Tensor, total: int,
     frames = list(first.unbind(1))
     N = first.shape[0]
     grid = torch.linspace(1, 0, steps + 1)
+    if len(frames) < cfg.context and not cfg.pad_context:
+        raise ValueError(f"{len(frames)} condition frame(s) for a context of {cfg.context}: train with pad_context=true")
     while len(frames) < total:
-        context = torch.stack(frames[-cfg.context:], dim=1)
+        context = torch.stack(padded_context(frames, cfg.context), dim=1)
         x = batch_noise(frames[-1].shape, generator)
         for s, s_next in zip(grid[:-1], grid[1:]):
             x0 = model(x, context, s.expand(N))
@@ -96,12 +104,15 @@ def validate_rows(model, cfg: FrameConfig, rows: list[SplitRow], manifest: Manif
     was_training = model.training
     model.eval()
     T, c, R = int(manifest["frames"]), int(manifest["condition_frames"]), int(manifest["resolution"])
-    errors, within, untrackable = [], [], 0
+    errors, within, untrackable, wrong = [], [], 0, []
     for i in range(0, len(rows), batch):
         chunk = rows[i:i + batch]
         cond = np.stack([render_row(row, R, slice(0, c)) for row in chunk])
         videos = generate_videos(model, cfg, cond, T, seed)
         for row, video in zip(chunk, videos, strict=True):
+            if "outcome" in row:  # the ambiguity probe's rows: no object reader, the outcome is what counts
+                wrong.append(outcome_wrong(row, video, float(manifest["world_size"])))
+                continue
             d = score_sample(row, video, None, manifest, ("velocity_error", "law_error"))
             if d["excluded"]:
                 continue
@@ -111,9 +122,21 @@ def validate_rows(model, cfg: FrameConfig, rows: list[SplitRow], manifest: Manif
             errors.append(d["velocity_error"])
             within.append(law_within(d.get("law"), 0.1))
     model.train(was_training)
+    if wrong:
+        return {"val/outcome_wrong": float(np.mean(wrong))}
     return {"val/velocity_error": float(np.mean(errors)) if errors else float("nan"),
             "val/untrackable": untrackable / max(1, len(rows)),
             "val/law_within_10pct": float(np.mean(within)) if within else 0.0}
+
+
+def outcome_wrong(row: SplitRow, video: np.ndarray, world_size: float) -> bool:
+    """The outcome read from the video's pixels (the ambiguity probe's reader) is not the simulator's
+    (a lost ball is wrong): the validation score of a run trained on an ambiguity split."""
+    from phybench.data.documents import dof_value
+    from phybench.probes.ambiguity import read_outcome
+
+    truth = "below" if float(dof_value(row, "outcome")) > 0.5 else "above"
+    return read_outcome(video, row, world_size)[0] != truth
 
 
 def fitted_speed(fit: dict | None) -> float:

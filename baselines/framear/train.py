@@ -70,6 +70,12 @@ def self_generated_context(ema: FrameNet, cfg: FrameConfig, clips: torch.Tensor 
     return frames[:, -cfg.context:].clone()
 
 
+def first_target(cfg: FrameConfig) -> int:
+    """The first frame a clip trains as a target: `context` (a full real context), or 1 with `pad_context`
+    (frame 0 repeated before it: a task that gives one condition frame is sampled from such a context)."""
+    return 1 if cfg.pad_context else cfg.context
+
+
 def lr_factor(cfg: FrameConfig, step: int) -> float:
     if step < cfg.warmup_steps:
         return (step + 1) / cfg.warmup_steps
@@ -104,10 +110,12 @@ def training_batch(cfg: FrameConfig, clips: torch.Tensor | LazyClips, idx: torch
     """(x_t, context, t, target, last) for the stream indices `idx` of this rank: noise and levels drawn
     for the global batch from (seed, step) and sliced, so a fixed seed gives the same batch on any world size."""
     micro = len(idx)
-    per_clip = clips.shape[1] - cfg.context  # targets k = context .. T-1 of every clip
-    r_i, k = idx // per_clip, idx % per_clip + cfg.context
+    first = first_target(cfg)
+    per_clip = clips.shape[1] - first  # targets k = first .. T-1 of every clip
+    r_i, k = idx // per_clip, idx % per_clip + first
     target = clips[r_i, k].float() / 127.5 - 1  # (n, 3, r, r)
-    context = clips[r_i[:, None], k[:, None] + torch.arange(-cfg.context, 0)].float() / 127.5 - 1  # (n, c, 3, r, r)
+    before = (k[:, None] + torch.arange(-cfg.context, 0)).clamp(min=0)  # pad_context: frame 0 stands in before it
+    context = clips[r_i[:, None], before].float() / 127.5 - 1  # (n, c, 3, r, r)
     gen = torch.Generator().manual_seed(cfg.seed * 1_000_003 + step)
     share = slice(rank * micro, (rank + 1) * micro)
     noise = torch.randn((world * micro, *target.shape[1:]), generator=gen)[share]
@@ -193,7 +201,7 @@ def main(argv=None) -> list[dict]:
     model, opt, sched = accelerator.prepare(model, opt, sched)
     ema.to(accelerator.device)
     counter = Counter()
-    stream = iter(StreamSampler(clips.shape[0] * (clips.shape[1] - cfg.context), micro, rank, world, cfg.seed))
+    stream = iter(StreamSampler(clips.shape[0] * (clips.shape[1] - first_target(cfg)), micro, rank, world, cfg.seed))
     history: list[dict] = []
     params = sum(p.numel() for p in ema.parameters())
     train_s = 0.0
@@ -234,6 +242,8 @@ def main(argv=None) -> list[dict]:
                 print(f"step {step}: loss {mean:.5f}, validation velocity error {entry['val/velocity_error']:.3f}, "
                       f"law within 10% {entry['val/law_within_10pct']:.2f}, untrackable {entry['val/untrackable']:.2f}, "
                       f"{step / train_s:.2f} steps/s", flush=True)
+            if "val/outcome_wrong" in entry:
+                print(f"step {step}: loss {mean:.5f}, validation outcome wrong {entry['val/outcome_wrong']:.3f}", flush=True)
         accelerator.wait_for_everyone()
     accelerator.end_training()
     return history

@@ -64,16 +64,17 @@ def _diff(a: np.ndarray, b: np.ndarray) -> float:
 
 
 # ------------------------------------------------------------------ the run and its curve
-def selected_step(run: Path) -> int:
-    """The snapshot step with the lowest validation velocity error in the run's log (the earliest on a tie)."""
+def selected_step(run: Path, key: str = "val/velocity_error") -> int:
+    """The snapshot step with the lowest validation `key` in the run's log (the earliest on a tie);
+    ``val/outcome_wrong`` for a run on an ambiguity split (no velocity to read there)."""
     evals = []
     for line in (Path(run) / "log.jsonl").read_text().splitlines():
         entry = json.loads(line)
-        err = entry.get("val/velocity_error")
+        err = entry.get(key)
         if err is not None and math.isfinite(err):
             evals.append((float(err), int(entry["step"])))
     if not evals:
-        raise ValueError(f"{run}/log.jsonl has no validation errors: give --select STEP")
+        raise ValueError(f"{run}/log.jsonl has no {key}: give --select STEP")
     return min(evals)[1]
 
 
