@@ -252,11 +252,10 @@ def _pieces(soft: np.ndarray, hidx: np.ndarray, area: np.ndarray, partial: np.nd
         rr = s_rr / safe - ur * ur + 1 / 12  # + a pixel's own
         cc = s_cc / safe - uc * uc + 1 / 12
         rc = s_rc / safe - ur * uc
-        kept = [(k, sp) for k, sp in enumerate(spans) if sp is not None and npix[k] >= min_piece]
-        keep = [k for k, _ in kept]
-        frames = np.array([sp[0] for _, sp in kept], np.int64)
-        box = np.array([sp[1:] for _, sp in kept], np.float64).reshape(-1, 4)
-        keep_a = np.asarray(keep, int)
+        keep_a = np.flatnonzero(npix >= min_piece)
+        keep = keep_a
+        frames = spans[keep_a, 0]
+        box = spans[keep_a, 1:].astype(np.float64)
         to_edge = np.minimum.reduce([box[:, 0], box[:, 2], H - box[:, 1], W - box[:, 3]]) if len(keep) else np.zeros(0)
         to_exit = np.minimum.reduce([box[:, 1], box[:, 3], H - box[:, 0], W - box[:, 2]]) if len(keep) else np.zeros(0)
         order = np.argsort(frames, kind="stable")  # each frame's pieces one run, in label order
@@ -293,14 +292,14 @@ def _integer_sums(lab: np.ndarray, n: int, rows: np.ndarray, cols: np.ndarray) -
     return out + [np.bincount(lab, weights=w, minlength=n + 1)[1:] for w in (r, c, r * r, c * c, r * c)]
 
 
-def _label_frames(hidx: np.ndarray, H: int, W: int
-                  ) -> tuple[np.ndarray, int, np.ndarray, np.ndarray, list[tuple[int, int, int, int, int] | None]]:
+def _label_frames(hidx: np.ndarray, H: int, W: int) -> tuple[np.ndarray, int, np.ndarray, np.ndarray, np.ndarray]:
     """The 8-connected pieces (within a frame) of the hard pixels `hidx` (sorted flat indices into
     a (T, H, W) stack), labelled in one `ndimage.label` call over each frame's own box, the boxes
     stacked: far fewer pixels than the box every frame's pixels span, the same pieces, numbered
     in the same scan order (frame, then row and column of a piece's first pixel).  Returns each
     pixel's label (1..n), n, its row and column, and each label's (frame, row start, row stop,
-    column start, column stop) in the frame."""
+    column start, column stop) in the frame, (n, 5) int64: `ndimage.find_objects`'s boxes, read
+    from the pixels (which come in scan order) instead of a pass over the stacked boxes."""
     t, rem = np.divmod(hidx, H * W)
     rows, cols = np.divmod(rem, W)
     starts = np.flatnonzero(np.concatenate([[True], t[1:] != t[:-1]]))
@@ -312,11 +311,19 @@ def _label_frames(hidx: np.ndarray, H: int, W: int
     packed = np.zeros(len(starts) * h * w, bool)
     packed[flat] = True
     labels, n = ndimage.label(packed.reshape(len(starts), h, w), structure=_IN_PLANE)
-    frame, r_lo, c_lo = t[starts].tolist(), r_lo.tolist(), c_lo.tolist()
-    spans = [None if sl is None else (frame[sl[0].start], sl[1].start + r_lo[sl[0].start], sl[1].stop + r_lo[sl[0].start],
-                                      sl[2].start + c_lo[sl[0].start], sl[2].stop + c_lo[sl[0].start])
-             for sl in ndimage.find_objects(labels)]
-    return labels.reshape(-1)[flat].astype(np.intp), int(n), rows, cols, spans  # (bincount's own index type)
+    lab = labels.reshape(-1)[flat].astype(np.intp)  # (bincount's own index type)
+    return lab, int(n), rows, cols, _boxes(lab, t, rows, cols)
+
+
+def _boxes(lab: np.ndarray, t: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """(n, 5) int64 per label 1..n (every one present): frame, row start, row stop, column start,
+    column stop of its pixels, given in scan order (a label's first pixel is in its top row)."""
+    order = None if bool((lab[1:] >= lab[:-1]).all()) else np.argsort(lab, kind="stable")
+    if order is not None:
+        lab, t, rows, cols = lab[order], t[order], rows[order], cols[order]
+    first = np.flatnonzero(np.concatenate([[True], lab[1:] != lab[:-1]]))
+    return np.stack([t[first], rows[first], np.maximum.reduceat(rows, first) + 1, np.minimum.reduceat(cols, first),
+                     np.maximum.reduceat(cols, first) + 1], axis=1).astype(np.int64)
 
 
 def with_pieces(q: Layer, min_piece: float) -> Layer:
