@@ -71,21 +71,29 @@ def registered_change(soft: np.ndarray, ref: int, frames: range, ctx: Ctx, regis
         mean = stack.mean(axis=0)
         base = ref_img[crop]
 
+        diff = np.empty_like(base)  # one buffer for every shift: C-contiguous as `a - b` is, so the same sums
+
         def shift_cost(img: np.ndarray) -> tuple[float, tuple[int, int]]:
-            costs = {(dy, dx): float(np.abs(img[k + dy:H - k + dy, k + dx:W - k + dx] - base).sum())
-                     for dy in range(-k, k + 1) for dx in range(-k, k + 1)}
+            costs: dict[tuple[int, int], float] = {}
+            for dy in range(-k, k + 1):
+                for dx in range(-k, k + 1):
+                    np.subtract(img[k + dy:H - k + dy, k + dx:W - k + dx], base, out=diff)
+                    costs[dy, dx] = float(np.abs(diff, out=diff).sum())
             key = min(costs, key=lambda key: (costs[key], abs(key[0]) + abs(key[1]), key))
             return costs[key], key
 
         cost, best = shift_cost(mean)
         if cost > 0.0:  # then a small turn and zoom about the centre, one axis at a time, twice over
             pose = (1.0, 0.0)
-            for axis, grid in ((1, TURNS), (0, ZOOMS), (1, TURNS), (0, ZOOMS)):
+            tried: dict[tuple[float, float], tuple[float, tuple[int, int]]] = {}  # the second round repeats the first's
+            for axis, grid in ((1, TURNS), (0, ZOOMS), (1, TURNS), (0, ZOOMS)):  # trials where the pose has not moved
                 for value in grid:
                     trial = (value, pose[1]) if axis == 0 else (pose[0], value)
                     if trial == pose:
                         continue
-                    c, key = shift_cost(similar(mean, *trial))
+                    if trial not in tried:
+                        tried[trial] = shift_cost(similar(mean, *trial))
+                    c, key = tried[trial]
                     if c < cost - 1e-9:
                         cost, best, pose = c, key, trial
             if pose != (1.0, 0.0):
