@@ -77,14 +77,20 @@ class Segmentation:
 def _ink(video: np.ndarray, background: Sequence[int]) -> np.ndarray:
     """Flat pixel indices (sorted) of pixels farther than INK from the background on some channel."""
     bg = np.asarray(background, np.int16)
-    flat = video.reshape(-1, 3)
+    flat = video.reshape(-1)
     if (bg == 255).all():  # the common case, one comparison
-        hit = flat < 255 - INK
+        hit = np.flatnonzero(flat < 255 - INK)
     else:
-        hit = (flat < np.clip(bg - INK, 0, 255).astype(np.uint8)) | (flat > np.clip(bg + INK, 0, 255).astype(np.uint8))
-    any_ = hit[:, 0] | hit[:, 1]  # a pixel's three channels OR-ed: 3x fewer indices than each channel's hits
-    any_ |= hit[:, 2]
-    return np.flatnonzero(any_)
+        lo = np.tile(np.clip(bg - INK, 0, 255).astype(np.uint8), flat.size // 3)
+        hi = np.tile(np.clip(bg + INK, 0, 255).astype(np.uint8), flat.size // 3)
+        hit = np.flatnonzero((flat < lo) | (flat > hi))
+    px = hit // 3
+    if px.size:  # a pixel's channels' hits are neighbours: keep the first (compress: 3x a boolean index)
+        first = np.empty(px.size, bool)
+        first[0] = True
+        np.not_equal(px[1:], px[:-1], out=first[1:])
+        px = np.compress(first, px)
+    return px
 
 
 def segment(video: np.ndarray, colours: Sequence[Sequence[int]], background: Sequence[int] = BACKGROUND,
