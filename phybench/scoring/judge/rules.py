@@ -92,7 +92,8 @@ def without_dust(q: Layer, least: float, border: float) -> Layer:
     return Layer(q.soft, q.area, np.array([int(k.sum()) for k in keep], np.int64),
                  np.array([e.min() if len(e) else np.inf for e in pe]), np.array([e.min() if len(e) else np.inf for e in px]),
                  [c[k] for c, k in zip(q.centroids, keep)], pe, px, [a[k] for a, k in zip(q.piece_area, keep)],
-                 [m[k] for m, k in zip(q.moments, keep)], [b[k] for b, k in zip(q.boxes, keep)], q.perimeter, q.partial)
+                 [m[k] for m, k in zip(q.moments, keep)], [b[k] for b, k in zip(q.boxes, keep)], q.perimeter, q.partial,
+                 q.extent)
 
 
 def steps(p: Layer, start: int, reach: float, border: float, boxes: bool = False) -> np.ndarray:

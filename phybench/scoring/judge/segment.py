@@ -50,6 +50,7 @@ class Layer:
     boxes: list[np.ndarray]  # T arrays (n_t, 4): row start, row stop, col start, col stop
     perimeter: np.ndarray  # (T,) px: pixels of the pieces with a 4-neighbour outside them
     partial: np.ndarray  # (T,) partly covered pixels (0 < soft < 1)
+    extent: tuple[int, int, int, int] | None = None  # rows [r0, r1), columns [c0, c1) of every soft > 0 pixel (None: unknown)
 
 
 @dataclass
@@ -135,7 +136,17 @@ def segment(video: np.ndarray, colours: Sequence[Sequence[int]], background: Seq
         every = pidx[t >= HARD]
         hidx = every[:0] if c in no_pieces else every
         layers[c] = _pieces(soft.reshape(T, H, W), hidx, area, partial, MIN_PIECE * scale_a, frames, every)
+        layers[c].extent = _extent(pidx[soft_vals > 0], H, W)
     return Segmentation(layers, owner.reshape(T, H, W))
+
+
+def _extent(on: np.ndarray, H: int, W: int) -> tuple[int, int, int, int]:
+    """Rows [r0, r1) and columns [c0, c1) holding the pixels `on` (sorted flat indices into a
+    (T, H, W) stack; (0, 0, 0, 0) when none), for work that reads only where coverage is."""
+    if not len(on):
+        return 0, 0, 0, 0
+    rows, cols = np.divmod(on % (H * W), W)
+    return int(rows.min()), int(rows.max()) + 1, int(cols.min()), int(cols.max()) + 1
 
 
 @functools.lru_cache(maxsize=16)
@@ -338,7 +349,7 @@ def with_pieces(q: Layer, min_piece: float) -> Layer:
     px^2 dropped), for the per-body metrics that follow static bodies too; its perimeter is kept."""
     hard = q.soft >= (HARD - LOW) / (HIGH - LOW)
     out = _pieces(q.soft, np.flatnonzero(hard), q.area, q.partial, min_piece, [])
-    out.perimeter = q.perimeter
+    out.perimeter, out.extent = q.perimeter, q.extent
     return out
 
 
