@@ -209,10 +209,14 @@ def _near_first(res: np.ndarray, ts: np.ndarray, best: np.ndarray, t_all: np.nda
             for dx in (0, 1, 2):
                 near |= blocks[:, dy:dy + gh, dx:dx + gw]
         bonus[k] = near.reshape(-1)[amb_block]
-    choice = np.argmin(res - bonus, axis=0)
+    score = res - bonus  # (K, M): inf - 1 is inf, never NaN
+    choice, least = np.zeros(score.shape[1], np.intp), score[0].copy()
+    for k in range(1, len(score)):  # argmin over axis 0 row by row (the first of equals): a strided argmin's half
+        choice[score[k] < least] = k
+        np.minimum(least, score[k], out=least)
     best, t_all = best.copy(), t_all.copy()
     best[ambiguous] = choice
-    t_all[ambiguous] = ts[choice, np.arange(len(choice))]
+    t_all[ambiguous] = ts.reshape(-1).take(choice * ts.shape[1] + np.arange(ts.shape[1]))  # ts[choice, arange]
     return best, t_all
 
 
