@@ -78,9 +78,9 @@ def _follow_frames(q: Layer, seeds: np.ndarray, frames: range, T: int, reach: fl
                 out[0, t] = j
                 cur[0] = cents[j]
             continue
-        order = np.dstack(np.unravel_index(np.argsort(d, axis=None, kind="stable"), d.shape))[0]
+        rows, cols = np.divmod(np.argsort(d, axis=None, kind="stable"), d.shape[1])  # (body, piece) pairs, nearest first
         taken_i, taken_j = set(), set()
-        for i, j in order:
+        for i, j in zip(rows.tolist(), cols.tolist()):
             if d[i, j] > reach:
                 break
             if i in taken_i or j in taken_j:
