@@ -351,8 +351,12 @@ def with_pieces(q: Layer, min_piece: float) -> Layer:
     """A soft-only layer (`segment`'s `soft_only`: a static colour, whose pieces the judge does not
     need) with its pieces, made as `segment` makes them (components of t >= HARD, under `min_piece`
     px^2 dropped), for the per-body metrics that follow static bodies too; its perimeter is kept."""
-    hard = q.soft >= (HARD - LOW) / (HIGH - LOW)
-    out = _pieces(q.soft, np.flatnonzero(hard), q.area, q.partial, min_piece, [])
+    T, H, W = q.soft.shape
+    r0, r1, c0, c1 = (0, H, 0, W) if q.extent is None else q.extent  # no hard pixel outside
+    hard = np.flatnonzero(q.soft[:, r0:r1, c0:c1] >= (HARD - LOW) / (HIGH - LOW))
+    t, rem = np.divmod(hard, max((r1 - r0) * (c1 - c0), 1))
+    rows, cols = np.divmod(rem, max(c1 - c0, 1))
+    out = _pieces(q.soft, (t * H + rows + r0) * W + cols + c0, q.area, q.partial, min_piece, [])  # flat, sorted
     out.perimeter, out.extent = q.perimeter, q.extent
     return out
 
