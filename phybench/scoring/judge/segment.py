@@ -194,21 +194,23 @@ def _near_first(res: np.ndarray, ts: np.ndarray, best: np.ndarray, t_all: np.nda
     T, H, W = shape
     r = max(1, int(round(NEAR * W / 128.0)))  # block side: "near" = in the same block or a neighbouring one
     gh, gw = -(-H // r), -(-W // r)
-    amb_idx = idx[ambiguous]
-    amb_t, amb_rc = amb_idx // (H * W), amb_idx % (H * W)
-    amb_block = (amb_t * gh + (amb_rc // W) // r) * gw + (amb_rc % W) // r
+    amb_t, amb_rc = np.divmod(idx[ambiguous], H * W)
+    amb_r, amb_c = np.divmod(amb_rc, W)
+    amb_block = (amb_t * gh + amb_r // r) * gw + amb_c // r
+    K = len(res)
     bonus = np.zeros(res.shape, np.float32)
-    solid_all = sure & (t_all >= HARD)  # solid: read as its best colour almost exactly, and mostly covered
-    for k in np.flatnonzero(np.isfinite(res).any(axis=1)):
-        sel = idx[solid_all & (best == k)]
-        blocks = np.zeros((T, gh + 2, gw + 2), bool)  # solid pixels per block, padded by one block
-        st, src = sel // (H * W), sel % (H * W)
-        blocks[st, (src // W) // r + 1, (src % W) // r + 1] = True
-        near = np.zeros((T, gh, gw), bool)
-        for dy in (0, 1, 2):
-            for dx in (0, 1, 2):
-                near |= blocks[:, dy:dy + gh, dx:dx + gw]
-        bonus[k] = near.reshape(-1)[amb_block]
+    wanted = np.flatnonzero(np.isfinite(res).any(axis=1))  # the colours some ambiguous pixel may be
+    solid = np.flatnonzero(sure & (t_all >= HARD))  # solid: read as its best colour almost exactly, and mostly covered
+    solid = solid[np.isin(best[solid], wanted)]
+    st, src = np.divmod(idx[solid], H * W)
+    sr, sc = np.divmod(src, W)
+    blocks = np.zeros((K, T, gh + 2, gw + 2), bool)  # each colour's solid pixels per block, padded by one block
+    blocks[best[solid], st, sr // r + 1, sc // r + 1] = True
+    near = np.zeros((K, T, gh, gw), bool)
+    for dy in (0, 1, 2):
+        for dx in (0, 1, 2):
+            near |= blocks[:, :, dy:dy + gh, dx:dx + gw]
+    bonus[wanted] = near.reshape(K, -1)[wanted][:, amb_block]
     score = res - bonus  # (K, M): inf - 1 is inf, never NaN
     choice, least = np.zeros(score.shape[1], np.intp), score[0].copy()
     for k in range(1, len(score)):  # argmin over axis 0 row by row (the first of equals): a strided argmin's half
