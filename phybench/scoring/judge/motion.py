@@ -10,6 +10,7 @@ moves (rest), and leaving the view where the ground truth stops (tunnel).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -77,9 +78,9 @@ def _follow_frames(q: Layer, seeds: np.ndarray, frames: range, T: int, reach: fl
                 out[0, t] = j
                 cur[0] = cents[j]
             continue
-        order = np.dstack(np.unravel_index(np.argsort(d, axis=None, kind="stable"), d.shape))[0]
+        rows, cols = np.divmod(np.argsort(d, axis=None, kind="stable"), d.shape[1])  # (body, piece) pairs, nearest first
         taken_i, taken_j = set(), set()
-        for i, j in order:
+        for i, j in zip(rows.tolist(), cols.tolist()):
             if d[i, j] > reach:
                 break
             if i in taken_i or j in taken_j:
@@ -128,6 +129,31 @@ def tracks(q: Layer, seg: Segmentation, c: tuple[int, ...], seeds: np.ndarray, c
     return out
 
 
+def colour_tracks(view: Any, gens: Segmentation, gts: Segmentation, c: tuple[int, ...], ctx: Ctx
+                  ) -> tuple[list[Track], list[Track]]:
+    """`tracks` of a dynamic colour's bodies (a `rules.ColourView`: its layers and reach) in the
+    generated video and its ground truth, through the condition frames too (back), computed once
+    per view: the judge's motion rules and the per-body metrics (`forward` of these) share them."""
+    cached = view.__dict__.get("_tracks")
+    if cached is None:
+        seeds = view.g.centroids[ctx.ref]
+        cached = (tracks(view.p, gens, c, seeds, ctx, view.reach, back=True),
+                  tracks(view.g, gts, c, seeds, ctx, view.reach, back=True))
+        view.__dict__["_tracks"] = cached
+    return cached
+
+
+def forward(track: Track, ref: int) -> Track:
+    """`track` as `tracks` without `back` gives it: the frames before `ref` lost (each frame's
+    record depends only on its own piece, so the rest is the same), in new arrays."""
+    lost = {f: getattr(track, f).copy() for f in ("pos", "angle", "elongation", "edge", "box", "area", "centroid", "axis")}
+    for x in lost.values():
+        x[:ref] = np.nan
+    free, piece = track.free.copy(), track.piece.copy()
+    free[:ref], piece[:ref] = False, -1
+    return Track(free=free, piece=piece, colour_area=track.colour_area, **lost)
+
+
 def _slopes(x: np.ndarray, w: int) -> np.ndarray:
     """(T - w, ...) least-squares slope of x over each window of w + 1 frames [t, t + w]."""
     k = np.arange(w + 1) - w / 2
@@ -151,12 +177,14 @@ def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
 
 
 def motion(p: Layer, g: Layer, c: tuple[int, ...], name: str, gens: Segmentation, gts: Segmentation,
-            ctx: Ctx, reach: float) -> list[Finding]:
-    """Motion without a visible cause: each body against its ground truth in free frames."""
+            ctx: Ctx, reach: float, pair: tuple[list[Track], list[Track]] | None = None) -> list[Finding]:
+    """Motion without a visible cause: each body against its ground truth in free frames.  pair:
+    both videos' tracks (`colour_tracks`), when the caller has them."""
     seeds = g.centroids[ctx.ref]
     found: dict[str, Finding] = {}
-    for gen, gt in zip(tracks(p, gens, c, seeds, ctx, reach, back=True), tracks(g, gts, c, seeds, ctx, reach, back=True),
-                       strict=True):
+    if pair is None:
+        pair = tracks(p, gens, c, seeds, ctx, reach, back=True), tracks(g, gts, c, seeds, ctx, reach, back=True)
+    for gen, gt in zip(*pair, strict=True):
         for f in _motion_one(gen, gt, name, ctx):
             found.setdefault(f.rule, f)
     return list(found.values())

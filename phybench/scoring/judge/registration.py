@@ -36,28 +36,42 @@ def similar(img: np.ndarray, zoom: float, degrees: float) -> np.ndarray:
     return ndimage.affine_transform(img, m, c - m @ c, order=1, mode="constant", cval=0.0)
 
 
-def registered_change(soft: np.ndarray, ref: int, frames: range, ctx: Ctx, register: bool) -> np.ndarray:
+def _pooled(x: np.ndarray, f: int, extent: tuple[int, int, int, int] | None = None) -> np.ndarray:
+    """(n, h // f, w // f) sums of f x f blocks of (n, h, w) `x` (px^2 of the full frame per block;
+    `x` itself for f = 1), summed only over the blocks that meet `extent` (rows and columns
+    outside which `x` is 0: the other blocks are 0 either way), each block in the same order."""
+    if f == 1:
+        return x
+    n, h, w = x.shape
+    h2, w2 = h // f, w // f
+    out = np.zeros((n, h2, w2), np.float32)
+    r0, r1, c0, c1 = (0, h2, 0, w2) if extent is None else (extent[0] // f, min(-(-extent[1] // f), h2),
+                                                             extent[2] // f, min(-(-extent[3] // f), w2))
+    if r1 <= r0 or c1 <= c0:
+        return out
+    part = out[:, r0:r1, c0:c1]
+    for i in range(f):
+        for j in range(f):
+            part += x[:, r0 * f + i:r1 * f:f, c0 * f + j:c1 * f:f]
+    return out
+
+
+def registered_change(soft: np.ndarray, ref: int, frames: range, ctx: Ctx, register: bool,
+                      extent: tuple[int, int, int, int] | None = None) -> np.ndarray:
     """(len(frames),) sum |smoothed coverage - the reference frame's|, px^2, after the best
-    global shift of at most SHIFT px (found once, on the mean of the frames)."""
+    global shift of at most SHIFT px (found once, on the mean of the frames).  extent: the rows
+    and columns outside which `soft` is 0 (`Layer.extent`), where known."""
     if not len(frames):
         return np.zeros(0)
     f = max(1, int(round(ctx.scale_l)))  # compared at 128 px: block averages of f x f pixels
-    def pooled(x: np.ndarray) -> np.ndarray:
-        if f == 1:
-            return x
-        n, h, w = x.shape
-        h2, w2 = h // f, w // f
-        out = np.zeros((n, h2, w2), np.float32)
-        for i in range(f):
-            for j in range(f):
-                out += x[:, i:h2 * f:f, j:w2 * f:f]
-        return out  # px^2 of the full frame per block
     sig = STATIC_SIGMA
     k = int(round(SHIFT))
-    raw_ref, raw = pooled(soft[ref:ref + 1])[0], pooled(soft[frames.start:frames.stop])
+    raw_ref, raw = _pooled(soft[ref:ref + 1], f, extent)[0], _pooled(soft[frames.start:frames.stop], f, extent)
     ref_img, stack = np.zeros_like(raw_ref), np.zeros_like(raw)
-    rows = np.flatnonzero(raw_ref.any(axis=1) | raw.any(axis=(0, 2)))
-    cols = np.flatnonzero(raw_ref.any(axis=0) | raw.any(axis=(0, 1)))
+    b0, b1, d0, d1 = (0, raw.shape[1], 0, raw.shape[2]) if extent is None else (
+        extent[0] // f, -(-extent[1] // f), extent[2] // f, -(-extent[3] // f))  # the blocks coverage can be in
+    rows = b0 + np.flatnonzero(raw_ref[b0:b1, d0:d1].any(axis=1) | raw[:, b0:b1, d0:d1].any(axis=(0, 2)))
+    cols = d0 + np.flatnonzero(raw_ref[b0:b1, d0:d1].any(axis=0) | raw[:, b0:b1, d0:d1].any(axis=(0, 1)))
     if rows.size:  # smoothed only where there is coverage (+ the kernel's reach): zeros elsewhere either way
         m = k + int(np.ceil(4 * sig)) + 1
         r0, r1 = max(rows[0] - m, 0), min(rows[-1] + 1 + m, raw.shape[1])
@@ -71,21 +85,29 @@ def registered_change(soft: np.ndarray, ref: int, frames: range, ctx: Ctx, regis
         mean = stack.mean(axis=0)
         base = ref_img[crop]
 
+        diff = np.empty_like(base)  # one buffer for every shift: C-contiguous as `a - b` is, so the same sums
+
         def shift_cost(img: np.ndarray) -> tuple[float, tuple[int, int]]:
-            costs = {(dy, dx): float(np.abs(img[k + dy:H - k + dy, k + dx:W - k + dx] - base).sum())
-                     for dy in range(-k, k + 1) for dx in range(-k, k + 1)}
+            costs: dict[tuple[int, int], float] = {}
+            for dy in range(-k, k + 1):
+                for dx in range(-k, k + 1):
+                    np.subtract(img[k + dy:H - k + dy, k + dx:W - k + dx], base, out=diff)
+                    costs[dy, dx] = float(np.abs(diff, out=diff).sum())
             key = min(costs, key=lambda key: (costs[key], abs(key[0]) + abs(key[1]), key))
             return costs[key], key
 
         cost, best = shift_cost(mean)
         if cost > 0.0:  # then a small turn and zoom about the centre, one axis at a time, twice over
             pose = (1.0, 0.0)
-            for axis, grid in ((1, TURNS), (0, ZOOMS), (1, TURNS), (0, ZOOMS)):
+            tried: dict[tuple[float, float], tuple[float, tuple[int, int]]] = {}  # the second round repeats the first's
+            for axis, grid in ((1, TURNS), (0, ZOOMS), (1, TURNS), (0, ZOOMS)):  # trials where the pose has not moved
                 for value in grid:
                     trial = (value, pose[1]) if axis == 0 else (pose[0], value)
                     if trial == pose:
                         continue
-                    c, key = shift_cost(similar(mean, *trial))
+                    if trial not in tried:
+                        tried[trial] = shift_cost(similar(mean, *trial))
+                    c, key = tried[trial]
                     if c < cost - 1e-9:
                         cost, best, pose = c, key, trial
             if pose != (1.0, 0.0):
@@ -105,7 +127,7 @@ def rest_change(g: Layer, ctx: Ctx) -> np.ndarray | None:
         c = g.centroids[t]
         if len(c) != len(ref) or (len(c) and np.sqrt(((c[:, None] - ref[None]) ** 2).sum(-1)).min(axis=1).max() > 1.0):
             return None
-    change = registered_change(g.soft, ctx.ref, frames, ctx, register=False)
+    change = registered_change(g.soft, ctx.ref, frames, ctx, register=False, extent=g.extent)
     return change if change.max() <= REST_GT * ctx.scale_a else None
 
 
@@ -116,9 +138,9 @@ def unmoved(p: Layer, g: Layer, name: str, ctx: Ctx, rule: str, own: np.ndarray 
     frames = range(ctx.start, ctx.T)
     if not len(frames):
         return []
-    gen = registered_change(p.soft, ctx.ref, frames, ctx, register=True)
+    gen = registered_change(p.soft, ctx.ref, frames, ctx, register=True, extent=p.extent)
     if own is None:
-        own = registered_change(g.soft, ctx.ref, frames, ctx, register=False)
+        own = registered_change(g.soft, ctx.ref, frames, ctx, register=False, extent=g.extent)
     perimeter = max(float(p.perimeter[ctx.ref]), float(g.perimeter[ctx.ref]))
     allowed = (perimeter * (STATIC_BASE + STATIC_EDGE * (ctx.blur - 1.0)) + STATIC_GT * float(own.max(initial=0.0))
                + AREA_ABS * ctx.scale_a)

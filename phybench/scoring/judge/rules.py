@@ -25,7 +25,7 @@ from .outline import FILL_QUANTILE, NOTCH_RANK, NOTCH_RAYS, fills, notches
 from .motion import (GAP, GRAVITY_ABS, GRAVITY_MIN, GRAVITY_REL, JERK_ABS, JERK_FRAMES, JERK_REL, KINK_ABS,
                      KINK_ABS_LONG, KINK_REL, KINK_REL_LONG, KINK_W, KINK_W_LONG, NOISE_K, REST_HOLD, REST_MOVE,
                      REST_TURN, SPIN_ELONGATION, SPIN_RATE, SPIN_RATE_CONTACT, SPIN_WINDOWS, START_MIN, START_REL_ACROSS,
-                     START_W, TRACK_AREA, TRACK_MIN_AREA, TUNNEL_STOP, motion)
+                     START_W, TRACK_AREA, TRACK_MIN_AREA, TUNNEL_STOP, colour_tracks, motion)
 from .segment import (HARD, HIGH, INK, LOW, MIN_PIECE, NEAR, RESIDUAL, RESIDUAL_MIN, SOLID, Layer, Segmentation,
                       box_gaps, descriptors)
 
@@ -92,7 +92,8 @@ def without_dust(q: Layer, least: float, border: float) -> Layer:
     return Layer(q.soft, q.area, np.array([int(k.sum()) for k in keep], np.int64),
                  np.array([e.min() if len(e) else np.inf for e in pe]), np.array([e.min() if len(e) else np.inf for e in px]),
                  [c[k] for c, k in zip(q.centroids, keep)], pe, px, [a[k] for a, k in zip(q.piece_area, keep)],
-                 [m[k] for m, k in zip(q.moments, keep)], [b[k] for b, k in zip(q.boxes, keep)], q.perimeter, q.partial)
+                 [m[k] for m, k in zip(q.moments, keep)], [b[k] for b, k in zip(q.boxes, keep)], q.perimeter, q.partial,
+                 q.extent)
 
 
 def steps(p: Layer, start: int, reach: float, border: float, boxes: bool = False) -> np.ndarray:
@@ -412,7 +413,7 @@ def _shape_check(pr: Segmented, c: tuple[int, ...], name: str) -> list[Finding]:
 
 def _motion_check(pr: Segmented, c: tuple[int, ...], name: str) -> list[Finding]:
     v = pr.dynamic[c]
-    return motion(v.p, v.g, c, name, pr.gens, pr.gts, pr.ctx, v.reach)
+    return motion(v.p, v.g, c, name, pr.gens, pr.gts, pr.ctx, v.reach, colour_tracks(v, pr.gens, pr.gts, c, pr.ctx))
 
 
 # In the order the judge runs them (a verdict lists its findings in this order).

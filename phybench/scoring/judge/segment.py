@@ -50,6 +50,7 @@ class Layer:
     boxes: list[np.ndarray]  # T arrays (n_t, 4): row start, row stop, col start, col stop
     perimeter: np.ndarray  # (T,) px: pixels of the pieces with a 4-neighbour outside them
     partial: np.ndarray  # (T,) partly covered pixels (0 < soft < 1)
+    extent: tuple[int, int, int, int] | None = None  # rows [r0, r1), columns [c0, c1) of every soft > 0 pixel (None: unknown)
 
 
 @dataclass
@@ -135,7 +136,17 @@ def segment(video: np.ndarray, colours: Sequence[Sequence[int]], background: Seq
         every = pidx[t >= HARD]
         hidx = every[:0] if c in no_pieces else every
         layers[c] = _pieces(soft.reshape(T, H, W), hidx, area, partial, MIN_PIECE * scale_a, frames, every)
+        layers[c].extent = _extent(pidx[soft_vals > 0], H, W)
     return Segmentation(layers, owner.reshape(T, H, W))
+
+
+def _extent(on: np.ndarray, H: int, W: int) -> tuple[int, int, int, int]:
+    """Rows [r0, r1) and columns [c0, c1) holding the pixels `on` (sorted flat indices into a
+    (T, H, W) stack; (0, 0, 0, 0) when none), for work that reads only where coverage is."""
+    if not len(on):
+        return 0, 0, 0, 0
+    rows, cols = np.divmod(on % (H * W), W)
+    return int(rows.min()), int(rows.max()) + 1, int(cols.min()), int(cols.max()) + 1
 
 
 @functools.lru_cache(maxsize=16)
@@ -183,25 +194,31 @@ def _near_first(res: np.ndarray, ts: np.ndarray, best: np.ndarray, t_all: np.nda
     T, H, W = shape
     r = max(1, int(round(NEAR * W / 128.0)))  # block side: "near" = in the same block or a neighbouring one
     gh, gw = -(-H // r), -(-W // r)
-    amb_idx = idx[ambiguous]
-    amb_t, amb_rc = amb_idx // (H * W), amb_idx % (H * W)
-    amb_block = (amb_t * gh + (amb_rc // W) // r) * gw + (amb_rc % W) // r
+    amb_t, amb_rc = np.divmod(idx[ambiguous], H * W)
+    amb_r, amb_c = np.divmod(amb_rc, W)
+    amb_block = (amb_t * gh + amb_r // r) * gw + amb_c // r
+    K = len(res)
     bonus = np.zeros(res.shape, np.float32)
-    solid_all = sure & (t_all >= HARD)  # solid: read as its best colour almost exactly, and mostly covered
-    for k in np.flatnonzero(np.isfinite(res).any(axis=1)):
-        sel = idx[solid_all & (best == k)]
-        blocks = np.zeros((T, gh + 2, gw + 2), bool)  # solid pixels per block, padded by one block
-        st, src = sel // (H * W), sel % (H * W)
-        blocks[st, (src // W) // r + 1, (src % W) // r + 1] = True
-        near = np.zeros((T, gh, gw), bool)
-        for dy in (0, 1, 2):
-            for dx in (0, 1, 2):
-                near |= blocks[:, dy:dy + gh, dx:dx + gw]
-        bonus[k] = near.reshape(-1)[amb_block]
-    choice = np.argmin(res - bonus, axis=0)
+    wanted = np.flatnonzero(np.isfinite(res).any(axis=1))  # the colours some ambiguous pixel may be
+    solid = np.flatnonzero(sure & (t_all >= HARD))  # solid: read as its best colour almost exactly, and mostly covered
+    solid = solid[np.isin(best[solid], wanted)]
+    st, src = np.divmod(idx[solid], H * W)
+    sr, sc = np.divmod(src, W)
+    blocks = np.zeros((K, T, gh + 2, gw + 2), bool)  # each colour's solid pixels per block, padded by one block
+    blocks[best[solid], st, sr // r + 1, sc // r + 1] = True
+    near = np.zeros((K, T, gh, gw), bool)
+    for dy in (0, 1, 2):
+        for dx in (0, 1, 2):
+            near |= blocks[:, :, dy:dy + gh, dx:dx + gw]
+    bonus[wanted] = near.reshape(K, -1)[wanted][:, amb_block]
+    score = res - bonus  # (K, M): inf - 1 is inf, never NaN
+    choice, least = np.zeros(score.shape[1], np.intp), score[0].copy()
+    for k in range(1, len(score)):  # argmin over axis 0 row by row (the first of equals): a strided argmin's half
+        choice[score[k] < least] = k
+        np.minimum(least, score[k], out=least)
     best, t_all = best.copy(), t_all.copy()
     best[ambiguous] = choice
-    t_all[ambiguous] = ts[choice, np.arange(len(choice))]
+    t_all[ambiguous] = ts.reshape(-1).take(choice * ts.shape[1] + np.arange(ts.shape[1]))  # ts[choice, arange]
     return best, t_all
 
 
@@ -258,11 +275,10 @@ def _pieces(soft: np.ndarray, hidx: np.ndarray, area: np.ndarray, partial: np.nd
         rr = s_rr / safe - ur * ur + 1 / 12  # + a pixel's own
         cc = s_cc / safe - uc * uc + 1 / 12
         rc = s_rc / safe - ur * uc
-        kept = [(k, sp) for k, sp in enumerate(spans) if sp is not None and npix[k] >= min_piece]
-        keep = [k for k, _ in kept]
-        frames = np.array([sp[0] for _, sp in kept], np.int64)
-        box = np.array([sp[1:] for _, sp in kept], np.float64).reshape(-1, 4)
-        keep_a = np.asarray(keep, int)
+        keep_a = np.flatnonzero(npix >= min_piece)
+        keep = keep_a
+        frames = spans[keep_a, 0]
+        box = spans[keep_a, 1:].astype(np.float64)
         to_edge = np.minimum.reduce([box[:, 0], box[:, 2], H - box[:, 1], W - box[:, 3]]) if len(keep) else np.zeros(0)
         to_exit = np.minimum.reduce([box[:, 1], box[:, 3], H - box[:, 0], W - box[:, 2]]) if len(keep) else np.zeros(0)
         order = np.argsort(frames, kind="stable")  # each frame's pieces one run, in label order
@@ -299,14 +315,14 @@ def _integer_sums(lab: np.ndarray, n: int, rows: np.ndarray, cols: np.ndarray) -
     return out + [np.bincount(lab, weights=w, minlength=n + 1)[1:] for w in (r, c, r * r, c * c, r * c)]
 
 
-def _label_frames(hidx: np.ndarray, H: int, W: int
-                  ) -> tuple[np.ndarray, int, np.ndarray, np.ndarray, list[tuple[int, int, int, int, int] | None]]:
+def _label_frames(hidx: np.ndarray, H: int, W: int) -> tuple[np.ndarray, int, np.ndarray, np.ndarray, np.ndarray]:
     """The 8-connected pieces (within a frame) of the hard pixels `hidx` (sorted flat indices into
     a (T, H, W) stack), labelled in one `ndimage.label` call over each frame's own box, the boxes
     stacked: far fewer pixels than the box every frame's pixels span, the same pieces, numbered
     in the same scan order (frame, then row and column of a piece's first pixel).  Returns each
     pixel's label (1..n), n, its row and column, and each label's (frame, row start, row stop,
-    column start, column stop) in the frame."""
+    column start, column stop) in the frame, (n, 5) int64: `ndimage.find_objects`'s boxes, read
+    from the pixels (which come in scan order) instead of a pass over the stacked boxes."""
     t, rem = np.divmod(hidx, H * W)
     rows, cols = np.divmod(rem, W)
     starts = np.flatnonzero(np.concatenate([[True], t[1:] != t[:-1]]))
@@ -318,20 +334,32 @@ def _label_frames(hidx: np.ndarray, H: int, W: int
     packed = np.zeros(len(starts) * h * w, bool)
     packed[flat] = True
     labels, n = ndimage.label(packed.reshape(len(starts), h, w), structure=_IN_PLANE)
-    frame, r_lo, c_lo = t[starts].tolist(), r_lo.tolist(), c_lo.tolist()
-    spans = [None if sl is None else (frame[sl[0].start], sl[1].start + r_lo[sl[0].start], sl[1].stop + r_lo[sl[0].start],
-                                      sl[2].start + c_lo[sl[0].start], sl[2].stop + c_lo[sl[0].start])
-             for sl in ndimage.find_objects(labels)]
-    return labels.reshape(-1)[flat].astype(np.intp), int(n), rows, cols, spans  # (bincount's own index type)
+    lab = labels.reshape(-1)[flat].astype(np.intp)  # (bincount's own index type)
+    return lab, int(n), rows, cols, _boxes(lab, t, rows, cols)
+
+
+def _boxes(lab: np.ndarray, t: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """(n, 5) int64 per label 1..n (every one present): frame, row start, row stop, column start,
+    column stop of its pixels, given in scan order (a label's first pixel is in its top row)."""
+    order = None if bool((lab[1:] >= lab[:-1]).all()) else np.argsort(lab, kind="stable")
+    if order is not None:
+        lab, t, rows, cols = lab[order], t[order], rows[order], cols[order]
+    first = np.flatnonzero(np.concatenate([[True], lab[1:] != lab[:-1]]))
+    return np.stack([t[first], rows[first], np.maximum.reduceat(rows, first) + 1, np.minimum.reduceat(cols, first),
+                     np.maximum.reduceat(cols, first) + 1], axis=1).astype(np.int64)
 
 
 def with_pieces(q: Layer, min_piece: float) -> Layer:
     """A soft-only layer (`segment`'s `soft_only`: a static colour, whose pieces the judge does not
     need) with its pieces, made as `segment` makes them (components of t >= HARD, under `min_piece`
     px^2 dropped), for the per-body metrics that follow static bodies too; its perimeter is kept."""
-    hard = q.soft >= (HARD - LOW) / (HIGH - LOW)
-    out = _pieces(q.soft, np.flatnonzero(hard), q.area, q.partial, min_piece, [])
-    out.perimeter = q.perimeter
+    T, H, W = q.soft.shape
+    r0, r1, c0, c1 = (0, H, 0, W) if q.extent is None else q.extent  # no hard pixel outside
+    hard = np.flatnonzero(q.soft[:, r0:r1, c0:c1] >= (HARD - LOW) / (HIGH - LOW))
+    t, rem = np.divmod(hard, max((r1 - r0) * (c1 - c0), 1))
+    rows, cols = np.divmod(rem, max(c1 - c0, 1))
+    out = _pieces(q.soft, (t * H + rows + r0) * W + cols + c0, q.area, q.partial, min_piece, [])  # flat, sorted
+    out.perimeter, out.extent = q.perimeter, q.extent
     return out
 
 

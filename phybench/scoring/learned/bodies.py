@@ -111,7 +111,7 @@ def body_tracks(sample: Any) -> BodyTracks | None:
     result = None
     if sample.gt_video is not None:
         from ..judge.abnormal import colour_view, segmented_sample
-        from ..judge.motion import tracks
+        from ..judge.motion import colour_tracks, forward, tracks
 
         pr = segmented_sample(sample)
         ctx = pr.ctx
@@ -123,8 +123,12 @@ def body_tracks(sample: Any) -> BodyTracks | None:
         for c, view in [*pr.dynamic.items(), *still.items()]:
             seeds = view.g.centroids[ctx.ref]
             law = c in pr.dynamic  # a static colour's bodies have no law: skip their contact tests
-            mine = (tracks(view.p, pr.gens, c, seeds, ctx, view.reach, contacts=law),
-                    tracks(view.g, pr.gts, c, seeds, ctx, view.reach, contacts=law))
+            if law:  # the judge's motion rules' tracks, without the condition frames
+                both = colour_tracks(view, pr.gens, pr.gts, c, ctx)
+                mine = ([forward(x, ctx.ref) for x in both[0]], [forward(x, ctx.ref) for x in both[1]])
+            else:
+                mine = (tracks(view.p, pr.gens, c, seeds, ctx, view.reach, contacts=False),
+                        tracks(view.g, pr.gts, c, seeds, ctx, view.reach, contacts=False))
             gen += mine[0]
             gt += mine[1]
             pieces += [view.p.centroids] * len(seeds)

@@ -76,12 +76,19 @@ def psnr_frames(reference: np.ndarray, generated: np.ndarray) -> np.ndarray:
     """float64 (T,) PSNR in dB of each frame pair of two uint8 (T, H, W, 3) videos."""
     _check_pair(reference, generated)
     # |difference| in uint8, squared in uint16 (<= 65025), summed in int64: integer-exact, so any
-    # order gives the same bits; 5x less CPU than int64 products (issue 52: 26 CPU-ms a 256 px clip)
-    d = (np.maximum(reference, generated) - np.minimum(reference, generated)).reshape(len(reference), -1)
-    d = d.astype(np.uint16)
-    np.multiply(d, d, out=d)
-    sse = np.add.reduce(d, axis=1, dtype=np.int64).astype(np.float64)
-    mse = sse / (d.shape[1] * 255.0**2)
+    # order gives the same bits; 5x less CPU than int64 products (issue 52: 26 CPU-ms a 256 px clip),
+    # a frame at a time in buffers that stay in cache (5.5 -> 3.1 CPU-ms a 256 px clip)
+    T = len(reference)
+    ref, gen = reference.reshape(T, -1), generated.reshape(T, -1)
+    n = ref.shape[1]
+    sse = np.zeros(T, np.int64)
+    hi, lo, d = np.empty(n, np.uint8), np.empty(n, np.uint8), np.empty(n, np.uint16)
+    for t in range(T):
+        np.maximum(ref[t], gen[t], out=hi)
+        np.subtract(hi, np.minimum(ref[t], gen[t], out=lo), out=hi)
+        d[:] = hi
+        sse[t] = np.add.reduce(np.multiply(d, d, out=d), dtype=np.int64)
+    mse = sse.astype(np.float64) / (n * 255.0**2)
     return 10.0 * np.log10(1.0 / np.maximum(mse, PSNR_MSE_FLOOR))
 
 
