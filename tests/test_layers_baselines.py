@@ -29,7 +29,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("model", ("dit.latent", "dit.models", "dit.diffusion", "dit.config", "framear.config", "framear.frames")),
     ("clips", ("dit.clips",)),  # clips <-> tensors and the model a config builds (below train and sample)
     ("sample", ("dit.sample", "framear.sample")),  # a run folder -> videos, a submission
-    ("train", ("dit.train", "dit.train_autoencoder", "framear.train")),  # train evaluates with sample
+    ("train", ("dit.train", "dit.train_autoencoder", "framear.train", "framear.validate")),  # train evaluates with sample
     ("uses", ("dit.baseline", "dit.runner", "dit.plausibility", "dit.eval_autoencoder", "dit.compact")),  # a trained model put to work
     # the studies, above both families (issue 50: in one place); a study's pieces, then the studies, then the grids
     ("study pieces", ("studies", "studies.cases", "studies.curve", "studies.paper_fig3", "studies.grid_plot")),

@@ -165,6 +165,17 @@ def _say_progress(step: int, steps: int, loss: float, train_s: float) -> None:
           flush=True)
 
 
+def _say_validation(entry: dict, loss: float, train_s: float) -> None:
+    """The validation line of a logged snapshot entry (velocity and law; the outcome where the task has one)."""
+    step = entry["step"]
+    if "val/velocity_error" in entry:
+        print(f"step {step}: loss {loss:.5f}, validation velocity error {entry['val/velocity_error']:.3f}, "
+              f"law within 10% {entry['val/law_within_10pct']:.2f}, untrackable {entry['val/untrackable']:.2f}, "
+              f"{step / train_s:.2f} steps/s", flush=True)
+    if "val/outcome_wrong" in entry:
+        print(f"step {step}: loss {loss:.5f}, validation outcome wrong {entry['val/outcome_wrong']:.3f}", flush=True)
+
+
 def main(argv=None) -> list[dict]:
     from accelerate import Accelerator
     from safetensors.torch import load_file
@@ -238,12 +249,7 @@ def main(argv=None) -> list[dict]:
                 entry.update(validate_rows(ema, cfg, val, reader.manifest))
                 entry["val_s"] = round(time.perf_counter() - tic, 2)
             log(out, history, entry)
-            if "val/velocity_error" in entry:
-                print(f"step {step}: loss {mean:.5f}, validation velocity error {entry['val/velocity_error']:.3f}, "
-                      f"law within 10% {entry['val/law_within_10pct']:.2f}, untrackable {entry['val/untrackable']:.2f}, "
-                      f"{step / train_s:.2f} steps/s", flush=True)
-            if "val/outcome_wrong" in entry:
-                print(f"step {step}: loss {mean:.5f}, validation outcome wrong {entry['val/outcome_wrong']:.3f}", flush=True)
+            _say_validation(entry, mean, train_s)
         accelerator.wait_for_everyone()
     accelerator.end_training()
     return history
