@@ -21,9 +21,10 @@ def test_every_shipped_lite_row_exports_as_a_valid_record():
     files = eee_files([LITE, LEARNED])
     beside = (".samples.json", ".verified.json")
     shipped = [p for p in [*LITE.glob("*.json"), *LEARNED.glob("*.json")] if not p.name.endswith(beside)]
-    # 30 reference rows; 12 learned results files (dit-tiny-R1 and framear-U3-1t: 2 splits x 3
-    # seeds each; the one-seed framear-flow and dit-B rows were retired in session 9)
-    assert len(files) == len(shipped) == 42
+    # 30 reference rows; 24 learned results files (dit-tiny-R1 and framear-U3-1t on uniform,
+    # framear-1t on parabola and collision: 2 splits x 3 seeds each; the one-seed framear-flow and
+    # dit-B rows were retired in session 9)
+    assert len(files) == len(shipped) == 54
     for where, data in files.items():
         parts = where.split("/")
         assert parts[:2] == ["data", "phybench"] and len(parts) == 5

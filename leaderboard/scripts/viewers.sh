@@ -19,6 +19,17 @@ phybench leaderboard build leaderboard/results --out "$work/site" --viewers "$SU
   --viewer-max-videos 4 --viewer-max-mb 0.15
 mkdir "$work/viewers"
 cp -r "$work"/site/viewers/fundamental-lite-* "$work/viewers/"
+# the site keeps each viewer's data inline in its page only (issue 50): the shipped data folders
+# get it back as viewer-data.json, read from that page
+python - "$work/viewers" <<'PY'
+import sys
+from pathlib import Path
+
+from phybench.leaderboard.viewer.app import DATA, data_bytes, read_data
+
+for folder in sorted(Path(sys.argv[1]).iterdir()):
+    (folder / DATA).write_bytes(data_bytes(read_data(folder)))
+PY
 rm -f "$work"/viewers/*/index.html "$work"/viewers/*/viewer.js "$work"/viewers/*/viewer.css  # the site's, not data
 rm -rf leaderboard/viewers
 cp -r "$work/viewers" leaderboard/viewers
