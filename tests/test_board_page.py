@@ -56,6 +56,7 @@ def _copies(out: Path, copies: int) -> tuple[int, int]:
 
 
 # ------------------------------------------------------------------ 4b: a page a visitor can load
+@pytest.mark.slow
 def test_the_page_stays_small_however_many_sidecars(tmp_path):
     """Four copies of the shipped lite boards (each results file with its 200-video sidecar of
     velocities and law fits): the sidecars are many megabytes, the page stays under 2 MB, holds no

@@ -110,6 +110,7 @@ def test_indistinguishable_neighbours_are_marked(site):
     assert "≈" in md and "statistically indistinguishable" in md
 
 
+@pytest.mark.slow
 def test_a_rebuild_gives_the_same_bytes_and_prebuilt_viewers_are_linked_by_hash(site, board, tmp_path):
     again = tmp_path / "again"
     assert _build(board, again, "--viewers", str(board["subs"]), "--viewer-data", str(board["data"])) == 0

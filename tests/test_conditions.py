@@ -149,6 +149,7 @@ class StateModel:
         return np.repeat(condition[:, -1:], num_frames, axis=1)
 
 
+@pytest.mark.slow
 def test_run_passes_prompts_and_states_and_records_the_track(split, tmp_path):
     from phybench.conditioning import accepted_conditions, track
 

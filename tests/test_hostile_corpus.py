@@ -879,6 +879,7 @@ def _main(argv):
     return rc, err.getvalue()
 
 
+@pytest.mark.slow
 def test_run_refuses_another_model_and_resumes_the_same(ctx):
     a, b = ctx.tmp / "a.py", ctx.tmp / "b.py"
     a.write_text(GOOD_MODEL)
@@ -904,6 +905,7 @@ def test_run_refuses_another_model_and_resumes_the_same(ctx):
     assert (ctx.tmp / "run" / "results" / "uniform-id-eval-b.json").is_file()
 
 
+@pytest.mark.slow
 def test_run_keys_on_the_checkpoint_bytes(ctx):
     model = ctx.tmp / "m.py"
     model.write_text(GOOD_MODEL)

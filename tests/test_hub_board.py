@@ -270,6 +270,7 @@ def test_a_commit_that_lands_while_publishing_fails_the_publish(hub, board, tmp_
     assert "README.md" in files and not any(f.startswith("results/") or f == "eval.yaml" for f in files)
 
 
+@pytest.mark.slow
 def test_publish_never_deletes_a_row_committed_after_the_pull(hub, board, tmp_path):
     """Issue 51 item 3: a row committed to the Hub after the folder's pull (or publish) is not the
     folder's to delete; the publish is refused with `publish_stale`, nothing written (68724c0 deleted
@@ -297,6 +298,7 @@ def test_publish_never_deletes_a_row_committed_after_the_pull(hub, board, tmp_pa
     assert proc.returncode == 2 and "[publish_stale]" in proc.stderr and "never pulled" in proc.stderr
 
 
+@pytest.mark.slow
 def test_publish_deletes_what_it_pulled_and_is_refused_when_main_moves_under_it(hub, board, tmp_path):
     """The rows the folder held at its base may go (the maintainer removed them locally)."""
     results = tmp_path / "results"

@@ -214,6 +214,7 @@ def test_pull_then_sync_publish_keeps_the_earlier_rows_on_the_hub(hub, world, tm
     assert rows(results / "hub") == ["copy-last", "linear-extrapolation", "physics-oracle"] and sha != published["sha"]
 
 
+@pytest.mark.slow
 def test_pull_refuses_a_pull_requests_ref_or_commit(hub, tmp_path):
     """Issue 51 item 6: `--revision refs/pr/N` (or that pull request's head commit) pulled an unmerged
     row at 68724c0; only main or a commit of main's history is pulled (`pull_revision`)."""

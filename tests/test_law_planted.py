@@ -69,6 +69,7 @@ def _generated(video: np.ndarray, cf: int, frames: np.ndarray) -> np.ndarray:
     return out
 
 
+@pytest.mark.slow
 def test_noise_blank_and_heavy_blur_are_untrackable(splits):
     reader = splits["uniform"]
     cf = int(reader.manifest["condition_frames"])

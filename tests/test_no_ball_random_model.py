@@ -21,6 +21,7 @@ from phybench.scoring.run.sample import score_sample  # noqa: E402
 from phybench.tasks import get_task  # noqa: E402
 
 
+@pytest.mark.slow
 def test_random_weight_framear_draws_a_ball_at_rest_and_it_is_tracked(tmp_path):
     generate(make_plan(get_task("uniform"), "id-eval", limit=4), tmp_path / "u", progress=False)
     reader = SplitReader(tmp_path / "u")

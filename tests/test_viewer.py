@@ -452,6 +452,7 @@ def test_viewer_in_headless_chromium(viewer, tmp_path):
         browser.close()
 
 
+@pytest.mark.slow
 def test_run_view_ends_by_printing_a_viewer_path(capsys, split_dir, tmp_path):
     """`phybench run ... --view`: the author's first look at the model is a page beside the results."""
     code, stdout, err = run(capsys, "run", "--model", "phybench.examples.shift:Model", "--data", split_dir,
