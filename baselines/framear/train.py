@@ -165,6 +165,16 @@ def _say_progress(step: int, steps: int, loss: float, train_s: float) -> None:
           flush=True)
 
 
+def validate_into(entry: dict, model: torch.nn.Module, cfg: FrameConfig, val: list, manifest: Manifest) -> None:
+    """A snapshot's log entry gains its validation (`sample.validate_rows`) and the seconds it took;
+    the one place both the training loop and `framear.validate` (after the run) compute it."""
+    from .sample import validate_rows
+
+    tic = time.perf_counter()
+    entry.update(validate_rows(model, cfg, val, manifest))
+    entry["val_s"] = round(time.perf_counter() - tic, 2)
+
+
 def _say_validation(entry: dict, loss: float, train_s: float) -> None:
     """The validation line of a logged snapshot entry (velocity and law; the outcome where the task has one)."""
     step = entry["step"]
@@ -179,8 +189,6 @@ def _say_validation(entry: dict, loss: float, train_s: float) -> None:
 def main(argv=None) -> list[dict]:
     from accelerate import Accelerator
     from safetensors.torch import load_file
-
-    from .sample import validate_rows
 
     args = parse_args(argv)
     cfg = make_config(args.set, args.preset)
@@ -245,9 +253,7 @@ def main(argv=None) -> list[dict]:
             entry = {"step": step, "train_s": round(train_s, 2), "render_s": round(render_s, 2), "params": params,
                      "hardware": hardware(world)}  # the card's "trained on" (framear.sample.training_record)
             if val:
-                tic = time.perf_counter()
-                entry.update(validate_rows(ema, cfg, val, reader.manifest))
-                entry["val_s"] = round(time.perf_counter() - tic, 2)
+                validate_into(entry, ema, cfg, val, reader.manifest)
             log(out, history, entry)
             _say_validation(entry, mean, train_s)
         accelerator.wait_for_everyone()

@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 from pathlib import Path
 
 import torch
 
 from ..training import append_log
-from .sample import load_run, validate_rows
-from .train import split_rows
+from .sample import load_run
+from .train import split_rows, validate_into
 from phybench.data.split import SplitReader
 
 
@@ -43,9 +42,7 @@ def validation_entry(run: Path, train_data: Path, step: int) -> dict:
     _, val_idx = split_rows(len(rows), cfg.train_rows, cfg.val_rows)
     entry = {"step": step, "train_s": at[-1]["train_s"], "render_s": first.get("render_s", 0.0),
              "params": sum(p.numel() for p in model.parameters()), "hardware": first.get("hardware", "")}
-    tic = time.perf_counter()
-    entry.update(validate_rows(model, cfg, [rows[i] for i in val_idx], reader.manifest))
-    entry["val_s"] = round(time.perf_counter() - tic, 2)
+    validate_into(entry, model, cfg, [rows[i] for i in val_idx], reader.manifest)
     entry["validated_after"] = True  # written by this command, not by the training loop
     return entry
 
