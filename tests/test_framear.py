@@ -57,6 +57,7 @@ def test_tiny_run_trains_samples_scores(splits, tmp_path, capsys):
     history = fa_train.main(["--train-data", str(train), "--out", str(run), "--set", *TINY])
     evals = [e for e in history if "val/velocity_error" in e]
     assert [e["step"] for e in evals] == [2, 4] and all(0 <= e["val/untrackable"] <= 1 for e in evals)
+    assert all(not e["val/velocity_error_ranked"] < 0 for e in evals)  # logged for selection (a lost ball costs)
     assert sorted(p.name for p in (run / "snapshots").iterdir()) == ["ema_0000002.safetensors", "ema_0000004.safetensors"]
     assert (run / "snapshots" / "ema_0000004.safetensors").read_bytes() == (run / "ema.safetensors").read_bytes()
     sub = fa_sample.main(["--checkpoint", str(run), "--data", str(eval_dir), "--out", str(tmp_path / "sub"),

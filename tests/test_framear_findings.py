@@ -110,6 +110,17 @@ def test_nearest_distance_and_selection(tmp_path):
     assert fa_findings.findings_bytes({"x": float("nan"), "y": 1 / 3}) == b'{\n "x": null,\n "y": 0.333333\n}\n'
 
 
+def test_selection_charges_lost_balls(tmp_path):
+    """A log with the ranked validation error selects on it: a snapshot whose low trackable-only error
+    comes from losing most balls (the grid's step-50 picks before this rule) is not chosen."""
+    (tmp_path / "log.jsonl").write_text("\n".join(json.dumps(e) for e in (
+        {"step": 50, "val/velocity_error": 0.4, "val/untrackable": 0.75, "val/velocity_error_ranked": 150.0},
+        {"step": 100, "val/velocity_error": 0.9, "val/untrackable": 0.0, "val/velocity_error_ranked": 0.9},
+        {"step": 150, "val/velocity_error": 0.8, "val/untrackable": 0.05, "val/velocity_error_ranked": 9.0})) + "\n")
+    assert fa_findings.selected_step(tmp_path) == 100
+    assert fa_findings.selected_step(tmp_path, "val/velocity_error") == 50  # the old rule, still nameable
+
+
 @pytest.mark.slow
 def test_findings_refuses_an_old_curve_and_a_missing_snapshot(tiny, tmp_path, capsys):
     from phybench.cli import main as cli

@@ -104,7 +104,7 @@ def validate_rows(model, cfg: FrameConfig, rows: list[SplitRow], manifest: Manif
     was_training = model.training
     model.eval()
     T, c, R = int(manifest["frames"]), int(manifest["condition_frames"]), int(manifest["resolution"])
-    errors, within, untrackable, wrong = [], [], 0, []
+    errors, ranked, within, untrackable, wrong = [], [], [], 0, []
     for i in range(0, len(rows), batch):
         chunk = rows[i:i + batch]
         cond = np.stack([render_row(row, R, slice(0, c)) for row in chunk])
@@ -113,9 +113,11 @@ def validate_rows(model, cfg: FrameConfig, rows: list[SplitRow], manifest: Manif
             if "outcome" in row:  # the ambiguity probe's rows: no object reader, the outcome is what counts
                 wrong.append(outcome_wrong(row, video, float(manifest["world_size"])))
                 continue
-            d = score_sample(row, video, None, manifest, ("velocity_error", "law_error"))
+            d = score_sample(row, video, None, manifest, ("velocity_error", "law_error", "velocity_error_ranked"))
             if d["excluded"]:
                 continue
+            if d["velocity_error_ranked"] == d["velocity_error_ranked"]:  # NaN: not parsed at all
+                ranked.append(d["velocity_error_ranked"])
             if d["untrackable"]:
                 untrackable += 1
                 continue
@@ -126,6 +128,8 @@ def validate_rows(model, cfg: FrameConfig, rows: list[SplitRow], manifest: Manif
         return {"val/outcome_wrong": float(np.mean(wrong))}
     return {"val/velocity_error": float(np.mean(errors)) if errors else float("nan"),
             "val/untrackable": untrackable / max(1, len(rows)),
+            # the board's ranked column over the same videos: a lost ball costs (what selection reads)
+            "val/velocity_error_ranked": float(np.mean(ranked)) if ranked else float("nan"),
             "val/law_within_10pct": float(np.mean(within)) if within else 0.0}
 
 

@@ -64,12 +64,22 @@ def _diff(a: np.ndarray, b: np.ndarray) -> float:
 
 
 # ------------------------------------------------------------------ the run and its curve
-def selected_step(run: Path, key: str = "val/velocity_error") -> int:
-    """The snapshot step with the lowest validation `key` in the run's log (the earliest on a tie);
-    ``val/outcome_wrong`` for a run on an ambiguity split (no velocity to read there)."""
+RANKED_KEY = "val/velocity_error_ranked"
+
+
+def selected_step(run: Path, key: str | None = None) -> int:
+    """The snapshot step with the lowest validation `key` in the run's log (the earliest on a tie).
+
+    By default the ranked validation error (`val/velocity_error_ranked`, the board's ranked column:
+    a lost ball costs), so a snapshot that keeps its error low by losing balls is not chosen; logs
+    written before that key existed fall back to `val/velocity_error` (the trackable-only mean), which
+    keeps every shipped run's selection as it was made.  ``val/outcome_wrong`` for a run on an
+    ambiguity split (no velocity to read there)."""
+    entries = [json.loads(line) for line in (Path(run) / "log.jsonl").read_text().splitlines() if line.strip()]
+    if key is None:
+        key = RANKED_KEY if any(RANKED_KEY in e for e in entries) else "val/velocity_error"
     evals = []
-    for line in (Path(run) / "log.jsonl").read_text().splitlines():
-        entry = json.loads(line)
+    for entry in entries:
         err = entry.get(key)
         if err is not None and math.isfinite(err):
             evals.append((float(err), int(entry["step"])))

@@ -99,7 +99,7 @@ def summary(work: Path) -> str:
     """Markdown: per cell its params, CPU seconds (training run incl. validation; sampling and scoring) from
     commands.jsonl, and the validation curve (velocity error / untrackable share per snapshot) from its log."""
     cmds = [json.loads(line) for line in (work / "commands.jsonl").read_text().splitlines() if line.strip()]
-    lines = ["| cell | params | steps | train CPU s | sample + score CPU s | validation: step error (untrackable) | selected |",
+    lines = ["| cell | params | steps | train CPU s | sample + score CPU s | validation: step error (untrackable, ranked) | selected |",
              "|---|---:|---:|---:|---:|---|---:|"]
     for run in sorted((work / "runs").iterdir()):
         if not (run / "done").is_file():
@@ -108,7 +108,9 @@ def summary(work: Path) -> str:
         evals = [e for e in log if "val/velocity_error" in e]
         cpu = {w: sum(c["cpu_s"] for c in cmds if c["cell"] == run.name and c["what"].startswith(w))
                for w in ("train", "sample", "score")}
-        curve = ", ".join(f"{e['step']}: {e['val/velocity_error']:.3f} ({100 * e['val/untrackable']:.0f}%)" for e in evals)
+        curve = ", ".join(f"{e['step']}: {e['val/velocity_error']:.3f} ({100 * e['val/untrackable']:.0f}%"
+                          + (f", ranked {e['val/velocity_error_ranked']:.2f}" if "val/velocity_error_ranked" in e else "")
+                          + ")" for e in evals)
         lines.append(f"| {run.name} | {evals[-1]['params'] if evals else '-'} | {evals[-1]['step'] if evals else '-'} | "
                      f"{cpu['train']:.0f} | {cpu['sample'] + cpu['score']:.0f} | {curve} | {selected_step(run)} |")
     return "\n".join(lines) + "\n"
