@@ -205,3 +205,24 @@ def test_the_summary_reads_cpu_seconds_and_the_validation_curve(tmp_path):
             {"cell": "w8-n1500", "what": "score x", "cpu_s": 2.5}, {"cell": "other", "what": "train", "cpu_s": 9.0}]
     (tmp_path / "commands.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cmds))
     assert "| w8-n1500 | 40000 | 150 | 100 | 32 | 50: 2.000 (50%), 100: 1.500 (25%), 150: 1.700 (0%) | 100 |" in summary(tmp_path)
+
+
+def test_a_failed_cell_does_not_stop_the_worker(tmp_path, monkeypatch):
+    """A cell whose command fails (a run killed for memory) is reported; the worker goes on with the next
+    cells and exits non-zero at the end, naming the failed one (it used to exit at the first failure)."""
+    from phybench_baselines.studies import grid
+
+    done = []
+
+    def fake_cell(args, width, rows):
+        if width == 8:
+            raise SystemExit("w8 train failed (-9)")
+        done.append(grid.cell_name(width, rows))
+
+    monkeypatch.setattr(grid, "do_cell", fake_cell)
+    with pytest.raises(SystemExit, match="1 cell\\(s\\) failed: w8-n100"):
+        grid.main(["--train-data", str(tmp_path), "--eval-data", str(tmp_path), "--work", str(tmp_path / "w"),
+                   "--results", str(tmp_path / "r"), "--widths", "8", "16", "--rows", "100"])
+    assert done == ["w16-n100"]
+    assert not (tmp_path / "w" / "claims" / "w8-n100").exists()  # unclaimed: the next run redoes it
+    assert not (tmp_path / "w" / "finished" / "w8-n100").exists() and (tmp_path / "w" / "finished" / "w16-n100").exists()

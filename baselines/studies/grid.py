@@ -138,15 +138,22 @@ def main(argv=None) -> None:
     args.results.mkdir(parents=True, exist_ok=True)
     cells = [cell_name(w, n) for w in args.widths for n in args.rows]
     order = [c for c in args.order if c in cells] + [c for c in cells if c not in args.order]
+    failed = []
     for cell in order:
         if claim(args.work, cell):
             w, n = (int(x[1:]) for x in cell.split("-"))
             try:
                 do_cell(args, w, n)
+            except SystemExit as e:  # one cell's failed command (e.g. killed for memory): go on with the rest
+                print(f"grid: {e}; the next worker to reach {cell} starts it again", file=sys.stderr, flush=True)
+                failed.append(cell)
+                continue
             finally:
                 (args.work / "claims" / cell).unlink(missing_ok=True)
             (args.work / "finished").mkdir(exist_ok=True)
             (args.work / "finished" / cell).write_text("")
+    if failed:
+        raise SystemExit(f"grid: {len(failed)} cell(s) failed: {' '.join(failed)} (run the grid again to redo them)")
 
 
 if __name__ == "__main__":
