@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 import torch
@@ -75,6 +77,8 @@ def test_tiny_run_on_the_ambiguity_task_samples_a_valid_submission(tmp_path):
                     "--name", "framear-amb-test", "--format", "npz"])
     report = validate(sub, tmp_path / "eval")
     assert report.ok, report.to_text()
+    meta = json.loads((sub / "submission.json").read_text())
+    assert meta["sampler"]["rollout"].endswith("(before frame 0: frame 0 repeated)")  # the card says it pads
     reader = SplitReader(tmp_path / "eval")
     with open_submission(sub) as videos:
         for row in reader.rows(columns=["sample_id", "video"]):

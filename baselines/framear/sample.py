@@ -227,7 +227,8 @@ def sampler_card(weights: Path, cfg: FrameConfig, model: FrameNet, steps: int | 
         card["train_size"] = int(trained.get("rows_trained", trained["num_samples"]))
     card.update(training_record(weights, hardware=hardware))
     sampler = {"objective": "flow", "steps": int(steps or cfg.sample_steps), "space": f"pixels {cfg.resolution} px",
-               "rollout": f"frame by frame, {cfg.context} frames of context",
+               "rollout": f"frame by frame, {cfg.context} frames of context"
+                          + (" (before frame 0: frame 0 repeated)" if cfg.pad_context else ""),
                "noise": "per video: sha256(seed, its condition frames)", "threads": SAMPLE_THREADS}
     return {"model": card, "sampler": sampler, "seeds": [int(seed)]}
 
