@@ -30,12 +30,21 @@ def upsample(frames: torch.Tensor, size: int) -> np.ndarray:
 
 
 def render_clips(rows: list[SplitRow], resolution: int) -> torch.Tensor:
-    """uint8 (N, T, 3, r, r): each row rendered at 128 px by the split's renderer, area-downsampled, rounded."""
-    out = []
-    for row in rows:
+    """uint8 (N, T, 3, r, r): each row rendered at 128 px by the split's renderer, area-downsampled, rounded.
+
+    Written into one tensor allocated up front: a list of per-row clips stacked at the end held each
+    small clip between the large per-row temporaries, and the fragmented heap never shrank (6,000 rows
+    at 48 px, 1.3 GB of clips, reached 13-21 GB and were killed for memory; 1,500 rows held 5 GB)."""
+    out: torch.Tensor | None = None
+    for i, row in enumerate(rows):
         x = downsample(render_row(row, 128), resolution)
-        out.append(((x + 1) * 127.5).round().clamp(0, 255).to(torch.uint8))
-    return torch.stack(out)
+        clip = ((x + 1) * 127.5).round().clamp(0, 255).to(torch.uint8)
+        if out is None:
+            out = torch.empty((len(rows), *clip.shape), dtype=torch.uint8)
+        out[i] = clip
+    if out is None:
+        raise ValueError("no rows to render")
+    return out
 
 
 class LazyClips:
