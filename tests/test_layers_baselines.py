@@ -33,7 +33,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("uses", ("dit.baseline", "dit.runner", "dit.plausibility", "dit.eval_autoencoder", "dit.compact")),  # a trained model put to work
     # the studies, above both families (issue 50: in one place); a study's pieces, then the studies, then the grids
     ("study pieces", ("studies", "studies.cases", "studies.curve", "studies.paper_fig3", "studies.grid_plot")),
-    ("studies", ("studies.scaling", "studies.modality", "studies.findings", "studies.floor")),
+    ("studies", ("studies.scaling", "studies.modality", "studies.findings", "studies.floor", "studies.exchange")),
     ("grids", ("studies.grid", "studies.grid_findings")),  # the training-size x model-size grid and its findings
     ("commands", ("studies.findings_command",)),  # `phybench study findings` (with --grid)
 )
