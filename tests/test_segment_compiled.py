@@ -59,3 +59,22 @@ def test_a_compiled_kernel_that_differs_is_not_used(monkeypatch: pytest.MonkeyPa
     assert segment_fast.compiled(segment) is segment_numba
     monkeypatch.setenv("PHYBENCH_NUMBA", "0")
     assert segment_fast.compiled(segment) is None
+
+
+@pytest.mark.parametrize("density", [0.3, 0.55, 0.8])
+def test_compiled_pieces_equal_ndimage_labels(density: float) -> None:
+    """Random masks (pieces that meet only further down: U shapes, diagonals) and touching the
+    borders: the compiled union-find gives `ndimage.label`'s pieces, numbering and sums."""
+    from phybench.scoring.judge.segment import _piece_sums, _piece_sums_compiled
+
+    kern = segment_fast.compiled(segment)
+    assert kern is not None
+    rng = np.random.default_rng(int(density * 100))
+    soft = (rng.random((5, 23, 31)) * (rng.random((5, 23, 31)) < density)).astype(np.float32)
+    soft[2] = 0.0  # a frame without pixels
+    hidx = np.flatnonzero(soft > 0.2)
+    n, sums, boxes = _piece_sums(soft, hidx)
+    m, got, got_boxes = _piece_sums_compiled(kern, soft, hidx)
+    assert n == m > 3
+    assert np.array_equal(boxes, got_boxes) and boxes.dtype == got_boxes.dtype
+    assert all(a.tobytes() == b.tobytes() for a, b in zip(sums, got))

@@ -318,17 +318,15 @@ def _pieces(soft: np.ndarray, hidx: np.ndarray, area: np.ndarray, partial: np.nd
     perimeter = _perimeter(hidx if every is None else every, (T, H, W), perimeter_frames)
     n = 0
     if len(hidx):
-        lab, n, rows, cols, spans = _label_frames(hidx, H, W)
+        kern = segment_fast.compiled(segment)
+        n, sums, spans = (_piece_sums(soft, hidx) if kern is None else _piece_sums_compiled(kern, soft, hidx))
     empty = [np.zeros((0, 2)), np.zeros(0), np.zeros(0), np.zeros(0), np.zeros((0, 3)), np.zeros((0, 4))]
     found: list[list[np.ndarray] | None] = [None] * T
     if n:
-        r, c = rows.astype(np.float64), cols.astype(np.float64)
-        npix, s_r, s_c, s_rr, s_cc, s_rc = _integer_sums(lab, n, rows, cols)
+        npix, s_r, s_c, s_rr, s_cc, s_rc, w, wr, wc = sums
         safe = np.maximum(npix, 1.0)
-        wts = soft.reshape(-1)[hidx].astype(np.float64)  # coverage-weighted centroids: sub-pixel for thin bodies
-        wsum = np.maximum(np.bincount(lab, weights=wts, minlength=n + 1)[1:], 1e-9)
-        mr = np.bincount(lab, weights=r * wts, minlength=n + 1)[1:] / wsum
-        mc = np.bincount(lab, weights=c * wts, minlength=n + 1)[1:] / wsum
+        wsum = np.maximum(w, 1e-9)  # coverage-weighted centroids: sub-pixel for thin bodies
+        mr, mc = wr / wsum, wc / wsum
         ur, uc = s_r / safe, s_c / safe  # moments about the unweighted mean
         rr = s_rr / safe - ur * ur + 1 / 12  # + a pixel's own
         cc = s_cc / safe - uc * uc + 1 / 12
@@ -355,6 +353,28 @@ def _pieces(soft: np.ndarray, hidx: np.ndarray, area: np.ndarray, partial: np.nd
     return Layer(soft, area, count, edge, exit, [f[0] for f in per_frame], [f[1] for f in per_frame],
                  [f[2] for f in per_frame], [f[3] for f in per_frame], [f[4] for f in per_frame],
                  [f[5] for f in per_frame], perimeter, partial)
+
+
+def _piece_sums(soft: np.ndarray, hidx: np.ndarray) -> tuple[int, list[np.ndarray], np.ndarray]:
+    """The pieces of the hard pixels `hidx` (flat indices into `soft`'s (T, H, W)): n, per piece
+    (float64, each (n,)) its pixels, sums of r, c, r^2, c^2, r c, and of the coverage w, r w, c w
+    (in pixel order), and its box (n, 5): `_label_frames`' frame, rows and columns."""
+    T, H, W = soft.shape
+    lab, n, rows, cols, spans = _label_frames(hidx, H, W)
+    if not n:
+        return 0, [], spans
+    r, c = rows.astype(np.float64), cols.astype(np.float64)
+    wts = soft.reshape(-1)[hidx].astype(np.float64)
+    weighted = [np.bincount(lab, weights=x, minlength=n + 1)[1:] for x in (wts, r * wts, c * wts)]
+    return n, [*_integer_sums(lab, n, rows, cols), *weighted], spans
+
+
+def _piece_sums_compiled(kern: Any, soft: np.ndarray, hidx: np.ndarray) -> tuple[int, list[np.ndarray], np.ndarray]:
+    """`_piece_sums` in one compiled union-find pass (`segment_numba.label_pieces`)."""
+    T, H, W = soft.shape
+    sums, boxes = np.zeros((len(hidx), 9)), np.zeros((len(hidx), 5), np.int64)
+    n = kern.label_pieces(hidx, H, W, soft.reshape(-1), np.empty(len(hidx), np.int64), sums, boxes)
+    return n, [x.copy() for x in sums[:n].T], boxes[:n]
 
 
 def _integer_sums(lab: np.ndarray, n: int, rows: np.ndarray, cols: np.ndarray) -> list[np.ndarray]:

@@ -106,3 +106,87 @@ def fill_colour(idx: np.ndarray, best: np.ndarray, t_all: np.ndarray, k: int, HW
             every[n] = p
             n += 1
     return n
+
+
+@numba.njit(**_JIT)
+def _root(parent: np.ndarray, j: int) -> int:  # pragma: no cover
+    while parent[j] != j:
+        parent[j] = parent[parent[j]]
+        j = parent[j]
+    return j
+
+
+@numba.njit(**_JIT)
+def _link_frame(hidx: np.ndarray, j0: int, j1: int, HW: int, W: int, parent: np.ndarray, grid: np.ndarray) -> None:  # pragma: no cover
+    """Join the 8-connected neighbours among pixels j0..j1 (one frame, raster order) in `parent`;
+    `grid` (all -1) maps a pixel of the frame's box to its index, and is left all -1."""
+    r_lo, r_hi = (hidx[j0] % HW) // W, (hidx[j1 - 1] % HW) // W + 1
+    c_lo, c_hi = W, 0
+    for j in range(j0, j1):
+        c = hidx[j] % W
+        c_lo, c_hi = min(c_lo, c), max(c_hi, c + 1)
+    w = c_hi - c_lo + 2  # a column of -1 each side: no bounds tests
+    g = grid[:(r_hi - r_lo + 1) * w]
+    for j in range(j0, j1):
+        rc = hidx[j] % HW
+        r, c = rc // W - r_lo + 1, rc % W - c_lo + 1  # row 0 of g stays -1 (the row above the box)
+        g[r * w + c] = j
+        for k in (g[(r - 1) * w + c - 1], g[(r - 1) * w + c], g[(r - 1) * w + c + 1], g[r * w + c - 1]):
+            if k >= 0:
+                a, b = _root(parent, j), _root(parent, k)
+                if a != b:
+                    parent[max(a, b)] = min(a, b)  # a piece's root: its first pixel
+    for j in range(j0, j1):
+        rc = hidx[j] % HW
+        g[(rc // W - r_lo + 1) * w + rc % W - c_lo + 1] = -1
+
+
+@numba.njit(**_JIT)
+def label_pieces(hidx: np.ndarray, H: int, W: int, soft: np.ndarray, lab: np.ndarray, sums: np.ndarray,
+                 boxes: np.ndarray) -> int:  # pragma: no cover
+    """The 8-connected pieces (within a frame) of the hard pixels `hidx` (sorted flat indices into
+    a (T, H, W) stack), numbered 1..n in the order of their first pixel (`ndimage.label`'s
+    numbering, which `segment._label_frames` keeps): each pixel's label into `lab`; per label
+    (row l - 1) into `sums` the pixel count and the sums of r, c, r^2, c^2, r c (whole numbers,
+    exact), then of the coverage w, r w and c w (float64, in pixel order, as `np.bincount`), and
+    into `boxes` (frame, row start, row stop, column start, column stop).  Returns n."""
+    N, HW = len(hidx), H * W
+    parent = np.arange(N)
+    grid = np.full((H + 1) * (W + 2), -1, np.int64)
+    j0 = 0
+    while j0 < N:
+        t, j1 = hidx[j0] // HW, j0 + 1
+        while j1 < N and hidx[j1] // HW == t:
+            j1 += 1
+        _link_frame(hidx, j0, j1, HW, W, parent, grid)
+        j0 = j1
+    n = 0
+    ints = np.zeros((N + 1, 6), np.int64)
+    for j in range(N):
+        root = _root(parent, j)
+        if root == j:
+            n += 1
+            lab[j] = n
+            boxes[n - 1, 0], boxes[n - 1, 1] = hidx[j] // HW, (hidx[j] % HW) // W
+            boxes[n - 1, 2], boxes[n - 1, 3], boxes[n - 1, 4] = 0, W, 0
+        else:
+            lab[j] = lab[root]
+        l, rc = lab[j], hidx[j] % HW
+        r, c = rc // W, rc % W
+        ints[l, 0] += 1
+        ints[l, 1] += r
+        ints[l, 2] += c
+        ints[l, 3] += r * r
+        ints[l, 4] += c * c
+        ints[l, 5] += r * c
+        boxes[l - 1, 2] = max(boxes[l - 1, 2], r + 1)
+        boxes[l - 1, 3] = min(boxes[l - 1, 3], c)
+        boxes[l - 1, 4] = max(boxes[l - 1, 4], c + 1)
+        w = np.float64(soft[hidx[j]])
+        sums[l - 1, 6] += w
+        sums[l - 1, 7] += np.float64(r) * w
+        sums[l - 1, 8] += np.float64(c) * w
+    for l in range(n):
+        for i in range(6):
+            sums[l, i] = np.float64(ints[l + 1, i])
+    return n
