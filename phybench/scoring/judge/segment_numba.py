@@ -147,7 +147,7 @@ def label_pieces(hidx: np.ndarray, H: int, W: int, soft: np.ndarray, lab: np.nda
     """The 8-connected pieces (within a frame) of the hard pixels `hidx` (sorted flat indices into
     a (T, H, W) stack), numbered 1..n in the order of their first pixel (`ndimage.label`'s
     numbering, which `segment._label_frames` keeps): each pixel's label into `lab`; per label
-    (row l - 1) into `sums` the pixel count and the sums of r, c, r^2, c^2, r c (whole numbers,
+    (row lb - 1) into `sums` the pixel count and the sums of r, c, r^2, c^2, r c (whole numbers,
     exact), then of the coverage w, r w and c w (float64, in pixel order, as `np.bincount`), and
     into `boxes` (frame, row start, row stop, column start, column stop).  Returns n."""
     N, HW = len(hidx), H * W
@@ -171,22 +171,22 @@ def label_pieces(hidx: np.ndarray, H: int, W: int, soft: np.ndarray, lab: np.nda
             boxes[n - 1, 2], boxes[n - 1, 3], boxes[n - 1, 4] = 0, W, 0
         else:
             lab[j] = lab[root]
-        l, rc = lab[j], hidx[j] % HW
+        lb, rc = lab[j], hidx[j] % HW
         r, c = rc // W, rc % W
-        ints[l, 0] += 1
-        ints[l, 1] += r
-        ints[l, 2] += c
-        ints[l, 3] += r * r
-        ints[l, 4] += c * c
-        ints[l, 5] += r * c
-        boxes[l - 1, 2] = max(boxes[l - 1, 2], r + 1)
-        boxes[l - 1, 3] = min(boxes[l - 1, 3], c)
-        boxes[l - 1, 4] = max(boxes[l - 1, 4], c + 1)
+        ints[lb, 0] += 1
+        ints[lb, 1] += r
+        ints[lb, 2] += c
+        ints[lb, 3] += r * r
+        ints[lb, 4] += c * c
+        ints[lb, 5] += r * c
+        boxes[lb - 1, 2] = max(boxes[lb - 1, 2], r + 1)
+        boxes[lb - 1, 3] = min(boxes[lb - 1, 3], c)
+        boxes[lb - 1, 4] = max(boxes[lb - 1, 4], c + 1)
         w = np.float64(soft[hidx[j]])
-        sums[l - 1, 6] += w
-        sums[l - 1, 7] += np.float64(r) * w
-        sums[l - 1, 8] += np.float64(c) * w
-    for l in range(n):
+        sums[lb - 1, 6] += w
+        sums[lb - 1, 7] += np.float64(r) * w
+        sums[lb - 1, 8] += np.float64(c) * w
+    for lb in range(n):
         for i in range(6):
-            sums[l, i] = np.float64(ints[l + 1, i])
+            sums[lb, i] = np.float64(ints[lb + 1, i])
     return n
