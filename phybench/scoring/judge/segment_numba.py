@@ -190,3 +190,13 @@ def label_pieces(hidx: np.ndarray, H: int, W: int, soft: np.ndarray, lab: np.nda
         for i in range(6):
             sums[lb, i] = np.float64(ints[lb + 1, i])
     return n
+
+
+@numba.njit(**_JIT)
+def joint_histogram(ref: np.ndarray, gen: np.ndarray, ch: int, out: np.ndarray) -> None:  # pragma: no cover
+    """`np.bincount((ref[..., ch] << 8) | gen[..., ch], minlength=65536)` of two (F, H, W, 3)
+    uint8 stacks, added into int64 `out` (zeros), without the channel copies: exact counts."""
+    for f in range(ref.shape[0]):
+        for i in range(ref.shape[1]):
+            for j in range(ref.shape[2]):
+                out[(np.int64(ref[f, i, j, ch]) << 8) | np.int64(gen[f, i, j, ch])] += 1
