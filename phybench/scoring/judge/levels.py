@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import segment_fast
+
 LEVELS_TOL = 8.0  # levels: a level map of the generated frames moving no level further is left alone
 LEVELS_SHARE = 0.002  # a level bin of the ground truth enters the map's fit with this share of the pixels
 LEVELS_EVERY = 4  # the map is fitted on every 4th generated frame
@@ -38,9 +40,7 @@ def match_levels(video: np.ndarray, gt_video: np.ndarray, start: int) -> np.ndar
     b = np.zeros(3)
     refs, gens = gt_video[frames], video[frames]
     for ch in range(3):
-        ref = refs[..., ch].ravel()
-        gen = gens[..., ch].ravel()
-        counts, x, y, kept = _bin_means_medians(ref, gen)
+        counts, x, y, kept = _bin_means_medians(_joint(refs, gens, ch))
         w = counts[kept].astype(np.float64)
         if len(kept) >= 2 and np.ptp(x) >= 64:
             xm, ym = np.average(x, weights=w), np.average(y, weights=w)
@@ -58,17 +58,31 @@ def match_levels(video: np.ndarray, gt_video: np.ndarray, start: int) -> np.ndar
     return out
 
 
-def _bin_means_medians(ref: np.ndarray, gen: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(counts per 8-level bin of `ref`, then per kept bin (holding LEVELS_SHARE of the pixels) the
+def _joint(refs: np.ndarray, gens: np.ndarray, ch: int) -> np.ndarray:
+    """(32, 8, 256) int64: pixels of channel ch per (ref level, gen level) of two (F, H, W, 3)
+    uint8 stacks (compiled where `segment_fast` allows: the same exact counts)."""
+    from .segment import segment  # (the compiled kernels' check runs the segmentation)
+
+    kern = segment_fast.compiled(segment)
+    if kern is None:
+        ref, gen = refs[..., ch].ravel(), gens[..., ch].ravel()
+        joint = np.bincount((ref.astype(np.uint16) << 8) | gen, minlength=65536)
+    else:
+        joint = np.zeros(65536, np.int64)
+        kern.joint_histogram(np.ascontiguousarray(refs), np.ascontiguousarray(gens), ch, joint)
+    return joint.reshape(32, 8, 256)
+
+
+def _bin_means_medians(joint: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(counts per 8-level bin of the reference, then per kept bin (holding LEVELS_SHARE of the pixels) the
     mean of its `ref` levels and the median of the `gen` levels at its pixels, the kept bins) from
     one joint histogram of the two uint8 arrays instead of a mask and a sort per bin (most of the
     level map's cost); equal bit for bit to ``ref[bins == k].mean()`` and
     ``np.median(gen[bins == k])``: sums of whole levels are exact in float64, and a median is the
     middle level, or the mean of the two middle ones."""
-    joint = np.bincount((ref.astype(np.uint16) << 8) | gen, minlength=65536).reshape(32, 8, 256)
     per_level = joint.sum(axis=2)  # (32, 8): pixels of each ref level
     counts = per_level.sum(axis=1)
-    kept = np.flatnonzero(counts >= LEVELS_SHARE * ref.size)
+    kept = np.flatnonzero(counts >= LEVELS_SHARE * int(counts.sum()))
     sums = (per_level * np.arange(256).reshape(32, 8)).sum(axis=1)  # int64: exact
     x = sums[kept].astype(np.float64) / counts[kept]
     below = np.cumsum(joint[kept].sum(axis=1), axis=1)  # (K, 256): the bin's pixels at or under each gen level

@@ -18,6 +18,8 @@ from typing import Any, Sequence
 import numpy as np
 from scipy import ndimage
 
+from . import segment_fast
+
 BACKGROUND = (255, 255, 255)
 
 # Segmentation
@@ -104,40 +106,96 @@ def segment(video: np.ndarray, colours: Sequence[Sequence[int]], background: Seq
     T, H, W = video.shape[:3]
     HW = H * W
     scale_a = (W / 128.0) ** 2
-    idx = _ink(video, background)
+    distinct = list(dict.fromkeys(tuple(int(x) for x in c) for c in colours))
+    bg = tuple(int(x) for x in background)
+    tables = _colour_table(tuple(distinct), bg)
+    fast = segment_fast.compiled(segment)
+    idx, q, best, t_all, ambiguous = (_read_numpy if fast is None else _read_compiled)(video, bg, tables)
     owner = np.zeros(T * HW, np.int8)
     owner[idx] = -1
-    distinct = list(dict.fromkeys(tuple(int(x) for x in c) for c in colours))
-    res_bins, t_bins, best_bins, amb_bins = _colour_table(tuple(distinct), tuple(int(x) for x in background))
-    pix = np.take(video.reshape(-1, 3), idx, axis=0) >> QUANT  # (N, 3) bins of 2**QUANT levels (take: 3x a fancy index)
-    q = (pix[:, 0].astype(np.int32) << (2 * (8 - QUANT))) | (pix[:, 1].astype(np.int32) << (8 - QUANT)) | pix[:, 2]
-    best = best_bins[q].astype(np.int64)
-    t_all = t_bins.reshape(-1).take(np.maximum(best, 0) * t_bins.shape[1] + q)  # t_bins[best, q]: 2x faster
-    found = best >= 0
-    ambiguous = amb_bins[q]
     if ambiguous.any():
-        sure = _least_score(tuple(distinct), tuple(int(x) for x in background))[q] <= SURE  # a near-perfect reading
-        best, t_all = _near_first(res_bins[:, q[ambiguous]], t_bins[:, q[ambiguous]], best, t_all, ambiguous, sure, idx,
-                                  (T, H, W))
+        res_bins, t_bins = tables[:2]
+        sure_bins = _least_score(tuple(distinct), bg) <= SURE  # a near-perfect reading
+        if fast is None:
+            best, t_all = _near_first(res_bins[:, q[ambiguous]], t_bins[:, q[ambiguous]], best, t_all, ambiguous,
+                                      sure_bins[q], idx, (T, H, W))
+        else:
+            fast.near_first(idx, q, best, t_all, ambiguous, res_bins, t_bins, sure_bins, T, H, W,
+                            max(1, int(round(NEAR * W / 128.0))), np.float32(HARD))
     frames = list(range(T) if perimeter_frames is None else perimeter_frames)
     no_pieces = {tuple(int(x) for x in o) for o in soft_only}
     layers = {}
     for k, c in enumerate(distinct):
-        sel = found & (best == k)
-        t = t_all[sel]
-        pidx = idx[sel]
-        owner[pidx] = k + 1
-        soft_vals = np.clip((t - LOW) / (HIGH - LOW), 0.0, 1.0).astype(np.float32)
-        soft = np.zeros(T * HW, np.float32)
-        soft[pidx] = soft_vals
-        frame_of = pidx // HW
-        area = np.bincount(frame_of, weights=soft_vals, minlength=T)[:T]
-        partial = np.bincount(frame_of[(soft_vals > 0) & (soft_vals < 1)], minlength=T)[:T].astype(np.float64)
-        every = pidx[t >= HARD]
+        soft, area, partial, every, extent = (_colour_numpy if fast is None else _colour_compiled)(
+            idx, best, t_all, k, owner, (T, H, W))
         hidx = every[:0] if c in no_pieces else every
         layers[c] = _pieces(soft.reshape(T, H, W), hidx, area, partial, MIN_PIECE * scale_a, frames, every)
-        layers[c].extent = _extent(pidx[soft_vals > 0], H, W)
+        layers[c].extent = extent
     return Segmentation(layers, owner.reshape(T, H, W))
+
+
+Tables = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
+def _read_numpy(video: np.ndarray, background: tuple[int, ...], tables: Tables
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The ink pixels (sorted flat indices into (T, H, W)), their palette bins, best colours
+    (int64, -1: none), coverages t (float32) and whether two colours could explain them."""
+    _, t_bins, best_bins, amb_bins = tables
+    idx = _ink(video, background)
+    pix = np.take(video.reshape(-1, 3), idx, axis=0) >> QUANT  # (N, 3) bins of 2**QUANT levels (take: 3x a fancy index)
+    q = (pix[:, 0].astype(np.int32) << (2 * (8 - QUANT))) | (pix[:, 1].astype(np.int32) << (8 - QUANT)) | pix[:, 2]
+    best = best_bins[q].astype(np.int64)
+    t_all = t_bins.reshape(-1).take(np.maximum(best, 0) * t_bins.shape[1] + q)  # t_bins[best, q]: 2x faster
+    return idx, q, best, t_all, amb_bins[q]
+
+
+def _read_compiled(video: np.ndarray, background: tuple[int, ...], tables: Tables
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """`_read_numpy` with the palette gathers in one compiled pass over the ink pixels."""
+    kern = segment_fast.compiled(segment)
+    assert kern is not None and QUANT == 2  # the kernel's bins are 2**2 levels
+    _, t_bins, best_bins, amb_bins = tables
+    idx = _ink(video, background)  # NumPy's vector compare beats a compiled scalar scan here
+    n = len(idx)
+    out = (np.empty(n, np.int32), np.empty(n, np.int64), np.empty(n, np.float32), np.empty(n, bool))
+    kern.read_ink(np.ascontiguousarray(video).reshape(-1, 3), idx, best_bins, t_bins, amb_bins, *out)
+    return (idx, *out)
+
+
+def _colour_numpy(idx: np.ndarray, best: np.ndarray, t_all: np.ndarray, k: int, owner: np.ndarray,
+                  shape: tuple[int, int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                                                        tuple[int, int, int, int]]:
+    """Colour k's flat soft coverage, (T,) area and partly covered pixels, its hard pixels (flat,
+    sorted) and extent; marks its pixels k + 1 in `owner`."""
+    T, H, W = shape
+    HW = H * W
+    sel = best == k  # (found pixels only: best is -1 where no colour explains a pixel)
+    t = t_all[sel]
+    pidx = idx[sel]
+    owner[pidx] = k + 1
+    soft_vals = np.clip((t - LOW) / (HIGH - LOW), 0.0, 1.0).astype(np.float32)
+    soft = np.zeros(T * HW, np.float32)
+    soft[pidx] = soft_vals
+    frame_of = pidx // HW
+    area = np.bincount(frame_of, weights=soft_vals, minlength=T)[:T]
+    partial = np.bincount(frame_of[(soft_vals > 0) & (soft_vals < 1)], minlength=T)[:T].astype(np.float64)
+    return soft, area, partial, pidx[t >= HARD], _extent(pidx[soft_vals > 0], H, W)
+
+
+def _colour_compiled(idx: np.ndarray, best: np.ndarray, t_all: np.ndarray, k: int, owner: np.ndarray,
+                     shape: tuple[int, int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                                                           tuple[int, int, int, int]]:
+    """`_colour_numpy` in one compiled pass over the ink pixels."""
+    kern = segment_fast.compiled(segment)
+    assert kern is not None
+    T, H, W = shape
+    soft, area, partial = np.zeros(T * H * W, np.float32), np.zeros(T), np.zeros(T)
+    every, ext = np.empty(len(idx), np.int64), np.array([H, -1, W, -1], np.int64)
+    n = kern.fill_colour(idx, best, t_all, k, H * W, W, np.float32(LOW), np.float32(HIGH - LOW), np.float32(HARD),
+                         owner, soft, area, partial, every, ext)
+    extent = (0, 0, 0, 0) if ext[1] < 0 else (int(ext[0]), int(ext[1]), int(ext[2]), int(ext[3]))
+    return soft, area, partial, every[:n].copy(), extent
 
 
 def _extent(on: np.ndarray, H: int, W: int) -> tuple[int, int, int, int]:
@@ -260,17 +318,15 @@ def _pieces(soft: np.ndarray, hidx: np.ndarray, area: np.ndarray, partial: np.nd
     perimeter = _perimeter(hidx if every is None else every, (T, H, W), perimeter_frames)
     n = 0
     if len(hidx):
-        lab, n, rows, cols, spans = _label_frames(hidx, H, W)
+        kern = segment_fast.compiled(segment)
+        n, sums, spans = (_piece_sums(soft, hidx) if kern is None else _piece_sums_compiled(kern, soft, hidx))
     empty = [np.zeros((0, 2)), np.zeros(0), np.zeros(0), np.zeros(0), np.zeros((0, 3)), np.zeros((0, 4))]
     found: list[list[np.ndarray] | None] = [None] * T
     if n:
-        r, c = rows.astype(np.float64), cols.astype(np.float64)
-        npix, s_r, s_c, s_rr, s_cc, s_rc = _integer_sums(lab, n, rows, cols)
+        npix, s_r, s_c, s_rr, s_cc, s_rc, w, wr, wc = sums
         safe = np.maximum(npix, 1.0)
-        wts = soft.reshape(-1)[hidx].astype(np.float64)  # coverage-weighted centroids: sub-pixel for thin bodies
-        wsum = np.maximum(np.bincount(lab, weights=wts, minlength=n + 1)[1:], 1e-9)
-        mr = np.bincount(lab, weights=r * wts, minlength=n + 1)[1:] / wsum
-        mc = np.bincount(lab, weights=c * wts, minlength=n + 1)[1:] / wsum
+        wsum = np.maximum(w, 1e-9)  # coverage-weighted centroids: sub-pixel for thin bodies
+        mr, mc = wr / wsum, wc / wsum
         ur, uc = s_r / safe, s_c / safe  # moments about the unweighted mean
         rr = s_rr / safe - ur * ur + 1 / 12  # + a pixel's own
         cc = s_cc / safe - uc * uc + 1 / 12
@@ -297,6 +353,28 @@ def _pieces(soft: np.ndarray, hidx: np.ndarray, area: np.ndarray, partial: np.nd
     return Layer(soft, area, count, edge, exit, [f[0] for f in per_frame], [f[1] for f in per_frame],
                  [f[2] for f in per_frame], [f[3] for f in per_frame], [f[4] for f in per_frame],
                  [f[5] for f in per_frame], perimeter, partial)
+
+
+def _piece_sums(soft: np.ndarray, hidx: np.ndarray) -> tuple[int, list[np.ndarray], np.ndarray]:
+    """The pieces of the hard pixels `hidx` (flat indices into `soft`'s (T, H, W)): n, per piece
+    (float64, each (n,)) its pixels, sums of r, c, r^2, c^2, r c, and of the coverage w, r w, c w
+    (in pixel order), and its box (n, 5): `_label_frames`' frame, rows and columns."""
+    T, H, W = soft.shape
+    lab, n, rows, cols, spans = _label_frames(hidx, H, W)
+    if not n:
+        return 0, [], spans
+    r, c = rows.astype(np.float64), cols.astype(np.float64)
+    wts = soft.reshape(-1)[hidx].astype(np.float64)
+    weighted = [np.bincount(lab, weights=x, minlength=n + 1)[1:] for x in (wts, r * wts, c * wts)]
+    return n, [*_integer_sums(lab, n, rows, cols), *weighted], spans
+
+
+def _piece_sums_compiled(kern: Any, soft: np.ndarray, hidx: np.ndarray) -> tuple[int, list[np.ndarray], np.ndarray]:
+    """`_piece_sums` in one compiled union-find pass (`segment_numba.label_pieces`)."""
+    T, H, W = soft.shape
+    sums, boxes = np.zeros((len(hidx), 9)), np.zeros((len(hidx), 5), np.int64)
+    n = kern.label_pieces(hidx, H, W, soft.reshape(-1), np.empty(len(hidx), np.int64), sums, boxes)
+    return n, [x.copy() for x in sums[:n].T], boxes[:n]
 
 
 def _integer_sums(lab: np.ndarray, n: int, rows: np.ndarray, cols: np.ndarray) -> list[np.ndarray]:

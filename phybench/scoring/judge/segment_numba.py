@@ -1,0 +1,202 @@
+"""`segment`'s per-pixel NumPy steps compiled by numba: the same values, one pass each (issue 52).
+
+Imported only by `segment_fast.compiled`, on first use (ImportError here, e.g. numba missing or
+too old for this NumPy, means the NumPy path runs).  Each kernel replaces a chain of small NumPy
+steps that each read or wrote every ink pixel (the palette gathers, the
+ambiguous pixels' nearest solid piece, a colour's coverage and its per-frame sums): the
+arithmetic is the NumPy path's own (float32 coverage, float64 sums in pixel order, strict
+comparisons for the first of equals), so the outputs are equal bit for bit, which
+`segment_fast` checks at load.  No `fastmath`; `cache=True` keeps the machine code on disk.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numba
+import numpy as np
+
+_JIT: dict[str, Any] = {"cache": True, "nogil": True, "boundscheck": False}
+
+
+@numba.njit(**_JIT)
+def read_ink(rgb: np.ndarray, idx: np.ndarray, best_bins: np.ndarray, t_bins: np.ndarray, amb_bins: np.ndarray,
+             q: np.ndarray, best: np.ndarray, t_all: np.ndarray, amb: np.ndarray) -> None:  # pragma: no cover
+    """Each ink pixel's (`idx`: flat indices into (P, 3) uint8 `rgb`) palette bin (2**2 levels a
+    channel), best colour (-1: none), its coverage and whether two colours could explain it."""
+    for j in range(len(idx)):
+        p = idx[j]
+        k = (np.int32(rgb[p, 0] >> 2) << 12) | (np.int32(rgb[p, 1] >> 2) << 6) | np.int32(rgb[p, 2] >> 2)
+        bk = np.int64(best_bins[k])
+        q[j] = k
+        best[j] = bk
+        t_all[j] = t_bins[max(bk, 0), k]
+        amb[j] = amb_bins[k]
+
+
+@numba.njit(**_JIT)
+def near_first(idx: np.ndarray, q: np.ndarray, best: np.ndarray, t_all: np.ndarray, amb: np.ndarray,
+               res_bins: np.ndarray, t_bins: np.ndarray, sure_bins: np.ndarray, T: int, H: int, W: int, r: int,
+               hard: np.float32) -> None:  # pragma: no cover
+    """`segment._near_first` in place on `best` and `t_all`: solid pieces' blocks first (from the
+    values before), then each ambiguous pixel's least score, a near colour's less by one."""
+    K, HW = res_bins.shape[0], H * W
+    gh, gw = -(-H // r), -(-W // r)
+    wanted = np.zeros(K, np.bool_)
+    for i in range(len(idx)):
+        if amb[i]:
+            for k in range(K):
+                if np.isfinite(res_bins[k, q[i]]):
+                    wanted[k] = True
+    blocks = np.zeros((K, T, gh + 2, gw + 2), np.bool_)
+    for i in range(len(idx)):
+        b = best[i]
+        if sure_bins[q[i]] and t_all[i] >= hard and b >= 0 and wanted[b]:
+            t, rc = divmod(idx[i], HW)
+            blocks[b, t, (rc // W) // r + 1, (rc % W) // r + 1] = True
+    one, zero = np.float32(1.0), np.float32(0.0)
+    for i in range(len(idx)):
+        if not amb[i]:
+            continue
+        t, rc = divmod(idx[i], HW)
+        by, bx = (rc // W) // r, (rc % W) // r
+        choice, least = 0, zero
+        for k in range(K):
+            near = False
+            if wanted[k]:
+                for dy in range(3):
+                    for dx in range(3):
+                        near = near or blocks[k, t, by + dy, bx + dx]
+            s = res_bins[k, q[i]] - (one if near else zero)
+            if k == 0:
+                least = s
+            elif s < least:
+                choice, least = k, s
+        best[i] = choice
+        t_all[i] = t_bins[choice, q[i]]
+
+
+@numba.njit(**_JIT)
+def fill_colour(idx: np.ndarray, best: np.ndarray, t_all: np.ndarray, k: int, HW: int, W: int, low: np.float32,
+                span: np.float32, hard: np.float32, owner: np.ndarray, soft: np.ndarray, area: np.ndarray,
+                partial: np.ndarray, every: np.ndarray, extent: np.ndarray) -> int:  # pragma: no cover
+    """Colour k's pixels (best == k): owner k + 1, soft coverage clip((t - low) / span, 0, 1) in
+    float32, each frame's area (float64, summed in pixel order) and partly covered pixels, its
+    hard pixels (t >= hard) into `every` (returns how many) and the rows [0:2) and columns
+    [2:4) of its soft > 0 pixels (unchanged where none)."""
+    n = 0
+    zero, one = np.float32(0.0), np.float32(1.0)
+    for i in range(len(idx)):
+        if best[i] != k:
+            continue
+        p, t = idx[i], t_all[i]
+        owner[p] = k + 1
+        v = (t - low) / span
+        v = zero if v < zero else (one if v > one else v)
+        soft[p] = v
+        f = p // HW
+        area[f] += np.float64(v)
+        if v > zero:
+            if v < one:
+                partial[f] += 1.0
+            row, col = divmod(p % HW, W)
+            extent[0], extent[1] = min(extent[0], row), max(extent[1], row + 1)
+            extent[2], extent[3] = min(extent[2], col), max(extent[3], col + 1)
+        if t >= hard:
+            every[n] = p
+            n += 1
+    return n
+
+
+@numba.njit(**_JIT)
+def _root(parent: np.ndarray, j: int) -> int:  # pragma: no cover
+    while parent[j] != j:
+        parent[j] = parent[parent[j]]
+        j = parent[j]
+    return j
+
+
+@numba.njit(**_JIT)
+def _link_frame(hidx: np.ndarray, j0: int, j1: int, HW: int, W: int, parent: np.ndarray, grid: np.ndarray) -> None:  # pragma: no cover
+    """Join the 8-connected neighbours among pixels j0..j1 (one frame, raster order) in `parent`;
+    `grid` (all -1) maps a pixel of the frame's box to its index, and is left all -1."""
+    r_lo, r_hi = (hidx[j0] % HW) // W, (hidx[j1 - 1] % HW) // W + 1
+    c_lo, c_hi = W, 0
+    for j in range(j0, j1):
+        c = hidx[j] % W
+        c_lo, c_hi = min(c_lo, c), max(c_hi, c + 1)
+    w = c_hi - c_lo + 2  # a column of -1 each side: no bounds tests
+    g = grid[:(r_hi - r_lo + 1) * w]
+    for j in range(j0, j1):
+        rc = hidx[j] % HW
+        r, c = rc // W - r_lo + 1, rc % W - c_lo + 1  # row 0 of g stays -1 (the row above the box)
+        g[r * w + c] = j
+        for k in (g[(r - 1) * w + c - 1], g[(r - 1) * w + c], g[(r - 1) * w + c + 1], g[r * w + c - 1]):
+            if k >= 0:
+                a, b = _root(parent, j), _root(parent, k)
+                if a != b:
+                    parent[max(a, b)] = min(a, b)  # a piece's root: its first pixel
+    for j in range(j0, j1):
+        rc = hidx[j] % HW
+        g[(rc // W - r_lo + 1) * w + rc % W - c_lo + 1] = -1
+
+
+@numba.njit(**_JIT)
+def label_pieces(hidx: np.ndarray, H: int, W: int, soft: np.ndarray, lab: np.ndarray, sums: np.ndarray,
+                 boxes: np.ndarray) -> int:  # pragma: no cover
+    """The 8-connected pieces (within a frame) of the hard pixels `hidx` (sorted flat indices into
+    a (T, H, W) stack), numbered 1..n in the order of their first pixel (`ndimage.label`'s
+    numbering, which `segment._label_frames` keeps): each pixel's label into `lab`; per label
+    (row lb - 1) into `sums` the pixel count and the sums of r, c, r^2, c^2, r c (whole numbers,
+    exact), then of the coverage w, r w and c w (float64, in pixel order, as `np.bincount`), and
+    into `boxes` (frame, row start, row stop, column start, column stop).  Returns n."""
+    N, HW = len(hidx), H * W
+    parent = np.arange(N)
+    grid = np.full((H + 1) * (W + 2), -1, np.int64)
+    j0 = 0
+    while j0 < N:
+        t, j1 = hidx[j0] // HW, j0 + 1
+        while j1 < N and hidx[j1] // HW == t:
+            j1 += 1
+        _link_frame(hidx, j0, j1, HW, W, parent, grid)
+        j0 = j1
+    n = 0
+    ints = np.zeros((N + 1, 6), np.int64)
+    for j in range(N):
+        root = _root(parent, j)
+        if root == j:
+            n += 1
+            lab[j] = n
+            boxes[n - 1, 0], boxes[n - 1, 1] = hidx[j] // HW, (hidx[j] % HW) // W
+            boxes[n - 1, 2], boxes[n - 1, 3], boxes[n - 1, 4] = 0, W, 0
+        else:
+            lab[j] = lab[root]
+        lb, rc = lab[j], hidx[j] % HW
+        r, c = rc // W, rc % W
+        ints[lb, 0] += 1
+        ints[lb, 1] += r
+        ints[lb, 2] += c
+        ints[lb, 3] += r * r
+        ints[lb, 4] += c * c
+        ints[lb, 5] += r * c
+        boxes[lb - 1, 2] = max(boxes[lb - 1, 2], r + 1)
+        boxes[lb - 1, 3] = min(boxes[lb - 1, 3], c)
+        boxes[lb - 1, 4] = max(boxes[lb - 1, 4], c + 1)
+        w = np.float64(soft[hidx[j]])
+        sums[lb - 1, 6] += w
+        sums[lb - 1, 7] += np.float64(r) * w
+        sums[lb - 1, 8] += np.float64(c) * w
+    for lb in range(n):
+        for i in range(6):
+            sums[lb, i] = np.float64(ints[lb + 1, i])
+    return n
+
+
+@numba.njit(**_JIT)
+def joint_histogram(ref: np.ndarray, gen: np.ndarray, ch: int, out: np.ndarray) -> None:  # pragma: no cover
+    """`np.bincount((ref[..., ch] << 8) | gen[..., ch], minlength=65536)` of two (F, H, W, 3)
+    uint8 stacks, added into int64 `out` (zeros), without the channel copies: exact counts."""
+    for f in range(ref.shape[0]):
+        for i in range(ref.shape[1]):
+            for j in range(ref.shape[2]):
+                out[(np.int64(ref[f, i, j, ch]) << 8) | np.int64(gen[f, i, j, ch])] += 1
