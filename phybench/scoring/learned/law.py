@@ -424,6 +424,33 @@ def law_error(sample: Sample) -> float:
     return float(law["errors"].get("law_error", float("nan")))
 
 
+def contact_error(sample: Sample) -> float:
+    """How the bodies meet (`phybench.scoring.physics.contact`): the law's ``contact`` aspect, or its
+    fallback where the fit finds nothing; NaN without a two-body contact law."""
+    law = law_of(sample)
+    errors = {} if law is None else law["errors"]
+    value = errors.get("contact", float("nan"))
+    return float(value) if np.isfinite(value) else float(errors.get("fallback", float("nan")))
+
+
+def contact_details(sample: Sample) -> dict[str, Any]:
+    """The detail row's ``contact`` entry: gap (world units) and contact time (s), the model's and the truth's,
+    and the position error around the contact (world units); {} without a two-body contact law."""
+    law = law_of(sample)
+    if law is None or "contact_gap" not in law["fit"] or sample.parsed is None:
+        return {}
+    from ..physics.contact import position_error_at_contact
+
+    fit, truth = law["fit"], law["truth"]
+    gt = np.asarray(sample.row["positions"], dtype=np.float64)
+    found = sample.parsed.clean() & np.isfinite(sample.parsed.positions).all(axis=-1)
+    found[:sample.condition_frames] = False
+    near = position_error_at_contact(sample.parsed.positions, gt, found, float(truth["contact_time"]),
+                                     float(sample.manifest["frame_interval"]))
+    return {"contact": {"gap": fit["contact_gap"], "gap_truth": truth["contact_gap"], "time": fit["contact_time"],
+                        "time_truth": truth["contact_time"], "position_error": near}}
+
+
 def law_details(sample: Sample) -> dict[str, Any]:
     """The detail row's `law` entry (the samples sidecar carries it)."""
     law = law_of(sample)
