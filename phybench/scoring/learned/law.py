@@ -235,7 +235,7 @@ def fit_collision(positions: np.ndarray, ok: np.ndarray, radii: np.ndarray, fram
     tc = math.fsum(wt * ti for wt, ti in zip(weights, times)) / math.fsum(weights) if weights else float("nan")
     out["contact_time"] = float(tc)
     out["contact_time_offset"] = float(tc - closed_form_contact) if np.isfinite(closed_form_contact) else float("nan")
-    out["contact_gap"] = turning_point([((a, u), (c, w)) for (a, u, _), (c, w, _) in lines], radii)[1]
+    out["contact_gap"] = turning_point([((a, u), (c, w)) for (a, u, _), (c, w, _) in lines], [float(r) for r in radii])[1]
     return out
 
 
