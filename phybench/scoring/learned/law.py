@@ -235,7 +235,8 @@ def fit_collision(positions: np.ndarray, ok: np.ndarray, radii: np.ndarray, fram
     tc = math.fsum(wt * ti for wt, ti in zip(weights, times)) / math.fsum(weights) if weights else float("nan")
     out["contact_time"] = float(tc)
     out["contact_time_offset"] = float(tc - closed_form_contact) if np.isfinite(closed_form_contact) else float("nan")
-    out["contact_gap"] = turning_point([((a, u), (c, w)) for (a, u, _), (c, w, _) in lines], [float(r) for r in radii])[1]
+    out["contact_gap"] = turning_point([((a, u), (c, w)) for (a, u, _), (c, w, _) in lines], [float(r) for r in radii],
+                                     (float(t_all[ok.any(axis=1)][0]), float(t_all[ok.any(axis=1)][-1])))[1]
     return out
 
 
@@ -409,7 +410,7 @@ def judge_law(name: str, fit: Mapping[str, float], truth: Mapping[str, float], h
         diff = fit["momentum_change"] - truth["momentum_change"]
         out["momentum"] = abs(diff) if np.isfinite(diff) else float("nan")
         if radii is not None:  # how the balls meet (`phybench.scoring.physics.contact`): gap, overlap, timing
-            out["contact"] = contact_aspect(dict(fit), dict(truth), [float(r) for r in radii])
+            out["contact"] = contact_aspect(dict(fit), dict(truth), [float(r) for r in radii], window)
         out["law_error"] = _worst(out["restitution"], out["momentum"], out.get("contact", float("nan")))
     elif headline is not None:
         out[headline] = out["law_error"] = _rel(fit.get(headline, float("nan")), truth.get(headline, float("nan")))

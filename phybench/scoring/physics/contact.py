@@ -45,12 +45,13 @@ SETTINGS: dict[str, Any] = {
     "turning_point": "each ball's x before and after the contact as the law fit's two lines (collision_1d); the "
                      "contact instant t_c where the lines cross (weighted by each ball's |w - u|); contact_gap = "
                      "(x2 - x1 at t_c, each ball the mean of its two lines there) - (r1 + r2), world units, true "
-                     "radii: > 0 a bounce from a distance, < 0 an overlap; the ground truth's fit the same way "
+                     "radii, t_c clipped to the fitted frames' times: > 0 a bounce from a distance, < 0 an "
+                     "overlap; the ground truth's fit the same way "
                      "(from its stored states: gap 0 at the closed-form contact time)",
     "contact_position_error": f"mean |p_hat - p| over both balls' found frames within {WINDOW} frames of the ground "
                               "truth's contact instant, world units",
-    "contact_error": "max(|contact_gap - truth's|, |t_c - truth's t_c| x the truth's closing speed |u1 - u2|) / "
-                     "min(r1, r2) (relative; a law aspect `contact` of collision_1d and part of its law_error); "
+    "contact_error": "max(|contact_gap - truth's|, |t_c - truth's t_c| x the truth's closing speed |u1 - u2|, both "
+                     "t_c clipped to the generated frames' times) / min(r1, r2) (relative; a law aspect `contact` of collision_1d and part of its law_error); "
                      "where the law fit finds nothing, the fallback below",
     "law_error": "collision_1d: max(restitution, momentum, contact) (law's aspects); where the model's fit finds "
                  "nothing (too few frames on a side of the contact) the fallback, never NaN for a tracked pair",
@@ -85,13 +86,16 @@ def fsum_line(t: np.ndarray, x: np.ndarray) -> tuple[float, float] | None:
 Line = tuple[float, float]  # (intercept, slope): x = intercept + slope t
 
 
-def turning_point(lines: Sequence[tuple[Line, Line]], radii: Sequence[float]) -> tuple[float, float]:
+def turning_point(lines: Sequence[tuple[Line, Line]], radii: Sequence[float],
+                  window: tuple[float, float] = (-math.inf, math.inf)) -> tuple[float, float]:
     """(t_c, gap) of two balls from each ball's (before, after) lines, x along the line of centres.
 
     t_c: the crossing of each ball's two lines, weighted by its |w - u| (a ball whose velocity
     barely changes has no crossing of its own); gap: x2 - x1 at t_c (each ball the mean of its
-    two lines there, so a near-parallel pair still gives its position) less r1 + r2.  World units
-    and seconds; NaN where no ball changes velocity."""
+    two lines there, so a near-parallel pair still gives its position) less r1 + r2, read at t_c
+    clipped to `window` (s: a pair that never turns round in the video, e.g. balls passing through
+    each other, is read at the video's edge, not at a crossing extrapolated far outside it).  World
+    units and seconds; NaN where no ball changes velocity."""
     weights, times = [], []
     for (a, u), (c, w) in lines:
         if abs(u - w) > 1e-9:
@@ -100,15 +104,21 @@ def turning_point(lines: Sequence[tuple[Line, Line]], radii: Sequence[float]) ->
     if not weights:
         return float("nan"), float("nan")
     tc = math.fsum(wt * ti for wt, ti in zip(weights, times)) / math.fsum(weights)
-    x = [0.5 * ((a + u * tc) + (c + w * tc)) for (a, u), (c, w) in lines]
+    at = min(max(tc, window[0]), window[1])
+    x = [0.5 * ((a + u * at) + (c + w * at)) for (a, u), (c, w) in lines]
     return float(tc), float(x[1] - x[0] - (radii[0] + radii[1]))
 
 
-def contact_aspect(fit: dict[str, float], truth: dict[str, float], radii: Sequence[float]) -> float:
-    """max(|gap - gap_true|, |t_c - t_c,true| x |u1 - u2|_true) / min(r): relative; NaN without a fit."""
+def contact_aspect(fit: dict[str, float], truth: dict[str, float], radii: Sequence[float],
+                   window: tuple[float, float] = (-math.inf, math.inf)) -> float:
+    """max(|gap - gap_true|, |t_c - t_c,true| x |u1 - u2|_true) / min(r): relative; NaN without a fit.
+
+    Both contact times are clipped to `window` (s, the generated frames): a fitted "contact" far
+    outside the video is a pair that never turns round in it, as wrong as one at its edge."""
     closing = max(abs(truth.get("velocity_before_1", math.nan) - truth.get("velocity_before_2", math.nan)), SPEED_FLOOR)
     gap = abs(fit.get("contact_gap", math.nan) - truth.get("contact_gap", math.nan))
-    late = abs(fit.get("contact_time", math.nan) - truth.get("contact_time", math.nan)) * closing
+    times = [min(max(x.get("contact_time", math.nan), window[0]), window[1]) for x in (fit, truth)]
+    late = abs(times[0] - times[1]) * closing
     parts = [p for p in (gap, late) if math.isfinite(p)]
     return max(parts) / float(min(radii)) if parts else float("nan")
 
