@@ -26,7 +26,10 @@ the conditioning cannot pull the fit towards the truth):
   m2 / m1 the velocity changes imply; the truth's is (r2 / r1)^2) and ``energy_change``
   (KE' - KE) / KE; and the ``contact_time`` where the pre- and post-contact lines of each ball
   cross (weighted by each ball's velocity change), with its offset from the family's
-  closed-form contact time.
+  closed-form contact time, and the ``contact_gap`` there (how the balls meet:
+  `phybench.scoring.physics.contact`, whose ``contact`` settings block, quoted by the collision
+  results only, also states the law error's ``contact`` aspect and its ``fallback`` where the
+  model's fit finds nothing: this module's `SETTINGS` text stays as uniform and parabola quote it).
 
 Fits are closed-form least squares with correctly rounded sums (`phybench.scoring.learned.lawfit`),
 so the same video gives the same bits on every CPU.  A fit with too few frames is "no fit"
