@@ -324,6 +324,18 @@ def _law_error(sample: Sample) -> float:
     return law_error(sample)
 
 
+def _contact_error(sample: Sample) -> float:
+    from .learned.law import contact_error
+
+    return contact_error(sample)
+
+
+def _contact_details(sample: Sample) -> dict[str, Any]:
+    from .learned.law import contact_details
+
+    return contact_details(sample)
+
+
 def _law_details(sample: Sample) -> dict[str, Any]:
     from .learned.law import law_details
 
@@ -423,6 +435,14 @@ register_metric(Metric(
     "law_error", label="Law error", unit="relative", fmt=".3g", companion=True,
     settings_key="law", settings="phybench.scoring.learned.law", compute=_law_error, needs_ground_truth=False,
     details=_law_details, summarise=_law_summary,
+))
+
+register_metric(Metric(
+    # How two bodies meet (phybench.scoring.physics.contact): gap, overlap, contact time; the law_error's
+    # contact aspect and its fallback, and the judge's contact rule, are stated in its block.
+    "contact_error", label="Contact error", unit="relative", fmt=".3g", companion=True,
+    settings_key="contact", settings="phybench.scoring.physics.contact", compute=_contact_error,
+    needs_ground_truth=False, details=_contact_details, bounds=(0.0, None),
 ))
 
 _PAPER = "phybench.scoring.physics.paper_velocity"

@@ -26,7 +26,7 @@ class CollisionFamily(TaskFamily):
 
     name = "collision"
     quickstart_order: ClassVar[int | None] = 1
-    metrics: ClassVar[tuple[str, ...]] = DEFAULT_METRICS + ("momentum_error", "energy_error", "law_error") + PAPER_METRICS
+    metrics: ClassVar[tuple[str, ...]] = DEFAULT_METRICS + ("momentum_error", "energy_error", "law_error", "contact_error") + PAPER_METRICS
     paper_measure: ClassVar[str | None] = "velocity_after_contact"  # the authors' 'post_vel_error'
     paper_quote: ClassVar[str | None] = "Figure 3, collision"
     law_fit = "collision_1d"  # phybench.scoring.learned.law: velocities before / after, restitution, contact time

@@ -52,6 +52,7 @@ RANGES: dict[str, tuple[float | None, float | None]] = {
     "trajectory_error": LOWER_ZERO,
     "size_error": LOWER_ZERO,
     "law_error": LOWER_ZERO,
+    "contact_error": LOWER_ZERO,
     "body_position_error": LOWER_ZERO,
     "body_angle_error": (0.0, 1.5708),  # axes differ by at most pi/2 (rounded up: files keep 9 digits)
     "colour_kept": (0.0, 1.0),

@@ -18,6 +18,8 @@ import numpy as np
 from scipy import ndimage
 
 from .findings import Ctx, Finding, single, single_steps, touching
+from ..physics.contact import SETTINGS as CONTACT_SETTINGS
+from .contact import PLANTED as CONTACT_PLANTED, contact_check
 from .levels import SETTINGS as LEVELS_SETTINGS
 from .registration import (AREA_ABS, REST_GT, SHIFT, STATIC_BASE, STATIC_EDGE, STATIC_GT, STATIC_SIGMA, TURNS, ZOOMS,
                            rest_change, unmoved)
@@ -367,6 +369,7 @@ class Rule:
     planted_kinds: tuple[str, ...] = ()
     colours: Literal["static", "dynamic"] = "dynamic"
     summary: str = ""  # one line for `phybench judge --help`
+    block: str = "abnormal"  # the settings block that quotes `settings` (another: that metric's, for its families only)
 
 
 def _static_check(pr: Segmented, c: tuple[int, ...], name: str) -> list[Finding]:
@@ -533,6 +536,8 @@ RULES: list[Rule] = [
     }, planted_kinds=("stutter", "drift", "drift-start", "slow-3", "curve", "reverse-midair", "gravity-1.2", "gravity-0.8", "gravity-reversed",
                       "gravity-sideways", "spin", "tunnel"), colours="dynamic",
         summary="motion without cause: jerk, kink, start, gravity, spin, tunnel, rest per body"),
+    Rule("contact", contact_check, {"judge_contact": CONTACT_SETTINGS["judge_contact"]}, planted_kinds=CONTACT_PLANTED,
+         block="contact", summary="two bodies meet apart, overlapping, early or late (settings: the contact block)"),
 ]
 
 
@@ -568,7 +573,7 @@ def settings(rules: Sequence[Rule] | None = None) -> dict[str, Any]:
     Built from the table on every call, so a row added to `RULES` shows here."""
     out = dict(COMMON)
     for rule in RULES if rules is None else rules:
-        out.update(rule.settings)
+        out.update(rule.settings if rule.block == "abnormal" else {})
     out.update(VERDICT)
     return out
 

@@ -26,7 +26,10 @@ the conditioning cannot pull the fit towards the truth):
   m2 / m1 the velocity changes imply; the truth's is (r2 / r1)^2) and ``energy_change``
   (KE' - KE) / KE; and the ``contact_time`` where the pre- and post-contact lines of each ball
   cross (weighted by each ball's velocity change), with its offset from the family's
-  closed-form contact time.
+  closed-form contact time, and the ``contact_gap`` there (how the balls meet:
+  `phybench.scoring.physics.contact`, whose ``contact`` settings block, quoted by the collision
+  results only, also states the law error's ``contact`` aspect and its ``fallback`` where the
+  model's fit finds nothing: this module's `SETTINGS` text stays as uniform and parabola quote it).
 
 Fits are closed-form least squares with correctly rounded sums (`phybench.scoring.learned.lawfit`),
 so the same video gives the same bits on every CPU.  A fit with too few frames is "no fit"
@@ -53,6 +56,7 @@ import numpy as np
 
 from ..inputs import Sample  # its own module, below this one: no circle with the metric registry
 from .lawfit import poly_fit
+from ..physics.contact import contact_aspect, fallback_aspect, turning_point
 from ...data.documents import Manifest
 
 SPEED_FLOOR = 0.05  # world units / s (~2 px over the generated frames at 128 px): the least speed errors are relative to
@@ -139,7 +143,8 @@ def free_flight_from_states(velocities: np.ndarray, ok: np.ndarray, frame_interv
 _TINY = 1e-6  # world units / s: a velocity (difference) below this is no motion
 
 COLLISION_PARAMS = ("velocity_before_1", "velocity_before_2", "velocity_after_1", "velocity_after_2", "restitution",
-                    "momentum_change", "energy_change", "mass_ratio", "contact_time", "contact_time_offset")
+                    "momentum_change", "energy_change", "mass_ratio", "contact_time", "contact_time_offset",
+                    "contact_gap")  # contact_gap: `phybench.scoring.physics.contact` (the results' "contact" block)
 
 
 def _line(t: np.ndarray, x: np.ndarray) -> tuple[float, float, float]:
@@ -233,6 +238,8 @@ def fit_collision(positions: np.ndarray, ok: np.ndarray, radii: np.ndarray, fram
     tc = math.fsum(wt * ti for wt, ti in zip(weights, times)) / math.fsum(weights) if weights else float("nan")
     out["contact_time"] = float(tc)
     out["contact_time_offset"] = float(tc - closed_form_contact) if np.isfinite(closed_form_contact) else float("nan")
+    out["contact_gap"] = turning_point([((a, u), (c, w)) for (a, u, _), (c, w, _) in lines], [float(r) for r in radii],
+                                     (float(t_all[ok.any(axis=1)][0]), float(t_all[ok.any(axis=1)][-1])))[1]
     return out
 
 
@@ -246,6 +253,7 @@ def collision_from_states(velocities: np.ndarray, radii: np.ndarray, contact_tim
     out = _collision_params((v[0, 0, 0], v[0, 1, 0]), (v[-1, 0, 0], v[-1, 1, 0]), m)
     out["contact_time"] = float(contact_time)
     out["contact_time_offset"] = 0.0 if np.isfinite(contact_time) else float("nan")
+    out["contact_gap"] = 0.0 if np.isfinite(contact_time) else float("nan")  # the closed form: the balls touch
     return out
 
 
@@ -261,12 +269,15 @@ class LawFit:
     def __init__(self, name: str, params: tuple[str, ...],
                  fit: Callable[[np.ndarray, np.ndarray, np.ndarray, float, float], Params] | None = None,
                  from_sample: Callable[[Any], tuple[Params, Params] | None] | None = None,
-                 from_states: Callable[[Mapping[str, Any], np.ndarray, float, float], Params] | None = None) -> None:
+                 from_states: Callable[[Mapping[str, Any], np.ndarray, float, float], Params] | None = None,
+                 fallback: Callable[..., float] | None = None) -> None:
         # fit: to the parsed (T, B, 2) positions and to the row's; from_sample: (fit, truth) of a
         # whole sample, for laws read another way (multi-body scenes: the judge's tracks);
-        # from_states(row, truth_ok, dt, contact): the truth's fallback from the stored velocities
+        # from_states(row, truth_ok, dt, contact): the truth's fallback from the stored velocities;
+        # fallback(parsed, gt, found, radii, contact, dt, truth): the law error where the model's fit
+        # finds nothing (`phybench.scoring.physics.contact.fallback_aspect`), None: NaN stays NaN
         self.name, self.params, self.fit, self.from_sample = name, params, fit, from_sample
-        self.from_states = from_states
+        self.from_states, self.fallback = from_states, fallback
 
 
 LAW_FITS: dict[str, LawFit] = {
@@ -275,7 +286,8 @@ LAW_FITS: dict[str, LawFit] = {
                           from_states=lambda row, ok, dt, tc: free_flight_from_states(
                               np.asarray(row["velocities"], dtype=np.float64)[:, 0], ok[:, 0], dt)),
     "collision_1d": LawFit("collision_1d", COLLISION_PARAMS, fit_collision,
-                           from_states=lambda row, ok, dt, tc: collision_from_states(row["velocities"], row["radii"], tc)),
+                           from_states=lambda row, ok, dt, tc: collision_from_states(row["velocities"], row["radii"], tc),
+                           fallback=fallback_aspect),
     "tracked": LawFit("tracked", ("gravity", "angular_velocity", "bodies_fitted"), from_sample=_tracked),
 }
 
@@ -342,7 +354,12 @@ def law_of(sample: Sample) -> dict[str, Any] | None:
         window = (cf * dt, (gt.shape[0] - 1) * dt)
     if result is not None:
         headline = getattr(family, "law_headline", None)
-        errors = judge_law(result["law"], result["fit"], result["truth"], headline, window)
+        errors = judge_law(result["law"], result["fit"], result["truth"], headline, window,
+                           radii=sample.row.get("radii"))
+        if law is not None and law.fallback is not None and not np.isfinite(errors.get("law_error", np.nan)) \
+                and sample.errors.untrackable is None and sample.errors.excluded is None:
+            errors["fallback"] = errors["law_error"] = float(law.fallback(
+                sample.parsed.positions, gt, found & generated, radii, tc, dt, result["truth"]))
         result["errors"] = errors
         result["wrong"] = sorted(k for k, v in errors.items() if k != "law_error" and np.isfinite(v) and v > WRONG)
     sample.__dict__["_law"] = result
@@ -360,7 +377,7 @@ def _rel(a: float, b: float) -> float:
 
 
 def judge_law(name: str, fit: Mapping[str, float], truth: Mapping[str, float], headline: str | None,
-              window: tuple[float, float]) -> dict[str, float]:
+              window: tuple[float, float], radii: Sequence[float] | None = None) -> dict[str, float]:
     """Relative error of each aspect of the law (signed parameters, never only their size) and `law_error`.
 
     free_flight: ``velocity`` |v_fit - v_true| / |v_true| at the middle of the generated frames
@@ -369,9 +386,10 @@ def judge_law(name: str, fit: Mapping[str, float], truth: Mapping[str, float], h
     velocity the wrong acceleration adds by the last frame: a ball slowing 3% a frame is far
     off); ``gravity`` |g_fit - g_true| / |g_true| (vectors: reversed gravity is 2).
     collision_1d: ``restitution`` relative; ``momentum`` the difference of the momentum changes
-    (already relative to sum m |u|).  law_error: the headline's aspect (gravity; restitution and
-    momentum together for collisions, their maximum; velocity and acceleration together for a
-    velocity headline).  tracked: the relative error of the signed headline."""
+    (already relative to sum m |u|); ``contact`` (with `radii`: the gap and the contact time against
+    the truth's, `phybench.scoring.physics.contact.contact_aspect`).  law_error: the headline's aspect
+    (gravity; restitution, momentum and contact together for collisions, their maximum; velocity and
+    acceleration together for a velocity headline).  tracked: the relative error of the signed headline."""
     out: dict[str, float] = {}
     if name == "free_flight":
         gf = np.array([fit["gravity_x"], fit["gravity_y"]])
@@ -394,7 +412,9 @@ def judge_law(name: str, fit: Mapping[str, float], truth: Mapping[str, float], h
         out["restitution"] = _rel(fit["restitution"], truth["restitution"])
         diff = fit["momentum_change"] - truth["momentum_change"]
         out["momentum"] = abs(diff) if np.isfinite(diff) else float("nan")
-        out["law_error"] = _worst(out["restitution"], out["momentum"])
+        if radii is not None:  # how the balls meet (`phybench.scoring.physics.contact`): gap, overlap, timing
+            out["contact"] = contact_aspect(dict(fit), dict(truth), [float(r) for r in radii], window)
+        out["law_error"] = _worst(out["restitution"], out["momentum"], out.get("contact", float("nan")))
     elif headline is not None:
         out[headline] = out["law_error"] = _rel(fit.get(headline, float("nan")), truth.get(headline, float("nan")))
     return {k: float(v) for k, v in out.items()}
@@ -406,6 +426,33 @@ def law_error(sample: Sample) -> float:
     if law is None or getattr(_family(sample.manifest), "law_headline", None) is None:
         return float("nan")
     return float(law["errors"].get("law_error", float("nan")))
+
+
+def contact_error(sample: Sample) -> float:
+    """How the bodies meet (`phybench.scoring.physics.contact`): the law's ``contact`` aspect, or its
+    fallback where the fit finds nothing; NaN without a two-body contact law."""
+    law = law_of(sample)
+    errors = {} if law is None else law["errors"]
+    value = errors.get("contact", float("nan"))
+    return float(value) if np.isfinite(value) else float(errors.get("fallback", float("nan")))
+
+
+def contact_details(sample: Sample) -> dict[str, Any]:
+    """The detail row's ``contact`` entry: gap (world units) and contact time (s), the model's and the truth's,
+    and the position error around the contact (world units); {} without a two-body contact law."""
+    law = law_of(sample)
+    if law is None or "contact_gap" not in law["fit"] or sample.parsed is None:
+        return {}
+    from ..physics.contact import position_error_at_contact
+
+    fit, truth = law["fit"], law["truth"]
+    gt = np.asarray(sample.row["positions"], dtype=np.float64)
+    found = sample.parsed.clean() & np.isfinite(sample.parsed.positions).all(axis=-1)
+    found[:sample.condition_frames] = False
+    near = position_error_at_contact(sample.parsed.positions, gt, found, float(truth["contact_time"]),
+                                     float(sample.manifest["frame_interval"]))
+    return {"contact": {"gap": fit["contact_gap"], "gap_truth": truth["contact_gap"], "time": fit["contact_time"],
+                        "time_truth": truth["contact_time"], "position_error": near}}
 
 
 def law_details(sample: Sample) -> dict[str, Any]:
