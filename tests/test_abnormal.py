@@ -258,6 +258,34 @@ def test_rescore_recomputes_the_judge_and_keeps_the_rest(splits, tmp_path, capsy
     assert json.loads(path.read_text())["summary"]["overall"]["abnormal"] == fresh["summary"]["overall"]["abnormal"]
 
 
+@pytest.mark.slow
+def test_rescore_refreshes_the_sidecar_law_it_recomputed(splits, tmp_path):
+    """`phybench rescore --metrics law_error` rewrites the `.samples.json` sidecar's per-video law with
+    the recomputed one (it used to keep the old sidecar, so `leaderboard verify` then refused the file);
+    a rescore that does not recompute the law keeps the sidecar's law as it was."""
+    from phybench.scoring.run.layout import samples_path
+    from phybench.scoring.run.score import scored_files
+
+    folder = splits[("collision", "id-eval")]
+    assert main(["baseline", "physics-oracle", "--data", str(folder), "--out", str(tmp_path / "nn"), "--quiet"]) == 0
+    path = tmp_path / "r.json"
+    files = dict(scored_files(path, score(tmp_path / "nn", folder, ("velocity_error",), progress=False)))
+    fresh_sidecar = files[samples_path(path)]
+    stale = json.loads(fresh_sidecar)
+    for row in stale["samples"]:
+        if row.get("law"):
+            row["law"]["fit"] = {k: 0.5 for k in row["law"]["fit"]}  # an older law fit
+    assert stale != json.loads(fresh_sidecar)
+    for p, data in files.items():
+        p.write_bytes(data)
+    samples_path(path).write_text(json.dumps(stale))
+    args = ["rescore", str(path), "--submission", str(tmp_path / "nn"), "--data", str(folder), "--quiet"]
+    assert main([*args, "--metrics", "abnormal"]) == 0
+    assert json.loads(samples_path(path).read_text())["samples"] == stale["samples"]  # the law not recomputed: kept
+    assert main([*args, "--metrics", "law_error"]) == 0
+    assert samples_path(path).read_bytes() == fresh_sidecar
+
+
 def test_shape_descriptors_of_rendered_bodies():
     """The tracker's descriptors: a disc is round and compact; a 2:1 bar is twice as long as wide,
     oriented as drawn, with extents along its axes of its size."""

@@ -184,18 +184,21 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
 
 def cmd_rescore(args: argparse.Namespace) -> int:
-    from ..io import atomic_write_bytes
-    from ..scoring.run.results import results_bytes
-    from ..scoring.run.rescore import rescore
+    from ..io import atomic_write_many
+    from ..scoring.run.layout import output_files, read_sidecar, samples_path
+    from ..scoring.run.rescore import rescore_with_details, rescored_sidecar
     from ..scoring.run.score import ScoreError
 
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
     try:
-        doc = rescore(args.results, args.submission, args.data, metrics, progress=not args.quiet)
+        doc, details = rescore_with_details(args.results, args.submission, args.data, metrics, progress=not args.quiet)
+        old_sidecar = samples_path(args.results)
+        old = dict(read_sidecar(old_sidecar)) if old_sidecar.is_file() else None
     except (ScoreError, FileNotFoundError, KeyError, ValueError) as exc:
         raise CliError(str(exc)) from None
     out = Path(args.out or args.results)
-    atomic_write_bytes(out, results_bytes(doc))
+    # the results file and its sidecar as a unit: the sidecar's per-video law follows a recomputed law
+    atomic_write_many(output_files(out, doc, rescored_sidecar(old, doc, details, metrics)))  # type: ignore[arg-type]
     o = doc["summary"]["overall"]
     print(f"{out}: " + ", ".join(f"{m} {o[m]['mean']:.4g}" for m in metrics if m in o))
     return 0

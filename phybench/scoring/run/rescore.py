@@ -23,6 +23,13 @@ RESCORABLE_KINDS = ("video",)  # per-video metrics with a `compute` (no torch we
 
 def rescore(results_path: str | os.PathLike[str], submission: str | os.PathLike[str], split_dir: str | os.PathLike[str],
             metrics: Sequence[str], *, progress: bool = True) -> dict[str, Any]:
+    """The results document of `rescore_with_details` (its sidecar rows left aside)."""
+    return rescore_with_details(results_path, submission, split_dir, metrics, progress=progress)[0]
+
+
+def rescore_with_details(results_path: str | os.PathLike[str], submission: str | os.PathLike[str],
+                         split_dir: str | os.PathLike[str], metrics: Sequence[str], *,
+                         progress: bool = True) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """A results file with some per-video metrics recomputed by this phybench; the rest kept.
 
     For the maintainer whose judge (or another cheap metric) changed its settings: the
@@ -30,7 +37,8 @@ def rescore(results_path: str | os.PathLike[str], submission: str | os.PathLike[
     and get `metrics` recomputed from the same submission.  The submission must be the one
     scored (same content hash) and the split the one it answered (same split hash); every
     other metric's settings must still be this phybench's, else it refuses: re-score in full.
-    Returns the new results document (write it with `results_bytes`).
+    Returns the new results document (write it with `results_bytes`) and the recomputed detail
+    rows in the split's order (for the sidecar: `rescored_sidecar`).
     """
     import json
 
@@ -91,14 +99,39 @@ def rescore(results_path: str | os.PathLike[str], submission: str | os.PathLike[
     if got != prov["submission_hash"]:
         raise ScoreError(f"{submission} is not the submission {results_path} was scored from (content hash "
                          f"{got[:12]}, the results say {prov['submission_hash'][:12]})")
-    _update_summaries(doc, [done.found[i][0] for i in ids], metrics)
+    details = [done.found[i][0] for i in ids]
+    _update_summaries(doc, details, metrics)
     for k in keys:
         prov["metric_settings"][k] = current[k]
     before = prov.get("rescored") or {}
     # every metric ever recomputed stays named: a second rescore must not hide the first
     earlier = [m for m in before.get("metrics", []) if isinstance(m, str)] if isinstance(before, dict) else []
     prov["rescored"] = {"metrics": sorted({*earlier, *metrics}), "phybench_version": __version__}
-    return doc
+    return doc, details
+
+
+def rescored_sidecar(old: dict[str, Any] | None, doc: dict[str, Any], details: Sequence[dict[str, Any]],
+                     metrics: Sequence[str]) -> dict[str, Any] | None:
+    """The `.samples.json` sidecar after a rescore: each row's law from the recomputed details when a
+    rescored metric's summary carries the law block (`law_error`), the old row's law otherwise; the
+    velocities are recomputed either way (the same numbers).  Why: the sidecar carries per-video law
+    fits; a rescore that changed the law must change them too, or `leaderboard verify` finds the
+    file's own sidecar out of date."""
+    from .results import summarise
+    from .score import samples_sidecar
+
+    new = samples_sidecar(doc, details)  # type: ignore[arg-type]
+    if new is None or old is None:
+        return new
+    if "law" in summarise(list(details), metrics):  # the law was recomputed: the new rows as they are
+        return dict(new)
+    before = {r.get("sample_id"): r for r in old.get("samples", []) if isinstance(r, dict)}
+    for row in new["samples"]:
+        kept = before.get(row["sample_id"], {})
+        row.pop("law", None)
+        if "law" in kept:
+            row["law"] = kept["law"]
+    return dict(new)
 
 
 def _check_metrics(doc: dict[str, Any], metrics: Sequence[str],
