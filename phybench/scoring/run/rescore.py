@@ -122,7 +122,7 @@ def rescored_sidecar(old: dict[str, Any] | None, doc: dict[str, Any], details: S
 
     new = samples_sidecar(doc, details)  # type: ignore[arg-type]
     if new is None or old is None:
-        return new
+        return None if new is None else dict(new)
     if "law" in summarise(list(details), metrics):  # the law was recomputed: the new rows as they are
         return dict(new)
     before = {r.get("sample_id"): r for r in old.get("samples", []) if isinstance(r, dict)}
