@@ -286,6 +286,29 @@ def test_rescore_refreshes_the_sidecar_law_it_recomputed(splits, tmp_path):
     assert samples_path(path).read_bytes() == fresh_sidecar
 
 
+@pytest.mark.slow
+def test_rescore_adds_a_new_companion_where_a_fresh_score_lists_it(splits, tmp_path):
+    """A results file from before a family gained a companion (collision's `contact_error`), rescored
+    with it, lists its metrics in a fresh score's order (it used to append it, which verify refused)."""
+    from phybench.scoring.run.rescore import rescore
+    from phybench.scoring.run.results import results_bytes
+
+    folder = splits[("collision", "id-eval")]
+    assert main(["baseline", "physics-oracle", "--data", str(folder), "--out", str(tmp_path / "po"), "--quiet"]) == 0
+    fresh = json.loads(results_bytes(score(tmp_path / "po", folder, ("velocity_error",), progress=False).results))
+    old = json.loads(json.dumps(fresh))
+    assert old["metrics"][-1] != "contact_error"  # not last in a fresh score: the case that matters
+    old["metrics"].remove("contact_error")
+    del old["higher_is_better"]["contact_error"], old["provenance"]["metric_settings"]["contact"]
+    for block in (old["summary"]["overall"], *old["summary"]["levels"].values()):
+        block.pop("contact_error", None)
+    path = tmp_path / "r.json"
+    path.write_bytes(results_bytes(old))
+    doc = rescore(path, tmp_path / "po", folder, ["contact_error"], progress=False)
+    assert doc["provenance"].pop("rescored")["metrics"] == ["contact_error"]
+    assert doc["metrics"] == fresh["metrics"] and results_bytes(doc) == results_bytes(fresh)
+
+
 def test_shape_descriptors_of_rendered_bodies():
     """The tracker's descriptors: a disc is round and compact; a 2:1 bar is twice as long as wide,
     oriented as drawn, with extents along its axes of its size."""

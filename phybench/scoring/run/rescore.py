@@ -14,7 +14,7 @@ from ..._version import __version__
 from ...data.split import SplitReader
 from ...tasks import family_of, get_task
 from .layout import read_results_doc as read_results
-from ..metrics import METRICS, TRACKING_METRIC, settings_blocks
+from ..metrics import METRICS, TRACKING_METRIC, reported, settings_blocks
 from .score import ScoreError, invalid_submission
 
 
@@ -64,8 +64,11 @@ def rescore_with_details(results_path: str | os.PathLike[str], submission: str |
     if manifest["split_hash"] != prov["split_hash"]:
         raise ScoreError(f"{split_dir} is not the split {results_path} was scored on (split hash "
                          f"{manifest['split_hash'][:12]}, the results say {prov['split_hash'][:12]})")
-    if missing:
-        doc["metrics"] = [*doc["metrics"], *[m for m in addable if m in missing]]
+    if missing:  # listed where a fresh score lists them (requested, then the family's companions), as verify reads
+        listed = [*doc["metrics"], *[m for m in addable if m in missing]]
+        requested = [m for m in listed if not (m in METRICS and METRICS.get(m).companion)]
+        fresh = reported(requested, family_of(get_task(doc["task"])).metrics)
+        doc["metrics"] = [*[m for m in fresh if m in listed], *[m for m in listed if m not in fresh]]
         doc["higher_is_better"] = {m: METRICS.get(m).higher_is_better for m in doc["metrics"] if m in METRICS}
     current = json.loads(json.dumps(settings_blocks([TRACKING_METRIC, *doc["metrics"]])))
     keys = {METRICS.get(m).settings_key for m in metrics} - {None}
