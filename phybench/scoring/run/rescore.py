@@ -37,9 +37,7 @@ def rescore_with_details(results_path: str | os.PathLike[str], submission: str |
     and get `metrics` recomputed from the same submission.  The submission must be the one
     scored (same content hash) and the split the one it answered (same split hash); every
     other metric's settings must still be this phybench's, else it refuses: re-score in full.
-    Returns the new results document (write it with `results_bytes`) and the recomputed detail
-    rows in the split's order (for the sidecar: `rescored_sidecar`).
-    """
+    Returns the new results document and the recomputed detail rows (for `rescored_sidecar`)."""
     import json
 
     from tqdm import tqdm
@@ -64,11 +62,8 @@ def rescore_with_details(results_path: str | os.PathLike[str], submission: str |
     if manifest["split_hash"] != prov["split_hash"]:
         raise ScoreError(f"{split_dir} is not the split {results_path} was scored on (split hash "
                          f"{manifest['split_hash'][:12]}, the results say {prov['split_hash'][:12]})")
-    if missing:  # listed where a fresh score lists them (requested, then the family's companions), as verify reads
-        listed = [*doc["metrics"], *[m for m in addable if m in missing]]
-        requested = [m for m in listed if not (m in METRICS and METRICS.get(m).companion)]
-        fresh = reported(requested, family_of(get_task(doc["task"])).metrics)
-        doc["metrics"] = [*[m for m in fresh if m in listed], *[m for m in listed if m not in fresh]]
+    if missing:
+        doc["metrics"] = _listed_with(doc, [m for m in addable if m in missing])
         doc["higher_is_better"] = {m: METRICS.get(m).higher_is_better for m in doc["metrics"] if m in METRICS}
     current = json.loads(json.dumps(settings_blocks([TRACKING_METRIC, *doc["metrics"]])))
     keys = {METRICS.get(m).settings_key for m in metrics} - {None}
@@ -111,6 +106,15 @@ def rescore_with_details(results_path: str | os.PathLike[str], submission: str |
     earlier = [m for m in before.get("metrics", []) if isinstance(m, str)] if isinstance(before, dict) else []
     prov["rescored"] = {"metrics": sorted({*earlier, *metrics}), "phybench_version": __version__}
     return doc, details
+
+
+def _listed_with(doc: dict[str, Any], added: Sequence[str]) -> list[str]:
+    """The file's `metrics` with `added` where a fresh score lists them (the requested metrics, then
+    the family's companions in its order): verify compares the list as a fresh score writes it."""
+    listed = [*doc["metrics"], *added]
+    requested = [m for m in listed if not (m in METRICS and METRICS.get(m).companion)]
+    fresh = reported(requested, family_of(get_task(doc["task"])).metrics)
+    return [*[m for m in fresh if m in listed], *[m for m in listed if m not in fresh]]
 
 
 def rescored_sidecar(old: dict[str, Any] | None, doc: dict[str, Any], details: Sequence[dict[str, Any]],
