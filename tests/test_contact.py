@@ -5,15 +5,14 @@ import math
 
 import numpy as np
 import pytest
+from smallsplits import small_split
 
-from phybench.data.generate import generate
-from phybench.data.split import SplitReader, make_plan, row_scene
+from phybench.data.split import SplitReader, row_scene
 from phybench.scoring.judge.abnormal import judge
 from phybench.scoring.judge.contact import PLANTED
 from phybench.scoring.learned.law import WRONG, law_of
 from phybench.scoring.physics import contact as C
 from phybench.scoring.run.sample import scoring_sample
-from phybench.tasks import get_task
 from phybench.violations import KINDS, plant
 from phybench.violations_contact import CONTACT_KINDS
 
@@ -48,17 +47,8 @@ def test_turn_of_series_and_the_fallback():
     assert C.fallback_aspect(wrong, gt, found, [1.0, 1.0], 5.0, 1.0, truth) > WRONG
 
 
-_SPLIT: list[SplitReader] = []
-
-
 def _reader() -> SplitReader:
-    if not _SPLIT:
-        import tempfile
-
-        out = tempfile.mkdtemp(prefix="phybench-contact-") + "/collision-id-eval"
-        generate(make_plan(get_task("collision"), "id-eval", limit=3), out, progress=False)
-        _SPLIT.append(SplitReader(out))
-    return _SPLIT[0]
+    return small_split("collision", "id-eval", 3)
 
 
 def test_the_judge_claims_every_contact_kind():

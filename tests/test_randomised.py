@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from smallsplits import small_split
 
 from phybench import randomised as R
-from phybench.data.generate import generate
-from phybench.data.split import SplitReader, make_plan
-from phybench.tasks import get_task
+from phybench.data.split import SplitReader
 
 
 def test_draws_are_seeded_inside_the_bounds_and_in_table_order():
@@ -39,17 +38,8 @@ def test_each_family_at_its_bounds_changes_only_generated_frames(family):
         assert not np.array_equal(R.apply(gt, 3, row["sample_id"], [(family, heavy)]), gt)
 
 
-_SPLIT: list[SplitReader] = []
-
-
 def _split_reader() -> SplitReader:
-    if not _SPLIT:
-        import tempfile
-
-        out = tempfile.mkdtemp(prefix="phybench-random-") + "/uniform-id-eval"
-        generate(make_plan(get_task("uniform"), "id-eval", limit=4), out, progress=False)
-        _SPLIT.append(SplitReader(out))
-    return _SPLIT[0]
+    return small_split("uniform", "id-eval", 4)
 
 
 @pytest.mark.slow
