@@ -16,7 +16,6 @@ import sys
 import time
 from typing import Any
 
-import numpy as np
 
 from phybench.benign import _noise
 from phybench.data.split import SplitReader

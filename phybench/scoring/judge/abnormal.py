@@ -160,8 +160,8 @@ def segmented_sample(sample: Any) -> Segmented:
         video = np.asarray(sample.video if known is None else known)
         cached = segment_pair(video, np.asarray(sample.gt_video), [b.colour for b in bodies],
                               [not b.dynamic for b in bodies], sample.condition_frames, normalised=known is not None)
-        if getattr(sample.parsed, "identity", None) is not None:
-            cached.parsed = sample.parsed  # the scorer's checked parse: the identity row and untrackable agree
+        # the scorer's checked parse (the identity row and untrackable agree), or False: no identity check here
+        cached.parsed = sample.parsed if getattr(sample.parsed, "identity", None) is not None else False
         sample.__dict__["_prepared"] = cached
     return cached
 

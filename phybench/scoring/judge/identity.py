@@ -5,8 +5,9 @@ give it (colour, size, shape) and flags it lost from the first generated frame i
 (the velocity metrics then call the video untrackable).  This row turns that into a finding that
 names what changed.  The scorer hands the judge its own checked parse (`segmented_sample`), so
 the finding and the untrackable video agree; a bare `judge` call (the calibrations) parses the
-generated video the same way.  Scenes of the fundamental tasks only: every colour one body, none
-static (a scene with static or same-coloured bodies has no per-colour ball to hold).  Its settings
+generated video the same way.  Families with `TaskFamily.identity_check` only (the fundamental tasks;
+an attribute probe's generated body may change by design), and scenes whose every colour is one
+moving body (one with static or same-coloured bodies has no per-colour ball to hold).  Its settings
 are the ``identity`` entry of the ``velocity`` block, which every parsed family's results quote.
 """
 from __future__ import annotations
@@ -46,9 +47,9 @@ def identity_check(pr: Any, c: tuple[int, ...], name: str) -> list[Finding]:
     """The rule table's check (`pr` a `rules.Segmented`): colour c's body lost its identity."""
     if any(len(s) != 1 or s[0] for s in pr.colours.values()):
         return []  # static bodies or shared colours: not a scene of one ball per colour
-    if pr.parsed is None:
-        if pr.video is None:
-            return []
+    if pr.parsed is False or (pr.parsed is None and pr.video is None):
+        return []  # the scorer ran no identity check for this family (`TaskFamily.identity_check`)
+    if pr.parsed is None:  # a bare `judge` call (the calibrations): parse as the scorer would
         pr.parsed = identity_parse(pr.video, list(pr.colours), pr.ctx.start)
     ident = pr.parsed.identity
     k = list(pr.colours).index(c)

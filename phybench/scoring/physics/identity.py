@@ -52,7 +52,7 @@ MIN_PIECE = 0.5  # a piece under half the signature's radius is not checked (cod
 _HARMONICS = (3, 4, 5)
 _UNCHECKED = MISSING | PARTLY_OUT | SPLIT
 
-SETTINGS = (f"identity: each parsed body's signature from the condition frames (its colour: the median of the "
+SETTINGS = (f"families that hold identity (TaskFamily.identity_check: the fundamental tasks): each parsed body's signature from the condition frames (its colour: the median of the "
             f"pixels within {CORE_SHARE:g} radii of its centre, as a direction from the background; its radius; "
             f"its shape: angular harmonics 3, 4 and 5 of its ink within {SHAPE_REACH:g} radii); a generated frame's "
             f"body whose ink turns more than {HUE_DEG:g} degrees or changes strength by more than x{INK_RATIO:g}, "

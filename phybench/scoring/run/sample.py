@@ -63,7 +63,7 @@ def scoring_sample(row: SplitRow, video: np.ndarray, gt_video: np.ndarray | None
         refine = None if family.object_reader == "discs" else False
         mapping, cf = pixel_mapping(manifest), int(manifest["condition_frames"])
         parsed = _parse(normal, colours, cf, mapping, refine)
-        if family.object_reader == "discs":  # the tracked body must stay the condition frames' (`identity`)
+        if family.identity_check:  # the tracked body must stay the condition frames' (`physics.identity`)
             parsed = checked_parse(parsed, normal, mapping, cf)
         errors = video_errors(
             parsed,
