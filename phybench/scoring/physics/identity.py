@@ -43,11 +43,12 @@ HUE_DEG = 7.0  # degrees the ink's direction may turn
 INK_RATIO = 2.5  # the ink may weaken or strengthen by this factor (blur thins a small ball's core)
 SIZE_RATIO = 1.2  # the radius may grow or shrink by this factor
 SHAPE_REACH = 1.6  # radii: the window the shape is read in
-SHAPE_TOL = 0.15  # harmonic amplitude beyond the condition frames' own
+SHAPE_TOL = 0.2  # harmonic amplitude beyond the condition frames' own
 HUES = (20, 40, 60, 120, 240, 300)  # the planted kinds' strengths (`phybench.violations_identity`): hue turns, degrees
 SIZES = (0.7, 1.4)  # ... radius factors
 SHAPES = ("square", "triangle", "pentagon")  # ... shapes of the disc's area
 SHAPE_CLEAR = 3.0  # px: no frame is checked while another body is this close to touching
+SAMPLE_RADIUS = 6.0  # px: a body this many pixels or more in radius is read on a coarser grid (every r // 6-th pixel)
 MIN_PIECE = 0.5  # a piece under half the signature's radius is not checked (codec crumbs; `area` sees a shrinking body)
 _HARMONICS = (3, 4, 5)
 _UNCHECKED = MISSING | PARTLY_OUT | SPLIT
@@ -85,39 +86,56 @@ def _crowded(cu: np.ndarray, cv: np.ndarray, rad: np.ndarray) -> np.ndarray:
     return out
 
 
-def _measure(video: np.ndarray, cu: float, cv: float, r: float, others: list[tuple[float, float, float]]
-             ) -> tuple[np.ndarray, np.ndarray, tuple]:
-    """(ink (3,) = background - colour at the body's core; the ink (h, w, 3) round it; the window's
-    geometry (rho, dx, dy px; the shape window: within `SHAPE_REACH` radii, less the pixels within
-    `SHAPE_CLEAR` px of another body's rim))."""
-    H, W = video.shape[:2]
-    reach = SHAPE_REACH * r + 1.0
-    r0, r1 = max(0, int(cv - reach)), min(H, int(np.ceil(cv + reach)) + 1)
-    c0, c1 = max(0, int(cu - reach)), min(W, int(np.ceil(cu + reach)) + 1)
-    patch = 255.0 - video[r0:r1, c0:c1].astype(np.float32)  # (h, w, 3) ink
-    yy, xx = np.mgrid[r0:r1, c0:c1]
-    dy, dx = yy + 0.5 - cv, xx + 0.5 - cu
-    rho = np.hypot(dx, dy)
-    core = rho <= max(CORE_SHARE * r, 0.75)
-    ink = np.median(patch[core], axis=0) if core.any() else np.zeros(3, np.float32)
-    window = rho <= SHAPE_REACH * r
+def _windows(video: np.ndarray, t: np.ndarray, cu: np.ndarray, cv: np.ndarray, half: int, stride: int
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(ink (n, L, L, 3) float32 = background - pixel (0 off the image), dx (n, 1, L), dy (n, L, 1) float32 px
+    from the centre) of the windows of every `stride`-th pixel within `half` px round (cu, cv) in frames t."""
+    H, W = video.shape[1:3]
+    span = np.arange(-half, half + 1, stride)
+    rows = np.floor(cv).astype(np.int64)[:, None] + span  # (n, L)
+    cols = np.floor(cu).astype(np.int64)[:, None] + span
+    pixels = video[t[:, None, None], np.clip(rows, 0, H - 1)[:, :, None], np.clip(cols, 0, W - 1)[:, None, :]]
+    inside = ((rows >= 0) & (rows < H))[:, :, None] & ((cols >= 0) & (cols < W))[:, None, :]
+    ink = (255.0 - pixels.astype(np.float32)) * inside[..., None]
+    dx = (cols + 0.5 - cu[:, None]).astype(np.float32)[:, None, :]
+    dy = (rows + 0.5 - cv[:, None]).astype(np.float32)[:, :, None]
+    return ink, dx, dy
+
+
+def _measure(video: np.ndarray, t: np.ndarray, cu: np.ndarray, cv: np.ndarray, r: np.ndarray,
+             others: list[tuple[np.ndarray, np.ndarray, np.ndarray]], r_sig: float, cf: int
+             ) -> tuple[np.ndarray, np.ndarray]:
+    """(core ink (n, 3), harmonics (n, len(_HARMONICS)); NaN where not read) of one body in frames t,
+    at centres (cu, cv) px and radii r px; `others`: the other bodies' (cu, cv, r) in those frames
+    (their pixels, within `SHAPE_CLEAR` px of their rims, are left out of the shape window)."""
+    half = int(np.ceil(SHAPE_REACH * 1.05 * max(float(r.max()), r_sig))) + 1
+    stride = max(1, int(r_sig // SAMPLE_RADIUS))  # a large body is read on every stride-th pixel: its harmonics do not change
+    ink, dx, dy = _windows(video, t, cu, cv, half, stride)
+    rho = np.hypot(dx, dy)  # (n, L, L)
+    r = r.astype(np.float32)
+    core = rho <= np.maximum(CORE_SHARE * r, 0.75)[:, None, None]
+    count = core.sum(axis=(1, 2))
+    core_ink = np.einsum("nhw,nhwc->nc", core.astype(np.float32), ink) / np.maximum(count, 1)[:, None]
+    sig = core_ink[t < cf]
+    ink_sig = np.median(sig, axis=0) if len(sig) else np.zeros(3, np.float32)
+    norm = float(np.linalg.norm(ink_sig))
+    window = rho <= (SHAPE_REACH * r)[:, None, None]
     for u, v, q in others:
-        window &= np.hypot(xx + 0.5 - u, yy + 0.5 - v) > q + SHAPE_CLEAR
-    return ink, patch, (rho, dx, dy, window)
-
-
-def _harmonics(patch: np.ndarray, geometry: tuple, direction: np.ndarray, r: float) -> np.ndarray:
-    """(len(_HARMONICS),) the normalised angular harmonics of the ink along `direction`; NaN when not read."""
-    rho, dx, dy, window = geometry
-    w = np.clip(patch @ direction, 0.0, 1.0)[window]  # (n,) coverage-like weights
-    theta = np.arctan2(dy[window], dx[window])
-    p = rho[window] / r
-    out = []
-    for n in _HARMONICS:
-        m = w * p ** n
-        total = float(m.sum())
-        out.append(float(abs((m * np.exp(1j * n * theta)).sum())) / total if total > 0 else np.nan)
-    return np.array(out)
+        with np.errstate(invalid="ignore"):
+            away = np.hypot(dx + (cu - u)[:, None, None], dy + (cv - v)[:, None, None]) > (q + SHAPE_CLEAR)[:, None, None]
+        window &= away | ~np.isfinite(q)[:, None, None]
+    w = np.clip(ink @ (ink_sig / max(norm, 1e-9) ** 2).astype(np.float32), 0.0, 1.0) * window  # (n, L, L) coverage
+    z = ((dx + 1j * dy) / r[:, None, None]).astype(np.complex64)  # rho / r e^{i theta}
+    zn = z * z
+    harm = []
+    for n in range(3, max(_HARMONICS) + 1):
+        zn = zn * z  # (rho / r)^n e^{i n theta}
+        if n in _HARMONICS:
+            amp = np.einsum("nhw,nhw->n", w.astype(np.complex64), zn)
+            total = np.einsum("nhw,nhw->n", w, np.abs(zn))
+            with np.errstate(invalid="ignore", divide="ignore"):
+                harm.append(np.abs(amp) / total)
+    return core_ink, np.stack(harm, axis=1)
 
 
 def identity_of(video: np.ndarray, parsed: Parsed, mapping: PixelMapping, condition_frames: int) -> Identity:
@@ -135,57 +153,54 @@ def identity_of(video: np.ndarray, parsed: Parsed, mapping: PixelMapping, condit
         sig = np.flatnonzero(checked[:condition_frames, k])
         if sig.size == 0:
             continue
-        inks, r_sig = [], float(np.median(rad[sig, k]))
-        meas: dict[int, tuple[np.ndarray, np.ndarray, tuple]] = {}
-        for t in np.flatnonzero(checked[:, k] & (rad[:, k] >= MIN_PIECE * r_sig)):
-            others = [(cu[t, j], cv[t, j], rad[t, j]) for j in range(K) if j != k and np.isfinite(rad[t, j])]
-            ink, patch, geometry = _measure(video[t], cu[t, k], cv[t, k], rad[t, k], others)
-            if t < condition_frames:
-                inks.append(ink)
-            meas[int(t)] = (ink, patch, geometry)
-        ink_sig = np.median(np.array(inks), axis=0)
-        norm = float(np.linalg.norm(ink_sig))
-        if norm < 20.0:  # a body no darker than the background: no colour to hold it to
+        r_sig = float(np.median(rad[sig, k]))
+        t = np.flatnonzero(checked[:, k] & (rad[:, k] >= MIN_PIECE * r_sig))
+        if not (t >= condition_frames).any():
             continue
-        direction = ink_sig / norm ** 2  # projection: 1 at the signature's full ink
-        harm: dict[int, np.ndarray] = {t: _harmonics(m[1], m[2], direction, rad[t, k]) for t, m in meas.items()}
-        shapes = [harm[t] for t in sig if t in harm and np.isfinite(harm[t]).all()]
-        shape_sig = np.max(np.array(shapes), axis=0) if shapes else np.full(len(_HARMONICS), np.nan)
-        _decide(out, k, meas, harm, ink_sig, r_sig, shape_sig, rad[:, k], condition_frames)
+        others = [(cu[t, j], cv[t, j], rad[t, j]) for j in range(K) if j != k]
+        ink, harm = _measure(video, t, cu[t, k], cv[t, k], rad[t, k], others, r_sig, condition_frames)
+        before = t < condition_frames
+        ink_sig = np.median(ink[before], axis=0)
+        if float(np.linalg.norm(ink_sig)) < 20.0:  # a body no darker than the background: no colour to hold it to
+            continue
+        shapes = harm[before][np.isfinite(harm[before]).all(axis=1)]
+        shape_sig = shapes.max(axis=0) if len(shapes) else np.full(len(_HARMONICS), np.nan)
+        _decide(out, k, t, ink, harm, ink_sig, r_sig, shape_sig, rad[:, k], condition_frames)
     return out
 
 
-def _changes(ink: np.ndarray, ink_sig: np.ndarray, r: float, r_sig: float, h: np.ndarray, h_sig: np.ndarray
-             ) -> tuple[list[str], str]:
-    """What differs in one frame, and the numbers."""
-    n, n_sig = float(np.linalg.norm(ink)), float(np.linalg.norm(ink_sig))
-    cos = float(ink @ ink_sig) / max(n * n_sig, 1e-9)
-    angle = float(np.degrees(np.arccos(np.clip(cos, -1.0, 1.0))))
+def _changes(ink: np.ndarray, ink_sig: np.ndarray, r: np.ndarray, r_sig: float, harm: np.ndarray,
+             shape_sig: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per frame (n,): (colour, size, shape differ; the ink's turn in degrees and strength ratio)."""
+    n, n_sig = np.linalg.norm(ink, axis=1), float(np.linalg.norm(ink_sig))
+    cos = ink @ ink_sig / np.maximum(n * n_sig, 1e-9)
+    angle = np.degrees(np.arccos(np.clip(cos, -1.0, 1.0)))
     ratio = n / n_sig
-    what, words = [], []
-    if angle > HUE_DEG or not (1 / INK_RATIO <= ratio <= INK_RATIO):
-        what.append("colour")
-        words.append(f"ink turned {angle:.0f} deg, x{ratio:.2f} strength")
-    if not (1 / SIZE_RATIO <= r / r_sig <= SIZE_RATIO):
-        what.append("size")
-        words.append(f"radius x{r / r_sig:.2f}")
-    grow = h - h_sig
-    if np.isfinite(grow).all() and grow.max() > SHAPE_TOL:
-        what.append("shape")
-        words.append(f"harmonic {_HARMONICS[int(np.argmax(grow))]} up {grow.max():.2f}")
-    return what, "; ".join(words)
+    colour = (angle > HUE_DEG) | (ratio < 1 / INK_RATIO) | (ratio > INK_RATIO)
+    size = (r < r_sig / SIZE_RATIO) | (r > r_sig * SIZE_RATIO)
+    with np.errstate(invalid="ignore"):
+        shape = np.nan_to_num(harm - shape_sig, nan=0.0).max(axis=1) > SHAPE_TOL
+    return colour, size, shape, angle, ratio
 
 
-def _decide(out: Identity, k: int, meas: dict, harm: dict, ink_sig: np.ndarray, r_sig: float, shape_sig: np.ndarray,
-            rad: np.ndarray, condition_frames: int) -> None:
-    frames = sorted(t for t in meas if t >= condition_frames)
-    found = [(t, *_changes(meas[t][0], ink_sig, float(rad[t]), r_sig, harm[t], shape_sig)) for t in frames]
-    for (t, what, words), nxt in zip(found, found[1:]):
-        if what and nxt[1]:
-            out.lost_from[k] = int(t)
-            out.changed[k] = sorted(set(what) | set(nxt[1]), key=["colour", "size", "shape"].index)
-            out.detail[k] = words
-            return
+def _decide(out: Identity, k: int, t: np.ndarray, ink: np.ndarray, harm: np.ndarray, ink_sig: np.ndarray,
+            r_sig: float, shape_sig: np.ndarray, rad: np.ndarray, condition_frames: int) -> None:
+    """Body k is lost from the first generated checked frame that mismatches, if the next one does too."""
+    gen = t >= condition_frames
+    t, ink, harm = t[gen], ink[gen], harm[gen]
+    colour, size, shape, angle, ratio = _changes(ink, ink_sig, rad[t], r_sig, harm, shape_sig)
+    bad = colour | size | shape
+    both = np.flatnonzero(bad[:-1] & bad[1:])
+    if not both.size:
+        return
+    i = int(both[0])
+    names = ("colour", "size", "shape")
+    out.lost_from[k] = int(t[i])
+    out.changed[k] = [name for name, m in zip(names, (colour, size, shape)) if m[i] or m[i + 1]]
+    grow = np.nan_to_num(harm[i] - shape_sig, nan=0.0)
+    words = {"colour": f"ink turned {angle[i]:.0f} deg, x{ratio[i]:.2f} strength", "size": f"radius x{rad[t[i]] / r_sig:.2f}",
+             "shape": f"harmonic {_HARMONICS[int(np.argmax(grow))]} up {grow.max():.2f}"}
+    out.detail[k] = "; ".join(words[name] for name in out.changed[k])
 
 
 def apply_identity(parsed: Parsed, identity: Identity) -> Parsed:
