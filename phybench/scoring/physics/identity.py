@@ -41,7 +41,7 @@ from .parse_flags import IDENTITY
 CORE_SHARE = 0.5  # the colour is read within this share of the radius from the centre
 HUE_DEG = 7.0  # degrees the ink's direction may turn
 INK_RATIO = 2.5  # the ink may weaken or strengthen by this factor (blur thins a small ball's core)
-SIZE_RATIO = 1.2  # the radius may grow or shrink by this factor
+SIZE_RATIO = 1.25  # the radius may grow or shrink by this factor
 SHAPE_REACH = 1.6  # radii: the window the shape is read in
 SHAPE_TOL = 0.2  # harmonic amplitude beyond the condition frames' own
 HUES = (20, 40, 60, 120, 240, 300)  # the planted kinds' strengths (`phybench.violations_identity`): hue turns, degrees
