@@ -21,7 +21,8 @@ generated frame's body is checked against it:
 No frame is checked while another body is within `SHAPE_CLEAR` px of touching the body (its
 pixels would be read as this one's; a collision's contact frames).
 
-A frame is checked when the body was found whole, unsplit and in view (the parser's flags) with at least
+A frame is checked when the body was found whole, unsplit and in view (the parser's flags; a body cut
+by the image's edge only for a visible area already too large, which a cut can only shrink) with at least
 `MIN_PIECE` of the signature's radius (less is a codec's crumb of colour where the body has left the
 view; a body that shrinks that far is the judge's ``area``); a body
 is **not this body** from the first checked frame that mismatches, if the next checked frame
@@ -51,7 +52,6 @@ SHAPE_CLEAR = 3.0  # px: no frame is checked while another body is this close to
 SAMPLE_RADIUS = 6.0  # px: a body this many pixels or more in radius is read on a coarser grid (every r // 6-th pixel)
 MIN_PIECE = 0.5  # a piece under half the signature's radius is not checked (codec crumbs; `area` sees a shrinking body)
 _HARMONICS = (3, 4, 5)
-_UNCHECKED = MISSING | PARTLY_OUT | SPLIT
 
 SETTINGS = (f"families that hold identity (TaskFamily.identity_check: the fundamental tasks): each parsed body's signature from the condition frames (its colour: the median of the "
             f"pixels within {CORE_SHARE:g} radii of its centre, as a direction from the background; its radius; "
@@ -103,7 +103,7 @@ def _windows(video: np.ndarray, t: np.ndarray, cu: np.ndarray, cv: np.ndarray, h
 
 
 def _measure(video: np.ndarray, t: np.ndarray, cu: np.ndarray, cv: np.ndarray, r: np.ndarray,
-             others: list[tuple[np.ndarray, np.ndarray, np.ndarray]], r_sig: float, cf: int
+             others: list[tuple[np.ndarray, np.ndarray, np.ndarray]], r_sig: float, before: np.ndarray
              ) -> tuple[np.ndarray, np.ndarray]:
     """(core ink (n, 3), harmonics (n, len(_HARMONICS)); NaN where not read) of one body in frames t,
     at centres (cu, cv) px and radii r px; `others`: the other bodies' (cu, cv, r) in those frames
@@ -116,7 +116,7 @@ def _measure(video: np.ndarray, t: np.ndarray, cu: np.ndarray, cv: np.ndarray, r
     core = rho <= np.maximum(CORE_SHARE * r, 0.75)[:, None, None]
     count = core.sum(axis=(1, 2))
     core_ink = np.einsum("nhw,nhwc->nc", core.astype(np.float32), ink) / np.maximum(count, 1)[:, None]
-    sig = core_ink[t < cf]
+    sig = core_ink[before]
     ink_sig = np.median(sig, axis=0) if len(sig) else np.zeros(3, np.float32)
     norm = float(np.linalg.norm(ink_sig))
     window = rho <= (SHAPE_REACH * r)[:, None, None]
@@ -145,8 +145,9 @@ def identity_of(video: np.ndarray, parsed: Parsed, mapping: PixelMapping, condit
     px = mapping.pixel_size(W)
     cu, cv = mapping.to_pixel(parsed.positions[..., 0], parsed.positions[..., 1], W)  # (T, K) px
     rad = parsed.radii / px  # (T, K) px
-    checked = ((parsed.flags & _UNCHECKED) == 0) & np.isfinite(rad) & (rad > 0.5)
-    checked &= ~_crowded(cu, cv, rad)
+    found = ((parsed.flags & (MISSING | SPLIT)) == 0) & np.isfinite(rad) & (rad > 0.5) & ~_crowded(cu, cv, rad)
+    checked = found & ((parsed.flags & PARTLY_OUT) == 0)
+    cut = found & ~checked  # cut by the image's edge: only a visible area already too large is read (it can only shrink)
     out = Identity()
     for k in range(K):
         out.lost_from.append(-1), out.changed.append([]), out.detail.append("")
@@ -154,18 +155,18 @@ def identity_of(video: np.ndarray, parsed: Parsed, mapping: PixelMapping, condit
         if sig.size == 0:
             continue
         r_sig = float(np.median(rad[sig, k]))
-        t = np.flatnonzero(checked[:, k] & (rad[:, k] >= MIN_PIECE * r_sig))
+        t = np.flatnonzero(found[:, k] & (rad[:, k] >= MIN_PIECE * r_sig))
         if not (t >= condition_frames).any():
             continue
         others = [(cu[t, j], cv[t, j], rad[t, j]) for j in range(K) if j != k]
-        ink, harm = _measure(video, t, cu[t, k], cv[t, k], rad[t, k], others, r_sig, condition_frames)
-        before = t < condition_frames
+        before = (t < condition_frames) & checked[t, k]
+        ink, harm = _measure(video, t, cu[t, k], cv[t, k], rad[t, k], others, r_sig, before)
         ink_sig = np.median(ink[before], axis=0)
         if float(np.linalg.norm(ink_sig)) < 20.0:  # a body no darker than the background: no colour to hold it to
             continue
         shapes = harm[before][np.isfinite(harm[before]).all(axis=1)]
         shape_sig = shapes.max(axis=0) if len(shapes) else np.full(len(_HARMONICS), np.nan)
-        _decide(out, k, t, ink, harm, ink_sig, r_sig, shape_sig, rad[:, k], condition_frames)
+        _decide(out, k, t, ink, harm, ink_sig, r_sig, shape_sig, rad[:, k], condition_frames, cut[t, k])
     return out
 
 
@@ -184,11 +185,14 @@ def _changes(ink: np.ndarray, ink_sig: np.ndarray, r: np.ndarray, r_sig: float, 
 
 
 def _decide(out: Identity, k: int, t: np.ndarray, ink: np.ndarray, harm: np.ndarray, ink_sig: np.ndarray,
-            r_sig: float, shape_sig: np.ndarray, rad: np.ndarray, condition_frames: int) -> None:
+            r_sig: float, shape_sig: np.ndarray, rad: np.ndarray, condition_frames: int, cut: np.ndarray) -> None:
     """Body k is lost from the first generated checked frame that mismatches, if the next one does too."""
     gen = t >= condition_frames
-    t, ink, harm = t[gen], ink[gen], harm[gen]
+    t, ink, harm, cut = t[gen], ink[gen], harm[gen], cut[gen]
     colour, size, shape, angle, ratio = _changes(ink, ink_sig, rad[t], r_sig, harm, shape_sig)
+    colour &= ~cut
+    shape &= ~cut
+    size &= ~cut | (rad[t] > r_sig * SIZE_RATIO)
     bad = colour | size | shape
     both = np.flatnonzero(bad[:-1] & bad[1:])
     if not both.size:
