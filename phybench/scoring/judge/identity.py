@@ -30,7 +30,7 @@ PLANTED = (tuple(f"recolour-{d}" for d in HUES) + tuple(f"resize-{f}" for f in S
 
 def identity_parse(video: np.ndarray, colours: list[tuple[int, ...]], condition_frames: int) -> Parsed:
     """The identity-checked parse of a normalised video, as the scorer makes it (`sample._parse`)."""
-    scene = [tuple(int(x) for x in c) for c in colours]
+    scene = [(int(c[0]), int(c[1]), int(c[2])) for c in colours]
     read = observed_colours(video, scene, condition_frames)
     parsed = None
     if read != scene:

@@ -150,7 +150,9 @@ def identity_of(video: np.ndarray, parsed: Parsed, mapping: PixelMapping, condit
     cut = found & ~checked  # cut by the image's edge: only a visible area already too large is read (it can only shrink)
     out = Identity()
     for k in range(K):
-        out.lost_from.append(-1), out.changed.append([]), out.detail.append("")
+        out.lost_from.append(-1)
+        out.changed.append([])
+        out.detail.append("")
         sig = np.flatnonzero(checked[:condition_frames, k])
         if sig.size == 0:
             continue
