@@ -16,7 +16,9 @@ generated frame's body is checked against it:
 * **shape**: the body's ink (projected on its signature colour) in a disc of `SHAPE_REACH` radii
   round its centre; its normalised angular harmonics ``|sum w rho^n e^{i n theta}| / sum w rho^n``
   for n = 3, 4, 5 (a triangle, a square, a pentagon) exceed the condition frames' own by more than `SHAPE_TOL`
-  (a rasterised disc has a little of each; blur only lowers them).
+  (a rasterised disc has a little of each; blur only lowers them).  Pixels whose ink lies off the body's
+  colour line (by more than `OFF_LINE_REL` of their ink, at least `OFF_LINE_MIN` levels) more than a pixel
+  outside its radius are another body's (a rim passing under or over it) and are left out.
 
 No frame is checked while another body is within `SHAPE_CLEAR` px of touching the body (its
 pixels would be read as this one's; a collision's contact frames).
@@ -48,6 +50,7 @@ SHAPE_TOL = 0.2  # harmonic amplitude beyond the condition frames' own
 HUES = (20, 40, 60, 120, 240, 300)  # the planted kinds' strengths (`phybench.violations_identity`): hue turns, degrees
 SIZES = (0.7, 1.4)  # ... radius factors
 SHAPES = ("square", "triangle", "pentagon")  # ... shapes of the disc's area
+OFF_LINE_REL, OFF_LINE_MIN = 0.35, 40.0  # a pixel farther off the body's colour line than this is another body's
 SHAPE_CLEAR = 3.0  # px: no frame is checked while another body is this close to touching
 SAMPLE_RADIUS = 6.0  # px: a body this many pixels or more in radius is read on a coarser grid (every r // 6-th pixel)
 MIN_PIECE = 0.5  # a piece under half the signature's radius is not checked (codec crumbs; `area` sees a shrinking body)
@@ -124,7 +127,11 @@ def _measure(video: np.ndarray, t: np.ndarray, cu: np.ndarray, cv: np.ndarray, r
         with np.errstate(invalid="ignore"):
             away = np.hypot(dx + (cu - u)[:, None, None], dy + (cv - v)[:, None, None]) > (q + SHAPE_CLEAR)[:, None, None]
         window &= away | ~np.isfinite(q)[:, None, None]
-    w = np.clip(ink @ (ink_sig / max(norm, 1e-9) ** 2).astype(np.float32), 0.0, 1.0) * window  # (n, L, L) coverage
+    unit = (ink_sig / max(norm, 1e-9)).astype(np.float32)
+    along = ink @ unit  # (n, L, L) levels of the body's own ink
+    off = np.linalg.norm(ink - along[..., None] * unit, axis=-1)  # ink of another colour (another body's rim)
+    own = (off <= np.maximum(OFF_LINE_MIN, OFF_LINE_REL * along)) | (rho <= (r + 1.0)[:, None, None])
+    w = np.clip(along / max(norm, 1e-9), 0.0, 1.0) * (window & own)  # (n, L, L) coverage of this body's colour
     z = ((dx + 1j * dy) / r[:, None, None]).astype(np.complex64)  # rho / r e^{i theta}
     zn = z * z
     harm = []
