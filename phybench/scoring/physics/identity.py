@@ -24,7 +24,8 @@ No frame is checked while another body is within `SHAPE_CLEAR` px of touching th
 pixels would be read as this one's; a collision's contact frames).
 
 A frame is checked when the body was found whole, unsplit and in view (the parser's flags; a body cut
-by the image's edge only for a visible area already too large, which a cut can only shrink) with at least
+by the image's edge only for its colour where its core is in view, and for a visible area already too large,
+which a cut can only shrink) with at least
 `MIN_PIECE` of the signature's radius (less is a codec's crumb of colour where the body has left the
 view; a body that shrinks that far is the judge's ``area``); a body
 is **not this body** from the first checked frame that mismatches, if the next checked frame
@@ -100,6 +101,7 @@ def _windows(video: np.ndarray, t: np.ndarray, cu: np.ndarray, cv: np.ndarray, h
     pixels = video[t[:, None, None], np.clip(rows, 0, H - 1)[:, :, None], np.clip(cols, 0, W - 1)[:, None, :]]
     inside = ((rows >= 0) & (rows < H))[:, :, None] & ((cols >= 0) & (cols < W))[:, None, :]
     ink = (255.0 - pixels.astype(np.float32)) * inside[..., None]
+    ink[~inside] = np.nan  # off the image: no ink read
     dx = (cols + 0.5 - cu[:, None]).astype(np.float32)[:, None, :]
     dy = (rows + 0.5 - cv[:, None]).astype(np.float32)[:, :, None]
     return ink, dx, dy
@@ -118,7 +120,11 @@ def _measure(video: np.ndarray, t: np.ndarray, cu: np.ndarray, cv: np.ndarray, r
     r = r.astype(np.float32)
     core = rho <= np.maximum(CORE_SHARE * r, 0.75)[:, None, None]
     count = core.sum(axis=(1, 2))
+    seen = np.isfinite(ink[..., 0])  # (n, L, L) in the image
+    core_in = (core & seen).sum(axis=(1, 2)) == count  # the whole core in view (a body cut by the edge may still show it)
+    ink = np.nan_to_num(ink, nan=0.0)
     core_ink = np.einsum("nhw,nhwc->nc", core.astype(np.float32), ink) / np.maximum(count, 1)[:, None]
+    core_ink[~core_in] = np.nan
     sig = core_ink[before]
     ink_sig = np.median(sig, axis=0) if len(sig) else np.zeros(3, np.float32)
     norm = float(np.linalg.norm(ink_sig))
@@ -142,7 +148,7 @@ def _measure(video: np.ndarray, t: np.ndarray, cu: np.ndarray, cv: np.ndarray, r
             total = np.einsum("nhw,nhw->n", w, np.abs(zn))
             with np.errstate(invalid="ignore", divide="ignore"):
                 harm.append(np.abs(amp) / total)
-    return core_ink, np.stack(harm, axis=1)
+    return core_ink, np.stack(harm, axis=1)  # core_ink NaN where the core is not wholly in view
 
 
 def identity_of(video: np.ndarray, parsed: Parsed, mapping: PixelMapping, condition_frames: int) -> Identity:
@@ -170,7 +176,7 @@ def identity_of(video: np.ndarray, parsed: Parsed, mapping: PixelMapping, condit
         others = [(cu[t, j], cv[t, j], rad[t, j]) for j in range(K) if j != k]
         before = (t < condition_frames) & checked[t, k]
         ink, harm = _measure(video, t, cu[t, k], cv[t, k], rad[t, k], others, r_sig, before)
-        ink_sig = np.median(ink[before], axis=0)
+        ink_sig = np.median(ink[before], axis=0)  # checked frames: whole bodies, their cores in view
         if float(np.linalg.norm(ink_sig)) < 20.0:  # a body no darker than the background: no colour to hold it to
             continue
         shapes = harm[before][np.isfinite(harm[before]).all(axis=1)]
@@ -199,7 +205,7 @@ def _decide(out: Identity, k: int, t: np.ndarray, ink: np.ndarray, harm: np.ndar
     gen = t >= condition_frames
     t, ink, harm, cut = t[gen], ink[gen], harm[gen], cut[gen]
     colour, size, shape, angle, ratio = _changes(ink, ink_sig, rad[t], r_sig, harm, shape_sig)
-    colour &= ~cut
+    colour &= np.isfinite(ink).all(axis=1)  # a cut body's colour where its core is in view
     shape &= ~cut
     size &= ~cut | (rad[t] > r_sig * SIZE_RATIO)
     bad = colour | size | shape
