@@ -135,7 +135,8 @@ def _measure(video: np.ndarray, t: np.ndarray, cu: np.ndarray, cv: np.ndarray, r
         window &= away | ~np.isfinite(q)[:, None, None]
     unit = (ink_sig / max(norm, 1e-9)).astype(np.float32)
     along = ink @ unit  # (n, L, L) levels of the body's own ink
-    off = np.linalg.norm(ink - along[..., None] * unit, axis=-1)  # ink of another colour (another body's rim)
+    off2 = np.einsum("nhwc,nhwc->nhw", ink, ink) - along * along  # squared ink off the body's colour line
+    off = np.sqrt(np.maximum(off2, 0.0))  # (another colour: another body's rim)
     own = (off <= np.maximum(OFF_LINE_MIN, OFF_LINE_REL * along)) | (rho <= (r + 1.0)[:, None, None])
     w = np.clip(along / max(norm, 1e-9), 0.0, 1.0) * (window & own)  # (n, L, L) coverage of this body's colour
     z = ((dx + 1j * dy) / r[:, None, None]).astype(np.complex64)  # rho / r e^{i theta}
