@@ -16,7 +16,8 @@ generated frame's body is checked against it:
 * **shape**: the body's ink (projected on its signature colour) in a disc of `SHAPE_REACH` radii
   round its centre; its normalised angular harmonics ``|sum w rho^n e^{i n theta}| / sum w rho^n``
   for n = 3, 4, 5 (a triangle, a square, a pentagon) exceed the condition frames' own by more than `SHAPE_TOL`
-  (a rasterised disc has a little of each; blur only lowers them).  Pixels whose ink lies off the body's
+  plus the growth of harmonic 2 (an elongated body: a fast ball blended over frames or smeared; a rasterised
+  disc has a little of each; blur only lowers them).  Pixels whose ink lies off the body's
   colour line (by more than `OFF_LINE_REL` of their ink, at least `OFF_LINE_MIN` levels) more than a pixel
   outside its radius are another body's (a rim passing under or over it) and are left out.
 
@@ -55,14 +56,14 @@ OFF_LINE_REL, OFF_LINE_MIN = 0.35, 40.0  # a pixel farther off the body's colour
 SHAPE_CLEAR = 3.0  # px: no frame is checked while another body is this close to touching
 SAMPLE_RADIUS = 6.0  # px: a body this many pixels or more in radius is read on a coarser grid (every r // 6-th pixel)
 MIN_PIECE = 0.5  # a piece under half the signature's radius is not checked (codec crumbs; `area` sees a shrinking body)
-_HARMONICS = (3, 4, 5)
+_HARMONICS = (2, 3, 4, 5)  # 2: elongation (a blended or smeared fast ball), the allowance; 3-5: the shapes
 
 SETTINGS = (f"families that hold identity (TaskFamily.identity_check: the fundamental tasks): each parsed body's signature from the condition frames (its colour: the median of the "
             f"pixels within {CORE_SHARE:g} radii of its centre, as a direction from the background; its radius; "
             f"its shape: angular harmonics 3, 4 and 5 of its ink within {SHAPE_REACH:g} radii); a generated frame's "
             f"body whose ink turns more than {HUE_DEG:g} degrees or changes strength by more than x{INK_RATIO:g}, "
             f"whose radius changes by more than x{SIZE_RATIO:g}, or whose harmonics grow by more than "
-            f"{SHAPE_TOL:g}, in two checked frames in a row, is not this body: lost from there on (untrackable; "
+            f"{SHAPE_TOL:g} plus the growth of harmonic 2 (elongation), in two checked frames in a row, is not this body: lost from there on (untrackable; "
             "the judge's identity finding names colour, size or shape)")
 
 __all__ = ["SETTINGS", "Identity", "identity_of", "apply_identity", "checked_parse"]
@@ -140,9 +141,9 @@ def _measure(video: np.ndarray, t: np.ndarray, cu: np.ndarray, cv: np.ndarray, r
     own = (off <= np.maximum(OFF_LINE_MIN, OFF_LINE_REL * along)) | (rho <= (r + 1.0)[:, None, None])
     w = np.clip(along / max(norm, 1e-9), 0.0, 1.0) * (window & own)  # (n, L, L) coverage of this body's colour
     z = ((dx + 1j * dy) / r[:, None, None]).astype(np.complex64)  # rho / r e^{i theta}
-    zn = z * z
+    zn = z
     harm = []
-    for n in range(3, max(_HARMONICS) + 1):
+    for n in range(2, max(_HARMONICS) + 1):
         zn = zn * z  # (rho / r)^n e^{i n theta}
         if n in _HARMONICS:
             amp = np.einsum("nhw,nhw->n", w.astype(np.complex64), zn)
@@ -195,9 +196,16 @@ def _changes(ink: np.ndarray, ink_sig: np.ndarray, r: np.ndarray, r_sig: float, 
     ratio = n / n_sig
     colour = (angle > HUE_DEG) | (ratio < 1 / INK_RATIO) | (ratio > INK_RATIO)
     size = (r < r_sig / SIZE_RATIO) | (r > r_sig * SIZE_RATIO)
-    with np.errstate(invalid="ignore"):
-        shape = np.nan_to_num(harm - shape_sig, nan=0.0).max(axis=1) > SHAPE_TOL
+    shape = _shape_growth(harm, shape_sig) > SHAPE_TOL
     return colour, size, shape, angle, ratio
+
+
+def _shape_growth(harm: np.ndarray, shape_sig: np.ndarray) -> np.ndarray:
+    """(n,) how far harmonics 3-5 grew over the signature's, less the growth of harmonic 2: a fast ball blended
+    or smeared along its path is elongated (harmonic 2, and some of 4 with it), a square or a triangle is not."""
+    with np.errstate(invalid="ignore"):
+        grow = np.nan_to_num(harm - shape_sig, nan=0.0)
+    return grow[:, 1:].max(axis=1) - np.maximum(grow[:, 0], 0.0)
 
 
 def _decide(out: Identity, k: int, t: np.ndarray, ink: np.ndarray, harm: np.ndarray, ink_sig: np.ndarray,
@@ -217,9 +225,9 @@ def _decide(out: Identity, k: int, t: np.ndarray, ink: np.ndarray, harm: np.ndar
     names = ("colour", "size", "shape")
     out.lost_from[k] = int(t[i])
     out.changed[k] = [name for name, m in zip(names, (colour, size, shape)) if m[i] or m[i + 1]]
-    grow = np.nan_to_num(harm[i] - shape_sig, nan=0.0)
+    grow = np.nan_to_num(harm[i, 1:] - shape_sig[1:], nan=0.0)
     words = {"colour": f"ink turned {angle[i]:.0f} deg, x{ratio[i]:.2f} strength", "size": f"radius x{rad[t[i]] / r_sig:.2f}",
-             "shape": f"harmonic {_HARMONICS[int(np.argmax(grow))]} up {grow.max():.2f}"}
+             "shape": f"harmonic {_HARMONICS[1 + int(np.argmax(grow))]} up {grow.max():.2f}"}
     out.detail[k] = "; ".join(words[name] for name in out.changed[k])
 
 
