@@ -87,7 +87,9 @@ def _crowded(cu: np.ndarray, cv: np.ndarray, rad: np.ndarray) -> np.ndarray:
         for j in range(K):
             if j != k:
                 with np.errstate(invalid="ignore"):
-                    out[:, k] |= np.hypot(cu[:, k] - cu[:, j], cv[:, k] - cv[:, j]) < rad[:, k] + rad[:, j] + SHAPE_CLEAR
+                    d = np.hypot(cu[:, k] - cu[:, j], cv[:, k] - cv[:, j])
+                    # two tracks on one body (centres within half a radius) are no contact: that body is checked
+                    out[:, k] |= (d < rad[:, k] + rad[:, j] + SHAPE_CLEAR) & (d > 0.5 * np.minimum(rad[:, k], rad[:, j]))
     return out
 
 
