@@ -45,6 +45,7 @@ from .submission import submission_meta, write_submission
 from .tasks.spec import TaskSpec
 from .violations_law import equal_mass as _equal_mass, momentum_scaled as _momentum_scaled
 from .violations_contact import CONTACT_KINDS
+from .violations_identity import IDENTITY_KINDS
 from .world.render import render
 from .data.documents import SplitRow
 from .world.scene import BLUE, RED, Disc, Jar, Polygon, Rect, Scene, bounding_radius
@@ -507,6 +508,7 @@ KINDS: dict[str, Callable[[Scene, TaskSpec, int], Planted]] = {
     "curve": _curve,
     "equal-mass": _equal_mass,
     "momentum-1.5": _momentum_scaled,
+    **IDENTITY_KINDS,  # recolour, resize, swap-<shape>, identity-swap (`phybench.violations_identity`)
     **CONTACT_KINDS,  # gap-, overlap-, early- and late-bounce at three strengths each (`phybench.violations_contact`)
 }
 # onset: the first frame that differs from the ground truth (speed and re-simulation: the first generated frame)

@@ -31,6 +31,7 @@ class CollisionFamily(TaskFamily):
     paper_quote: ClassVar[str | None] = "Figure 3, collision"
     law_fit = "collision_1d"  # phybench.scoring.learned.law: velocities before / after, restitution, contact time
     law_headline = "restitution"
+    identity_check: ClassVar[bool] = True  # another colour, size or shape in a ball's place is not that ball
     plot_dof = "velocity_1"
     phyworld_id_ranges: ClassVar[dict[str, tuple[float, float]] | None] = {
         "radius_1": (0.5, 1.5),

@@ -75,6 +75,9 @@ class TaskFamily:
     # "centroids" (coverage-weighted centroid: exact for any shape fully in view) or
     # "none" (objects share colours: no per-object physics errors are computed)
     object_reader: ClassVar[str] = "discs"
+    # the tracked body must stay the condition frames' (colour, size, shape: `phybench.scoring.physics.identity`);
+    # False where a generated body may change by design (the attribute probes measure what it keeps)
+    identity_check: ClassVar[bool] = False
     # float columns a row carries beyond the DoFs and `contact_time` (in the sample digest)
     extra_columns: ClassVar[tuple[str, ...]] = ()
     # rows keep each body's shape and per-frame angle (any family that is not plain discs)

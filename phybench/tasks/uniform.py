@@ -35,6 +35,7 @@ class UniformFamily(TaskFamily):
     paper_quote = "Figure 3, uniform motion"
     law_fit = "free_flight"  # phybench.scoring.learned.law: velocity and acceleration (0 here) fitted
     law_headline = "velocity_x"
+    identity_check = True  # another colour, size or shape in the ball's place is not the ball (parabola inherits)
     phyworld_id_ranges = PHYWORLD_ONE_BALL_ID_RANGES
     frames_in_view_doc = ("at least this many frames have the ball fully in view: min(24, the most its size and "
                           "speed allow), the placement's guarantee (the actual count may be higher)")

@@ -80,7 +80,8 @@ def segment_pair(video: np.ndarray, gt_video: np.ndarray, colours: Sequence[Sequ
         raise ValueError(f"video {video.shape} and ground truth {gt_video.shape} differ in shape")
     T, H, W = video.shape[:3]
     start = min(max(int(condition_frames), 1), T)
-    video = match_levels(video if normalised else normalise(video), gt_video, start)  # a washed-out or grey picture is not a grey body
+    normal = video if normalised else normalise(video)
+    video = match_levels(normal, gt_video, start)  # a washed-out or grey picture is not a grey body
     by_colour: dict[tuple[int, ...], list[bool]] = {}
     for c, s in zip(colours, static):
         by_colour.setdefault(tuple(int(x) for x in c), []).append(bool(s))
@@ -94,7 +95,7 @@ def segment_pair(video: np.ndarray, gt_video: np.ndarray, colours: Sequence[Sequ
     ctx = Ctx(T, H, W, start, s * s, s, blur, BORDER * s, max(1, int(round(GAP * s))))
     dynamic = {c: colour_view(gts.layers[c], gens.layers[c], statics, ctx) for c, statics in by_colour.items()
                if not all(statics)}
-    return Segmented(ctx, gens, gts, by_colour, dynamic)
+    return Segmented(ctx, gens, gts, by_colour, dynamic, video=normal)
 
 
 def _segment_read(video: np.ndarray, colours: list[tuple[int, ...]], static_colours: list[tuple[int, ...]],
@@ -159,6 +160,8 @@ def segmented_sample(sample: Any) -> Segmented:
         video = np.asarray(sample.video if known is None else known)
         cached = segment_pair(video, np.asarray(sample.gt_video), [b.colour for b in bodies],
                               [not b.dynamic for b in bodies], sample.condition_frames, normalised=known is not None)
+        # the scorer's checked parse (the identity row and untrackable agree), or False: no identity check here
+        cached.parsed = sample.parsed if getattr(sample.parsed, "identity", None) is not None else False
         sample.__dict__["_prepared"] = cached
     return cached
 

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from .findings import Finding
-from ..physics.parse import MISSING
+from ..physics.parse import IDENTITY, MISSING
 from ..physics.velocity import unseen_in_condition
 
 def no_ball_findings(sample: Any) -> list[Finding]:
@@ -34,7 +34,7 @@ def no_ball_findings(sample: Any) -> list[Finding]:
     # it exists, and velocity_error excludes such a video for the same reason.
     radii = np.asarray(sample.row["radii"], dtype=np.float64)
     view[:, unseen_in_condition(gt, radii, float(sample.manifest["world_size"]), sample.condition_frames)] = False
-    lost = view & ((parsed.flags & MISSING) != 0)
+    lost = view & ((parsed.flags & MISSING) != 0) & ((parsed.flags & IDENTITY) == 0)  # another body: the identity row's
     out = []
     for b in np.flatnonzero(lost.any(axis=0)):
         frames = np.flatnonzero(lost[:, b]).tolist()

@@ -20,6 +20,7 @@ from scipy import ndimage
 from .findings import Ctx, Finding, single, single_steps, touching
 from ..physics.contact import SETTINGS as CONTACT_SETTINGS
 from .contact import PLANTED as CONTACT_PLANTED, contact_check
+from .identity import PLANTED as IDENTITY_PLANTED, SETTINGS as IDENTITY_SETTINGS, identity_check
 from .levels import SETTINGS as LEVELS_SETTINGS
 from .registration import (AREA_ABS, REST_GT, SHIFT, STATIC_BASE, STATIC_EDGE, STATIC_GT, STATIC_SIGMA, TURNS, ZOOMS,
                            rest_change, unmoved)
@@ -73,14 +74,15 @@ class ColourView:
 
 @dataclass
 class Segmented:
-    """A generated video and its ground truth, segmented once: what the judge's rules and the
-    per-body metrics (`phybench.scoring.learned.bodies`) share."""
+    """A generated video and its ground truth, segmented once: what the judge's rules and the per-body metrics share."""
 
     ctx: Ctx
     gens: Segmentation
     gts: Segmentation
     colours: dict[tuple[int, ...], list[bool]]  # every colour of the scene: per body, static?
     dynamic: dict[tuple[int, ...], ColourView]  # the colours with a dynamic body
+    video: Any = None  # the generated video as read (normalised) ...
+    parsed: Any = None  # ... and its identity-checked parse (the identity row; `phybench.scoring.judge.identity`)
 
 
 def without_dust(q: Layer, least: float, border: float) -> Layer:
@@ -538,6 +540,7 @@ RULES: list[Rule] = [
         summary="motion without cause: jerk, kink, start, gravity, spin, tunnel, rest per body"),
     Rule("contact", contact_check, {"judge_contact": CONTACT_SETTINGS["judge_contact"]}, planted_kinds=CONTACT_PLANTED,
          block="contact", summary="two bodies meet apart, overlapping, early or late (settings: the contact block)"),
+    Rule("identity", identity_check, {"identity": IDENTITY_SETTINGS}, planted_kinds=IDENTITY_PLANTED, block="velocity", summary="another colour, size or shape in a ball's place (settings: the velocity block)"),
 ]
 
 
@@ -556,10 +559,9 @@ COMMON: dict[str, Any] = {
     "border": f"a piece within {BORDER:g} px of the frame's border touches it",
     "frames": "generated frames, each against the frame before it (the last condition frame included)",
     "levels": LEVELS_SETTINGS,
-    "vanish": ("families read by the velocity parser: a generated frame where the ground truth's ball is fully in "
-               "view and the parser finds no ball of its colour (missing: nothing, noise, a smear; "
-               "phybench.scoring.noball); not for a ball visible in fewer than 2 condition frames (it enters later: "
-               "no model can know it, and velocity_error excludes the video)"),
+    "vanish": ("families read by the velocity parser: a generated frame where the ground truth's ball is fully in view and the "
+               "parser finds no ball of its colour (missing: nothing, noise, a smear; phybench.scoring.noball); not for a ball "
+               "visible in fewer than 2 condition frames (it enters later: no model can know it, and velocity_error excludes the video)"),
     "step": (f"one step = {TELEPORT_FACTOR:g} x the ground truth's fastest per-frame move of a piece of that colour + "
              f"{TELEPORT_MARGIN:g} px x blur"),
 }

@@ -58,13 +58,13 @@ spread, peak, and the solid core of a blended frame's ghost), `discs` (exact-dis
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
 from ...world.scene import WORLD_SIZE
 from .blobs import _object_window, _occluded, _parse_object
-from .parse_flags import COLOUR_CHANGED, MISSING, NOT_A_BALL, PARTLY_OUT, SPLIT, _CORE, _FLAG_NAMES
+from .parse_flags import COLOUR_CHANGED, IDENTITY, MISSING, NOT_A_BALL, PARTLY_OUT, SPLIT, _CORE, _FLAG_NAMES
 from .unmix import _content_windows, _unmixer
 
 __all__ = [
@@ -73,6 +73,7 @@ __all__ = [
     "SPLIT",
     "COLOUR_CHANGED",
     "NOT_A_BALL",
+    "IDENTITY",
     "PixelMapping",
     "TILE",
     "PHYWORLD",
@@ -140,12 +141,13 @@ class Parsed:
     positions: float64 (T, K, 2) world units, centre of each object; NaN when MISSING.
     radii: float64 (T, K) world units, sqrt(visible area / pi); NaN when MISSING (biased
         low when PARTLY_OUT).
-    flags: uint8 (T, K) bit mask of MISSING, PARTLY_OUT, SPLIT, COLOUR_CHANGED.
+    flags: uint8 (T, K) bit mask of MISSING, PARTLY_OUT, SPLIT, COLOUR_CHANGED, NOT_A_BALL, IDENTITY.
     """
 
     positions: np.ndarray
     radii: np.ndarray
     flags: np.ndarray
+    identity: Any = None  # `phybench.scoring.physics.identity.Identity` where the identity check ran
 
     def clean(self) -> np.ndarray:
         """bool (T, K): frames where the object was found whole, in view, in its colour."""

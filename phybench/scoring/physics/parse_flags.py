@@ -13,12 +13,14 @@ PARTLY_OUT = 2  # the object touches the image border: centre from a partial vie
 SPLIT = 4  # its pixels form two or more substantial blobs (e.g. a torn ball)
 COLOUR_CHANGED = 8  # its colour is off the expected one by more than the tolerance
 NOT_A_BALL = 16  # (always with MISSING) ink of its colour, but no ball: noise, a smear, a frame-wide blob
+IDENTITY = 32  # (always with MISSING) another body in its place: colour, size or shape not the condition frames' (`identity`)
 _FLAG_NAMES = {
     MISSING: "missing",
     PARTLY_OUT: "partly_out",
     SPLIT: "split",
     COLOUR_CHANGED: "colour_changed",
     NOT_A_BALL: "not_a_ball",
+    IDENTITY: "not_this_body",
 }
 
 _CORE = 0.15  # coverage that makes a pixel part of a blob; above lossy-video ringing

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from ...world.laws import fully_in_view
+from .identity import SETTINGS as IDENTITY_SETTINGS
 from .parse import COLOUR_CHANGED, MISSING, PARTLY_OUT, SPLIT, Parsed
 
 SETTINGS: dict[str, Any] = {
@@ -46,6 +47,7 @@ SETTINGS: dict[str, Any] = {
     "momentum_error": "collision: mean over scored pairs of |sum m (v_hat - v)| / sum m, m = r^2, world units / s",
     "energy_error": "collision: mean over scored pairs of |KE_hat - KE| / KE, KE with m = r^2 (relative)",
     "position_error": "mean |p_hat - p| over the frames of scored pairs, world units",
+    "identity": IDENTITY_SETTINGS,
 }
 
 

@@ -17,6 +17,7 @@ from ...submission.format import CONDITION_TOLERANCE
 from ...tasks import family_of, get_task
 from ..inputs import Sample
 from ..metrics import METRICS, reported
+from ..physics.identity import checked_parse
 from ..physics.parse import TILE, PixelMapping, parse_video
 from ..physics.photometry import normalise, observed_colours
 from ..physics.velocity import VideoErrors, video_errors
@@ -60,7 +61,10 @@ def scoring_sample(row: SplitRow, video: np.ndarray, gt_video: np.ndarray | None
         errors = VideoErrors()
     else:
         refine = None if family.object_reader == "discs" else False
-        parsed = _parse(normal, colours, int(manifest["condition_frames"]), pixel_mapping(manifest), refine)
+        mapping, cf = pixel_mapping(manifest), int(manifest["condition_frames"])
+        parsed = _parse(normal, colours, cf, mapping, refine)
+        if family.identity_check:  # the tracked body must stay the condition frames' (`physics.identity`)
+            parsed = checked_parse(parsed, normal, mapping, cf)
         errors = video_errors(
             parsed,
             row["positions"],

@@ -102,6 +102,7 @@ class HolesFamily(CollisionFamily):
     metrics = tuple(m for m in CollisionFamily.metrics if m not in PAPER_METRICS)
     paper_measure = None
     paper_quote = None
+    identity_check = False  # a probe: its results keep the parse they were made with
 
     def draw(self, spec: TaskSpec, decl: Any, index: int, u: np.ndarray) -> tuple[str, dict[str, Any]]:
         r = {"radius_1": ID_RADIUS[0] + (ID_RADIUS[1] - ID_RADIUS[0]) * float(u[1]),

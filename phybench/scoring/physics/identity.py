@@ -1,0 +1,253 @@
+"""Identity: the tracked body is the body of the condition frames (issue 48 item 2).
+
+The parser (`phybench.scoring.physics.parse`) finds each body by its colour's brightness line, so a
+ball of another hue, another size or another shape in the ball's place used to be tracked as the
+ball.  Here each parsed body gets an **identity signature** from the condition frames, read from
+the video as it is drawn (after `photometry.normalise`: the model's light undone), and every
+generated frame's body is checked against it:
+
+* **colour**: the median of the pixels within `CORE_SHARE` of its radius from its centre, as a
+  direction from the background (``background - colour``, the ink it lays down).  Exposure, tints,
+  casts and vignettes are gains or small offsets on the light: they barely turn that direction;
+  another hue turns it.  A body whose ink turns more than `HUE_DEG` degrees, or whose ink is
+  weaker or stronger than the signature's by more than the factor `INK_RATIO`, is another colour.
+* **size**: the parsed radius (sqrt(area / pi) of its coverage: blur and codecs keep the area)
+  off the signature's median by more than the factor `SIZE_RATIO`.
+* **shape**: the body's ink (projected on its signature colour) in a disc of `SHAPE_REACH` radii
+  round its centre; its normalised angular harmonics ``|sum w rho^n e^{i n theta}| / sum w rho^n``
+  for n = 3, 4, 5 (a triangle, a square, a pentagon) exceed the condition frames' own by more than `SHAPE_TOL`
+  plus the growth of harmonic 2 (an elongated body: a fast ball blended over frames or smeared; a rasterised
+  disc has a little of each; blur only lowers them).  Pixels whose ink lies off the body's
+  colour line (by more than `OFF_LINE_REL` of their ink, at least `OFF_LINE_MIN` levels) more than a pixel
+  outside its radius are another body's (a rim passing under or over it) and are left out.
+
+No frame is checked while another body is within `SHAPE_CLEAR` px of touching the body (its
+pixels would be read as this one's; a collision's contact frames).
+
+A frame is checked when the body was found whole, unsplit and in view (the parser's flags; a body cut
+by the image's edge only for its colour where its core is in view, and for a visible area already too large,
+which a cut can only shrink) with at least
+`MIN_PIECE` of the signature's radius (less is a codec's crumb of colour where the body has left the
+view; a body that shrinks that far is the judge's ``area``); a body
+is **not this body** from the first checked frame that mismatches, if the next checked frame
+mismatches too (one odd frame is a codec's).  From there on it is flagged `MISSING | IDENTITY`
+(the velocity metrics treat it as lost: untrackable) and the judge's ``identity`` row names
+what changed (`phybench.scoring.judge.identity`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .parse import MISSING, PARTLY_OUT, SPLIT, Parsed, PixelMapping
+from .parse_flags import IDENTITY
+
+CORE_SHARE = 0.5  # the colour is read within this share of the radius from the centre
+HUE_DEG = 7.0  # degrees the ink's direction may turn
+INK_RATIO = 2.5  # the ink may weaken or strengthen by this factor (blur thins a small ball's core)
+SIZE_RATIO = 1.25  # the radius may grow or shrink by this factor
+SHAPE_REACH = 1.6  # radii: the window the shape is read in
+SHAPE_TOL = 0.2  # harmonic amplitude beyond the condition frames' own
+HUES = (20, 40, 60, 120, 240, 300)  # the planted kinds' strengths (`phybench.violations_identity`): hue turns, degrees
+SIZES = (0.7, 1.4)  # ... radius factors
+SHAPES = ("square", "triangle", "pentagon")  # ... shapes of the disc's area
+OFF_LINE_REL, OFF_LINE_MIN = 0.35, 40.0  # a pixel farther off the body's colour line than this is another body's
+SHAPE_CLEAR = 3.0  # px: no frame is checked while another body is this close to touching
+SAMPLE_RADIUS = 6.0  # px: a body this many pixels or more in radius is read on a coarser grid (every r // 6-th pixel)
+MIN_PIECE = 0.5  # a piece under half the signature's radius is not checked (codec crumbs; `area` sees a shrinking body)
+_HARMONICS = (2, 3, 4, 5)  # 2: elongation (a blended or smeared fast ball), the allowance; 3-5: the shapes
+
+SETTINGS = (f"families that hold identity (TaskFamily.identity_check: the fundamental tasks): each parsed body's signature from the condition frames (its colour: the median of the "
+            f"pixels within {CORE_SHARE:g} radii of its centre, as a direction from the background; its radius; "
+            f"its shape: angular harmonics 3, 4 and 5 of its ink within {SHAPE_REACH:g} radii); a generated frame's "
+            f"body whose ink turns more than {HUE_DEG:g} degrees or changes strength by more than x{INK_RATIO:g}, "
+            f"whose radius changes by more than x{SIZE_RATIO:g}, or whose harmonics grow by more than "
+            f"{SHAPE_TOL:g} plus the growth of harmonic 2 (elongation), in two checked frames in a row, is not this body: lost from there on (untrackable; "
+            "the judge's identity finding names colour, size or shape)")
+
+__all__ = ["SETTINGS", "Identity", "identity_of", "apply_identity", "checked_parse"]
+
+
+@dataclass
+class Identity:
+    """What the check found, per body: the first frame it is not itself (-1: never), and what changed."""
+
+    lost_from: list[int] = field(default_factory=list)
+    changed: list[list[str]] = field(default_factory=list)  # per body: "colour", "size", "shape"
+    detail: list[str] = field(default_factory=list)  # per body: the numbers, in words
+
+
+def _crowded(cu: np.ndarray, cv: np.ndarray, rad: np.ndarray) -> np.ndarray:
+    """(T, K) bool: another found body is within `SHAPE_CLEAR` px of touching this one (its pixels
+    would be read as this body's: no check in such a frame)."""
+    K = cu.shape[1]
+    out = np.zeros(cu.shape, dtype=bool)
+    for k in range(K):
+        for j in range(K):
+            if j != k:
+                with np.errstate(invalid="ignore"):
+                    d = np.hypot(cu[:, k] - cu[:, j], cv[:, k] - cv[:, j])
+                    # two tracks on one body (centres within half a radius) are no contact: that body is checked
+                    out[:, k] |= (d < rad[:, k] + rad[:, j] + SHAPE_CLEAR) & (d > 0.5 * np.minimum(rad[:, k], rad[:, j]))
+    return out
+
+
+def _windows(video: np.ndarray, t: np.ndarray, cu: np.ndarray, cv: np.ndarray, half: int, stride: int
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(ink (n, L, L, 3) float32 = background - pixel (0 off the image), dx (n, 1, L), dy (n, L, 1) float32 px
+    from the centre) of the windows of every `stride`-th pixel within `half` px round (cu, cv) in frames t."""
+    H, W = video.shape[1:3]
+    span = np.arange(-half, half + 1, stride)
+    rows = np.floor(cv).astype(np.int64)[:, None] + span  # (n, L)
+    cols = np.floor(cu).astype(np.int64)[:, None] + span
+    pixels = video[t[:, None, None], np.clip(rows, 0, H - 1)[:, :, None], np.clip(cols, 0, W - 1)[:, None, :]]
+    inside = ((rows >= 0) & (rows < H))[:, :, None] & ((cols >= 0) & (cols < W))[:, None, :]
+    ink = (255.0 - pixels.astype(np.float32)) * inside[..., None]
+    ink[~inside] = np.nan  # off the image: no ink read
+    dx = (cols + 0.5 - cu[:, None]).astype(np.float32)[:, None, :]
+    dy = (rows + 0.5 - cv[:, None]).astype(np.float32)[:, :, None]
+    return ink, dx, dy
+
+
+def _measure(video: np.ndarray, t: np.ndarray, cu: np.ndarray, cv: np.ndarray, r: np.ndarray,
+             others: list[tuple[np.ndarray, np.ndarray, np.ndarray]], r_sig: float, before: np.ndarray
+             ) -> tuple[np.ndarray, np.ndarray]:
+    """(core ink (n, 3), harmonics (n, len(_HARMONICS)); NaN where not read) of one body in frames t,
+    at centres (cu, cv) px and radii r px; `others`: the other bodies' (cu, cv, r) in those frames
+    (their pixels, within `SHAPE_CLEAR` px of their rims, are left out of the shape window)."""
+    half = int(np.ceil(SHAPE_REACH * 1.05 * max(float(r.max()), r_sig))) + 1
+    stride = max(1, int(r_sig // SAMPLE_RADIUS))  # a large body is read on every stride-th pixel: its harmonics do not change
+    ink, dx, dy = _windows(video, t, cu, cv, half, stride)
+    rho = np.hypot(dx, dy)  # (n, L, L)
+    r = r.astype(np.float32)
+    core = rho <= np.maximum(CORE_SHARE * r, 0.75)[:, None, None]
+    count = core.sum(axis=(1, 2))
+    seen = np.isfinite(ink[..., 0])  # (n, L, L) in the image
+    core_in = (core & seen).sum(axis=(1, 2)) == count  # the whole core in view (a body cut by the edge may still show it)
+    ink = np.nan_to_num(ink, nan=0.0)
+    core_ink = np.einsum("nhw,nhwc->nc", core.astype(np.float32), ink) / np.maximum(count, 1)[:, None]
+    core_ink[~core_in] = np.nan
+    sig = core_ink[before]
+    ink_sig = np.median(sig, axis=0) if len(sig) else np.zeros(3, np.float32)
+    norm = float(np.linalg.norm(ink_sig))
+    window = rho <= (SHAPE_REACH * r)[:, None, None]
+    for u, v, q in others:
+        with np.errstate(invalid="ignore"):
+            away = np.hypot(dx + (cu - u)[:, None, None], dy + (cv - v)[:, None, None]) > (q + SHAPE_CLEAR)[:, None, None]
+        window &= away | ~np.isfinite(q)[:, None, None]
+    unit = (ink_sig / max(norm, 1e-9)).astype(np.float32)
+    along = ink @ unit  # (n, L, L) levels of the body's own ink
+    off2 = np.einsum("nhwc,nhwc->nhw", ink, ink) - along * along  # squared ink off the body's colour line
+    off = np.sqrt(np.maximum(off2, 0.0))  # (another colour: another body's rim)
+    own = (off <= np.maximum(OFF_LINE_MIN, OFF_LINE_REL * along)) | (rho <= (r + 1.0)[:, None, None])
+    w = np.clip(along / max(norm, 1e-9), 0.0, 1.0) * (window & own)  # (n, L, L) coverage of this body's colour
+    z = ((dx + 1j * dy) / r[:, None, None]).astype(np.complex64)  # rho / r e^{i theta}
+    zn = z
+    harm = []
+    for n in range(2, max(_HARMONICS) + 1):
+        zn = zn * z  # (rho / r)^n e^{i n theta}
+        if n in _HARMONICS:
+            amp = np.einsum("nhw,nhw->n", w.astype(np.complex64), zn)
+            total = np.einsum("nhw,nhw->n", w, np.abs(zn))
+            with np.errstate(invalid="ignore", divide="ignore"):
+                harm.append(np.abs(amp) / total)
+    return core_ink, np.stack(harm, axis=1)  # core_ink NaN where the core is not wholly in view
+
+
+def identity_of(video: np.ndarray, parsed: Parsed, mapping: PixelMapping, condition_frames: int) -> Identity:
+    """The identity check of every body of `parsed` on `video` (uint8 (T, H, W, 3), normalised)."""
+    T, K = parsed.flags.shape
+    W = video.shape[2]
+    px = mapping.pixel_size(W)
+    cu, cv = mapping.to_pixel(parsed.positions[..., 0], parsed.positions[..., 1], W)  # (T, K) px
+    rad = parsed.radii / px  # (T, K) px
+    found = ((parsed.flags & (MISSING | SPLIT)) == 0) & np.isfinite(rad) & (rad > 0.5) & ~_crowded(cu, cv, rad)
+    checked = found & ((parsed.flags & PARTLY_OUT) == 0)
+    cut = found & ~checked  # cut by the image's edge: only a visible area already too large is read (it can only shrink)
+    out = Identity()
+    for k in range(K):
+        out.lost_from.append(-1)
+        out.changed.append([])
+        out.detail.append("")
+        sig = np.flatnonzero(checked[:condition_frames, k])
+        if sig.size == 0:
+            continue
+        r_sig = float(np.median(rad[sig, k]))
+        t = np.flatnonzero(found[:, k] & (rad[:, k] >= MIN_PIECE * r_sig))
+        if not (t >= condition_frames).any():
+            continue
+        others = [(cu[t, j], cv[t, j], rad[t, j]) for j in range(K) if j != k]
+        before = (t < condition_frames) & checked[t, k]
+        ink, harm = _measure(video, t, cu[t, k], cv[t, k], rad[t, k], others, r_sig, before)
+        ink_sig = np.median(ink[before], axis=0)  # checked frames: whole bodies, their cores in view
+        if float(np.linalg.norm(ink_sig)) < 20.0:  # a body no darker than the background: no colour to hold it to
+            continue
+        shapes = harm[before][np.isfinite(harm[before]).all(axis=1)]
+        shape_sig = shapes.max(axis=0) if len(shapes) else np.full(len(_HARMONICS), np.nan)
+        _decide(out, k, t, ink, harm, ink_sig, r_sig, shape_sig, rad[:, k], condition_frames, cut[t, k])
+    return out
+
+
+def _changes(ink: np.ndarray, ink_sig: np.ndarray, r: np.ndarray, r_sig: float, harm: np.ndarray,
+             shape_sig: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per frame (n,): (colour, size, shape differ; the ink's turn in degrees and strength ratio)."""
+    n, n_sig = np.linalg.norm(ink, axis=1), float(np.linalg.norm(ink_sig))
+    cos = ink @ ink_sig / np.maximum(n * n_sig, 1e-9)
+    angle = np.degrees(np.arccos(np.clip(cos, -1.0, 1.0)))
+    ratio = n / n_sig
+    colour = (angle > HUE_DEG) | (ratio < 1 / INK_RATIO) | (ratio > INK_RATIO)
+    size = (r < r_sig / SIZE_RATIO) | (r > r_sig * SIZE_RATIO)
+    shape = _shape_growth(harm, shape_sig) > SHAPE_TOL
+    return colour, size, shape, angle, ratio
+
+
+def _shape_growth(harm: np.ndarray, shape_sig: np.ndarray) -> np.ndarray:
+    """(n,) how far harmonics 3-5 grew over the signature's, less the growth of harmonic 2: a fast ball blended
+    or smeared along its path is elongated (harmonic 2, and some of 4 with it), a square or a triangle is not."""
+    with np.errstate(invalid="ignore"):
+        grow = np.nan_to_num(harm - shape_sig, nan=0.0)
+    return grow[:, 1:].max(axis=1) - np.maximum(grow[:, 0], 0.0)
+
+
+def _decide(out: Identity, k: int, t: np.ndarray, ink: np.ndarray, harm: np.ndarray, ink_sig: np.ndarray,
+            r_sig: float, shape_sig: np.ndarray, rad: np.ndarray, condition_frames: int, cut: np.ndarray) -> None:
+    """Body k is lost from the first generated checked frame that mismatches, if the next one does too."""
+    gen = t >= condition_frames
+    t, ink, harm, cut = t[gen], ink[gen], harm[gen], cut[gen]
+    colour, size, shape, angle, ratio = _changes(ink, ink_sig, rad[t], r_sig, harm, shape_sig)
+    colour &= np.isfinite(ink).all(axis=1)  # a cut body's colour where its core is in view
+    shape &= ~cut
+    size &= ~cut | (rad[t] > r_sig * SIZE_RATIO)
+    bad = colour | size | shape
+    both = np.flatnonzero(bad[:-1] & bad[1:])
+    if not both.size:
+        return
+    i = int(both[0])
+    names = ("colour", "size", "shape")
+    out.lost_from[k] = int(t[i])
+    out.changed[k] = [name for name, m in zip(names, (colour, size, shape)) if m[i] or m[i + 1]]
+    grow = np.nan_to_num(harm[i, 1:] - shape_sig[1:], nan=0.0)
+    words = {"colour": f"ink turned {angle[i]:.0f} deg, x{ratio[i]:.2f} strength", "size": f"radius x{rad[t[i]] / r_sig:.2f}",
+             "shape": f"harmonic {_HARMONICS[1 + int(np.argmax(grow))]} up {grow.max():.2f}"}
+    out.detail[k] = "; ".join(words[name] for name in out.changed[k])
+
+
+def apply_identity(parsed: Parsed, identity: Identity) -> Parsed:
+    """`parsed` with each body that is not itself flagged MISSING | IDENTITY (position and radius NaN)
+    from its first such frame on; `parsed` itself when every body kept its identity."""
+    if all(f < 0 for f in identity.lost_from):
+        parsed.identity = identity
+        return parsed
+    positions, radii, flags = parsed.positions.copy(), parsed.radii.copy(), parsed.flags.copy()
+    for k, f in enumerate(identity.lost_from):
+        if f >= 0:
+            positions[f:, k] = np.nan
+            radii[f:, k] = np.nan
+            flags[f:, k] |= MISSING | IDENTITY
+    return Parsed(positions, radii, flags, identity)
+
+
+def checked_parse(parsed: Parsed, video: np.ndarray, mapping: PixelMapping, condition_frames: int) -> Parsed:
+    """`parsed` of `video` (normalised) after the identity check: what the scorer and the judge read."""
+    return apply_identity(parsed, identity_of(video, parsed, mapping, condition_frames))
