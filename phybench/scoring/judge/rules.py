@@ -20,6 +20,7 @@ from scipy import ndimage
 from .findings import Ctx, Finding, single, single_steps, touching
 from ..physics.contact import SETTINGS as CONTACT_SETTINGS
 from .contact import PLANTED as CONTACT_PLANTED, contact_check
+from . import order, presence
 from .levels import SETTINGS as LEVELS_SETTINGS
 from .registration import (AREA_ABS, REST_GT, SHIFT, STATIC_BASE, STATIC_EDGE, STATIC_GT, STATIC_SIGMA, TURNS, ZOOMS,
                            rest_change, unmoved)
@@ -538,6 +539,7 @@ RULES: list[Rule] = [
         summary="motion without cause: jerk, kink, start, gravity, spin, tunnel, rest per body"),
     Rule("contact", contact_check, {"judge_contact": CONTACT_SETTINGS["judge_contact"]}, planted_kinds=CONTACT_PLANTED,
          block="contact", summary="two bodies meet apart, overlapping, early or late (settings: the contact block)"),
+    *order.rows(Rule), *presence.rows(Rule),  # jump, jump-static, pause; presence (judge.order, judge.presence)
 ]
 
 
