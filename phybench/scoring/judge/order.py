@@ -170,7 +170,7 @@ def pause_check(pr: Any, c: tuple[int, ...], name: str) -> list[Finding]:
     return []
 
 
-def rows(rule: Any) -> list[Any]:
+def order_rows(rule: Any) -> list[Any]:
     """This module's rows of the judge's table (`rule` is `rules.Rule`, passed in: `rules` imports this module)."""
     return [
         rule("jump", jump_check, {"jump": SETTINGS["jump"]}, planted_kinds=PLANTED_JUMP, colours="dynamic",

@@ -539,7 +539,7 @@ RULES: list[Rule] = [
         summary="motion without cause: jerk, kink, start, gravity, spin, tunnel, rest per body"),
     Rule("contact", contact_check, {"judge_contact": CONTACT_SETTINGS["judge_contact"]}, planted_kinds=CONTACT_PLANTED,
          block="contact", summary="two bodies meet apart, overlapping, early or late (settings: the contact block)"),
-    *order.rows(Rule), *presence.rows(Rule),  # jump, jump-static, pause; presence (judge.order, judge.presence)
+    *order.order_rows(Rule), *presence.presence_rows(Rule),  # jump, jump-static, pause; presence (judge.order, judge.presence)
 ]
 
 
