@@ -13,14 +13,13 @@
   differs from frames t-1 and t+1, which agree with each other: min(|S_t - S_t-1|,
   |S_t - S_t+1|) - |S_t+1 - S_t-1| (summed coverage, px^2) beyond JUMP_STATIC px^2 (at 128 px)
   x blur plus the ground truth's own.
-- **pause**: the scene stands still (every dynamic colour's summed coverage change under
-  PAUSE_STILL of the ground truth's in that frame, which is at least PAUSE_MIN px^2 at 128 px)
-  for one frame or more, after it moved into the frame before and before it moves on (a later
-  frame changing by at least half the ground truth's): a time that stops and goes on, which no
-  contact explains (a contact stops one body, not every body at once).
+- **pause**: the scene stands still (no piece of any dynamic colour moves PAUSE_STILL px from
+  its nearest piece of the frame before, while a ground-truth piece moves PAUSE_MOVE px) for one
+  frame or more, after it moved into the frame before and before it moves on: a time that stops
+  and goes on, which no contact explains (a contact stops one body, not every body at once).
 
-The coverage changes are computed once per video on the layers the judge has (`Segmented`), in
-the colours' extents.
+Both read the pieces and coverage the judge already has (`Segmented`); the static colours' changes
+are summed in their extents.
 """
 from __future__ import annotations
 
@@ -33,7 +32,7 @@ from .motion import TRACK_AREA, Track, colour_tracks
 
 JUMP_PX = 0.75  # px at 128 px (1.5 px at 256 px), times the blur factor
 JUMP_STATIC = 8.0  # px^2 at 128 px, times the blur factor
-PAUSE_STILL, PAUSE_MIN, PAUSE_ON = 0.1, 20.0, 0.5  # share of the ground truth's change; px^2 at 128 px; share
+PAUSE_STILL, PAUSE_MOVE = 0.1, 0.5  # px at 128 px: no piece moves farther (still) / some piece moves this far
 
 PLANTED_JUMP = tuple(f"jump-{m}-{d}" for m in ("moving", "rest") for d in (3, 4, 6)) + tuple(
     f"shuffle-{n}" for n in (2, 3, 5))
@@ -46,9 +45,10 @@ SETTINGS = {
              "ground truth's own (a single frame displaced, or frames out of order); a static colour whose summed "
              "coverage in frame t differs from frames t-1 and t+1 by min(|S(t) - S(t-1)|, |S(t) - S(t+1)|) - "
              f"|S(t+1) - S(t-1)| > {JUMP_STATIC:g} px^2 x blur + the ground truth's own"),
-    "pause": (f"every dynamic colour's summed coverage change in frame t under {PAUSE_STILL:g} x the ground truth's "
-              f"(at least {PAUSE_MIN:g} px^2), after a frame changing by at least {PAUSE_ON:g} x the ground truth's "
-              "and before a later one that does: the scene stops and goes on"),
+    "pause": (f"no piece of any dynamic colour moves more than {PAUSE_STILL:g} px from its nearest piece of the frame "
+              f"before (same count of pieces) in frame t while a ground-truth piece moves at least {PAUSE_MOVE:g} px, "
+              f"after a frame where some generated piece moved {PAUSE_MOVE:g} px and before a later one: the scene stops "
+              "and goes on"),
 }
 
 
@@ -134,19 +134,29 @@ def static_jump_check(pr: Any, c: tuple[int, ...], name: str) -> list[Finding]:
                     "than they differ from each other")]
 
 
-def scene_changes(pr: Any) -> tuple[np.ndarray, np.ndarray]:
-    """((T,) generated, (T,) ground truth) summed coverage change of every dynamic colour from the frame before
-    (cached on `pr`: the pause check runs once per colour)."""
-    cached = pr.__dict__.get("_scene_changes")
+def _moves(q: Any, T: int) -> np.ndarray:
+    """(T,) px: the farthest any piece of a layer lies from its nearest piece of the frame before (inf where the
+    count of pieces changes; 0 at frame 0)."""
+    out = np.zeros(T)
+    for t in range(1, T):
+        a, b = q.centroids[t], q.centroids[t - 1]
+        if len(a) != len(b):
+            out[t] = np.inf
+        elif len(a):
+            out[t] = float(np.sqrt(((a[:, None] - b[None]) ** 2).sum(-1)).min(axis=1).max())
+    return out
+
+
+def scene_moves(pr: Any) -> tuple[np.ndarray, np.ndarray]:
+    """((T,) generated, (T,) ground truth) px: the farthest move of any dynamic colour's piece from the frame
+    before (cached on `pr`: the pause check runs once per colour)."""
+    cached = pr.__dict__.get("_scene_moves")
     if cached is None:
         T = pr.ctx.T
         gen, gt = np.zeros(T), np.zeros(T)
-        for c, v in pr.dynamic.items():
-            p, g = pr.gens.layers[c], pr.gts.layers[c]
-            box = _union(p.extent, g.extent)
-            gen += _changes(p.soft, box)[0]
-            gt += _changes(g.soft, box)[0]
-        cached = pr.__dict__["_scene_changes"] = (gen, gt)
+        for v in pr.dynamic.values():
+            gen, gt = np.maximum(gen, _moves(v.p, T)), np.maximum(gt, _moves(v.g, T))
+        cached = pr.__dict__["_scene_moves"] = (gen, gt)
     return cached
 
 
@@ -155,18 +165,18 @@ def pause_check(pr: Any, c: tuple[int, ...], name: str) -> list[Finding]:
     ctx = pr.ctx
     if c != next(iter(pr.dynamic)):
         return []
-    gen, gt = scene_changes(pr)
-    moving = gt >= PAUSE_MIN * ctx.scale_a
-    still = moving & (gen < PAUSE_STILL * gt)
-    on = moving & (gen >= PAUSE_ON * gt)
+    gen, gt = scene_moves(pr)
+    s = ctx.scale_l
+    still = (gt >= PAUSE_MOVE * s) & (gen <= PAUSE_STILL * s)
+    on = gen >= PAUSE_MOVE * s
     for t in np.flatnonzero(still[ctx.start:]) + ctx.start:
         run_end = t
         while run_end + 1 < ctx.T and still[run_end + 1]:
             run_end += 1
         if t - 1 >= ctx.start and on[t - 1] and on[run_end + 1:].any():
             return [Finding("pause", name, list(range(int(t), int(run_end) + 1))[:5],
-                            f"the scene stands still in frames {t}-{run_end} (coverage change {gen[t]:.0f} px^2 "
-                            f"against the ground truth's {gt[t]:.0f}) and then moves on")]
+                            f"the scene stands still in frames {t}-{run_end} (no piece moves {PAUSE_STILL * s:.2f} px; "
+                            f"the ground truth's move up to {gt[t]:.1f} px) and then moves on")]
     return []
 
 
