@@ -31,7 +31,7 @@ half-transparent duplicate, which is painted over the render of the scene with a
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -76,7 +76,7 @@ def _free_spot(scene: Scene, k: int, r: float) -> np.ndarray | None:
     return g[int(np.argmax(gap))] if gap.max() >= 2 * r else None
 
 
-def _add(scene: Scene, b: int, poses_b: np.ndarray, shape: object | None = None) -> Scene:
+def _add(scene: Scene, b: int, poses_b: np.ndarray, shape: Any = None) -> Scene:
     """The scene with a copy of body b (shape replaced where given) posed by poses_b (T, 3)."""
     body = scene.bodies[b] if shape is None else dataclasses.replace(scene.bodies[b], shape=shape)
     return Scene(scene.bodies + (dataclasses.replace(body, dynamic=True),),

@@ -3,7 +3,7 @@
 
 Bodies keep their size: a colour's area (the judge's dead-zoned coverage, which blur, resampling and
 codecs keep) changes only where a body enters or leaves the view, or is hidden, and the ground truth
-shows those of its own.  So, per colour, the area change since the last condition frame, less the
+shows those of its own.  So, per colour, the area change since the first generated frame, less the
 ground truth's, is a count of bodies gained or lost: a body that appears (at rest or falling), a
 duplicate (an opaque one adds its area, a half-transparent one half of it), a body that vanishes or
 takes a colour the scene does not have (its old colour loses it).  It must stay within
@@ -12,7 +12,7 @@ all but PRESENCE_FRAMES - 1 consecutive generated frames.  Frames after a *movin
 colour came within the border and the contact gap (in either video) are not judged: a body may leave
 or enter there (the `area` rule judges those frames); a body that rests on the view's edge does not
 end the judging.  Static colours are judged alike (the `presence-static` row): a whole picture moved,
-zoomed or turned changes the last condition frame as much as the others.  The frame-to-frame `area`
+zoomed or turned changes every frame alike; a blur or a light on the generated frames alone changes the first generated frame as much as the others.  The frame-to-frame `area`
 rule allows 15% of a colour's whole area a frame, so one small body of a colour shared by five
 (combinatorial's grey) could vanish under it; this rule counts bodies, not shares.
 """
@@ -32,7 +32,7 @@ REST_PX = 2.0  # px at 128 px: a piece on the border this near a ground-truth pi
 PLANTED = ("appear-fall-1", "appear-fall-0.6", "vanish-rest", "vanish-moving", "duplicate-1", "duplicate-0.5",
            "identity-colour-rest", "identity-colour-moving")
 SETTINGS = {
-    "presence": (f"a colour's area change since the last condition frame differs from the ground truth's by more than "
+    "presence": (f"a colour's area change since the first generated frame differs from the ground truth's by more than "
                  f"max({PRESENCE_SHARE:g} x its smallest whole piece's area there, {AREA_ABS:g} px^2 x blur) in "
                  f"{PRESENCE_FRAMES} consecutive generated frames, no moving piece of it (one not within {REST_PX:g} px "
                  "of a ground-truth piece of the last condition frame) having come within the border and the contact "
@@ -55,19 +55,19 @@ def _moving_near_border(q: Any, g: Any, ctx: Any) -> np.ndarray:
 
 
 def balance(pr: Any, c: tuple[int, ...], static: bool) -> tuple[np.ndarray, np.ndarray, float]:
-    """((T,) px^2 the colour's area change since the last condition frame less its ground truth's, (T,) bool
+    """((T,) px^2 the colour's area change since the first generated frame less its ground truth's, (T,) bool
     judged, px^2 allowed): frames judged while no piece of the colour has touched the border since then in
     either video (a body may leave or enter there)."""
     ctx = pr.ctx
     p, g = pr.gens.layers[c], pr.gts.layers[c]
-    ref = ctx.ref
-    change = (p.area - p.area[ref]) - (g.area - g.area[ref])
+    ref, first = ctx.ref, ctx.start  # the first generated frame is the yardstick: a degradation of the generated
+    change = (p.area - p.area[first]) - (g.area - g.area[first])  # frames alone (a blur, a light) moves none
     if static:
         judged = np.ones(ctx.T, bool)
         whole = np.array([p.area[ref]])
     else:
         near = _moving_near_border(p, g, ctx) | _moving_near_border(g, g, ctx)
-        near[:ref] = False
+        near[:first] = False
         judged = ~np.logical_or.accumulate(near)
         whole = g.piece_area[ref][g.piece_edge[ref] >= ctx.border]
     least = float(whole.min()) if len(whole) else 0.0  # the colour's smallest body (or merged bodies) in view
