@@ -46,6 +46,7 @@ from .tasks.spec import TaskSpec
 from .violations_law import equal_mass as _equal_mass, momentum_scaled as _momentum_scaled
 from .violations_contact import CONTACT_KINDS
 from .violations_identity import IDENTITY_KINDS
+from .violations_scene import SCENE_KINDS
 from .world.render import render
 from .data.documents import SplitRow
 from .world.scene import BLUE, RED, Disc, Jar, Polygon, Rect, Scene, bounding_radius
@@ -510,6 +511,7 @@ KINDS: dict[str, Callable[[Scene, TaskSpec, int], Planted]] = {
     "momentum-1.5": _momentum_scaled,
     **IDENTITY_KINDS,  # recolour, resize, swap-<shape>, identity-swap (`phybench.violations_identity`)
     **CONTACT_KINDS,  # gap-, overlap-, early- and late-bounce at three strengths each (`phybench.violations_contact`)
+    **SCENE_KINDS,  # appear-fall, vanish-, duplicate-, identity-, shuffle-, pause-, reversal-, jump- (`phybench.violations_scene`)
 }
 # onset: the first frame that differs from the ground truth (speed and re-simulation: the first generated frame)
 _ONSET_AT_CONDITION = {"speed-1.2", "speed-0.8", "gravity-1.2", "restitution-0.8", "restitution-0", "reverse",

@@ -30,7 +30,7 @@ STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("data", ("phybench.data",)),
     ("submission", ("phybench.submission",)),
     ("scoring", ("phybench.scoring",)),
-    ("pipeline", ("phybench.reference", "phybench.violations", "phybench.violations_law", "phybench.violations_contact", "phybench.violations_identity", "phybench.planting", "phybench.benign", "phybench.calibration",
+    ("pipeline", ("phybench.reference", "phybench.violations", "phybench.violations_law", "phybench.violations_contact", "phybench.violations_identity", "phybench.violations_scene", "phybench.planting", "phybench.benign", "phybench.calibration",
                   "phybench.plausibility", "phybench.conditioning", "phybench.examples", "phybench.probes",
                   "phybench.pipeline", "phybench.harness", "phybench.randomised")),
     ("leaderboard", ("phybench.leaderboard",)),

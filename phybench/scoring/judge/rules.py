@@ -19,8 +19,7 @@ from scipy import ndimage
 
 from .findings import Ctx, Finding, single, single_steps, touching
 from ..physics.contact import SETTINGS as CONTACT_SETTINGS
-from .contact import PLANTED as CONTACT_PLANTED, contact_check
-from .identity import PLANTED as IDENTITY_PLANTED, SETTINGS as IDENTITY_SETTINGS, identity_check
+from . import contact as contact_rule, identity as identity_rule, order, presence
 from .levels import SETTINGS as LEVELS_SETTINGS
 from .registration import (AREA_ABS, REST_GT, SHIFT, STATIC_BASE, STATIC_EDGE, STATIC_GT, STATIC_SIGMA, TURNS, ZOOMS,
                            rest_change, unmoved)
@@ -538,9 +537,11 @@ RULES: list[Rule] = [
     }, planted_kinds=("stutter", "drift", "drift-start", "slow-3", "curve", "reverse-midair", "gravity-1.2", "gravity-0.8", "gravity-reversed",
                       "gravity-sideways", "spin", "tunnel"), colours="dynamic",
         summary="motion without cause: jerk, kink, start, gravity, spin, tunnel, rest per body"),
-    Rule("contact", contact_check, {"judge_contact": CONTACT_SETTINGS["judge_contact"]}, planted_kinds=CONTACT_PLANTED,
-         block="contact", summary="two bodies meet apart, overlapping, early or late (settings: the contact block)"),
-    Rule("identity", identity_check, {"identity": IDENTITY_SETTINGS}, planted_kinds=IDENTITY_PLANTED, block="velocity", summary="another colour, size or shape in a ball's place (settings: the velocity block)"),
+    Rule("contact", contact_rule.contact_check, {"judge_contact": CONTACT_SETTINGS["judge_contact"]},
+         planted_kinds=contact_rule.PLANTED, block="contact", summary="two bodies meet apart, overlapping, early or late (settings: the contact block)"),
+    Rule("identity", identity_rule.identity_check, {"identity": identity_rule.SETTINGS}, planted_kinds=identity_rule.PLANTED,
+         block="velocity", summary="another colour, size or shape in a ball's place (settings: the velocity block)"),
+    *order.order_rows(Rule), *presence.presence_rows(Rule),  # jump, jump-static, pause; presence (judge.order, judge.presence)
 ]
 
 
@@ -565,9 +566,8 @@ COMMON: dict[str, Any] = {
     "step": (f"one step = {TELEPORT_FACTOR:g} x the ground truth's fastest per-frame move of a piece of that colour + "
              f"{TELEPORT_MARGIN:g} px x blur"),
 }
-VERDICT: dict[str, Any] = {
-    "verdict": "abnormal = 1 if any rule fires in any generated frame, else 0; its mean over videos is the abnormal ratio",
-}
+VERDICT: dict[str, Any] = {"verdict": "abnormal = 1 if any rule fires in any generated frame, else 0; its mean over "
+                                      "videos is the abnormal ratio"}
 
 
 def settings(rules: Sequence[Rule] | None = None) -> dict[str, Any]:
