@@ -309,6 +309,28 @@ def test_rescore_adds_a_new_companion_where_a_fresh_score_lists_it(splits, tmp_p
     assert doc["metrics"] == fresh["metrics"] and results_bytes(doc) == results_bytes(fresh)
 
 
+@pytest.mark.slow
+def test_rescore_of_the_tracking_metric_rewrites_which_videos_were_lost(splits, tmp_path):
+    """Rescoring `velocity_error` recomputes the `untrackable` and `excluded` lists and counts too (it
+    used to keep the old ones, so a parser that now loses other videos left a file verify refused)."""
+    from phybench.scoring.run.rescore import rescore
+    from phybench.scoring.run.results import results_bytes
+
+    folder = splits[("uniform", "id-eval")]
+    assert main(["baseline", "physics-oracle", "--data", str(folder), "--out", str(tmp_path / "po"), "--quiet"]) == 0
+    fresh = json.loads(results_bytes(score(tmp_path / "po", folder, ("velocity_error",), progress=False).results))
+    old = json.loads(json.dumps(fresh))
+    lost = {"sample_id": old["provenance"].get("x", "0"), "level": "r", "reason": "missing"}
+    old["untrackable"] = [lost]  # what an older parser lost
+    for block in (old["summary"]["overall"], *old["summary"]["levels"].values()):
+        block["untrackable"] = {"count": 1, "rate": 0.5}
+    path = tmp_path / "r.json"
+    path.write_bytes(results_bytes(old))
+    doc = rescore(path, tmp_path / "po", folder, ["velocity_error"], progress=False)
+    doc["provenance"].pop("rescored")
+    assert results_bytes(doc) == results_bytes(fresh)
+
+
 def test_shape_descriptors_of_rendered_bodies():
     """The tracker's descriptors: a disc is round and compact; a 2:1 bar is twice as long as wide,
     oriented as drawn, with extents along its axes of its size."""

@@ -78,8 +78,8 @@ SETTINGS: dict[str, Any] = {
     "law_error": "signed parameters against the ground truth's fit: gravity headline |g - g_true| / |g_true| "
                  "(vectors); velocity headline max(|v - v_true| / |v_true| at the middle of the generated frames, "
                  f"|g - g_true| x generated duration / |v_true|), |v_true| at least {SPEED_FLOOR} units / s; "
-                 "collision max(|e - e_true| / |e_true|, "
-                 "|momentum_change - truth's|); otherwise |fit - truth| / |truth| of the headline",
+                 "collision max(|e - e_true| / |e_true|, |momentum_change - truth's|, contact_error) with the "
+                 "contact block's fallback where the fit finds nothing; otherwise |fit - truth| / |truth| of the headline",
     "wrong_law": f"an aspect of the law whose error (as law_error's parts) exceeds {WRONG}",
     "summary": "per parameter: median and interquartile range (25th, 75th percentile) over the videos with a fit, "
                "for the model and for the ground truth; no_fit counts; videos naming each wrong aspect",

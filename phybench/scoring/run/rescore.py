@@ -15,6 +15,7 @@ from ...data.split import SplitReader
 from ...tasks import family_of, get_task
 from .layout import read_results_doc as read_results
 from ..metrics import METRICS, TRACKING_METRIC, reported, settings_blocks
+from .results import tracking_lists
 from .score import ScoreError, invalid_submission
 
 
@@ -99,6 +100,8 @@ def rescore_with_details(results_path: str | os.PathLike[str], submission: str |
                          f"{got[:12]}, the results say {prov['submission_hash'][:12]})")
     details = [done.found[i][0] for i in ids]
     _update_summaries(doc, details, metrics)
+    if TRACKING_METRIC in metrics:  # the tracking was recomputed: which videos it lost may have changed
+        doc.update(tracking_lists(details))
     for k in keys:
         prov["metric_settings"][k] = current[k]
     before = prov.get("rescored") or {}
@@ -176,7 +179,8 @@ def _update_summaries(doc: dict[str, Any], ordered: list[dict[str, Any]], metric
         block = summarise(part, metrics)
         target = doc["summary"]["overall"] if group == "overall" else doc["summary"]["levels"][group[len("level:"):]]
         hooks = sorted(set(block) - {"videos", "untrackable", "excluded"} - set(METRICS))  # e.g. `law`
-        for m in [*metrics, *hooks]:  # the metrics and the blocks their summary hooks add
+        tracking = ["untrackable", "excluded"] if TRACKING_METRIC in metrics else []
+        for m in [*tracking, *metrics, *hooks]:  # the metrics, the tracking counts, the summary hooks' blocks
             if m in block:
                 target[m] = block[m]
             else:

@@ -63,6 +63,14 @@ def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
+def tracking_lists(details: Sequence[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """The results file's `untrackable` and `excluded` lists: each video the velocity parser lost, or
+    that the tracking conventions leave out, with its level and reason (a rescore of the tracking
+    metric rewrites them too)."""
+    return {key: [{"sample_id": d["sample_id"], "level": d["level"], "reason": d[key]} for d in details if d.get(key)]
+            for key in ("untrackable", "excluded")}
+
+
 def summarise(details: Sequence[dict[str, Any]], metrics: Iterable[str]) -> dict[str, Any]:
     """Summary of one group of per-video detail rows: mean, interval and count per metric."""
     n = len(details)
@@ -121,16 +129,7 @@ def build_results(
         "metrics": list(metrics),
         "higher_is_better": {m: METRICS.get(m).higher_is_better for m in metrics if m in METRICS},
         "summary": {"overall": overall, "levels": levels},
-        "untrackable": [
-            {"sample_id": d["sample_id"], "level": d["level"], "reason": d["untrackable"]}
-            for d in details
-            if d.get("untrackable")
-        ],
-        "excluded": [
-            {"sample_id": d["sample_id"], "level": d["level"], "reason": d["excluded"]}
-            for d in details
-            if d.get("excluded")
-        ],
+        **tracking_lists(details),
         "provenance": provenance,
     }
 
