@@ -247,7 +247,7 @@ def flatten(video: np.ndarray, field: np.ndarray, background: Sequence[int] = BA
     return out
 
 
-_LAST: list = [None, None, None]  # (video, key, result): the parser and the judge ask for the same video
+_LAST: list = [None, None, None]  # (video, key, medians): the parser and the judge ask for the same video
 
 
 def observed_colours(video: np.ndarray, colours: Sequence[Sequence[int]], frames: int,
@@ -263,20 +263,39 @@ def observed_colours(video: np.ndarray, colours: Sequence[Sequence[int]], frames
     scene's colours; a model that draws red a little orange, desaturated or hue-shifted gets its
     own red read, so that a ball's coverage, area and colour test are not biased by the shift."""
     scene = [(int(c[0]), int(c[1]), int(c[2])) for c in colours]
-    key = (tuple(scene), int(frames), tuple(int(x) for x in background), int(keep))
-    if _LAST[0] is video and _LAST[1] == key:  # the same array object: read once per video
-        return list(_LAST[2])
-    read = _read_colours(video, scene, int(frames), background, int(keep))
-    _LAST[:] = [video, key, tuple(read)]
+    key = (tuple(scene), int(frames), tuple(int(x) for x in background))
+    if _LAST[0] is video and _LAST[1] == key:  # the same array object: its pixels read once per video
+        medians = _LAST[2]  # (the parser's and the judge's `keep` differ: only the choice below)
+    else:
+        medians = _solid_medians(video, scene, int(frames), background)
+        _LAST[:] = [video, key, medians]
+    return scene if medians is None else _choose(scene, medians, background, int(keep))
+
+
+def _choose(scene: list[tuple[int, int, int]], medians: list[tuple[int, int, int] | None],
+            background: Sequence[int], keep: int) -> list[tuple[int, int, int]]:
+    """The colours read from each colour's solid-pixel median (None: too few solid pixels)."""
+    read = []
+    for colour, est in zip(scene, medians):
+        if est is None:
+            read.append(colour)
+            continue
+        off = np.abs(np.asarray(est) - np.asarray(colour))
+        far = np.linalg.norm(np.asarray(est, float) - np.asarray(colour, float)) > COLOUR_REACH
+        read.append(colour if off.max() <= keep or far else est)
+    if len(set(read)) != len(set(scene)) or tuple(int(x) for x in background) in read:
+        return scene
     return read
 
 
-def _read_colours(video: np.ndarray, scene: list[tuple[int, int, int]], frames: int,
-                  background: Sequence[int], keep: int = COLOUR_KEEP) -> list[tuple[int, int, int]]:
-    """`observed_colours` without its one-video memo."""
+def _solid_medians(video: np.ndarray, scene: list[tuple[int, int, int]], frames: int,
+                   background: Sequence[int]) -> list[tuple[int, int, int] | None] | None:
+    """Each scene colour's solid pixels' per-channel median, rounded (None for a colour with fewer
+    than _MIN_SOLID of them), or None where nothing can be read (no colour, no ink, a tiny frame):
+    everything of `observed_colours` that does not depend on `keep`."""
     clip = np.asarray(video[: max(int(frames), 1)])
     if not scene or clip.shape[1] < 3:
-        return scene
+        return None
     palette = np.asarray([tuple(background)] + scene, np.float32)  # (K + 1, 3)
     bg = palette[0]
     if np.all(bg == 255):  # white: a channel under 231 (uint8 only, no copy of the frames in int16)
@@ -284,7 +303,7 @@ def _read_colours(video: np.ndarray, scene: list[tuple[int, int, int]], frames: 
     else:
         ink = np.flatnonzero(_max3(np.abs(clip.astype(np.int16) - bg.astype(np.int16))) > 24)  # flat (t, r, c)
     if not ink.size:
-        return scene
+        return None
     T, H, W, _ = clip.shape
     t, rest = np.divmod(ink, H * W)
     r, c = np.divmod(rest, W)
@@ -302,17 +321,12 @@ def _read_colours(video: np.ndarray, scene: list[tuple[int, int, int]], frames: 
     own = label(r, c)
     for dr, dc in ((-1, 0), (1, 0), (0, -1), (0, 1)):
         own = np.where(label(r + dr, c + dc) == own, own, 0)
-    read = []
-    for k, colour in enumerate(scene, start=1):
+    medians: list[tuple[int, int, int] | None] = []
+    for k in range(1, len(scene) + 1):
         solid = own == k
         if solid.sum() < _MIN_SOLID:
-            read.append(colour)
+            medians.append(None)
             continue
         median = np.median(clip[t[solid], r[solid], c[solid]].astype(np.float64), axis=0)
-        est = (int(round(median[0])), int(round(median[1])), int(round(median[2])))
-        off = np.abs(np.asarray(est) - np.asarray(colour))
-        far = np.linalg.norm(np.asarray(est, float) - np.asarray(colour, float)) > COLOUR_REACH
-        read.append(colour if off.max() <= keep or far else est)
-    if len(set(read)) != len(set(scene)) or tuple(int(x) for x in background) in read:
-        return scene
-    return read
+        medians.append((int(round(median[0])), int(round(median[1])), int(round(median[2]))))
+    return medians
