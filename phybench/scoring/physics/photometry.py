@@ -288,6 +288,9 @@ def _choose(scene: list[tuple[int, int, int]], medians: list[tuple[int, int, int
     return read
 
 
+_FOUR = ((-1, 0), (1, 0), (0, -1), (0, 1))  # a solid pixel's neighbours must be its colour too
+
+
 def _solid_medians(video: np.ndarray, scene: list[tuple[int, int, int]], frames: int,
                    background: Sequence[int]) -> list[tuple[int, int, int] | None] | None:
     """Each scene colour's solid pixels' per-channel median, rounded (None for a colour with fewer
@@ -311,16 +314,23 @@ def _solid_medians(video: np.ndarray, scene: list[tuple[int, int, int]], frames:
     t, r, c = t[inner], r[inner], c[inner]
     reach = 0.5 * np.linalg.norm(palette[1:] - bg, axis=1)  # (K,)
 
-    def label(rr: np.ndarray, cc: np.ndarray) -> np.ndarray:
-        pix = clip[t, rr, cc].astype(np.float32)  # (n, 3)
-        dist = np.linalg.norm(pix[:, None, :] - palette[None], axis=2)  # (n, K + 1)
-        best = dist.argmin(axis=1)
-        near = dist[np.arange(len(best)), best] < np.concatenate([[np.inf], reach])[best]
-        return np.where(near, best, 0)  # 0: background or no colour
-
-    own = label(r, c)
-    for dr, dc in ((-1, 0), (1, 0), (0, -1), (0, 1)):
-        own = np.where(label(r + dr, c + dc) == own, own, 0)
+    # Each pixel's label depends on its value alone, so each pixel an ink pixel or one of its four
+    # neighbours is labelled once (not once per neighbourhood: 5x the pixels), into a (T, H, W) map.
+    needed = np.zeros((T, H, W), bool)
+    needed[t, r, c] = True
+    for dr, dc in _FOUR:
+        needed[t, r + dr, c + dc] = True
+    where = np.flatnonzero(needed)
+    labels = np.zeros(T * H * W, np.intp)
+    pix = clip.reshape(-1, 3)[where].astype(np.float32)  # (n, 3)
+    dist = np.linalg.norm(pix[:, None, :] - palette[None], axis=2)  # (n, K + 1)
+    best = dist.argmin(axis=1)
+    near = dist[np.arange(len(best)), best] < np.concatenate([[np.inf], reach])[best]
+    labels[where] = np.where(near, best, 0)  # 0: background or no colour
+    labels = labels.reshape(T, H, W)
+    own = labels[t, r, c]
+    for dr, dc in _FOUR:
+        own = np.where(labels[t, r + dr, c + dc] == own, own, 0)
     medians: list[tuple[int, int, int] | None] = []
     for k in range(1, len(scene) + 1):
         solid = own == k
