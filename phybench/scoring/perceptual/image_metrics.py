@@ -139,10 +139,7 @@ def ssim_frames(reference: np.ndarray, generated: np.ndarray) -> np.ndarray:
     T, H, W, _ = reference.shape
     r = WINDOW - 1
     valid = 3 * (H - r) * (W - r)  # windows per frame, all channels
-    # Reduce over contiguous axes only: a reduction over the 3-wide channel axis is slow.
-    diff = (reference != generated).reshape(T, H, W * 3)  # (T, H, W*3) bool
-    rows_any = diff.max(axis=2)  # (T, H)
-    cols_any = diff.max(axis=1).reshape(T, W, 3).max(axis=2)  # (T, W)
+    rows_any, cols_any = _differing_rows_cols(reference, generated)  # (T, H), (T, W) bool
     out = np.ones(T, dtype=np.float64)
     differ = np.flatnonzero(rows_any.any(axis=1))  # identical frames: every window is exactly 1
     # Window corners whose footprint touches a differing pixel, clipped to the valid corners (each
@@ -158,6 +155,17 @@ def ssim_frames(reference: np.ndarray, generated: np.ndarray) -> np.ndarray:
     if full.any():
         out[differ[full]] = _ssim_sums(reference[differ[full]], generated[differ[full]]) / valid
     return out
+
+
+def _differing_rows_cols(reference: np.ndarray, generated: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """bool (T, H), (T, W): where each frame pair differs, by row and by column (compiled: one pass)."""
+    compiled = ssim_fused.compiled_differ()
+    if compiled is not None:
+        return compiled(reference, generated)
+    T, H, W, _ = reference.shape
+    # Reduce over contiguous axes only: a reduction over the 3-wide channel axis is slow.
+    diff = (reference != generated).reshape(T, H, W * 3)  # (T, H, W*3) bool
+    return diff.max(axis=2), diff.max(axis=1).reshape(T, W, 3).max(axis=2)
 
 
 def _crop_sums(reference: np.ndarray, generated: np.ndarray, frames: np.ndarray, boxes: np.ndarray) -> np.ndarray:

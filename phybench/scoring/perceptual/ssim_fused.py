@@ -178,6 +178,15 @@ def compiled_crop_sums() -> Callable[..., np.ndarray] | None:
     return _COMPILED["crops"]
 
 
+def compiled_differ() -> Callable[..., tuple[np.ndarray, np.ndarray]] | None:
+    """`ssim_numba.differ` (boolean: no bits to check) wherever the compiled crop loop is used."""
+    if compiled_crop_sums() is None:
+        return None
+    from phybench.scoring.perceptual import ssim_numba
+
+    return ssim_numba.differ
+
+
 def _load_crops() -> Callable[..., np.ndarray] | None:
     try:
         from phybench.scoring.perceptual import ssim_numba
