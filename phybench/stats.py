@@ -28,12 +28,32 @@ def percentile_interval(draws: Sequence[float] | np.ndarray) -> tuple[float, flo
     return float(lo), float(hi)
 
 
+_DRAWN: dict[tuple[int, int, int], np.ndarray] = {}  # (n, resamples, seed) -> the one chunk's index matrix
+_DRAWN_MAX = 2_500_000  # indices kept (int32: 10 MB): a results file's metrics all resample the same n
+
+
+def _one_chunk_indices(n: int, resamples: int, seed: int) -> np.ndarray:
+    """int32 (resamples, n): `default_rng(seed).integers(0, n, size=(resamples, n))`, drawn once
+    per process and kept (a results file draws the same matrix for each of its ~25 metric columns:
+    half their bootstrap's cost)."""
+    key = (n, resamples, seed)
+    idx = _DRAWN.get(key)
+    if idx is None:
+        idx = np.random.default_rng(seed).integers(0, n, size=(resamples, n)).astype(np.int32)
+        idx.flags.writeable = False
+        _DRAWN.clear()  # one kept: a process scores one split at a time
+        _DRAWN[key] = idx
+    return idx
+
+
 def resampled_means(values: np.ndarray, resamples: int, seed: int, chunk: int | None = None) -> np.ndarray:
     """(resamples,) means of `values` (1-D, n >= 1) resampled with replacement, drawn `chunk`
     resamples at a time (None: all at once) from `default_rng(seed)`."""
     n = values.size
-    rng = np.random.default_rng(seed)
     step = resamples if chunk is None else max(1, chunk)
+    if step >= resamples and resamples * n <= _DRAWN_MAX:  # one draw: the same indices every call
+        return values[_one_chunk_indices(n, resamples, seed)].mean(axis=1)
+    rng = np.random.default_rng(seed)
     means = np.empty(resamples)
     for start in range(0, resamples, step):
         stop = min(start + step, resamples)

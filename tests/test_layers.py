@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
+from functools import lru_cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -82,22 +83,49 @@ def _owner(name: str, known: dict[str, Path]) -> str | None:
     return name or None
 
 
+@lru_cache(maxsize=None)
+def _import_rows(source: str) -> tuple[tuple[bool, int, str | None, tuple[str, ...]], ...]:
+    """(plain `import`?, level, from-module, names) of each of `_imports`, per source text: every
+    check of this file (and the planted copies, whose other modules are the same text) parses a
+    module once per test session, not once per graph (issue 52: the fast tier's CPU)."""
+    return tuple((isinstance(node, ast.Import), getattr(node, "level", 0) or 0, getattr(node, "module", None),
+                  tuple(a.name for a in node.names)) for node in _imports(ast.parse(source)))
+
+
+@lru_cache(maxsize=None)
+def _definitions(source: str) -> tuple[tuple[bool, str, int], ...]:
+    """(is a class?, qualname, lines from its `def` / `class` line to its last) of every function
+    and class of a module's source, nested ones too (parsed once per source text)."""
+    out: list[tuple[bool, str, int]] = []
+    stack: list[tuple[ast.AST, str]] = [(ast.parse(source), "")]
+    while stack:
+        node, prefix = stack.pop()
+        for child in ast.iter_child_nodes(node):
+            name = prefix
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = f"{prefix}{child.name}."
+                n = (child.end_lineno or child.lineno) - child.lineno + 1
+                out.append((isinstance(child, ast.ClassDef), name[:-1], n))
+            stack.append((child, name))
+    return tuple(out)
+
+
 def edges_of(module: str, source: str, known: dict[str, Path], is_package: bool,
              package: str = PACKAGE) -> set[str]:
     """The package's modules that `module` imports (its own name left out)."""
     targets: set[str] = set()
-    for node in _imports(ast.parse(source)):
-        if isinstance(node, ast.Import):
-            names = [a.name for a in node.names]
+    for plain, level, from_module, imported in _import_rows(source):
+        if plain:
+            names = list(imported)
         else:
-            if node.level:
+            if level:
                 base = module.split(".") if is_package else module.split(".")[:-1]
-                base = base[: len(base) - (node.level - 1)]
-                stem = ".".join(base + ([node.module] if node.module else []))
+                base = base[: len(base) - (level - 1)]
+                stem = ".".join(base + ([from_module] if from_module else []))
             else:
-                stem = node.module or ""
+                stem = from_module or ""
             # `from pkg import mod` imports the module; `from mod import name` the module itself
-            names = [f"{stem}.{a.name}" if f"{stem}.{a.name}" in known else stem for a in node.names]
+            names = [f"{stem}.{a}" if f"{stem}.{a}" in known else stem for a in imported]
         for name in names:
             if name == package or name.startswith(package + "."):
                 owner = _owner(name, known)
@@ -248,18 +276,8 @@ def long_functions(root: Path = ROOT, limit: int = MAX_FUNCTION_LINES, package: 
     counted from its `def` (decorators excluded) to its last line, longest first."""
     out: list[tuple[int, str]] = []
     for module, path in modules(root, package, folder).items():
-        stack: list[tuple[ast.AST, str]] = [(ast.parse(path.read_text(encoding="utf-8")), "")]
-        while stack:
-            node, prefix = stack.pop()
-            for child in ast.iter_child_nodes(node):
-                name = prefix
-                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                    name = f"{prefix}{child.name}."
-                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    n = (child.end_lineno or child.lineno) - child.lineno + 1
-                    if n > limit:
-                        out.append((n, f"{module}:{name[:-1]}"))
-                stack.append((child, name))
+        out += [(n, f"{module}:{name}") for is_class, name, n in _definitions(path.read_text(encoding="utf-8"))
+                if not is_class and n > limit]
     return sorted(out, reverse=True)
 
 
@@ -460,18 +478,8 @@ def long_classes(root: Path = ROOT, limit: int = MAX_CLASS_LINES, package: str =
     from its `class` line (decorators excluded) to its last line."""
     out: dict[str, int] = {}
     for module, path in modules(root, package, folder).items():
-        stack: list[tuple[ast.AST, str]] = [(ast.parse(path.read_text(encoding="utf-8")), "")]
-        while stack:
-            node, prefix = stack.pop()
-            for child in ast.iter_child_nodes(node):
-                name = prefix
-                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                    name = f"{prefix}{child.name}."
-                if isinstance(child, ast.ClassDef):
-                    n = (child.end_lineno or child.lineno) - child.lineno + 1
-                    if n > limit:
-                        out[f"{module}:{name[:-1]}"] = n
-                stack.append((child, name))
+        out.update({f"{module}:{name}": n for is_class, name, n in _definitions(path.read_text(encoding="utf-8"))
+                    if is_class and n > limit})
     return out
 
 

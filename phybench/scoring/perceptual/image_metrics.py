@@ -139,30 +139,47 @@ def ssim_frames(reference: np.ndarray, generated: np.ndarray) -> np.ndarray:
     T, H, W, _ = reference.shape
     r = WINDOW - 1
     valid = 3 * (H - r) * (W - r)  # windows per frame, all channels
+    rows_any, cols_any = _differing_rows_cols(reference, generated)  # (T, H), (T, W) bool
+    out = np.ones(T, dtype=np.float64)
+    differ = np.flatnonzero(rows_any.any(axis=1))  # identical frames: every window is exactly 1
+    # Window corners whose footprint touches a differing pixel, clipped to the valid corners (each
+    # frame's first and last differing row and column); the crop is the union of their footprints.
+    first_r, last_r = rows_any[differ].argmax(axis=1), H - 1 - rows_any[differ, ::-1].argmax(axis=1)
+    first_c, last_c = cols_any[differ].argmax(axis=1), W - 1 - cols_any[differ, ::-1].argmax(axis=1)
+    boxes = np.stack([np.maximum(first_r - r, 0), np.minimum(last_r, H - WINDOW),
+                      np.maximum(first_c - r, 0), np.minimum(last_c, W - WINDOW)], axis=1)  # (k, 4) i0 i1 j0 j1
+    n = (boxes[:, 1] - boxes[:, 0] + 1) * (boxes[:, 3] - boxes[:, 2] + 1)
+    full = n * 2 > (H - r) * (W - r)
+    crops, boxes, n = differ[~full], boxes[~full], n[~full]
+    out[crops] = (_crop_sums(reference, generated, crops, boxes) + (valid - 3 * n)) / valid
+    if full.any():
+        out[differ[full]] = _ssim_sums(reference[differ[full]], generated[differ[full]]) / valid
+    return out
+
+
+def _differing_rows_cols(reference: np.ndarray, generated: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """bool (T, H), (T, W): where each frame pair differs, by row and by column (compiled: one pass)."""
+    compiled = ssim_fused.compiled_differ()
+    if compiled is not None:
+        return compiled(reference, generated)
+    T, H, W, _ = reference.shape
     # Reduce over contiguous axes only: a reduction over the 3-wide channel axis is slow.
     diff = (reference != generated).reshape(T, H, W * 3)  # (T, H, W*3) bool
-    rows_any = diff.max(axis=2)  # (T, H)
-    cols_any = diff.max(axis=1).reshape(T, W, 3).max(axis=2)  # (T, W)
-    out = np.ones(T, dtype=np.float64)
-    full: list[int] = []
-    for t in range(T):
-        rows = np.flatnonzero(rows_any[t])
-        if rows.size == 0:
-            continue  # identical frames: every window is exactly 1
-        cols = np.flatnonzero(cols_any[t])
-        # Window corners whose footprint touches a differing pixel, clipped to the valid
-        # corners; the crop is the union of their footprints.
-        i0, i1 = max(rows[0] - r, 0), min(rows[-1], H - WINDOW)
-        j0, j1 = max(cols[0] - r, 0), min(cols[-1], W - WINDOW)
-        n = (i1 - i0 + 1) * (j1 - j0 + 1)
-        if n * 2 > (H - r) * (W - r):
-            full.append(t)
-            continue
+    return diff.max(axis=2), diff.max(axis=1).reshape(T, W, 3).max(axis=2)
+
+
+def _crop_sums(reference: np.ndarray, generated: np.ndarray, frames: np.ndarray, boxes: np.ndarray) -> np.ndarray:
+    """float64 (k,): `_ssim_sums` of each crop (frame, its box i0, i1, j0, j1 of valid window
+    corners): one compiled call for them all where numba is used, else one call per crop."""
+    c = (np.float32((K1 * 255) ** 2), np.float32((K2 * 255) ** 2))
+    compiled = ssim_fused.compiled_crop_sums()
+    if compiled is not None and len(frames):
+        return compiled(np.ascontiguousarray(reference), np.ascontiguousarray(generated), frames, boxes, _TAPS32, c,
+                        ssim_fused.BAND_FLOATS, ssim_fused.flat_buffers)
+    out = np.empty(len(frames), np.float64)
+    for k, (t, (i0, i1, j0, j1)) in enumerate(zip(frames, boxes)):
         crop = (slice(t, t + 1), slice(i0, i1 + WINDOW), slice(j0, j1 + WINDOW))
-        total = _ssim_sums(reference[crop], generated[crop])[0]
-        out[t] = (total + (valid - 3 * n)) / valid
-    if full:
-        out[full] = _ssim_sums(reference[full], generated[full]) / valid
+        out[k] = _ssim_sums(reference[crop], generated[crop])[0]
     return out
 
 

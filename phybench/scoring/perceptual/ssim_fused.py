@@ -25,6 +25,7 @@ installed), so a results file does not depend on which path scored it.  `PHYBENC
 from __future__ import annotations
 
 import os
+import threading
 from typing import Any, Callable
 
 import numpy as np
@@ -165,3 +166,57 @@ def _load_compiled() -> Callable[..., float] | None:
     except Exception:  # noqa: BLE001 - any failure of the optional compiled path means the NumPy one
         return None
     return frame_sum if same else None
+
+
+def compiled_crop_sums() -> Callable[..., np.ndarray] | None:
+    """`ssim_numba.crop_sums` (every crop of a video in one compiled call), or None where the
+    compiled `frame_sum` is not used or the crop loop does not give its bits on a random video here."""
+    if compiled_frame_sum() is None:
+        return None
+    if "crops" not in _COMPILED:
+        _COMPILED["crops"] = _load_crops()
+    return _COMPILED["crops"]
+
+
+def compiled_differ() -> Callable[..., tuple[np.ndarray, np.ndarray]] | None:
+    """`ssim_numba.differ` (boolean: no bits to check) wherever the compiled crop loop is used."""
+    if compiled_crop_sums() is None:
+        return None
+    from phybench.scoring.perceptual import ssim_numba
+
+    return ssim_numba.differ
+
+
+def _load_crops() -> Callable[..., np.ndarray] | None:
+    try:
+        from phybench.scoring.perceptual import ssim_numba
+
+        rng = np.random.default_rng(52)
+        x = rng.integers(0, 256, (3, 40, 37, 3), dtype=np.uint8)
+        y = np.clip(x.astype(np.int16) + rng.integers(-40, 41, x.shape), 0, 255).astype(np.uint8)
+        t = np.array([1, 2, 4, 7, 9, 10, 9, 7, 4, 2, 1], np.float32) / np.float32(56)
+        c = (np.float32(6.5025), np.float32(58.5225))
+        boxes = np.array([[0, 29, 0, 26], [3, 20, 5, 9], [7, 7, 20, 26]])
+        got = ssim_numba.crop_sums(x, y, np.array([0, 1, 2]), boxes, t, c, BAND_FLOATS, flat_buffers)
+        for k, (i0, i1, j0, j1) in enumerate(boxes):
+            a = np.ascontiguousarray(x[k, i0:i1 + 11, j0:j1 + 11]).reshape(i1 - i0 + 11, -1)
+            b = np.ascontiguousarray(y[k, i0:i1 + 11, j0:j1 + 11]).reshape(a.shape)
+            if got[k] != frame_sum_numpy(a, b, t, c, _Band(a.shape[1])):
+                return None
+    except Exception:  # noqa: BLE001 - any failure of the optional compiled path means the per-frame one
+        return None
+    return ssim_numba.crop_sums
+
+
+def flat_buffers(n_uint8: int, n_float32: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Flat scratch buffers for `ssim_numba.crop_sums`, kept per thread and grown, never shrunk:
+    a run of clips faults their pages in once (issue 52: per-batch buffers were a third of the time)."""
+    have = getattr(_SCRATCH, "bufs", None)
+    if have is None or have[0].size < n_uint8 or have[2].size < n_float32:
+        n8, n32 = max(n_uint8, have[0].size if have else 0), max(n_float32, have[2].size if have else 0)
+        have = (np.empty(n8, np.uint8), np.empty(n8, np.uint8), np.empty(n32, np.float32), np.empty(n8, np.float64))
+        _SCRATCH.bufs = have
+    return have
+
+
+_SCRATCH = threading.local()

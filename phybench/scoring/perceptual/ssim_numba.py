@@ -92,3 +92,72 @@ def frame_sum(x: np.ndarray, y: np.ndarray, centre: np.ndarray, t: np.ndarray, c
     """`ssim_fused.frame_sum_numpy` compiled, with its centre row given: same bits."""
     return float(_frame_sum(x, y, centre, t, c[0], c[1], band.maps.shape[1] - 10, band.maps, band.vert, band.filt,
                             band.colsum))
+
+
+@numba.njit(**_JIT)
+def _crop_sums(ref: np.ndarray, gen: np.ndarray, frames: np.ndarray, boxes: np.ndarray, t: np.ndarray,
+               c1: np.float32, c2: np.float32, band_floats: int, xb: np.ndarray, yb: np.ndarray, fb: np.ndarray,
+               sb: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover
+    # Each crop copied to contiguous (h, 3w) rows, its centre row and band buffers carved from the
+    # flat buffers given (sized for the largest crop): the per-frame Python path's arrays, the same kernel.
+    for k in range(frames.shape[0]):
+        s, i0, i1, j0, j1 = frames[k], boxes[k, 0], boxes[k, 1], boxes[k, 2], boxes[k, 3]
+        h, w = i1 - i0 + 11, j1 - j0 + 11
+        cols = 3 * w
+        rows = max(16, band_floats // (4 * cols) - 10)
+        x, y = xb[:h * cols].reshape((h, cols)), yb[:h * cols].reshape((h, cols))
+        for i in range(h):
+            for j in range(w):
+                for ch in range(3):
+                    x[i, 3 * j + ch] = ref[s, i0 + i, j0 + j, ch]
+                    y[i, 3 * j + ch] = gen[s, i0 + i, j0 + j, ch]
+        centre = fb[:cols]
+        for c in range(cols):
+            centre[c] = np.float32(x[0, c % 3])
+        n_m, n_v = 4 * (rows + 10) * cols, 4 * rows * cols
+        m = fb[cols:cols + n_m].reshape((4, rows + 10, cols))
+        v = fb[cols + n_m:cols + n_m + n_v].reshape((4, rows, cols))
+        f = fb[cols + n_m + n_v:cols + n_m + n_v + 4 * rows * (cols - 30)].reshape((4, rows, cols - 30))
+        out[k] = _frame_sum(x, y, centre, t, c1, c2, rows, m, v, f, sb[:cols - 30])
+
+
+def crop_floats(h: np.ndarray, cols: np.ndarray, band_floats: int) -> tuple[int, int]:
+    """(uint8 values, float32 values) `crop_sums`' buffers need for crops of h rows x cols values."""
+    rows = np.maximum(16, band_floats // (4 * cols) - 10)
+    return int((h * cols).max()), int((cols + 4 * (rows + 10) * cols + 8 * rows * cols).max())
+
+
+def crop_sums(reference: np.ndarray, generated: np.ndarray, frames: np.ndarray, boxes: np.ndarray, t: np.ndarray,
+              c: tuple[np.float32, np.float32], band_floats: int, buffers: Any) -> np.ndarray:
+    """float64 (k,): `ssim_fused.frame_sum_numpy` of each crop `reference[frames[k], i0:i1 + 11, j0:j1 + 11]`
+    (boxes[k] = i0, i1, j0, j1: its first and last valid window corners) against `generated`'s, in one
+    compiled call instead of one Python call per frame: the same kernel on the same arrays, so the same
+    bits.  `buffers(n_uint8, n_float32)` gives flat (x, y, float32, float64) buffers at least that large."""
+    out = np.empty(len(frames), np.float64)
+    if not len(frames):
+        return out
+    h, cols = boxes[:, 1] - boxes[:, 0] + 11, 3 * (boxes[:, 3] - boxes[:, 2] + 11)
+    xb, yb, fb, sb = buffers(*crop_floats(h, cols, band_floats))
+    _crop_sums(reference, generated, frames.astype(np.int64), boxes.astype(np.int64), t, c[0], c[1], band_floats,
+               xb, yb, fb, sb, out)
+    return out
+
+
+@numba.njit(**_JIT)
+def _differ(ref: np.ndarray, gen: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> None:  # pragma: no cover
+    for s in range(ref.shape[0]):
+        for i in range(ref.shape[1]):
+            a, b = ref[s, i], gen[s, i]  # (W, 3)
+            for j in range(ref.shape[2]):
+                if a[j, 0] != b[j, 0] or a[j, 1] != b[j, 1] or a[j, 2] != b[j, 2]:
+                    rows[s, i] = True
+                    cols[s, j] = True
+
+
+def differ(reference: np.ndarray, generated: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """bool (T, H) and (T, W): the rows and the columns of each frame where two uint8 (T, H, W, 3)
+    videos differ, in one pass without the (T, H, W, 3) mask NumPy's `!=` allocates and reduces twice."""
+    T, H, W, _ = reference.shape
+    rows, cols = np.zeros((T, H), np.bool_), np.zeros((T, W), np.bool_)
+    _differ(np.ascontiguousarray(reference), np.ascontiguousarray(generated), rows, cols)
+    return rows, cols

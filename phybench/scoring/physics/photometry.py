@@ -247,7 +247,7 @@ def flatten(video: np.ndarray, field: np.ndarray, background: Sequence[int] = BA
     return out
 
 
-_LAST: list = [None, None, None]  # (video, key, result): the parser and the judge ask for the same video
+_LAST: list = [None, None, None]  # (video, key, medians): the parser and the judge ask for the same video
 
 
 def observed_colours(video: np.ndarray, colours: Sequence[Sequence[int]], frames: int,
@@ -263,20 +263,42 @@ def observed_colours(video: np.ndarray, colours: Sequence[Sequence[int]], frames
     scene's colours; a model that draws red a little orange, desaturated or hue-shifted gets its
     own red read, so that a ball's coverage, area and colour test are not biased by the shift."""
     scene = [(int(c[0]), int(c[1]), int(c[2])) for c in colours]
-    key = (tuple(scene), int(frames), tuple(int(x) for x in background), int(keep))
-    if _LAST[0] is video and _LAST[1] == key:  # the same array object: read once per video
-        return list(_LAST[2])
-    read = _read_colours(video, scene, int(frames), background, int(keep))
-    _LAST[:] = [video, key, tuple(read)]
+    key = (tuple(scene), int(frames), tuple(int(x) for x in background))
+    if _LAST[0] is video and _LAST[1] == key:  # the same array object: its pixels read once per video
+        medians = _LAST[2]  # (the parser's and the judge's `keep` differ: only the choice below)
+    else:
+        medians = _solid_medians(video, scene, int(frames), background)
+        _LAST[:] = [video, key, medians]
+    return scene if medians is None else _choose(scene, medians, background, int(keep))
+
+
+def _choose(scene: list[tuple[int, int, int]], medians: list[tuple[int, int, int] | None],
+            background: Sequence[int], keep: int) -> list[tuple[int, int, int]]:
+    """The colours read from each colour's solid-pixel median (None: too few solid pixels)."""
+    read = []
+    for colour, est in zip(scene, medians):
+        if est is None:
+            read.append(colour)
+            continue
+        off = np.abs(np.asarray(est) - np.asarray(colour))
+        far = np.linalg.norm(np.asarray(est, float) - np.asarray(colour, float)) > COLOUR_REACH
+        read.append(colour if off.max() <= keep or far else est)
+    if len(set(read)) != len(set(scene)) or tuple(int(x) for x in background) in read:
+        return scene
     return read
 
 
-def _read_colours(video: np.ndarray, scene: list[tuple[int, int, int]], frames: int,
-                  background: Sequence[int], keep: int = COLOUR_KEEP) -> list[tuple[int, int, int]]:
-    """`observed_colours` without its one-video memo."""
+_FOUR = ((-1, 0), (1, 0), (0, -1), (0, 1))  # a solid pixel's neighbours must be its colour too
+
+
+def _solid_medians(video: np.ndarray, scene: list[tuple[int, int, int]], frames: int,
+                   background: Sequence[int]) -> list[tuple[int, int, int] | None] | None:
+    """Each scene colour's solid pixels' per-channel median, rounded (None for a colour with fewer
+    than _MIN_SOLID of them), or None where nothing can be read (no colour, no ink, a tiny frame):
+    everything of `observed_colours` that does not depend on `keep`."""
     clip = np.asarray(video[: max(int(frames), 1)])
     if not scene or clip.shape[1] < 3:
-        return scene
+        return None
     palette = np.asarray([tuple(background)] + scene, np.float32)  # (K + 1, 3)
     bg = palette[0]
     if np.all(bg == 255):  # white: a channel under 231 (uint8 only, no copy of the frames in int16)
@@ -284,7 +306,7 @@ def _read_colours(video: np.ndarray, scene: list[tuple[int, int, int]], frames: 
     else:
         ink = np.flatnonzero(_max3(np.abs(clip.astype(np.int16) - bg.astype(np.int16))) > 24)  # flat (t, r, c)
     if not ink.size:
-        return scene
+        return None
     T, H, W, _ = clip.shape
     t, rest = np.divmod(ink, H * W)
     r, c = np.divmod(rest, W)
@@ -292,27 +314,29 @@ def _read_colours(video: np.ndarray, scene: list[tuple[int, int, int]], frames: 
     t, r, c = t[inner], r[inner], c[inner]
     reach = 0.5 * np.linalg.norm(palette[1:] - bg, axis=1)  # (K,)
 
-    def label(rr: np.ndarray, cc: np.ndarray) -> np.ndarray:
-        pix = clip[t, rr, cc].astype(np.float32)  # (n, 3)
-        dist = np.linalg.norm(pix[:, None, :] - palette[None], axis=2)  # (n, K + 1)
-        best = dist.argmin(axis=1)
-        near = dist[np.arange(len(best)), best] < np.concatenate([[np.inf], reach])[best]
-        return np.where(near, best, 0)  # 0: background or no colour
-
-    own = label(r, c)
-    for dr, dc in ((-1, 0), (1, 0), (0, -1), (0, 1)):
-        own = np.where(label(r + dr, c + dc) == own, own, 0)
-    read = []
-    for k, colour in enumerate(scene, start=1):
+    # Each pixel's label depends on its value alone, so each pixel an ink pixel or one of its four
+    # neighbours is labelled once (not once per neighbourhood: 5x the pixels), into a (T, H, W) map.
+    needed = np.zeros((T, H, W), bool)
+    needed[t, r, c] = True
+    for dr, dc in _FOUR:
+        needed[t, r + dr, c + dc] = True
+    where = np.flatnonzero(needed)
+    labels = np.zeros(T * H * W, np.intp)
+    pix = clip.reshape(-1, 3)[where].astype(np.float32)  # (n, 3)
+    dist = np.linalg.norm(pix[:, None, :] - palette[None], axis=2)  # (n, K + 1)
+    best = dist.argmin(axis=1)
+    near = dist[np.arange(len(best)), best] < np.concatenate([[np.inf], reach])[best]
+    labels[where] = np.where(near, best, 0)  # 0: background or no colour
+    labels = labels.reshape(T, H, W)
+    own = labels[t, r, c]
+    for dr, dc in _FOUR:
+        own = np.where(labels[t, r + dr, c + dc] == own, own, 0)
+    medians: list[tuple[int, int, int] | None] = []
+    for k in range(1, len(scene) + 1):
         solid = own == k
         if solid.sum() < _MIN_SOLID:
-            read.append(colour)
+            medians.append(None)
             continue
         median = np.median(clip[t[solid], r[solid], c[solid]].astype(np.float64), axis=0)
-        est = (int(round(median[0])), int(round(median[1])), int(round(median[2])))
-        off = np.abs(np.asarray(est) - np.asarray(colour))
-        far = np.linalg.norm(np.asarray(est, float) - np.asarray(colour, float)) > COLOUR_REACH
-        read.append(colour if off.max() <= keep or far else est)
-    if len(set(read)) != len(set(scene)) or tuple(int(x) for x in background) in read:
-        return scene
-    return read
+        medians.append((int(round(median[0])), int(round(median[1])), int(round(median[2]))))
+    return medians
