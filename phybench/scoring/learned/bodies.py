@@ -41,8 +41,9 @@ from typing import Any
 
 import numpy as np
 
-from ..judge.census import Census
+from ..judge.census import Census, census
 from .lawfit import poly_fit
+from ..judge.segment import MIN_PIECE, with_pieces
 
 BRIDGE = 3  # frames: a gap this short in a generated track is bridged linearly
 LOST = 0.25  # share of the view's width a lost body costs per frame (and the most any frame costs)
@@ -109,13 +110,32 @@ def body_tracks(sample: Any) -> BodyTracks | None:
         return cached
     result = None
     if sample.gt_video is not None:
-        from ..judge.abnormal import segmented_sample
-        from ..judge.presence import scene_bodies
+        from ..judge.abnormal import colour_view, segmented_sample
+        from ..judge.motion import colour_tracks, forward, tracks
 
         pr = segmented_sample(sample)
-        gen, gt, pieces, moving, found = scene_bodies(pr)  # the judge's `presence` rule reads the same census
-        result = BodyTracks(gen, gt, pieces, pr.ctx.start, float(pr.ctx.W), float(sample.manifest["world_size"]) / pr.ctx.W,
-                            float(sample.manifest["frame_interval"]), moving, found)
+        ctx = pr.ctx
+        gen, gt, pieces, views = [], [], [], []
+        still = {c: colour_view(with_pieces(pr.gts.layers[c], MIN_PIECE * ctx.scale_a),
+                                with_pieces(pr.gens.layers[c], MIN_PIECE * ctx.scale_a), statics, ctx)
+                 for c, statics in pr.colours.items() if all(statics)}
+        moving = 0
+        for c, view in [*pr.dynamic.items(), *still.items()]:
+            seeds = view.g.centroids[ctx.ref]
+            law = c in pr.dynamic  # a static colour's bodies have no law: skip their contact tests
+            if law:  # the judge's motion rules' tracks, without the condition frames
+                both = colour_tracks(view, pr.gens, pr.gts, c, ctx)
+                mine = ([forward(x, ctx.ref) for x in both[0]], [forward(x, ctx.ref) for x in both[1]])
+            else:
+                mine = (tracks(view.p, pr.gens, c, seeds, ctx, view.reach, contacts=False),
+                        tracks(view.g, pr.gts, c, seeds, ctx, view.reach, contacts=False))
+            gen += mine[0]
+            gt += mine[1]
+            pieces += [view.p.centroids] * len(seeds)
+            views.append((view, *mine))
+            moving += len(seeds) if law else 0
+        result = BodyTracks(gen, gt, pieces, ctx.start, float(ctx.W), float(sample.manifest["world_size"]) / ctx.W,
+                            float(sample.manifest["frame_interval"]), moving, census(views, ctx))
     sample.__dict__["_body_tracks"] = result
     return result
 

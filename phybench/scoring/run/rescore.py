@@ -100,8 +100,6 @@ def rescore_with_details(results_path: str | os.PathLike[str], submission: str |
                          f"{got[:12]}, the results say {prov['submission_hash'][:12]})")
     details = [done.found[i][0] for i in ids]
     _update_summaries(doc, details, metrics)
-    if TRACKING_METRIC in metrics:  # the tracking was recomputed: which videos it lost may have changed
-        doc.update(tracking_lists(details))
     for k in keys:
         prov["metric_settings"][k] = current[k]
     before = prov.get("rescored") or {}
@@ -169,8 +167,12 @@ def _check_metrics(doc: dict[str, Any], metrics: Sequence[str],
 
 
 def _update_summaries(doc: dict[str, Any], ordered: list[dict[str, Any]], metrics: Sequence[str]) -> None:
-    """Replace `metrics` (and the blocks their summary hooks add) in the overall and per-level summaries."""
+    """Replace `metrics` (and the blocks their summary hooks add) in the overall and per-level summaries;
+    with the tracking metric, which videos the parser lost (the lists and counts) as well."""
     from .results import summarise
+
+    if TRACKING_METRIC in metrics:
+        doc.update(tracking_lists(ordered))
 
     levels: dict[str, list[dict[str, Any]]] = {}
     for d in ordered:

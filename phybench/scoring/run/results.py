@@ -119,6 +119,7 @@ def build_results(
         name: summarise(rows, metrics) | set_metrics.get(f"level:{name}", {})
         for name, rows in level_details(details).items()
     }
+    lost = tracking_lists(details)
     return {
         "schema_version": SCHEMA_VERSION,
         "kind": "phybench-results",
@@ -129,7 +130,8 @@ def build_results(
         "metrics": list(metrics),
         "higher_is_better": {m: METRICS.get(m).higher_is_better for m in metrics if m in METRICS},
         "summary": {"overall": overall, "levels": levels},
-        **tracking_lists(details),
+        "untrackable": lost["untrackable"],
+        "excluded": lost["excluded"],
         "provenance": provenance,
     }
 
