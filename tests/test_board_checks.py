@@ -30,7 +30,7 @@ from phybench.scoring.run.layout import record_path
 ROOT = Path(__file__).resolve().parents[1] / "leaderboard" / "results"
 LITE = ROOT / "fundamental" / "lite"
 ID_FILE = "uniform-id-eval-nearest-neighbour.json"  # one level ("id"), 200 videos
-OOD_FILE = "uniform-ood-eval-nearest-neighbour.json"  # levels r, v, r+v; 2 untrackable videos at level r
+OOD_FILE = "uniform-ood-eval-nearest-neighbour.json"  # levels r, v, r+v; untrackable videos at each (identity: another size)
 COMBINATORIAL = ROOT / "combinatorial" / "in-template-eval-copy-last.json"  # has the `abnormal` share
 
 
@@ -155,7 +155,7 @@ def _empty_untrackable(doc: dict[str, Any]) -> None:
 
 
 def _untrackable_count(doc: dict[str, Any]) -> None:
-    for group in (doc["summary"]["overall"], doc["summary"]["levels"]["r"]):
+    for group in (doc["summary"]["overall"], *doc["summary"]["levels"].values()):  # every level: still consistent
         group["untrackable"]["count"] = 0
         group["untrackable"]["rate"] = 0.0
 
@@ -237,15 +237,21 @@ def _sidecar_edit(change: Callable[[list[dict[str, Any]]], None]) -> Callable[[P
 
 
 def _tracked_velocities(samples: list[dict[str, Any]]) -> None:
-    for s in samples:  # forged: the two untrackable videos get velocities that "follow the law"
+    for s in samples:  # forged: the untrackable videos get velocities that "follow the law"
         if s["generated_velocity"] is None:
             s["generated_velocity"] = s["true_velocity"]
 
 
+def _drop_tracked(samples: list[dict[str, Any]]) -> None:
+    # ten tracked videos gone (the untrackable ones kept: their own check would speak first)
+    gone = [i for i, s in enumerate(samples) if s["generated_velocity"] is not None][:10]
+    samples[:] = [s for i, s in enumerate(samples) if i not in gone]
+
+
 SIDECAR_CASES = {
-    "sidecar-drops-videos": (_sidecar_edit(lambda s: s.__delitem__(slice(0, 10))), "sidecar_inconsistent"),
-    "sidecar-moves-a-level": (_sidecar_edit(lambda s: [x.update(level="v") for x in s if x["level"] == "r+v"]),
-                              "sidecar_inconsistent"),
+    "sidecar-drops-videos": (_sidecar_edit(_drop_tracked), "sidecar_inconsistent"),
+    "sidecar-moves-a-level": (_sidecar_edit(lambda s: [x.update(level="v") for x in s if x["level"] == "r+v"
+                                                       and x["generated_velocity"] is not None]), "sidecar_inconsistent"),
     "sidecar-duplicates-a-video": (_sidecar_edit(lambda s: s.__setitem__(1, dict(s[0]))), "sidecar_inconsistent"),
     "sidecar-tracks-the-untrackable": (_sidecar_edit(_tracked_velocities), "untrackable_inconsistent"),
 }
