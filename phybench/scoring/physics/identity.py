@@ -26,7 +26,8 @@ pixels would be read as this one's; a collision's contact frames).
 
 A frame is checked when the body was found whole, unsplit and in view (the parser's flags; a body cut
 by the image's edge only for its colour where its core is in view, and for a visible area already too large,
-which a cut can only shrink) with at least
+which a cut can only shrink; a body within `EDGE_BAND` px of the edge counts as cut too: a picture shifted
+by a pixel or two with a blank band cuts it where the parser sees no border) with at least
 `MIN_PIECE` of the signature's radius (less is a codec's crumb of colour where the body has left the
 view; a body that shrinks that far is the judge's ``area``); a body
 is **not this body** from the first checked frame that mismatches, if the next checked frame
@@ -56,6 +57,9 @@ OFF_LINE_REL, OFF_LINE_MIN = 0.35, 40.0  # a pixel farther off the body's colour
 SHAPE_CLEAR = 3.0  # px: no frame is checked while another body is this close to touching
 SAMPLE_RADIUS = 6.0  # px: a body this many pixels or more in radius is read on a coarser grid (every r // 6-th pixel)
 MIN_PIECE = 0.5  # a piece under half the signature's radius is not checked (codec crumbs; `area` sees a shrinking body)
+EDGE_BAND = 3.0  # px: a picture shifted or letterboxed by a blank band this wide cuts a body there (cut, not shrunk)
+BAND_CHORD = 0.8  # signature radii: a body's outermost inked row along such a band at least this long is cut by it
+BAND_SHRINK = 0.9  # ... if its visible radius is under this share of the signature's (a cut loses area; a square does not)
 _HARMONICS = (2, 3, 4, 5)  # 2: elongation (a blended or smeared fast ball), the allowance; 3-5: the shapes
 
 SETTINGS = (f"families that hold identity (TaskFamily.identity_check: the fundamental tasks): each parsed body's signature from the condition frames (its colour: the median of the "
@@ -63,7 +67,9 @@ SETTINGS = (f"families that hold identity (TaskFamily.identity_check: the fundam
             f"its shape: angular harmonics 3, 4 and 5 of its ink within {SHAPE_REACH:g} radii); a generated frame's "
             f"body whose ink turns more than {HUE_DEG:g} degrees or changes strength by more than x{INK_RATIO:g}, "
             f"whose radius changes by more than x{SIZE_RATIO:g}, or whose harmonics grow by more than "
-            f"{SHAPE_TOL:g} plus the growth of harmonic 2 (elongation), in two checked frames in a row, is not this body: lost from there on (untrackable; "
+            f"{SHAPE_TOL:g} plus the growth of harmonic 2 (elongation), in two checked frames in a row, is not this body (within {EDGE_BAND:g} px "
+            "of the image's edge a body counts as cut: only a grown size is read there, its colour where its core is clear of that band): "
+            "lost from there on (untrackable; "
             "the judge's identity finding names colour, size or shape)")
 
 __all__ = ["SETTINGS", "Identity", "identity_of", "apply_identity", "checked_parse"]
@@ -185,7 +191,52 @@ def identity_of(video: np.ndarray, parsed: Parsed, mapping: PixelMapping, condit
             continue
         shapes = harm[before][np.isfinite(harm[before]).all(axis=1)]
         shape_sig = shapes.max(axis=0) if len(shapes) else np.full(len(_HARMONICS), np.nan)
-        _decide(out, k, t, ink, harm, ink_sig, r_sig, shape_sig, rad[:, k], condition_frames, cut[t, k])
+        band = _band_cut(video, t, cu[t, k], cv[t, k], rad[t, k], r_sig, ink_sig)  # cut by a band the parser cannot see
+        _decide(out, k, t, ink, harm, ink_sig, r_sig, shape_sig, rad[:, k], condition_frames, cut[t, k] | band,
+                band & _near_edge(cu[t, k], cv[t, k], CORE_SHARE * r_sig, video.shape[1:3]))
+    return out
+
+
+def _near_edge(cu: np.ndarray, cv: np.ndarray, reach: float, shape: tuple[int, int]) -> np.ndarray:
+    """(n,) bool: a disc of `reach` px round (cu, cv) px comes within `EDGE_BAND` px of the image's edge.  A picture
+    shifted by a pixel or two with a blank band (or letterboxed) cuts a body there without touching the border,
+    so the parser's PARTLY_OUT cannot say it; the centroid of a cut disc lies within its radius of the cut, so
+    the signature's radius round the parsed centre always reaches it."""
+    H, W = shape
+    with np.errstate(invalid="ignore"):
+        return ((cu - reach < EDGE_BAND) | (cu + reach > W - EDGE_BAND)
+                | (cv - reach < EDGE_BAND) | (cv + reach > H - EDGE_BAND))
+
+
+def _band_cut(video: np.ndarray, t: np.ndarray, cu: np.ndarray, cv: np.ndarray, r: np.ndarray, r_sig: float,
+              ink_sig: np.ndarray) -> np.ndarray:
+    """(n,) bool: in frame t[i] the body at (cu, cv) px, radius r px (from its visible area), is cut by a blank
+    band 1 to `EDGE_BAND` px wide along an edge of the image: it has lost area (r under `BAND_SHRINK` of the
+    signature's radius) and its ink (at least half the signature's, along its colour) stops at a straight line
+    there, the outermost inked row (or column) of a strip `EDGE_BAND` + 1 px deep spanning a chord of at least
+    `BAND_CHORD` signature radii.  A whole disc near the edge has only a short chord in its outermost inked row
+    (about 2 sqrt(r) px), and a square's flat side there keeps the disc's area, so a ball that shrank or
+    turned square near the edge is still read."""
+    near = _near_edge(cu, cv, r_sig, video.shape[1:3]) & (r < BAND_SHRINK * r_sig)
+    out = np.zeros(len(t), dtype=bool)
+    if not near.any():
+        return out
+    H, W = video.shape[1:3]
+    depth, norm = int(EDGE_BAND) + 1, float(np.linalg.norm(ink_sig))
+    unit = (ink_sig / max(norm, 1e-9)).astype(np.float32)
+    reach = int(np.ceil(1.2 * r_sig))
+    for i in np.flatnonzero(near):
+        frame = video[t[i]]
+        u, v = int(np.floor(cu[i])), int(np.floor(cv[i]))
+        cols, rows_ = slice(max(u - reach, 0), u + reach + 1), slice(max(v - reach, 0), v + reach + 1)
+        strips = [strip for side, strip in ((v - r_sig < depth, frame[:depth, cols]), (v + r_sig > H - depth, frame[H - depth:, cols][::-1]),
+                                            (u - r_sig < depth, frame[rows_, :depth].transpose(1, 0, 2)),
+                                            (u + r_sig > W - depth, frame[rows_, W - depth:].transpose(1, 0, 2)[::-1])) if side]
+        for strip in strips:  # (depth, L, 3): row 0 the image's edge, inward from there (only the edges it is near)
+            inked = ((255.0 - strip.astype(np.float32)) @ unit >= 0.5 * norm).sum(axis=1)  # (depth,) px of ink a row
+            rows = np.flatnonzero(inked)
+            if rows.size and 1 <= rows[0] <= EDGE_BAND and inked[rows[0]] >= BAND_CHORD * r_sig:
+                out[i] = True
     return out
 
 
@@ -211,12 +262,14 @@ def _shape_growth(harm: np.ndarray, shape_sig: np.ndarray) -> np.ndarray:
 
 
 def _decide(out: Identity, k: int, t: np.ndarray, ink: np.ndarray, harm: np.ndarray, ink_sig: np.ndarray,
-            r_sig: float, shape_sig: np.ndarray, rad: np.ndarray, condition_frames: int, cut: np.ndarray) -> None:
-    """Body k is lost from the first generated checked frame that mismatches, if the next one does too."""
+            r_sig: float, shape_sig: np.ndarray, rad: np.ndarray, condition_frames: int, cut: np.ndarray,
+            core_band: np.ndarray) -> None:
+    """Body k is lost from the first generated checked frame that mismatches, if the next one does too.
+    `cut` (n,): cut by the image's edge or near it; `core_band` (n,): its core near the edge (may be blanked)."""
     gen = t >= condition_frames
-    t, ink, harm, cut = t[gen], ink[gen], harm[gen], cut[gen]
+    t, ink, harm, cut, core_band = t[gen], ink[gen], harm[gen], cut[gen], core_band[gen]
     colour, size, shape, angle, ratio = _changes(ink, ink_sig, rad[t], r_sig, harm, shape_sig)
-    colour &= np.isfinite(ink).all(axis=1)  # a cut body's colour where its core is in view
+    colour &= np.isfinite(ink).all(axis=1) & ~core_band  # a cut body's colour where its core is in view
     shape &= ~cut
     size &= ~cut | (rad[t] > r_sig * SIZE_RATIO)
     bad = colour | size | shape
