@@ -31,7 +31,8 @@ by a pixel or two with a blank band cuts it where the parser sees no border) wit
 `MIN_PIECE` of the signature's radius (less is a codec's crumb of colour where the body has left the
 view; a body that shrinks that far is the judge's ``area``); a body
 is **not this body** from the first checked frame that mismatches, if the next checked frame
-mismatches too (one odd frame is a codec's).  From there on it is flagged `MISSING | IDENTITY`
+mismatches too (one odd frame is a codec's), or if it is the body's last whole frame and the body then leaves
+the view (`_exit`: a ball swapped just before it leaves has no second checked frame).  From there on it is flagged `MISSING | IDENTITY`
 (the velocity metrics treat it as lost: untrackable) and the judge's ``identity`` row names
 what changed (`phybench.scoring.judge.identity`).
 """
