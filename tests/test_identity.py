@@ -108,3 +108,24 @@ def test_a_blank_band_at_the_edge_cuts_the_ball_it_does_not_shrink_it():
     assert near_edge.lost_from == [17] and near_edge.changed == [["size"]]  # shrunk 5 px from the band: not a cut
     square = identity_parse(_disc_clip(square_from=8), [(255, 0, 0)], 3).identity
     assert square.lost_from[0] in (8, 9) and "shape" in square.changed[0]
+
+
+def test_a_ball_swapped_just_before_it_leaves_the_view_is_not_itself():
+    """A ball turned square in its last whole frame, then cut by the edge until it is gone, has no second
+    checked frame: its exit confirms the one (before: kept, its track the ball's, in 5 of 60 collision ID
+    swap-square videos that then beat the noisy correct one); one odd frame of a ball that stays in view is
+    still a codec's, and a disc that leaves the view keeps its identity."""
+    from phybench.scoring.judge.identity import identity_parse
+
+    exact = _disc_clip()
+    exact[23] = 255  # gone by the end: cut in frames 19-22
+    assert identity_parse(exact, [(255, 0, 0)], 3).identity.lost_from == [-1]
+    late = _disc_clip(square_from=18)  # whole in frame 18 only (its left side 0.9 px from the edge), then cut
+    late[23] = 255
+    swapped = identity_parse(late, [(255, 0, 0)], 3).identity
+    assert swapped.lost_from == [18] and swapped.changed == [["shape"]]
+    odd = exact.copy()
+    odd[10] = _disc_clip(square_from=10)[10]  # one square frame mid-way, a disc before and after
+    assert identity_parse(odd, [(255, 0, 0)], 3).identity.lost_from == [-1]
+    in_view = identity_parse(_disc_clip(square_from=18), [(255, 0, 0)], 3).identity  # a piece still in view at the end
+    assert in_view.lost_from == [-1]

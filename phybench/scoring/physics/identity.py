@@ -31,7 +31,8 @@ by a pixel or two with a blank band cuts it where the parser sees no border) wit
 `MIN_PIECE` of the signature's radius (less is a codec's crumb of colour where the body has left the
 view; a body that shrinks that far is the judge's ``area``); a body
 is **not this body** from the first checked frame that mismatches, if the next checked frame
-mismatches too (one odd frame is a codec's).  From there on it is flagged `MISSING | IDENTITY`
+mismatches too (one odd frame is a codec's), or if it is the body's last whole frame and the body then leaves
+the view (`_exit`: a ball swapped just before it leaves has no second checked frame).  From there on it is flagged `MISSING | IDENTITY`
 (the velocity metrics treat it as lost: untrackable) and the judge's ``identity`` row names
 what changed (`phybench.scoring.judge.identity`).
 """
@@ -274,9 +275,9 @@ def _decide(out: Identity, k: int, t: np.ndarray, ink: np.ndarray, harm: np.ndar
     size &= ~cut | (rad[t] > r_sig * SIZE_RATIO)
     bad = colour | size | shape
     both = np.flatnonzero(bad[:-1] & bad[1:])
-    if not both.size:
+    i = int(both[0]) if both.size else _exit(bad, cut, t, len(rad))
+    if i < 0:
         return
-    i = int(both[0])
     names = ("colour", "size", "shape")
     out.lost_from[k] = int(t[i])
     out.changed[k] = [name for name, m in zip(names, (colour, size, shape)) if m[i] or m[i + 1]]
@@ -284,6 +285,21 @@ def _decide(out: Identity, k: int, t: np.ndarray, ink: np.ndarray, harm: np.ndar
     words = {"colour": f"ink turned {angle[i]:.0f} deg, x{ratio[i]:.2f} strength", "size": f"radius x{rad[t[i]] / r_sig:.2f}",
              "shape": f"harmonic {_HARMONICS[1 + int(np.argmax(grow))]} up {grow.max():.2f}"}
     out.detail[k] = "; ".join(words[name] for name in out.changed[k])
+
+
+def _exit(bad: np.ndarray, cut: np.ndarray, t: np.ndarray, T: int) -> int:
+    """Index into t of a body's last whole frame where it mismatches and then leaves the view (-1: none).  A ball
+    swapped for another body just before it leaves has one whole frame left: no next checked frame can confirm
+    it.  Its exit confirms it instead: every later frame it is found in is cut by the edge, in a row, and it is
+    gone by the video's end (one odd frame of a ball that stays in view still needs a second)."""
+    whole = np.flatnonzero(~cut)
+    if not whole.size or not bad[whole[-1]]:
+        return -1
+    i = int(whole[-1])
+    after = t[i:]
+    if after.size < 2 or t[-1] >= T - 1 or not (np.diff(after) == 1).all():
+        return -1
+    return i
 
 
 def apply_identity(parsed: Parsed, identity: Identity) -> Parsed:
