@@ -68,7 +68,8 @@ SETTINGS = (f"families that hold identity (TaskFamily.identity_check: the fundam
             f"its shape: angular harmonics 3, 4 and 5 of its ink within {SHAPE_REACH:g} radii); a generated frame's "
             f"body whose ink turns more than {HUE_DEG:g} degrees or changes strength by more than x{INK_RATIO:g}, "
             f"whose radius changes by more than x{SIZE_RATIO:g}, or whose harmonics grow by more than "
-            f"{SHAPE_TOL:g} plus the growth of harmonic 2 (elongation), in two checked frames in a row, is not this body (within {EDGE_BAND:g} px "
+            f"{SHAPE_TOL:g} plus the growth of harmonic 2 (elongation), in two checked frames in a row (or in its last whole frame, when it then leaves the view: cut in every later frame it is found in, "
+            f"gone by the last), is not this body (within {EDGE_BAND:g} px "
             "of the image's edge a body counts as cut: only a grown size is read there, its colour where its core is clear of that band): "
             "lost from there on (untrackable; "
             "the judge's identity finding names colour, size or shape)")
