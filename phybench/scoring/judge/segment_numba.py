@@ -200,3 +200,59 @@ def joint_histogram(ref: np.ndarray, gen: np.ndarray, ch: int, out: np.ndarray) 
         for i in range(ref.shape[1]):
             for j in range(ref.shape[2]):
                 out[(np.int64(ref[f, i, j, ch]) << 8) | np.int64(gen[f, i, j, ch])] += 1
+
+
+@numba.njit(**_JIT)
+def ink_pixels(flat: np.ndarray, words: np.ndarray, low7: np.uint64, add: np.uint64, high: np.uint64, below: int,
+               out: np.ndarray) -> int:  # pragma: no cover
+    """`segment._ink` on a white background: the (sorted) indices of the pixels of `flat` ((3 P,)
+    uint8 RGB) with some channel below `below`, into `out`; returns how many.  `words` is `flat`'s
+    first 24 g bytes as uint64: three words hold eight whole pixels, skipped at once when no byte
+    is dark (with y = ~word, a byte under `below` is a byte of y at least 256 - below, found with
+    no carry between bytes: ((y & low7) + add) | y) & high; exact, integer tests only)."""
+    n = 0
+    g = len(words) // 3
+    for i in range(g):
+        y0, y1, y2 = ~words[3 * i], ~words[3 * i + 1], ~words[3 * i + 2]
+        hit = ((((y0 & low7) + add) | y0) | (((y1 & low7) + add) | y1) | (((y2 & low7) + add) | y2)) & high
+        if hit == 0:
+            continue
+        for p in range(8 * i, 8 * i + 8):
+            if flat[3 * p] < below or flat[3 * p + 1] < below or flat[3 * p + 2] < below:
+                out[n] = p
+                n += 1
+    for p in range(8 * g, len(flat) // 3):
+        if flat[3 * p] < below or flat[3 * p + 1] < below or flat[3 * p + 2] < below:
+            out[n] = p
+            n += 1
+    return n
+
+
+@numba.njit(**_JIT)
+def perimeter_counts(every: np.ndarray, H: int, W: int, wanted: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover
+    """`segment._perimeter`'s counts: per frame t with wanted[t], into out[t], the pixels of
+    `every` (sorted flat indices into a (T, H, W) stack) with a 4-neighbour outside them (or
+    outside the picture); exact integer counts."""
+    HW, w = H * W, W + 2
+    grid = np.zeros((H + 2) * w, np.bool_)  # a frame's pixels, a pixel of padding round it
+    N = len(every)
+    j0 = 0
+    while j0 < N:
+        t, j1 = every[j0] // HW, j0 + 1
+        while j1 < N and every[j1] // HW == t:
+            j1 += 1
+        if wanted[t]:
+            for j in range(j0, j1):
+                rc = every[j] % HW
+                grid[(rc // W + 1) * w + rc % W + 1] = True
+            edge = 0
+            for j in range(j0, j1):
+                rc = every[j] % HW
+                k = (rc // W + 1) * w + rc % W + 1
+                if not (grid[k - w] and grid[k + w] and grid[k - 1] and grid[k + 1]):
+                    edge += 1
+            out[t] = edge
+            for j in range(j0, j1):
+                rc = every[j] % HW
+                grid[(rc // W + 1) * w + rc % W + 1] = False
+        j0 = j1
