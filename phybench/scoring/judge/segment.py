@@ -392,9 +392,8 @@ def _piece_sums(soft: np.ndarray, hidx: np.ndarray) -> tuple[int, list[np.ndarra
 def _piece_sums_compiled(kern: Any, soft: np.ndarray, hidx: np.ndarray) -> tuple[int, list[np.ndarray], np.ndarray]:
     """`_piece_sums` in one compiled union-find pass (`segment_numba.label_pieces`)."""
     T, H, W = soft.shape
-    sums, boxes = np.zeros((len(hidx), 9)), np.zeros((len(hidx), 5), np.int64)
-    n = kern.label_pieces(hidx, H, W, soft.reshape(-1), np.empty(len(hidx), np.int64), sums, boxes)
-    return n, [x.copy() for x in sums[:n].T], boxes[:n]
+    n, sums, boxes = kern.label_pieces(hidx, H, W, soft.reshape(-1), np.empty(len(hidx), np.int64))
+    return int(n), [x.copy() for x in sums.T], boxes
 
 
 def _integer_sums(lab: np.ndarray, n: int, rows: np.ndarray, cols: np.ndarray) -> list[np.ndarray]:

@@ -54,6 +54,17 @@ def near_first(idx: np.ndarray, q: np.ndarray, best: np.ndarray, t_all: np.ndarr
         if sure_bins[q[i]] and t_all[i] >= hard and b >= 0 and wanted[b]:
             t, rc = divmod(idx[i], HW)
             blocks[b, t, (rc // W) // r + 1, (rc % W) // r + 1] = True
+    near = np.zeros((K, T, gh, gw), np.bool_)  # a block's 3 x 3 blocks' OR, once per block, not per pixel
+    for k in range(K):
+        if wanted[k]:
+            for t in range(T):
+                for by in range(gh):
+                    for bx in range(gw):
+                        hit = False
+                        for dy in range(3):
+                            for dx in range(3):
+                                hit = hit or blocks[k, t, by + dy, bx + dx]
+                        near[k, t, by, bx] = hit
     one, zero = np.float32(1.0), np.float32(0.0)
     for i in range(len(idx)):
         if not amb[i]:
@@ -62,12 +73,7 @@ def near_first(idx: np.ndarray, q: np.ndarray, best: np.ndarray, t_all: np.ndarr
         by, bx = (rc // W) // r, (rc % W) // r
         choice, least = 0, zero
         for k in range(K):
-            near = False
-            if wanted[k]:
-                for dy in range(3):
-                    for dx in range(3):
-                        near = near or blocks[k, t, by + dy, bx + dx]
-            s = res_bins[k, q[i]] - (one if near else zero)
+            s = res_bins[k, q[i]] - (one if near[k, t, by, bx] else zero)
             if k == 0:
                 least = s
             elif s < least:
@@ -142,14 +148,16 @@ def _link_frame(hidx: np.ndarray, j0: int, j1: int, HW: int, W: int, parent: np.
 
 
 @numba.njit(**_JIT)
-def label_pieces(hidx: np.ndarray, H: int, W: int, soft: np.ndarray, lab: np.ndarray, sums: np.ndarray,
-                 boxes: np.ndarray) -> int:  # pragma: no cover
+def label_pieces(hidx: np.ndarray, H: int, W: int, soft: np.ndarray, lab: np.ndarray
+                 ) -> tuple[int, np.ndarray, np.ndarray]:  # pragma: no cover
     """The 8-connected pieces (within a frame) of the hard pixels `hidx` (sorted flat indices into
     a (T, H, W) stack), numbered 1..n in the order of their first pixel (`ndimage.label`'s
-    numbering, which `segment._label_frames` keeps): each pixel's label into `lab`; per label
-    (row lb - 1) into `sums` the pixel count and the sums of r, c, r^2, c^2, r c (whole numbers,
-    exact), then of the coverage w, r w and c w (float64, in pixel order, as `np.bincount`), and
-    into `boxes` (frame, row start, row stop, column start, column stop).  Returns n."""
+    numbering, which `segment._label_frames` keeps): each pixel's label into `lab`; returns n,
+    per label (row lb - 1) `sums` (n, 9): the pixel count and the sums of r, c, r^2, c^2, r c
+    (whole numbers, exact), then of the coverage w, r w and c w (float64, in pixel order, as
+    `np.bincount`), and `boxes` (n, 5) int64: frame, row start, row stop, column start, column
+    stop.  The per-label arrays are sized by n once the labels are known, not by the pixels: a
+    colour's tens of thousands of pixels make a few pieces, and zeroed megabytes cost a memset."""
     N, HW = len(hidx), H * W
     parent = np.arange(N)
     grid = np.full((H + 1) * (W + 2), -1, np.int64)
@@ -161,18 +169,21 @@ def label_pieces(hidx: np.ndarray, H: int, W: int, soft: np.ndarray, lab: np.nda
         _link_frame(hidx, j0, j1, HW, W, parent, grid)
         j0 = j1
     n = 0
-    ints = np.zeros((N + 1, 6), np.int64)
-    for j in range(N):
+    for j in range(N):  # labels first (a piece's root is its first pixel: labelled before the rest)
         root = _root(parent, j)
         if root == j:
             n += 1
             lab[j] = n
-            boxes[n - 1, 0], boxes[n - 1, 1] = hidx[j] // HW, (hidx[j] % HW) // W
-            boxes[n - 1, 2], boxes[n - 1, 3], boxes[n - 1, 4] = 0, W, 0
         else:
             lab[j] = lab[root]
+    sums, boxes = np.zeros((n, 9)), np.zeros((n, 5), np.int64)
+    ints = np.zeros((n + 1, 6), np.int64)
+    for j in range(N):  # then the sums, in pixel order as before
         lb, rc = lab[j], hidx[j] % HW
         r, c = rc // W, rc % W
+        if ints[lb, 0] == 0:  # the piece's first pixel
+            boxes[lb - 1, 0], boxes[lb - 1, 1] = hidx[j] // HW, r
+            boxes[lb - 1, 2], boxes[lb - 1, 3], boxes[lb - 1, 4] = 0, W, 0
         ints[lb, 0] += 1
         ints[lb, 1] += r
         ints[lb, 2] += c
@@ -189,7 +200,7 @@ def label_pieces(hidx: np.ndarray, H: int, W: int, soft: np.ndarray, lab: np.nda
     for lb in range(n):
         for i in range(6):
             sums[lb, i] = np.float64(ints[lb + 1, i])
-    return n
+    return n, sums, boxes
 
 
 @numba.njit(**_JIT)
