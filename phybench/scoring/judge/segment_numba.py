@@ -48,12 +48,14 @@ def near_first(idx: np.ndarray, q: np.ndarray, best: np.ndarray, t_all: np.ndarr
             for k in range(K):
                 if np.isfinite(res_bins[k, q[i]]):
                     wanted[k] = True
+    frame, rows, cols = np.empty(len(idx), np.int64), np.empty(len(idx), np.int64), np.empty(len(idx), np.int64)
+    _split(idx, HW, W, frame, rows, cols)
+    row_block, col_block = np.arange(H) // r, np.arange(W) // r  # looked up, not divided, per pixel
     blocks = np.zeros((K, T, gh + 2, gw + 2), np.bool_)
     for i in range(len(idx)):
         b = best[i]
         if sure_bins[q[i]] and t_all[i] >= hard and b >= 0 and wanted[b]:
-            t, rc = divmod(idx[i], HW)
-            blocks[b, t, (rc // W) // r + 1, (rc % W) // r + 1] = True
+            blocks[b, frame[i], row_block[rows[i]] + 1, col_block[cols[i]] + 1] = True
     near = np.zeros((K, T, gh, gw), np.bool_)  # a block's 3 x 3 blocks' OR, once per block, not per pixel
     for k in range(K):
         if wanted[k]:
@@ -69,8 +71,7 @@ def near_first(idx: np.ndarray, q: np.ndarray, best: np.ndarray, t_all: np.ndarr
     for i in range(len(idx)):
         if not amb[i]:
             continue
-        t, rc = divmod(idx[i], HW)
-        by, bx = (rc // W) // r, (rc % W) // r
+        t, by, bx = frame[i], row_block[rows[i]], col_block[cols[i]]
         choice, least = 0, zero
         for k in range(K):
             s = res_bins[k, q[i]] - (one if near[k, t, by, bx] else zero)
@@ -123,19 +124,37 @@ def _root(parent: np.ndarray, j: int) -> int:  # pragma: no cover
 
 
 @numba.njit(**_JIT)
-def _link_frame(hidx: np.ndarray, j0: int, j1: int, HW: int, W: int, parent: np.ndarray, grid: np.ndarray) -> None:  # pragma: no cover
-    """Join the 8-connected neighbours among pixels j0..j1 (one frame, raster order) in `parent`;
-    `grid` (all -1) maps a pixel of the frame's box to its index, and is left all -1."""
-    r_lo, r_hi = (hidx[j0] % HW) // W, (hidx[j1 - 1] % HW) // W + 1
-    c_lo, c_hi = W, 0
+def _split(hidx: np.ndarray, HW: int, W: int, frame: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> None:  # pragma: no cover
+    """Each of the sorted flat indices `hidx` into a (T, H, W) stack as its frame, row and column:
+    one integer division a pixel (the frame found by stepping, the column by a product), where
+    `%` and `//` at each use cost several."""
+    if not len(hidx):
+        return
+    t = hidx[0] // HW
+    base = t * HW
+    for j in range(len(hidx)):
+        p = hidx[j]
+        while p >= base + HW:
+            t += 1
+            base += HW
+        r = (p - base) // W
+        frame[j], rows[j], cols[j] = t, r, p - base - r * W
+
+
+@numba.njit(**_JIT)
+def _link_frame(rows: np.ndarray, cols: np.ndarray, j0: int, j1: int, parent: np.ndarray, grid: np.ndarray) -> None:  # pragma: no cover
+    """Join the 8-connected neighbours among pixels j0..j1 (one frame, raster order; `rows`,
+    `cols` their rows and columns) in `parent`; `grid` (all -1) maps a pixel of the frame's box
+    to its index, and is left all -1."""
+    r_lo, r_hi = rows[j0], rows[j1 - 1] + 1
+    c_lo, c_hi = cols[j0], 0
     for j in range(j0, j1):
-        c = hidx[j] % W
+        c = cols[j]
         c_lo, c_hi = min(c_lo, c), max(c_hi, c + 1)
     w = c_hi - c_lo + 2  # a column of -1 each side: no bounds tests
     g = grid[:(r_hi - r_lo + 1) * w]
     for j in range(j0, j1):
-        rc = hidx[j] % HW
-        r, c = rc // W - r_lo + 1, rc % W - c_lo + 1  # row 0 of g stays -1 (the row above the box)
+        r, c = rows[j] - r_lo + 1, cols[j] - c_lo + 1  # row 0 of g stays -1 (the row above the box)
         g[r * w + c] = j
         for k in (g[(r - 1) * w + c - 1], g[(r - 1) * w + c], g[(r - 1) * w + c + 1], g[r * w + c - 1]):
             if k >= 0:
@@ -143,8 +162,7 @@ def _link_frame(hidx: np.ndarray, j0: int, j1: int, HW: int, W: int, parent: np.
                 if a != b:
                     parent[max(a, b)] = min(a, b)  # a piece's root: its first pixel
     for j in range(j0, j1):
-        rc = hidx[j] % HW
-        g[(rc // W - r_lo + 1) * w + rc % W - c_lo + 1] = -1
+        g[(rows[j] - r_lo + 1) * w + cols[j] - c_lo + 1] = -1
 
 
 @numba.njit(**_JIT)
@@ -158,15 +176,17 @@ def label_pieces(hidx: np.ndarray, H: int, W: int, soft: np.ndarray, lab: np.nda
     `np.bincount`), and `boxes` (n, 5) int64: frame, row start, row stop, column start, column
     stop.  The per-label arrays are sized by n once the labels are known, not by the pixels: a
     colour's tens of thousands of pixels make a few pieces, and zeroed megabytes cost a memset."""
-    N, HW = len(hidx), H * W
+    N = len(hidx)
     parent = np.arange(N)
     grid = np.full((H + 1) * (W + 2), -1, np.int64)
+    frame, rows, cols = np.empty(N, np.int64), np.empty(N, np.int64), np.empty(N, np.int64)
+    _split(hidx, H * W, W, frame, rows, cols)
     j0 = 0
     while j0 < N:
-        t, j1 = hidx[j0] // HW, j0 + 1
-        while j1 < N and hidx[j1] // HW == t:
+        j1 = j0 + 1
+        while j1 < N and frame[j1] == frame[j0]:
             j1 += 1
-        _link_frame(hidx, j0, j1, HW, W, parent, grid)
+        _link_frame(rows, cols, j0, j1, parent, grid)
         j0 = j1
     n = 0
     for j in range(N):  # labels first (a piece's root is its first pixel: labelled before the rest)
@@ -179,10 +199,9 @@ def label_pieces(hidx: np.ndarray, H: int, W: int, soft: np.ndarray, lab: np.nda
     sums, boxes = np.zeros((n, 9)), np.zeros((n, 5), np.int64)
     ints = np.zeros((n + 1, 6), np.int64)
     for j in range(N):  # then the sums, in pixel order as before
-        lb, rc = lab[j], hidx[j] % HW
-        r, c = rc // W, rc % W
+        lb, r, c = lab[j], rows[j], cols[j]
         if ints[lb, 0] == 0:  # the piece's first pixel
-            boxes[lb - 1, 0], boxes[lb - 1, 1] = hidx[j] // HW, r
+            boxes[lb - 1, 0], boxes[lb - 1, 1] = frame[j], r
             boxes[lb - 1, 2], boxes[lb - 1, 3], boxes[lb - 1, 4] = 0, W, 0
         ints[lb, 0] += 1
         ints[lb, 1] += r
@@ -244,26 +263,24 @@ def perimeter_counts(every: np.ndarray, H: int, W: int, wanted: np.ndarray, out:
     """`segment._perimeter`'s counts: per frame t with wanted[t], into out[t], the pixels of
     `every` (sorted flat indices into a (T, H, W) stack) with a 4-neighbour outside them (or
     outside the picture); exact integer counts."""
-    HW, w = H * W, W + 2
+    N, w = len(every), W + 2
+    frame, rows, cols = np.empty(N, np.int64), np.empty(N, np.int64), np.empty(N, np.int64)
+    _split(every, H * W, W, frame, rows, cols)
     grid = np.zeros((H + 2) * w, np.bool_)  # a frame's pixels, a pixel of padding round it
-    N = len(every)
     j0 = 0
     while j0 < N:
-        t, j1 = every[j0] // HW, j0 + 1
-        while j1 < N and every[j1] // HW == t:
+        t, j1 = frame[j0], j0 + 1
+        while j1 < N and frame[j1] == t:
             j1 += 1
         if wanted[t]:
             for j in range(j0, j1):
-                rc = every[j] % HW
-                grid[(rc // W + 1) * w + rc % W + 1] = True
+                grid[(rows[j] + 1) * w + cols[j] + 1] = True
             edge = 0
             for j in range(j0, j1):
-                rc = every[j] % HW
-                k = (rc // W + 1) * w + rc % W + 1
+                k = (rows[j] + 1) * w + cols[j] + 1
                 if not (grid[k - w] and grid[k + w] and grid[k - 1] and grid[k + 1]):
                     edge += 1
             out[t] = edge
             for j in range(j0, j1):
-                rc = every[j] % HW
-                grid[(rc // W + 1) * w + rc % W + 1] = False
+                grid[(rows[j] + 1) * w + cols[j] + 1] = False
         j0 = j1
