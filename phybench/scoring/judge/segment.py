@@ -12,6 +12,7 @@ pixel.  Lengths are px at the video's resolution; tolerances "at 128 px" scale w
 from __future__ import annotations
 
 import functools
+import mmap
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -197,6 +198,18 @@ def _colour_numpy(idx: np.ndarray, best: np.ndarray, t_all: np.ndarray, k: int, 
     return soft, area, partial, pidx[t >= HARD], _extent(pidx[soft_vals > 0], H, W)
 
 
+def _untouched_zeros(n: int) -> np.ndarray:
+    """float32 (n,) zeros in pages the kernel zeroes on first touch (an anonymous map of its own).
+
+    A colour's coverage is a whole (T, H, W) stack (8 MiB at 256 px) of which it covers a few
+    percent, and the rules read it near its extent: `np.zeros` there is a memset of every page
+    (calloc on reused heap memory), most of a colour's segmentation cost; a fresh map costs only
+    the pages written or read.  Small stacks stay on the heap (a map is a system call)."""
+    if n < 1 << 20:
+        return np.zeros(n, np.float32)
+    return np.frombuffer(mmap.mmap(-1, 4 * n), np.float32)  # writable; unmapped with its last view
+
+
 def _colour_compiled(idx: np.ndarray, best: np.ndarray, t_all: np.ndarray, k: int, owner: np.ndarray,
                      shape: tuple[int, int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
                                                            tuple[int, int, int, int]]:
@@ -204,7 +217,7 @@ def _colour_compiled(idx: np.ndarray, best: np.ndarray, t_all: np.ndarray, k: in
     kern = segment_fast.compiled(segment)
     assert kern is not None
     T, H, W = shape
-    soft, area, partial = np.zeros(T * H * W, np.float32), np.zeros(T), np.zeros(T)
+    soft, area, partial = _untouched_zeros(T * H * W), np.zeros(T), np.zeros(T)
     every, ext = np.empty(len(idx), np.int64), np.array([H, -1, W, -1], np.int64)
     n = kern.fill_colour(idx, best, t_all, k, H * W, W, np.float32(LOW), np.float32(HIGH - LOW), np.float32(HARD),
                          owner, soft, area, partial, every, ext)
