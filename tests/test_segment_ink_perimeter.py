@@ -3,6 +3,8 @@
 picture's border (issue 52)."""
 from __future__ import annotations
 
+import mmap
+
 import numpy as np
 import pytest
 
@@ -55,3 +57,19 @@ def test_perimeter_counts_equal_numpy(seed: int) -> None:
     assert got[2] == 0 and np.isnan(got[1]) and got[0] > 0
     full = np.ones((1, 4, 5), bool)  # a full picture: every border pixel counts, the 2 x 3 inside does not
     assert S._perimeter(np.flatnonzero(full), (1, 4, 5), [0], _kern())[0] == 20 - 6
+
+
+def test_large_coverage_maps_are_mapped_zeros_and_segment_alike(monkeypatch: pytest.MonkeyPatch) -> None:
+    small, big = S._untouched_zeros(1000), S._untouched_zeros(1 << 20)
+    assert not isinstance(small.base, mmap.mmap) and isinstance(big.base, mmap.mmap)  # a map only when large
+    assert big.dtype == np.float32 and big.shape == (1 << 20,) and big.flags.writeable and not big.any()
+    big[123] = 0.5
+    assert float(big.sum()) == 0.5
+    video, palette, static = segment_fast.check_video(16, 256, 3)  # 16 x 256 x 256 px: the mapped stacks
+    kern = _kern()
+    monkeypatch.setitem(segment_fast._STATE, "mod", None)
+    want = S.segment(video, palette, soft_only=static, perimeter_frames=[0, 5, 15])
+    monkeypatch.setitem(segment_fast._STATE, "mod", kern)
+    got = S.segment(video, palette, soft_only=static, perimeter_frames=[0, 5, 15])
+    assert sum(int(x.count.sum()) for x in want.layers.values()) > 0
+    assert segment_fast.same_segmentation(want, got)

@@ -207,7 +207,10 @@ def _untouched_zeros(n: int) -> np.ndarray:
     the pages written or read.  Small stacks stay on the heap (a map is a system call)."""
     if n < 1 << 20:
         return np.zeros(n, np.float32)
-    return np.frombuffer(mmap.mmap(-1, 4 * n), np.float32)  # writable; unmapped with its last view
+    try:
+        return np.frombuffer(mmap.mmap(-1, 4 * n), np.float32)  # writable; unmapped with its last view
+    except (OSError, ValueError):  # no map to be had (a limit): the heap's zeros, the same values
+        return np.zeros(n, np.float32)
 
 
 def _colour_compiled(idx: np.ndarray, best: np.ndarray, t_all: np.ndarray, k: int, owner: np.ndarray,
