@@ -74,3 +74,12 @@ def test_large_coverage_maps_are_mapped_zeros_and_segment_alike(monkeypatch: pyt
     got = S.segment(video, palette, soft_only=static, perimeter_frames=[0, 5, 15])
     assert sum(int(x.count.sum()) for x in want.layers.values()) > 0
     assert segment_fast.same_segmentation(want, got)
+
+
+def test_ink_pixels_on_an_unaligned_view() -> None:
+    rng = np.random.default_rng(1)
+    video = rng.integers(200, 256, (5, 37, 37, 3)).astype(np.uint8)
+    view = video[1:]  # contiguous, 4107 bytes in: its words are not 8-byte aligned
+    assert view.flags.c_contiguous and view.ctypes.data % 8
+    got = S._ink_compiled(_kern(), view, S.BACKGROUND)
+    assert np.array_equal(got, S._ink(view, S.BACKGROUND)) and len(got) > 1000
