@@ -12,6 +12,7 @@ pixel.  Lengths are px at the video's resolution; tolerances "at 128 px" scale w
 from __future__ import annotations
 
 import functools
+import mmap
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -156,11 +157,25 @@ def _read_compiled(video: np.ndarray, background: tuple[int, ...], tables: Table
     kern = segment_fast.compiled(segment)
     assert kern is not None and QUANT == 2  # the kernel's bins are 2**2 levels
     _, t_bins, best_bins, amb_bins = tables
-    idx = _ink(video, background)  # NumPy's vector compare beats a compiled scalar scan here
+    idx = _ink_compiled(kern, video, background)
     n = len(idx)
     out = (np.empty(n, np.int32), np.empty(n, np.int64), np.empty(n, np.float32), np.empty(n, bool))
     kern.read_ink(np.ascontiguousarray(video).reshape(-1, 3), idx, best_bins, t_bins, amb_bins, *out)
     return (idx, *out)
+
+
+def _ink_compiled(kern: Any, video: np.ndarray, background: tuple[int, ...]) -> np.ndarray:
+    """`_ink` on a white background by `segment_numba.ink_pixels` (eight pixels tested at once as
+    three words, skipped together when none is dark: most of a frame); `_ink` on any other."""
+    if any(int(x) != 255 for x in background):
+        return _ink(video, background)
+    flat = np.ascontiguousarray(video).reshape(-1)  # (T H W 3,) uint8
+    words = flat[:len(flat) // 24 * 24].view(np.uint64)
+    byte = np.uint64(0x0101010101010101)
+    out = np.empty(len(flat) // 3, np.int64)  # (pages touched only as far as it fills)
+    n = kern.ink_pixels(flat, words, np.uint64(0x7F) * byte, np.uint64(128 - (INK + 1)) * byte, np.uint64(0x80) * byte,
+                        255 - INK, out)
+    return out[:n].copy()
 
 
 def _colour_numpy(idx: np.ndarray, best: np.ndarray, t_all: np.ndarray, k: int, owner: np.ndarray,
@@ -183,6 +198,21 @@ def _colour_numpy(idx: np.ndarray, best: np.ndarray, t_all: np.ndarray, k: int, 
     return soft, area, partial, pidx[t >= HARD], _extent(pidx[soft_vals > 0], H, W)
 
 
+def _untouched_zeros(n: int) -> np.ndarray:
+    """float32 (n,) zeros in pages the kernel zeroes on first touch (an anonymous map of its own).
+
+    A colour's coverage is a whole (T, H, W) stack (8 MiB at 256 px) of which it covers a few
+    percent, and the rules read it near its extent: `np.zeros` there is a memset of every page
+    (calloc on reused heap memory), most of a colour's segmentation cost; a fresh map costs only
+    the pages written or read.  Small stacks stay on the heap (a map is a system call)."""
+    if n < 1 << 20:
+        return np.zeros(n, np.float32)
+    try:
+        return np.frombuffer(mmap.mmap(-1, 4 * n), np.float32)  # writable; unmapped with its last view
+    except (OSError, ValueError):  # no map to be had (a limit): the heap's zeros, the same values
+        return np.zeros(n, np.float32)
+
+
 def _colour_compiled(idx: np.ndarray, best: np.ndarray, t_all: np.ndarray, k: int, owner: np.ndarray,
                      shape: tuple[int, int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
                                                            tuple[int, int, int, int]]:
@@ -190,7 +220,7 @@ def _colour_compiled(idx: np.ndarray, best: np.ndarray, t_all: np.ndarray, k: in
     kern = segment_fast.compiled(segment)
     assert kern is not None
     T, H, W = shape
-    soft, area, partial = np.zeros(T * H * W, np.float32), np.zeros(T), np.zeros(T)
+    soft, area, partial = _untouched_zeros(T * H * W), np.zeros(T), np.zeros(T)
     every, ext = np.empty(len(idx), np.int64), np.array([H, -1, W, -1], np.int64)
     n = kern.fill_colour(idx, best, t_all, k, H * W, W, np.float32(LOW), np.float32(HIGH - LOW), np.float32(HARD),
                          owner, soft, area, partial, every, ext)
@@ -284,7 +314,7 @@ _IN_PLANE = np.zeros((3, 3, 3), dtype=bool)
 _IN_PLANE[1] = True  # 8-connected within a frame, never across frames
 
 
-def _perimeter(every: np.ndarray, shape: tuple[int, int, int], frames: list[int]) -> np.ndarray:
+def _perimeter(every: np.ndarray, shape: tuple[int, int, int], frames: list[int], kern: Any = None) -> np.ndarray:
     """(T,) pixels of the hard pixels `every` (flat indices) with a 4-neighbour outside them, in
     `frames` (NaN elsewhere); counted in the box of every hard pixel, a pixel wider, where nothing
     outside it counts, from the indices (no whole-video mask)."""
@@ -294,6 +324,12 @@ def _perimeter(every: np.ndarray, shape: tuple[int, int, int], frames: list[int]
         return perimeter
     if not len(every):
         perimeter[frames] = 0.0
+        return perimeter
+    if kern is not None:  # `segment_numba.perimeter_counts`: the same integer counts, no boxes built
+        wanted, counts = np.zeros(T, bool), np.zeros(T, np.int64)
+        wanted[frames] = True
+        kern.perimeter_counts(every, H, W, wanted, counts)
+        perimeter[frames] = counts[frames]
         return perimeter
     t, rem = np.divmod(every, H * W)
     rows, cols = np.divmod(rem, W)
@@ -315,10 +351,10 @@ def _pieces(soft: np.ndarray, hidx: np.ndarray, area: np.ndarray, partial: np.nd
     """One colour's layer from its coverage and the flat indices of its hard pixels whose pieces
     are wanted (`hidx`); `every`: all its hard pixels, where `hidx` holds fewer."""
     T, H, W = soft.shape
-    perimeter = _perimeter(hidx if every is None else every, (T, H, W), perimeter_frames)
+    kern = segment_fast.compiled(segment)
+    perimeter = _perimeter(hidx if every is None else every, (T, H, W), perimeter_frames, kern)
     n = 0
     if len(hidx):
-        kern = segment_fast.compiled(segment)
         n, sums, spans = (_piece_sums(soft, hidx) if kern is None else _piece_sums_compiled(kern, soft, hidx))
     empty = [np.zeros((0, 2)), np.zeros(0), np.zeros(0), np.zeros(0), np.zeros((0, 3)), np.zeros((0, 4))]
     found: list[list[np.ndarray] | None] = [None] * T
@@ -372,9 +408,8 @@ def _piece_sums(soft: np.ndarray, hidx: np.ndarray) -> tuple[int, list[np.ndarra
 def _piece_sums_compiled(kern: Any, soft: np.ndarray, hidx: np.ndarray) -> tuple[int, list[np.ndarray], np.ndarray]:
     """`_piece_sums` in one compiled union-find pass (`segment_numba.label_pieces`)."""
     T, H, W = soft.shape
-    sums, boxes = np.zeros((len(hidx), 9)), np.zeros((len(hidx), 5), np.int64)
-    n = kern.label_pieces(hidx, H, W, soft.reshape(-1), np.empty(len(hidx), np.int64), sums, boxes)
-    return n, [x.copy() for x in sums[:n].T], boxes[:n]
+    n, sums, boxes = kern.label_pieces(hidx, H, W, soft.reshape(-1), np.empty(len(hidx), np.int64))
+    return int(n), [x.copy() for x in sums.T], boxes
 
 
 def _integer_sums(lab: np.ndarray, n: int, rows: np.ndarray, cols: np.ndarray) -> list[np.ndarray]:

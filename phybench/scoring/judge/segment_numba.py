@@ -48,26 +48,33 @@ def near_first(idx: np.ndarray, q: np.ndarray, best: np.ndarray, t_all: np.ndarr
             for k in range(K):
                 if np.isfinite(res_bins[k, q[i]]):
                     wanted[k] = True
+    frame, rows, cols = np.empty(len(idx), np.int64), np.empty(len(idx), np.int64), np.empty(len(idx), np.int64)
+    _split(idx, HW, W, frame, rows, cols)
+    row_block, col_block = np.arange(H) // r, np.arange(W) // r  # looked up, not divided, per pixel
     blocks = np.zeros((K, T, gh + 2, gw + 2), np.bool_)
     for i in range(len(idx)):
         b = best[i]
         if sure_bins[q[i]] and t_all[i] >= hard and b >= 0 and wanted[b]:
-            t, rc = divmod(idx[i], HW)
-            blocks[b, t, (rc // W) // r + 1, (rc % W) // r + 1] = True
+            blocks[b, frame[i], row_block[rows[i]] + 1, col_block[cols[i]] + 1] = True
+    near = np.zeros((K, T, gh, gw), np.bool_)  # a block's 3 x 3 blocks' OR, once per block, not per pixel
+    for k in range(K):
+        if wanted[k]:
+            for t in range(T):
+                for by in range(gh):
+                    for bx in range(gw):
+                        hit = False
+                        for dy in range(3):
+                            for dx in range(3):
+                                hit = hit or blocks[k, t, by + dy, bx + dx]
+                        near[k, t, by, bx] = hit
     one, zero = np.float32(1.0), np.float32(0.0)
     for i in range(len(idx)):
         if not amb[i]:
             continue
-        t, rc = divmod(idx[i], HW)
-        by, bx = (rc // W) // r, (rc % W) // r
+        t, by, bx = frame[i], row_block[rows[i]], col_block[cols[i]]
         choice, least = 0, zero
         for k in range(K):
-            near = False
-            if wanted[k]:
-                for dy in range(3):
-                    for dx in range(3):
-                        near = near or blocks[k, t, by + dy, bx + dx]
-            s = res_bins[k, q[i]] - (one if near else zero)
+            s = res_bins[k, q[i]] - (one if near[k, t, by, bx] else zero)
             if k == 0:
                 least = s
             elif s < least:
@@ -117,19 +124,37 @@ def _root(parent: np.ndarray, j: int) -> int:  # pragma: no cover
 
 
 @numba.njit(**_JIT)
-def _link_frame(hidx: np.ndarray, j0: int, j1: int, HW: int, W: int, parent: np.ndarray, grid: np.ndarray) -> None:  # pragma: no cover
-    """Join the 8-connected neighbours among pixels j0..j1 (one frame, raster order) in `parent`;
-    `grid` (all -1) maps a pixel of the frame's box to its index, and is left all -1."""
-    r_lo, r_hi = (hidx[j0] % HW) // W, (hidx[j1 - 1] % HW) // W + 1
-    c_lo, c_hi = W, 0
+def _split(hidx: np.ndarray, HW: int, W: int, frame: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> None:  # pragma: no cover
+    """Each of the sorted flat indices `hidx` into a (T, H, W) stack as its frame, row and column:
+    one integer division a pixel (the frame found by stepping, the column by a product), where
+    `%` and `//` at each use cost several."""
+    if not len(hidx):
+        return
+    t = hidx[0] // HW
+    base = t * HW
+    for j in range(len(hidx)):
+        p = hidx[j]
+        while p >= base + HW:
+            t += 1
+            base += HW
+        r = (p - base) // W
+        frame[j], rows[j], cols[j] = t, r, p - base - r * W
+
+
+@numba.njit(**_JIT)
+def _link_frame(rows: np.ndarray, cols: np.ndarray, j0: int, j1: int, parent: np.ndarray, grid: np.ndarray) -> None:  # pragma: no cover
+    """Join the 8-connected neighbours among pixels j0..j1 (one frame, raster order; `rows`,
+    `cols` their rows and columns) in `parent`; `grid` (all -1) maps a pixel of the frame's box
+    to its index, and is left all -1."""
+    r_lo, r_hi = rows[j0], rows[j1 - 1] + 1
+    c_lo, c_hi = cols[j0], 0
     for j in range(j0, j1):
-        c = hidx[j] % W
+        c = cols[j]
         c_lo, c_hi = min(c_lo, c), max(c_hi, c + 1)
     w = c_hi - c_lo + 2  # a column of -1 each side: no bounds tests
     g = grid[:(r_hi - r_lo + 1) * w]
     for j in range(j0, j1):
-        rc = hidx[j] % HW
-        r, c = rc // W - r_lo + 1, rc % W - c_lo + 1  # row 0 of g stays -1 (the row above the box)
+        r, c = rows[j] - r_lo + 1, cols[j] - c_lo + 1  # row 0 of g stays -1 (the row above the box)
         g[r * w + c] = j
         for k in (g[(r - 1) * w + c - 1], g[(r - 1) * w + c], g[(r - 1) * w + c + 1], g[r * w + c - 1]):
             if k >= 0:
@@ -137,42 +162,47 @@ def _link_frame(hidx: np.ndarray, j0: int, j1: int, HW: int, W: int, parent: np.
                 if a != b:
                     parent[max(a, b)] = min(a, b)  # a piece's root: its first pixel
     for j in range(j0, j1):
-        rc = hidx[j] % HW
-        g[(rc // W - r_lo + 1) * w + rc % W - c_lo + 1] = -1
+        g[(rows[j] - r_lo + 1) * w + cols[j] - c_lo + 1] = -1
 
 
 @numba.njit(**_JIT)
-def label_pieces(hidx: np.ndarray, H: int, W: int, soft: np.ndarray, lab: np.ndarray, sums: np.ndarray,
-                 boxes: np.ndarray) -> int:  # pragma: no cover
+def label_pieces(hidx: np.ndarray, H: int, W: int, soft: np.ndarray, lab: np.ndarray
+                 ) -> tuple[int, np.ndarray, np.ndarray]:  # pragma: no cover
     """The 8-connected pieces (within a frame) of the hard pixels `hidx` (sorted flat indices into
     a (T, H, W) stack), numbered 1..n in the order of their first pixel (`ndimage.label`'s
-    numbering, which `segment._label_frames` keeps): each pixel's label into `lab`; per label
-    (row lb - 1) into `sums` the pixel count and the sums of r, c, r^2, c^2, r c (whole numbers,
-    exact), then of the coverage w, r w and c w (float64, in pixel order, as `np.bincount`), and
-    into `boxes` (frame, row start, row stop, column start, column stop).  Returns n."""
-    N, HW = len(hidx), H * W
+    numbering, which `segment._label_frames` keeps): each pixel's label into `lab`; returns n,
+    per label (row lb - 1) `sums` (n, 9): the pixel count and the sums of r, c, r^2, c^2, r c
+    (whole numbers, exact), then of the coverage w, r w and c w (float64, in pixel order, as
+    `np.bincount`), and `boxes` (n, 5) int64: frame, row start, row stop, column start, column
+    stop.  The per-label arrays are sized by n once the labels are known, not by the pixels: a
+    colour's tens of thousands of pixels make a few pieces, and zeroed megabytes cost a memset."""
+    N = len(hidx)
     parent = np.arange(N)
     grid = np.full((H + 1) * (W + 2), -1, np.int64)
+    frame, rows, cols = np.empty(N, np.int64), np.empty(N, np.int64), np.empty(N, np.int64)
+    _split(hidx, H * W, W, frame, rows, cols)
     j0 = 0
     while j0 < N:
-        t, j1 = hidx[j0] // HW, j0 + 1
-        while j1 < N and hidx[j1] // HW == t:
+        j1 = j0 + 1
+        while j1 < N and frame[j1] == frame[j0]:
             j1 += 1
-        _link_frame(hidx, j0, j1, HW, W, parent, grid)
+        _link_frame(rows, cols, j0, j1, parent, grid)
         j0 = j1
     n = 0
-    ints = np.zeros((N + 1, 6), np.int64)
-    for j in range(N):
+    for j in range(N):  # labels first (a piece's root is its first pixel: labelled before the rest)
         root = _root(parent, j)
         if root == j:
             n += 1
             lab[j] = n
-            boxes[n - 1, 0], boxes[n - 1, 1] = hidx[j] // HW, (hidx[j] % HW) // W
-            boxes[n - 1, 2], boxes[n - 1, 3], boxes[n - 1, 4] = 0, W, 0
         else:
             lab[j] = lab[root]
-        lb, rc = lab[j], hidx[j] % HW
-        r, c = rc // W, rc % W
+    sums, boxes = np.zeros((n, 9)), np.zeros((n, 5), np.int64)
+    ints = np.zeros((n + 1, 6), np.int64)
+    for j in range(N):  # then the sums, in pixel order as before
+        lb, r, c = lab[j], rows[j], cols[j]
+        if ints[lb, 0] == 0:  # the piece's first pixel
+            boxes[lb - 1, 0], boxes[lb - 1, 1] = frame[j], r
+            boxes[lb - 1, 2], boxes[lb - 1, 3], boxes[lb - 1, 4] = 0, W, 0
         ints[lb, 0] += 1
         ints[lb, 1] += r
         ints[lb, 2] += c
@@ -189,7 +219,7 @@ def label_pieces(hidx: np.ndarray, H: int, W: int, soft: np.ndarray, lab: np.nda
     for lb in range(n):
         for i in range(6):
             sums[lb, i] = np.float64(ints[lb + 1, i])
-    return n
+    return n, sums, boxes
 
 
 @numba.njit(**_JIT)
@@ -200,3 +230,57 @@ def joint_histogram(ref: np.ndarray, gen: np.ndarray, ch: int, out: np.ndarray) 
         for i in range(ref.shape[1]):
             for j in range(ref.shape[2]):
                 out[(np.int64(ref[f, i, j, ch]) << 8) | np.int64(gen[f, i, j, ch])] += 1
+
+
+@numba.njit(**_JIT)
+def ink_pixels(flat: np.ndarray, words: np.ndarray, low7: np.uint64, add: np.uint64, high: np.uint64, below: int,
+               out: np.ndarray) -> int:  # pragma: no cover
+    """`segment._ink` on a white background: the (sorted) indices of the pixels of `flat` ((3 P,)
+    uint8 RGB) with some channel below `below`, into `out`; returns how many.  `words` is `flat`'s
+    first 24 g bytes as uint64: three words hold eight whole pixels, skipped at once when no byte
+    is dark (with y = ~word, a byte under `below` is a byte of y at least 256 - below, found with
+    no carry between bytes: ((y & low7) + add) | y) & high; exact, integer tests only)."""
+    n = 0
+    g = len(words) // 3
+    for i in range(g):
+        y0, y1, y2 = ~words[3 * i], ~words[3 * i + 1], ~words[3 * i + 2]
+        hit = ((((y0 & low7) + add) | y0) | (((y1 & low7) + add) | y1) | (((y2 & low7) + add) | y2)) & high
+        if hit == 0:
+            continue
+        for p in range(8 * i, 8 * i + 8):
+            if flat[3 * p] < below or flat[3 * p + 1] < below or flat[3 * p + 2] < below:
+                out[n] = p
+                n += 1
+    for p in range(8 * g, len(flat) // 3):
+        if flat[3 * p] < below or flat[3 * p + 1] < below or flat[3 * p + 2] < below:
+            out[n] = p
+            n += 1
+    return n
+
+
+@numba.njit(**_JIT)
+def perimeter_counts(every: np.ndarray, H: int, W: int, wanted: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover
+    """`segment._perimeter`'s counts: per frame t with wanted[t], into out[t], the pixels of
+    `every` (sorted flat indices into a (T, H, W) stack) with a 4-neighbour outside them (or
+    outside the picture); exact integer counts."""
+    N, w = len(every), W + 2
+    frame, rows, cols = np.empty(N, np.int64), np.empty(N, np.int64), np.empty(N, np.int64)
+    _split(every, H * W, W, frame, rows, cols)
+    grid = np.zeros((H + 2) * w, np.bool_)  # a frame's pixels, a pixel of padding round it
+    j0 = 0
+    while j0 < N:
+        t, j1 = frame[j0], j0 + 1
+        while j1 < N and frame[j1] == t:
+            j1 += 1
+        if wanted[t]:
+            for j in range(j0, j1):
+                grid[(rows[j] + 1) * w + cols[j] + 1] = True
+            edge = 0
+            for j in range(j0, j1):
+                k = (rows[j] + 1) * w + cols[j] + 1
+                if not (grid[k - w] and grid[k + w] and grid[k - 1] and grid[k + 1]):
+                    edge += 1
+            out[t] = edge
+            for j in range(j0, j1):
+                grid[(rows[j] + 1) * w + cols[j] + 1] = False
+        j0 = j1
