@@ -61,6 +61,7 @@ MIN_PIECE = 0.5  # a piece under half the signature's radius is not checked (cod
 EDGE_BAND = 3.0  # px: a picture shifted or letterboxed by a blank band this wide cuts a body there (cut, not shrunk)
 BAND_CHORD = 0.8  # signature radii: a body's outermost inked row along such a band at least this long is cut by it
 BAND_SHRINK = 0.9  # ... if its visible radius is under this share of the signature's (a cut loses area; a square does not)
+EXIT_MARGIN = 1.1  # a lone mismatching frame before the body leaves the view (`_exit`) must exceed each tolerance x this
 _HARMONICS = (2, 3, 4, 5)  # 2: elongation (a blended or smeared fast ball), the allowance; 3-5: the shapes
 
 SETTINGS = (f"families that hold identity (TaskFamily.identity_check: the fundamental tasks): each parsed body's signature from the condition frames (its colour: the median of the "
@@ -194,8 +195,9 @@ def identity_of(video: np.ndarray, parsed: Parsed, mapping: PixelMapping, condit
         shapes = harm[before][np.isfinite(harm[before]).all(axis=1)]
         shape_sig = shapes.max(axis=0) if len(shapes) else np.full(len(_HARMONICS), np.nan)
         band = _band_cut(video, t, cu[t, k], cv[t, k], rad[t, k], r_sig, ink_sig)  # cut by a band the parser cannot see
+        away = ((parsed.flags[:, k] & (MISSING | PARTLY_OUT)) != 0) | ~np.isfinite(rad[:, k])  # (T,) out of view or cut
         _decide(out, k, t, ink, harm, ink_sig, r_sig, shape_sig, rad[:, k], condition_frames, cut[t, k] | band,
-                band & _near_edge(cu[t, k], cv[t, k], CORE_SHARE * r_sig, video.shape[1:3]))
+                band & _near_edge(cu[t, k], cv[t, k], CORE_SHARE * r_sig, video.shape[1:3]), away)
     return out
 
 
@@ -243,15 +245,16 @@ def _band_cut(video: np.ndarray, t: np.ndarray, cu: np.ndarray, cv: np.ndarray, 
 
 
 def _changes(ink: np.ndarray, ink_sig: np.ndarray, r: np.ndarray, r_sig: float, harm: np.ndarray,
-             shape_sig: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Per frame (n,): (colour, size, shape differ; the ink's turn in degrees and strength ratio)."""
+             shape_sig: np.ndarray, margin: float = 1.0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per frame (n,): (colour, size, shape differ by more than `margin` x each tolerance; the ink's turn in
+    degrees and strength ratio)."""
     n, n_sig = np.linalg.norm(ink, axis=1), float(np.linalg.norm(ink_sig))
     cos = ink @ ink_sig / np.maximum(n * n_sig, 1e-9)
     angle = np.degrees(np.arccos(np.clip(cos, -1.0, 1.0)))
     ratio = n / n_sig
-    colour = (angle > HUE_DEG) | (ratio < 1 / INK_RATIO) | (ratio > INK_RATIO)
-    size = (r < r_sig / SIZE_RATIO) | (r > r_sig * SIZE_RATIO)
-    shape = _shape_growth(harm, shape_sig) > SHAPE_TOL
+    colour = (angle > HUE_DEG * margin) | (ratio < 1 / (INK_RATIO * margin)) | (ratio > INK_RATIO * margin)
+    size = (r < r_sig / (SIZE_RATIO * margin)) | (r > r_sig * SIZE_RATIO * margin)
+    shape = _shape_growth(harm, shape_sig) > SHAPE_TOL * margin
     return colour, size, shape, angle, ratio
 
 
@@ -265,18 +268,17 @@ def _shape_growth(harm: np.ndarray, shape_sig: np.ndarray) -> np.ndarray:
 
 def _decide(out: Identity, k: int, t: np.ndarray, ink: np.ndarray, harm: np.ndarray, ink_sig: np.ndarray,
             r_sig: float, shape_sig: np.ndarray, rad: np.ndarray, condition_frames: int, cut: np.ndarray,
-            core_band: np.ndarray) -> None:
+            core_band: np.ndarray, away: np.ndarray) -> None:
     """Body k is lost from the first generated checked frame that mismatches, if the next one does too.
-    `cut` (n,): cut by the image's edge or near it; `core_band` (n,): its core near the edge (may be blanked)."""
+    `cut` (n,): cut by the image's edge or near it; `core_band` (n,): its core near the edge (may be blanked);
+    `away` (T,): every frame where the parser found it missing or cut by the edge (`_exit`)."""
     gen = t >= condition_frames
     t, ink, harm, cut, core_band = t[gen], ink[gen], harm[gen], cut[gen], core_band[gen]
     colour, size, shape, angle, ratio = _changes(ink, ink_sig, rad[t], r_sig, harm, shape_sig)
-    colour &= np.isfinite(ink).all(axis=1) & ~core_band  # a cut body's colour where its core is in view
-    shape &= ~cut
-    size &= ~cut | (rad[t] > r_sig * SIZE_RATIO)
-    bad = colour | size | shape
+    bad = _bad(colour, size, shape, ink, core_band, cut, rad[t], r_sig)
     both = np.flatnonzero(bad[:-1] & bad[1:])
-    i = int(both[0]) if both.size else _exit(bad, cut, t, len(rad))
+    clear = _bad(*_changes(ink, ink_sig, rad[t], r_sig, harm, shape_sig, EXIT_MARGIN)[:3], ink, core_band, cut, rad[t], r_sig)
+    i = int(both[0]) if both.size else _exit(clear, cut, t, away)
     if i < 0:
         return
     names = ("colour", "size", "shape")
@@ -288,17 +290,31 @@ def _decide(out: Identity, k: int, t: np.ndarray, ink: np.ndarray, harm: np.ndar
     out.detail[k] = "; ".join(words[name] for name in out.changed[k])
 
 
-def _exit(bad: np.ndarray, cut: np.ndarray, t: np.ndarray, T: int) -> int:
+def _bad(colour: np.ndarray, size: np.ndarray, shape: np.ndarray, ink: np.ndarray, core_band: np.ndarray,
+         cut: np.ndarray, r: np.ndarray, r_sig: float) -> np.ndarray:
+    """(n,) bool: a frame mismatches in what can be read of it: a cut body's colour where its core is in view, its
+    size only where already too large (a cut can only shrink it), never its shape.  Changes the masks in place."""
+    colour &= np.isfinite(ink).all(axis=1) & ~core_band
+    shape &= ~cut
+    size &= ~cut | (r > r_sig * SIZE_RATIO)
+    return colour | size | shape
+
+
+def _exit(bad: np.ndarray, cut: np.ndarray, t: np.ndarray, away: np.ndarray) -> int:
     """Index into t of a body's last whole frame where it mismatches and then leaves the view (-1: none).  A ball
     swapped for another body just before it leaves has one whole frame left: no next checked frame can confirm
-    it.  Its exit confirms it instead: every later frame it is found in is cut by the edge, in a row, and it is
-    gone by the video's end (one odd frame of a ball that stays in view still needs a second)."""
+    it.  Its exit confirms it instead: in every later frame it is cut by the edge (the parser's `partly_out`, or a
+    blank band) or missing, cut in the next frame, and it is no whole piece by the video's end (one odd frame of
+    a ball that stays in view, or that shrinks away in view, still needs a second).  `bad` here is
+    read at `EXIT_MARGIN` x each tolerance: one frame is less evidence than two (a learned model's ball that
+    shrinks gradually to x0.75-0.8 as it leaves is left to the two-frame rule)."""
     whole = np.flatnonzero(~cut)
     if not whole.size or not bad[whole[-1]]:
         return -1
-    i = int(whole[-1])
-    after = t[i:]
-    if after.size < 2 or t[-1] >= T - 1 or not (np.diff(after) == 1).all():
+    i, T = int(whole[-1]), len(away)
+    out = away.copy()
+    out[t[cut]] = True  # cut frames, a blank band's included
+    if i + 1 >= len(t) or t[i + 1] != t[i] + 1 or t[-1] >= T - 1 or not out[t[i] + 1:].all():
         return -1
     return i
 
