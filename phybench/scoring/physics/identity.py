@@ -61,7 +61,6 @@ MIN_PIECE = 0.5  # a piece under half the signature's radius is not checked (cod
 EDGE_BAND = 3.0  # px: a picture shifted or letterboxed by a blank band this wide cuts a body there (cut, not shrunk)
 BAND_CHORD = 0.8  # signature radii: a body's outermost inked row along such a band at least this long is cut by it
 BAND_SHRINK = 0.9  # ... if its visible radius is under this share of the signature's (a cut loses area; a square does not)
-EXIT_MARGIN = 1.1  # a lone mismatching frame before the body leaves the view (`_exit`) must exceed each tolerance x this
 _HARMONICS = (2, 3, 4, 5)  # 2: elongation (a blended or smeared fast ball), the allowance; 3-5: the shapes
 
 SETTINGS = (f"families that hold identity (TaskFamily.identity_check: the fundamental tasks): each parsed body's signature from the condition frames (its colour: the median of the "
@@ -245,16 +244,15 @@ def _band_cut(video: np.ndarray, t: np.ndarray, cu: np.ndarray, cv: np.ndarray, 
 
 
 def _changes(ink: np.ndarray, ink_sig: np.ndarray, r: np.ndarray, r_sig: float, harm: np.ndarray,
-             shape_sig: np.ndarray, margin: float = 1.0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Per frame (n,): (colour, size, shape differ by more than `margin` x each tolerance; the ink's turn in
-    degrees and strength ratio)."""
+             shape_sig: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per frame (n,): (colour, size, shape differ; the ink's turn in degrees and strength ratio)."""
     n, n_sig = np.linalg.norm(ink, axis=1), float(np.linalg.norm(ink_sig))
     cos = ink @ ink_sig / np.maximum(n * n_sig, 1e-9)
     angle = np.degrees(np.arccos(np.clip(cos, -1.0, 1.0)))
     ratio = n / n_sig
-    colour = (angle > HUE_DEG * margin) | (ratio < 1 / (INK_RATIO * margin)) | (ratio > INK_RATIO * margin)
-    size = (r < r_sig / (SIZE_RATIO * margin)) | (r > r_sig * SIZE_RATIO * margin)
-    shape = _shape_growth(harm, shape_sig) > SHAPE_TOL * margin
+    colour = (angle > HUE_DEG) | (ratio < 1 / INK_RATIO) | (ratio > INK_RATIO)
+    size = (r < r_sig / SIZE_RATIO) | (r > r_sig * SIZE_RATIO)
+    shape = _shape_growth(harm, shape_sig) > SHAPE_TOL
     return colour, size, shape, angle, ratio
 
 
@@ -277,8 +275,7 @@ def _decide(out: Identity, k: int, t: np.ndarray, ink: np.ndarray, harm: np.ndar
     colour, size, shape, angle, ratio = _changes(ink, ink_sig, rad[t], r_sig, harm, shape_sig)
     bad = _bad(colour, size, shape, ink, core_band, cut, rad[t], r_sig)
     both = np.flatnonzero(bad[:-1] & bad[1:])
-    clear = _bad(*_changes(ink, ink_sig, rad[t], r_sig, harm, shape_sig, EXIT_MARGIN)[:3], ink, core_band, cut, rad[t], r_sig)
-    i = int(both[0]) if both.size else _exit(clear, cut, t, away)
+    i = int(both[0]) if both.size else _exit(bad, cut, t, away)
     if i < 0:
         return
     names = ("colour", "size", "shape")
@@ -305,9 +302,8 @@ def _exit(bad: np.ndarray, cut: np.ndarray, t: np.ndarray, away: np.ndarray) -> 
     swapped for another body just before it leaves has one whole frame left: no next checked frame can confirm
     it.  Its exit confirms it instead: in every later frame it is cut by the edge (the parser's `partly_out`, or a
     blank band) or missing, cut in the next frame, and it is no whole piece by the video's end (one odd frame of
-    a ball that stays in view, or that shrinks away in view, still needs a second).  `bad` here is
-    read at `EXIT_MARGIN` x each tolerance: one frame is less evidence than two (a learned model's ball that
-    shrinks gradually to x0.75-0.8 as it leaves is left to the two-frame rule)."""
+    a ball that stays in view, or that shrinks away in view, still needs a second).  The exit frame is read at
+    the same tolerances as any other: the exit stands in for the second frame's confirmation."""
     whole = np.flatnonzero(~cut)
     if not whole.size or not bad[whole[-1]]:
         return -1
