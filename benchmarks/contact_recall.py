@@ -9,11 +9,9 @@ The figures in docs/judge.md ("How two bodies meet") and the report of issue 48 
 """
 from __future__ import annotations
 
-import json
-import sys
-import time
 from typing import Any
 
+import _recall  # benchmarks/ is sys.path[0] when run as a script
 import numpy as np
 
 from phybench.benign import _noise
@@ -21,15 +19,9 @@ from phybench.data.split import SplitReader, row_scene
 from phybench.scoring import metrics as M
 from phybench.scoring.judge.abnormal import judge
 from phybench.scoring.learned.law import law_of
-from phybench.scoring.run.results import wilson
 from phybench.scoring.run.sample import scoring_sample
 from phybench.violations import plant
 from phybench.violations_contact import CONTACT_KINDS
-
-
-def cell(h: int, n: int) -> str:
-    lo, hi = wilson(h, n)
-    return f"{h}/{n} ({100 * h / n:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}])" if n else "n/a"
 
 
 def run(split: str, rows: int) -> tuple[dict[str, dict[str, int]], dict[str, int]]:
@@ -74,18 +66,8 @@ def run(split: str, rows: int) -> tuple[dict[str, dict[str, int]], dict[str, int
 
 
 def main() -> int:
-    split, rows = sys.argv[1], int(sys.argv[2])
-    t0 = time.process_time()
-    stats, noisy = run(split, rows)
-    m = SplitReader(split).manifest
-    print(f"## {m['task']}/{m['split']}@{m['resolution']}, first {rows} rows")
-    print("| kind | judge | law block | judge or law | beats noisy correct | skipped |\n|---|---|---|---|---|---|")
-    for k, st in stats.items():
-        print(f"| {k} | {cell(st['judge'], st['n'])} | {cell(st['law'], st['n'])} | {cell(st['either'], st['n'])} "
-              f"| {cell(st['beats'], st['n'])} | {st['skip']} |")
-    print("noisy correct:", json.dumps(noisy))
-    print("cpu", round(time.process_time() - t0, 1))
-    return 0
+    return _recall.main(run, [("judge", "judge"), ("law block", "law"), ("judge or law", "either"),
+                              ("beats noisy correct", "beats")], "noisy correct")
 
 
 if __name__ == "__main__":

@@ -11,27 +11,18 @@ of benchmarks/contact_recall.py).
 """
 from __future__ import annotations
 
-import json
-import sys
-import time
 from typing import Any
 
-
+import _recall  # benchmarks/ is sys.path[0] when run as a script
 from phybench.benign import _noise
 from phybench.data.split import SplitReader
 from phybench.scoring import metrics as M
 from phybench.scoring.judge.abnormal import judge_sample
 from phybench.scoring.learned.law import law_of
 from phybench.scoring.physics.parse import IDENTITY
-from phybench.scoring.run.results import wilson
 from phybench.scoring.run.sample import scoring_sample
 from phybench.violations import plant
 from phybench.violations_identity import IDENTITY_KINDS
-
-
-def cell(h: int, n: int) -> str:
-    lo, hi = wilson(h, n)
-    return f"{h}/{n} ({100 * h / n:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}])" if n else "n/a"
 
 
 def _not_itself(s: Any) -> bool:
@@ -86,19 +77,8 @@ def run(split: str, rows: int) -> tuple[dict[str, dict[str, int]], dict[str, int
 
 
 def main() -> int:
-    split, rows = sys.argv[1], int(sys.argv[2])
-    t0 = time.process_time()
-    stats, correct = run(split, rows)
-    m = SplitReader(split).manifest
-    print(f"## {m['task']}/{m['split']}@{m['resolution']}, first {rows} rows")
-    print("| kind | judge (any rule) | identity row | parse: untrackable | judge or parse | beats noisy correct "
-          "| skipped |\n|---|---|---|---|---|---|---|")
-    for k, st in stats.items():
-        print(f"| {k} | {cell(st['judge'], st['n'])} | {cell(st['identity'], st['n'])} | {cell(st['parse'], st['n'])} "
-              f"| {cell(st['either'], st['n'])} | {cell(st['beats'], st['n'])} | {st['skip']} |")
-    print("correct videos:", json.dumps(correct))
-    print("cpu", round(time.process_time() - t0, 1))
-    return 0
+    return _recall.main(run, [("judge (any rule)", "judge"), ("identity row", "identity"), ("parse: untrackable", "parse"),
+                              ("judge or parse", "either"), ("beats noisy correct", "beats")], "correct videos")
 
 
 if __name__ == "__main__":
