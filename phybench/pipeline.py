@@ -75,7 +75,14 @@ def _import(module: str) -> Any:
             raise RunError(f"--model: {module} cannot be imported as Python", "model_import")
         mod = util.module_from_spec(spec)
         sys.modules[name] = mod
-        spec.loader.exec_module(mod)
+        keep, sys.dont_write_bytecode = sys.dont_write_bytecode, True  # no __pycache__ beside the author's file
+        try:
+            spec.loader.exec_module(mod)
+        except BaseException:
+            sys.modules.pop(name, None)  # a module that fails on import is not kept half-made
+            raise
+        finally:
+            sys.dont_write_bytecode = keep
         return mod
     return importlib.import_module(module)
 

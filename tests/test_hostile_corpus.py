@@ -785,7 +785,10 @@ GENERATES = [
 
 
 @pytest.mark.parametrize("build,code", [pytest.param(b, c, id=n) for n, b, c in MODELS])
-def test_model_plugin(ctx, capsys, build, code):
+def test_model_plugin(ctx, capsys, monkeypatch, build, code):
+    # Python writes bytecode unless told not to (this environment may say PYTHONDONTWRITEBYTECODE): a model file
+    # compiled and then raising at import must still leave no __pycache__ beside it
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
     refused(ctx, capsys, build(ctx), code)
 
 
