@@ -26,8 +26,8 @@ pixels would be read as this one's; a collision's contact frames).
 
 A frame is checked when the body was found whole, unsplit and in view (the parser's flags; a body cut
 by the image's edge only for its colour where its core is in view, and for a visible area already too large,
-which a cut can only shrink; a body within `EDGE_BAND` px of the edge counts as cut too: a picture shifted
-by a pixel or two with a blank band cuts it where the parser sees no border) with at least
+which a cut can only shrink; so is a body cut by a blank band 1 to `EDGE_BAND` px wide along the edge, a
+picture shifted by a pixel or two with a white fill, which the parser sees no border of: `_band_cut`) with at least
 `MIN_PIECE` of the signature's radius (less is a codec's crumb of colour where the body has left the
 view; a body that shrinks that far is the judge's ``area``); a body
 is **not this body** from the first checked frame that mismatches, if the next checked frame
